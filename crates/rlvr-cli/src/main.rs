@@ -1,0 +1,46 @@
+//! `rlvr`: the command-line front of the rlvr workspace.
+//!
+//! Each subcommand lives in its own module under `src/` and exposes `Args` (clap) and
+//! `run(args) -> anyhow::Result<()>`. Errors caused by the user's input (a malformed line, an
+//! unknown key, a missing file) are wrapped in [`BadInput`] and exit with code 2; anything else
+//! exits with code 1.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod diagnose;
+
+/// rlvr: GRPO-style RLVR with exact loss aggregation (token, sequence, Balanced Aggregation).
+#[derive(Debug, Parser)]
+#[command(name = "rlvr", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Aggregation-bias diagnostics for rollouts dumped by any framework (verl, TRL, OpenRLHF).
+    Diagnose(diagnose::Args),
+}
+
+/// Marks an error as caused by the user's input (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Diagnose(args) => diagnose::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            let bad_input = err.chain().any(|e| e.is::<BadInput>());
+            ExitCode::from(if bad_input { 2 } else { 1 })
+        }
+    }
+}

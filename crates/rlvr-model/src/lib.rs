@@ -1,0 +1,1 @@
+//! rlvr-model: see DESIGN.md section 4.

@@ -1,0 +1,1 @@
+//! rlvr-tasks: see DESIGN.md section 4.

@@ -1,0 +1,1 @@
+//! rlvr-train: see DESIGN.md section 4.
