@@ -1,1 +1,90 @@
-//! rlvr-train: see DESIGN.md section 4.
+//! rlvr-train: the GRPO loop of rlvr, with checkpoints, metrics and evaluation.
+//!
+//! [`grpo`] holds the algorithm, one function per phase (rollout, reward, advantage, old
+//! log-probs, update, report), each phase's output a named struct. Around it: [`config`] (the
+//! TOML file, every key documented), [`optim`] (AdamW with f32 moments, clipping, schedule),
+//! [`loss`] (the per-token policy loss on tensors, mirroring `rlvr_core::policy_loss`),
+//! [`checkpoint`] (atomic, exactly resumable), [`metrics`] (`metrics.jsonl`), [`eval`]
+//! (mean@k / pass@k on held-out problems), [`warm_start`] (supervised start of the testbed
+//! model) and [`run`] (what `rlvr train` does end to end).
+//!
+//! Out of scope: the math of advantages, aggregation weights and diagnostics (rlvr-core), the
+//! model and sampler (rlvr-model), datasets and verifiers (rlvr-tasks).
+//!
+//! # Contract
+//! - Aggregation weights come from `rlvr_core::aggregation::weights` over each WHOLE optimizer
+//!   mini-batch; micro-batches only sum `w_i * l_it` over their tokens, so the update does not
+//!   depend on `ppo_micro_batch_size` (up to float rounding).
+//! - A step whose rewards, loss or gradient norm are not finite changes no weight; it is
+//!   logged with `skipped: true` and the reason.
+//! - A run resumed from its last checkpoint ends bit-identical to an uninterrupted run (same
+//!   machine and thread count): all randomness is seeded by (seed, step).
+
+pub mod checkpoint;
+pub mod config;
+pub mod eval;
+pub mod grpo;
+pub mod loss;
+pub mod metrics;
+pub mod optim;
+pub mod policy;
+pub mod run;
+pub mod warm_start;
+
+pub use config::{ConfigError, TrainConfig};
+pub use grpo::Trainer;
+pub use policy::{Policy, Task};
+
+/// Errors of rlvr-train. [`TrainError::is_user_input`] tells bad input (config, data, model
+/// files) from failures.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrainError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Data(#[from] rlvr_tasks::DataError),
+    #[error(transparent)]
+    Model(#[from] rlvr_model::Error),
+    #[error(transparent)]
+    Core(#[from] rlvr_core::CoreError),
+    #[error(transparent)]
+    Candle(#[from] candle_core::Error),
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// A run directory or checkpoint that cannot be resumed, with the reason.
+    #[error("{0}")]
+    Resume(String),
+    #[error("{0}")]
+    Msg(String),
+}
+
+impl TrainError {
+    /// True when the error comes from the user's input rather than from a failure.
+    pub fn is_user_input(&self) -> bool {
+        match self {
+            TrainError::Config(_) | TrainError::Data(_) | TrainError::Resume(_) => true,
+            TrainError::Model(e) => e.is_user_input(),
+            _ => false,
+        }
+    }
+
+    pub(crate) fn io(path: impl Into<std::path::PathBuf>, source: std::io::Error) -> Self {
+        TrainError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+impl From<std::io::Error> for TrainError {
+    fn from(source: std::io::Error) -> Self {
+        TrainError::Io {
+            path: std::path::PathBuf::new(),
+            source,
+        }
+    }
+}

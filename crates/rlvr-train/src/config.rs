@@ -1,0 +1,824 @@
+//! The training configuration: a TOML file in sections, every key documented here.
+//!
+//! Sections: `[model]`, `[data]`, `[rollout]`, `[algorithm]`, `[optim]`, `[trainer]`, `[eval]`,
+//! `[logging]`. Every key has a default (the CPU testbed run, `configs/testbed.toml` spells
+//! them all out), so a file only names what it changes. Names follow verl and TRL where those
+//! have the option (`configs/README.md` maps them).
+//!
+//! Unknown keys are errors that name the section and the key, never silent defaults. Values can
+//! be overridden from the command line with `section.key=value` (the value is TOML; a bare word
+//! is taken as a string).
+
+use std::path::{Path, PathBuf};
+
+use rlvr_core::{AdvEstimator, AggRule};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// An error in a configuration file or override; it names the file, section and key.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML.
+    #[error("{}: invalid TOML: {message}", .path.display())]
+    Syntax { path: PathBuf, message: String },
+    /// A top-level table that is not one of the sections.
+    #[error("{origin}: unknown section [{section}] (expected one of: {})", SECTIONS.join(", "))]
+    UnknownSection { origin: String, section: String },
+    /// A key that its section does not have, or a value of the wrong type.
+    #[error("{origin}: config key `{section}.{key}`: {message}")]
+    Key {
+        origin: String,
+        section: String,
+        key: String,
+        message: String,
+    },
+    /// An error in a section that could not be traced to one key.
+    #[error("{origin}: section [{section}]: {message}")]
+    Section {
+        origin: String,
+        section: String,
+        message: String,
+    },
+    /// A `--set` override that is not `section.key=value`.
+    #[error(
+        "override `{0}`: expected section.key=value, for example algorithm.loss_agg_mode=balanced"
+    )]
+    BadOverride(String),
+    /// Keys that parse but do not make sense together.
+    #[error("config key `{key}`: {message}")]
+    Invalid { key: String, message: String },
+}
+
+/// The section names, in file order.
+pub const SECTIONS: [&str; 8] = [
+    "model",
+    "data",
+    "rollout",
+    "algorithm",
+    "optim",
+    "trainer",
+    "eval",
+    "logging",
+];
+
+/// The whole configuration of a training run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainConfig {
+    pub model: ModelConfig,
+    pub data: DataConfig,
+    pub rollout: RolloutConfig,
+    pub algorithm: AlgorithmConfig,
+    pub optim: OptimConfig,
+    pub trainer: TrainerConfig,
+    pub eval: EvalConfig,
+    pub logging: LoggingConfig,
+}
+
+/// `[model]`: which policy to train and where it runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `"testbed"` (a tiny Qwen-shaped model with a tokenizer trained on the testbed task, built
+    /// from scratch), a local directory in Hugging Face layout (config.json, *.safetensors,
+    /// tokenizer.json), or a hub id found in the local Hugging Face cache.
+    pub path: String,
+    /// Parameter dtype: `f32`, `bf16` or `f16`. Optimizer moments are f32 whatever this is.
+    pub dtype: String,
+    /// `cpu`, or `cuda` / `cuda:N` (needs a build with candle's CUDA support).
+    pub device: String,
+    /// Testbed model only: hidden size.
+    pub hidden_size: usize,
+    /// Testbed model only: number of transformer layers.
+    pub num_hidden_layers: usize,
+    /// Testbed model only: attention heads (key/value heads are the same number).
+    pub num_attention_heads: usize,
+    /// Testbed model only: MLP inner size.
+    pub intermediate_size: usize,
+    /// Testbed model only: context length (prompt plus response).
+    pub max_position_embeddings: usize,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            path: "testbed".into(),
+            dtype: "f32".into(),
+            device: "cpu".into(),
+            hidden_size: 128,
+            num_hidden_layers: 4,
+            num_attention_heads: 4,
+            intermediate_size: 384,
+            max_position_embeddings: 256,
+        }
+    }
+}
+
+/// `[data]`: training prompts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataConfig {
+    /// `"testbed"` (generated arithmetic problems), an rlvr-tasks preset name
+    /// (`dapo-math-17k`, `math500`, ...) or a file (.jsonl, .json, .parquet).
+    pub train_files: String,
+    /// Data directory for presets; unset: `--data-dir`, `RLVR_DATA_DIR`, then `../shared/data`.
+    pub data_dir: Option<PathBuf>,
+    /// Prompt template around the problem text: `dapo`, `qwen-boxed` or `raw`.
+    pub prompt_template: String,
+    /// Wrap the rendered prompt in the tokenizer's chat template (as a user turn).
+    pub apply_chat_template: bool,
+    /// Prompts longer than this many tokens are dropped from training (verl `max_prompt_length`).
+    pub max_prompt_length: usize,
+    /// Shuffle the training set each epoch (seeded by `trainer.seed`).
+    pub shuffle: bool,
+    /// Testbed only: problem difficulty (the largest number of terms in a sum).
+    pub testbed_difficulty: usize,
+    /// Testbed only: the length regime, `"mixed"` (length varies with the prompt) or `"gap"`
+    /// (the style chosen at the first token makes wrong answers longer); see rlvr-tasks.
+    pub testbed_regime: String,
+    /// Testbed only: number of distinct training problems generated.
+    pub testbed_train_size: usize,
+}
+
+impl Default for DataConfig {
+    fn default() -> Self {
+        Self {
+            train_files: "testbed".into(),
+            data_dir: None,
+            prompt_template: "raw".into(),
+            apply_chat_template: false,
+            max_prompt_length: 64,
+            shuffle: true,
+            testbed_difficulty: 8,
+            testbed_regime: "mixed".into(),
+            testbed_train_size: 20_000,
+        }
+    }
+}
+
+/// `[rollout]`: how responses are sampled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RolloutConfig {
+    /// Responses sampled per prompt, G (TRL `num_generations`, verl `rollout.n`).
+    pub num_generations: usize,
+    /// Sampling temperature.
+    pub temperature: f64,
+    /// Nucleus sampling mass (1.0 = off).
+    pub top_p: f64,
+    /// Keep the k most likely tokens (0 = off).
+    pub top_k: usize,
+    /// Most tokens per response; longer ones are cut and marked truncated.
+    pub max_response_length: usize,
+    /// Extra strings that end a response (the tokenizer's end-of-sequence tokens always do).
+    pub stop_strings: Vec<String>,
+    /// Prompts per generation call (memory only). Sampling seeds are drawn per call, so it
+    /// changes which samples are drawn, not their distribution.
+    pub generation_batch_size: usize,
+}
+
+impl Default for RolloutConfig {
+    fn default() -> Self {
+        Self {
+            num_generations: 8,
+            temperature: 1.0,
+            top_p: 1.0,
+            top_k: 0,
+            max_response_length: 96,
+            stop_strings: Vec::new(),
+            generation_batch_size: 64,
+        }
+    }
+}
+
+/// `[algorithm]`: advantage, loss and its aggregation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlgorithmConfig {
+    /// Advantage estimator: `grpo`, `dr-grpo` (no std division) or `rloo`.
+    pub adv_estimator: AdvEstimator,
+    /// Divide advantages by the group's reward std (verl `norm_adv_by_std_in_grpo`).
+    pub norm_adv_by_std_in_grpo: bool,
+    /// How token losses become one scalar (verl `loss_agg_mode`): `token-mean`,
+    /// `seq-mean-token-mean`, `seq-mean-token-sum`, `seq-mean-token-sum-norm`,
+    /// `group-token-mean`, `balanced`, `balanced-mass`.
+    pub loss_agg_mode: AggRule,
+    /// Lower PPO clip: the ratio is clipped at `1 - clip_ratio_low`.
+    pub clip_ratio_low: f64,
+    /// Upper PPO clip: at `1 + clip_ratio_high` (DAPO's clip-higher uses 0.28).
+    pub clip_ratio_high: f64,
+    /// Dual clip for negative advantages (verl `clip_ratio_c`, e.g. 3.0); unset = off.
+    pub clip_ratio_c: Option<f64>,
+    /// Add a KL penalty to a frozen copy of the initial policy (verl `use_kl_loss`).
+    pub use_kl_loss: bool,
+    /// Weight of the KL penalty (verl `kl_loss_coef`).
+    pub kl_loss_coef: f64,
+    /// KL estimator: `k1`, `k2` or `k3` (verl `kl_loss_type`; `low_var_kl` is k3).
+    pub kl_loss_type: KlType,
+    /// Entropy bonus weight (verl `entropy_coeff`); 0 skips computing the entropy's gradient.
+    pub entropy_coeff: f64,
+    /// Passes over each rollout batch (verl `ppo_epochs`, TRL `num_iterations`).
+    pub ppo_epochs: usize,
+    /// Prompts per optimizer step (verl `ppo_mini_batch_size`): the rollout batch of
+    /// `trainer.train_batch_size` prompts is cut into mini-batches of this many prompts, each
+    /// one optimizer step whose aggregation weights span all its responses.
+    pub ppo_mini_batch_size: usize,
+    /// Sequences per forward/backward pass (verl `ppo_micro_batch_size_per_gpu`); memory only,
+    /// the gradient does not depend on it.
+    pub ppo_micro_batch_size: usize,
+    /// Dynamic sampling (DAPO `filter_groups`): drop groups whose rewards are all equal and
+    /// sample more prompts until the batch is full.
+    pub filter_groups: bool,
+    /// With `filter_groups`: most extra generation rounds per step (verl
+    /// `max_num_gen_batches`); when reached, the step trains on what it has.
+    pub max_num_gen_batches: usize,
+    /// Give truncated responses no loss at all (DAPO overlong filtering).
+    pub mask_truncated: bool,
+    /// DAPO soft overlong punishment: responses longer than `max_response_length -
+    /// overlong_buffer_len` lose up to `overlong_penalty_factor` reward, linearly. 0 = off.
+    pub overlong_buffer_len: usize,
+    /// Most reward lost by an overlong response.
+    pub overlong_penalty_factor: f64,
+}
+
+impl Default for AlgorithmConfig {
+    fn default() -> Self {
+        Self {
+            adv_estimator: AdvEstimator::Grpo,
+            norm_adv_by_std_in_grpo: true,
+            loss_agg_mode: AggRule::Balanced,
+            clip_ratio_low: 0.2,
+            clip_ratio_high: 0.28,
+            clip_ratio_c: None,
+            use_kl_loss: false,
+            kl_loss_coef: 0.001,
+            kl_loss_type: KlType::K3,
+            entropy_coeff: 0.0,
+            ppo_epochs: 1,
+            ppo_mini_batch_size: 16,
+            ppo_micro_batch_size: 128,
+            filter_groups: false,
+            max_num_gen_batches: 3,
+            mask_truncated: false,
+            overlong_buffer_len: 0,
+            overlong_penalty_factor: 1.0,
+        }
+    }
+}
+
+/// KL estimators between the policy and the reference, per token, with `r = ref - logp`:
+/// k1 = `-r`, k2 = `r^2 / 2`, k3 = `exp(r) - r - 1` (Schulman's unbiased low-variance form).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KlType {
+    K1,
+    K2,
+    #[serde(alias = "low_var_kl")]
+    K3,
+}
+
+/// `[optim]`: AdamW and the learning-rate schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OptimConfig {
+    /// Peak learning rate.
+    pub lr: f64,
+    /// Decoupled weight decay (applied to matrices only, not to norms or biases).
+    pub weight_decay: f64,
+    /// AdamW beta1.
+    pub beta1: f64,
+    /// AdamW beta2.
+    pub beta2: f64,
+    /// AdamW epsilon.
+    pub eps: f64,
+    /// Clip the global gradient norm to this (verl `grad_clip`); 0 = off.
+    pub grad_clip: f64,
+    /// Linear warmup over this many optimizer steps (verl `lr_warmup_steps`).
+    pub lr_warmup_steps: usize,
+    /// After warmup: `constant` or `cosine` (verl `warmup_style`).
+    pub lr_scheduler: LrScheduler,
+    /// Cosine only: the final learning rate as a fraction of `lr`.
+    pub min_lr_ratio: f64,
+}
+
+impl Default for OptimConfig {
+    fn default() -> Self {
+        Self {
+            lr: 2e-4,
+            weight_decay: 0.0,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            grad_clip: 1.0,
+            lr_warmup_steps: 0,
+            lr_scheduler: LrScheduler::Constant,
+            min_lr_ratio: 0.0,
+        }
+    }
+}
+
+/// Learning-rate shape after warmup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LrScheduler {
+    Constant,
+    Cosine,
+}
+
+/// `[trainer]`: run length, batch, seed, checkpoints, the testbed's warm start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainerConfig {
+    /// GRPO steps (rollout batches) to run (verl `total_training_steps`).
+    pub total_training_steps: usize,
+    /// Prompts per rollout batch (verl `data.train_batch_size`).
+    pub train_batch_size: usize,
+    /// Seed of everything random: initialization, data order, sampling.
+    pub seed: u64,
+    /// Run name; files go to `<runs_dir>/<name>`. Empty: `<config name>-<rule>-s<seed>`.
+    pub run_name: String,
+    /// Directory that holds the runs.
+    pub runs_dir: PathBuf,
+    /// Save a checkpoint every this many steps (and at the end); 0 = only at the end.
+    pub save_freq: usize,
+    /// Testbed warm start: supervised steps on worked solutions before GRPO (0 = none).
+    pub warm_start_steps: usize,
+    /// Testbed warm start: sequences per supervised step.
+    pub warm_start_batch_size: usize,
+    /// Testbed warm start: learning rate (AdamW, cosine to 10%).
+    pub warm_start_lr: f64,
+    /// Directory of the warm-start cache (keyed by its settings); a second run reuses it.
+    pub cache_dir: PathBuf,
+}
+
+impl Default for TrainerConfig {
+    fn default() -> Self {
+        Self {
+            total_training_steps: 60,
+            train_batch_size: 16,
+            seed: 0,
+            run_name: String::new(),
+            runs_dir: "runs".into(),
+            save_freq: 20,
+            warm_start_steps: 600,
+            warm_start_batch_size: 32,
+            warm_start_lr: 2e-3,
+            cache_dir: "runs/.cache".into(),
+        }
+    }
+}
+
+/// `[eval]`: held-out evaluation at intervals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvalConfig {
+    /// Datasets: `"testbed"` (held-out testbed problems), preset names or files.
+    pub datasets: Vec<String>,
+    /// Evaluate every this many steps (verl `test_freq`); 0 = only before and after.
+    pub test_freq: usize,
+    /// Evaluate before the first GRPO step too.
+    pub before_train: bool,
+    /// Problems per dataset (0 = all).
+    pub n_problems: usize,
+    /// Samples per problem: mean@k and pass@k are reported for this k.
+    pub k: usize,
+    /// Sampling temperature for evaluation.
+    pub temperature: f64,
+    /// Nucleus mass for evaluation.
+    pub top_p: f64,
+    /// Most tokens per evaluation response; 0 = `rollout.max_response_length`.
+    pub max_response_length: usize,
+    /// Prompts per generation call (memory only).
+    pub batch_size: usize,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        Self {
+            datasets: vec!["testbed".into()],
+            test_freq: 20,
+            before_train: true,
+            n_problems: 500,
+            k: 4,
+            temperature: 1.0,
+            top_p: 1.0,
+            max_response_length: 0,
+            batch_size: 64,
+        }
+    }
+}
+
+/// `[logging]`: what is shown and kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoggingConfig {
+    /// Progress bars on stderr (off automatically when stderr is not a terminal).
+    pub progress: bool,
+    /// Print a one-line summary every this many steps (0 = never).
+    pub print_freq: usize,
+    /// Also write every rollout (prompt, response, reward, advantage) to `rollouts.jsonl`.
+    pub dump_rollouts: bool,
+}
+
+impl Default for LoggingConfig {
+    fn default() -> Self {
+        Self {
+            progress: true,
+            print_freq: 10,
+            dump_rollouts: false,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Reads a config file and applies `section.key=value` overrides.
+    pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<Self, ConfigError> {
+        let (mut table, origin) = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
+                    path: p.to_path_buf(),
+                    source,
+                })?;
+                let table: toml::Table =
+                    toml::from_str(&text).map_err(|e| ConfigError::Syntax {
+                        path: p.to_path_buf(),
+                        message: e.to_string(),
+                    })?;
+                (table, p.display().to_string())
+            }
+            None => (toml::Table::new(), "default config".to_string()),
+        };
+        let origin = if overrides.is_empty() {
+            origin
+        } else {
+            format!("{origin} with overrides")
+        };
+        for o in overrides {
+            apply_override(&mut table, o)?;
+        }
+        let cfg = Self::from_table(&table, &origin)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Parses a TOML string (with `origin` used in error messages).
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            path: origin.into(),
+            message: e.to_string(),
+        })?;
+        let cfg = Self::from_table(&table, origin)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Builds the config section by section, so that an error names its section and key.
+    fn from_table(table: &toml::Table, origin: &str) -> Result<Self, ConfigError> {
+        for (name, value) in table {
+            if !SECTIONS.contains(&name.as_str()) || !value.is_table() {
+                return Err(ConfigError::UnknownSection {
+                    origin: origin.into(),
+                    section: name.clone(),
+                });
+            }
+        }
+        Ok(Self {
+            model: section(table, "model", origin)?,
+            data: section(table, "data", origin)?,
+            rollout: section(table, "rollout", origin)?,
+            algorithm: section(table, "algorithm", origin)?,
+            optim: section(table, "optim", origin)?,
+            trainer: section(table, "trainer", origin)?,
+            eval: section(table, "eval", origin)?,
+            logging: section(table, "logging", origin)?,
+        })
+    }
+
+    /// The config as TOML (every key, as the run used it).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a TrainConfig always serializes")
+    }
+
+    /// Checks the combinations that parse but cannot run.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, message: String| {
+            Err(ConfigError::Invalid {
+                key: key.into(),
+                message,
+            })
+        };
+        let (r, a, t, o, e) = (
+            &self.rollout,
+            &self.algorithm,
+            &self.trainer,
+            &self.optim,
+            &self.eval,
+        );
+        if r.generation_batch_size < 1 {
+            return bad("rollout.generation_batch_size", "must be at least 1".into());
+        }
+        if r.num_generations < 1 {
+            return bad("rollout.num_generations", "must be at least 1".into());
+        }
+        if r.max_response_length < 1 {
+            return bad("rollout.max_response_length", "must be at least 1".into());
+        }
+        if !(r.temperature > 0.0 && r.temperature.is_finite()) {
+            return bad("rollout.temperature", "must be positive".into());
+        }
+        if !(r.top_p > 0.0 && r.top_p <= 1.0) {
+            return bad("rollout.top_p", "must be in (0, 1]".into());
+        }
+        if t.train_batch_size < 1 {
+            return bad("trainer.train_batch_size", "must be at least 1".into());
+        }
+        if a.ppo_mini_batch_size < 1 || t.train_batch_size % a.ppo_mini_batch_size != 0 {
+            return bad(
+                "algorithm.ppo_mini_batch_size",
+                format!(
+                    "must divide trainer.train_batch_size ({}), got {}",
+                    t.train_batch_size, a.ppo_mini_batch_size
+                ),
+            );
+        }
+        if a.ppo_micro_batch_size < 1 {
+            return bad(
+                "algorithm.ppo_micro_batch_size",
+                "must be at least 1".into(),
+            );
+        }
+        if a.ppo_epochs < 1 {
+            return bad("algorithm.ppo_epochs", "must be at least 1".into());
+        }
+        if !(a.clip_ratio_low >= 0.0 && a.clip_ratio_low < 1.0) {
+            return bad("algorithm.clip_ratio_low", "must be in [0, 1)".into());
+        }
+        if !(a.clip_ratio_high >= 0.0 && a.clip_ratio_high.is_finite()) {
+            return bad("algorithm.clip_ratio_high", "must be >= 0".into());
+        }
+        if let Some(c) = a.clip_ratio_c {
+            if !(c > 1.0 && c.is_finite()) {
+                return bad("algorithm.clip_ratio_c", format!("must be > 1, got {c}"));
+            }
+        }
+        if a.overlong_buffer_len >= r.max_response_length && a.overlong_buffer_len > 0 {
+            return bad(
+                "algorithm.overlong_buffer_len",
+                "must be smaller than rollout.max_response_length".into(),
+            );
+        }
+        if !(o.lr >= 0.0 && o.lr.is_finite()) {
+            return bad("optim.lr", "must be a finite number >= 0".into());
+        }
+        if !(0.0..1.0).contains(&o.beta1) || !(0.0..1.0).contains(&o.beta2) {
+            return bad("optim.beta1", "beta1 and beta2 must be in [0, 1)".into());
+        }
+        if !(0.0..=1.0).contains(&o.min_lr_ratio) {
+            return bad("optim.min_lr_ratio", "must be in [0, 1]".into());
+        }
+        if e.k < 1 {
+            return bad("eval.k", "must be at least 1".into());
+        }
+        if e.batch_size < 1 {
+            return bad("eval.batch_size", "must be at least 1".into());
+        }
+        match self.model.dtype.as_str() {
+            "f32" | "bf16" | "f16" => {}
+            other => {
+                return bad(
+                    "model.dtype",
+                    format!("`{other}`: expected f32, bf16 or f16"),
+                )
+            }
+        }
+        if !matches!(
+            self.data.prompt_template.as_str(),
+            "dapo" | "qwen-boxed" | "raw"
+        ) {
+            return bad(
+                "data.prompt_template",
+                format!(
+                    "`{}`: expected dapo, qwen-boxed or raw",
+                    self.data.prompt_template
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Optimizer steps over the whole run (for the cosine schedule).
+    pub fn total_optimizer_steps(&self) -> usize {
+        self.trainer.total_training_steps
+            * (self.trainer.train_batch_size / self.algorithm.ppo_mini_batch_size.max(1)).max(1)
+            * self.algorithm.ppo_epochs
+    }
+
+    /// Whether the run trains on the generated testbed task.
+    pub fn is_testbed(&self) -> bool {
+        self.data.train_files == "testbed"
+    }
+
+    /// Max tokens of an evaluation response.
+    pub fn eval_max_tokens(&self) -> usize {
+        if self.eval.max_response_length == 0 {
+            self.rollout.max_response_length
+        } else {
+            self.eval.max_response_length
+        }
+    }
+}
+
+/// Deserializes one section; an error names the key it is about.
+fn section<T: DeserializeOwned + Default>(
+    table: &toml::Table,
+    name: &str,
+    origin: &str,
+) -> Result<T, ConfigError> {
+    let Some(value) = table.get(name) else {
+        return Ok(T::default());
+    };
+    let Some(sub) = value.as_table() else {
+        return Err(ConfigError::UnknownSection {
+            origin: origin.into(),
+            section: name.into(),
+        });
+    };
+    // Serialize the section alone and parse it back: the parse error's span is on the line of
+    // the offending key, so the error can name it.
+    let text = toml::to_string(sub).map_err(|e| ConfigError::Section {
+        origin: origin.into(),
+        section: name.into(),
+        message: e.to_string(),
+    })?;
+    toml::from_str::<T>(&text).map_err(|e| {
+        let message = e.message().to_string();
+        let key = e
+            .span()
+            .and_then(|span| key_at(&text, span.start))
+            .or_else(|| unknown_field_name(&message));
+        match key {
+            Some(key) => ConfigError::Key {
+                origin: origin.into(),
+                section: name.into(),
+                key,
+                message,
+            },
+            None => ConfigError::Section {
+                origin: origin.into(),
+                section: name.into(),
+                message,
+            },
+        }
+    })
+}
+
+/// The key of the `key = value` line holding byte `pos` of `text`.
+fn key_at(text: &str, pos: usize) -> Option<String> {
+    let start = text[..pos.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let key = line.split('=').next()?.trim().trim_matches('"');
+    (!key.is_empty() && !key.starts_with('[')).then(|| key.to_string())
+}
+
+/// `unknown field `x`` -> `x`.
+fn unknown_field_name(message: &str) -> Option<String> {
+    let rest = message.split("unknown field `").nth(1)?;
+    Some(rest.split('`').next()?.to_string())
+}
+
+/// Applies `section.key=value` to the raw table. The value is parsed as TOML; when that fails
+/// (a bare word such as `balanced`), it is taken as a string.
+pub fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), ConfigError> {
+    let (path, raw) = o
+        .split_once('=')
+        .ok_or_else(|| ConfigError::BadOverride(o.into()))?;
+    let (sec, key) = path
+        .trim()
+        .split_once('.')
+        .ok_or_else(|| ConfigError::BadOverride(o.into()))?;
+    if sec.is_empty() || key.is_empty() || key.contains('.') {
+        return Err(ConfigError::BadOverride(o.into()));
+    }
+    let raw = raw.trim();
+    let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let entry = table
+        .entry(sec.to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    match entry.as_table_mut() {
+        Some(t) => {
+            t.insert(key.to_string(), value);
+            Ok(())
+        }
+        None => Err(ConfigError::UnknownSection {
+            origin: format!("override `{o}`"),
+            section: sec.into(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_file(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(rel)
+    }
+
+    #[test]
+    fn testbed_toml_is_the_default() {
+        let cfg = TrainConfig::load(Some(&repo_file("configs/testbed.toml")), &[]).unwrap();
+        assert_eq!(cfg, TrainConfig::default());
+    }
+
+    #[test]
+    fn shipped_configs_parse() {
+        for f in [
+            "configs/dapo17k-qwen2.5-math-7b.toml",
+            "configs/dapo17k-qwen3-1.7b.toml",
+        ] {
+            let cfg = TrainConfig::load(Some(&repo_file(f)), &[]).unwrap();
+            assert_eq!(cfg.rollout.num_generations, 16, "{f}");
+            assert_eq!(cfg.algorithm.loss_agg_mode, AggRule::Balanced, "{f}");
+            assert_eq!(cfg.algorithm.clip_ratio_high, 0.28, "{f}");
+            assert_eq!(cfg.data.prompt_template, "dapo", "{f}");
+        }
+    }
+
+    #[test]
+    fn unknown_key_is_named_with_its_section() {
+        let err = TrainConfig::from_toml_str("[algorithm]\nclip_ratio_hi = 0.3\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("algorithm.clip_ratio_hi"), "{err}");
+        assert!(err.contains("x.toml"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_is_named() {
+        let err = TrainConfig::from_toml_str("[optim]\nlr = 1e-3\nbeta1 = \"high\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("optim.beta1"), "{err}");
+        let err = TrainConfig::from_toml_str("[algorithm]\nloss_agg_mode = \"tokens\"\n", "x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("algorithm.loss_agg_mode"), "{err}");
+    }
+
+    #[test]
+    fn unknown_section_is_named() {
+        let err = TrainConfig::from_toml_str("[optimizer]\nlr = 1\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[optimizer]"), "{err}");
+    }
+
+    #[test]
+    fn overrides_apply_and_are_checked() {
+        let cfg = TrainConfig::load(
+            None,
+            &[
+                "algorithm.loss_agg_mode=token-mean".into(),
+                "optim.lr=1e-3".into(),
+                "trainer.run_name=abc".into(),
+                "eval.datasets=[\"testbed\", \"math500\"]".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(cfg.algorithm.loss_agg_mode, AggRule::TokenMean);
+        assert_eq!(cfg.optim.lr, 1e-3);
+        assert_eq!(cfg.trainer.run_name, "abc");
+        assert_eq!(cfg.eval.datasets.len(), 2);
+        let err = TrainConfig::load(None, &["optim.learning_rate=1".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("optim.learning_rate"), "{err}");
+        assert!(TrainConfig::load(None, &["lr=1".into()]).is_err());
+    }
+
+    #[test]
+    fn invalid_combination_is_named() {
+        let err = TrainConfig::load(None, &["algorithm.ppo_mini_batch_size=5".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("algorithm.ppo_mini_batch_size"), "{err}");
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let cfg = TrainConfig::default();
+        let back = TrainConfig::from_toml_str(&cfg.to_toml(), "round trip").unwrap();
+        assert_eq!(cfg, back);
+    }
+}

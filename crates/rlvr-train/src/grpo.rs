@@ -1,0 +1,765 @@
+//! The GRPO loop, one step read top to bottom.
+//!
+//! ```text
+//! 1 sample prompts      PromptBatch   train_batch_size problems, in the seeded data order
+//! 2 rollout             Rollouts      G = num_generations responses per prompt, no gradient
+//! 3 reward              Rewards       the task's verifier (+ DAPO's soft overlong penalty)
+//! 4 advantage           Advantages    rlvr-core, per group; dynamic sampling repeats 1-4
+//!                                     until enough groups have reward variation
+//! 5 old log-probs       OldLogProbs   training forward without gradient (+ the KL reference)
+//! 6 update              UpdateStats   per epoch, per mini-batch: aggregation weights of the
+//!                                     WHOLE mini-batch (rlvr-core), micro-batches summing
+//!                                     w_i * l_it, backward, accumulate, clip, AdamW
+//! 7 report              StepReport    one metrics line (metrics.rs)
+//! ```
+//!
+//! A step whose rewards, loss or gradient are not finite is skipped (nothing is applied) and
+//! reported with `skipped: true` and the reason.
+
+use std::time::Instant;
+
+use candle_core::{DType, Tensor};
+use rlvr_core::{
+    advantage, aggregation, diagnostics, AdvantageConfig, AggRule, Sequence, StdScope,
+};
+use rlvr_model::{generate, Generation, Qwen, SamplingParams};
+
+use crate::checkpoint::{mix_seed, DataOrder};
+use crate::config::TrainConfig;
+use crate::loss::{policy_loss, LossInputs, LossSpec};
+use crate::metrics::TrainLine;
+use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
+use crate::policy::{Policy, Task};
+use crate::TrainError;
+
+/// Test hooks: make a step produce a non-finite reward or loss (the skip path must catch it).
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    /// At this step (1-based), the first response's reward becomes NaN.
+    pub nan_reward_at_step: Option<usize>,
+    /// At this step (1-based), the first micro-batch's loss becomes NaN.
+    pub nan_loss_at_step: Option<usize>,
+}
+
+/// Everything a GRPO run holds between steps.
+pub struct Trainer {
+    pub cfg: TrainConfig,
+    pub policy: Policy,
+    /// Frozen initial policy, when the KL loss is on.
+    pub reference: Option<Qwen>,
+    pub task: Task,
+    pub optimizer: AdamW,
+    pub schedule: Schedule,
+    pub order: DataOrder,
+    /// GRPO steps completed.
+    pub step: usize,
+    pub faults: Faults,
+}
+
+// ---------------------------------------------------------------------------------------
+// Phase outputs
+// ---------------------------------------------------------------------------------------
+
+/// 1. The problems of one generation round (indices into `task`).
+pub struct PromptBatch {
+    pub problems: Vec<usize>,
+}
+
+/// 2. G responses per prompt: `groups[g]` are the responses to `problems[g]`.
+pub struct Rollouts {
+    pub problems: Vec<usize>,
+    pub groups: Vec<Vec<Generation>>,
+    pub tokens: usize,
+    pub secs: f64,
+}
+
+/// 3. One reward per response, and whether the verifier called it correct.
+pub struct Rewards {
+    pub reward: Vec<Vec<f64>>,
+    pub correct: Vec<Vec<bool>>,
+    pub secs: f64,
+}
+
+/// 4. One advantage per response.
+pub struct Advantages {
+    pub adv: Vec<Vec<f64>>,
+}
+
+/// The sequences that go into the update (groups that survived dynamic sampling).
+pub struct TrainBatch {
+    pub seqs: Vec<TrainSeq>,
+    /// Number of groups; `seqs[i].group < groups`.
+    pub groups: usize,
+}
+
+/// One response prepared for the loss.
+#[derive(Debug, Clone)]
+pub struct TrainSeq {
+    pub group: usize,
+    pub prompt: Vec<u32>,
+    pub response: Vec<u32>,
+    /// Loss tokens: the response length, or 0 when masked (truncated with `mask_truncated`).
+    pub loss_tokens: usize,
+    pub advantage: f64,
+}
+
+/// 5. Log-probs of every response token under the sampling policy and the reference.
+pub struct OldLogProbs {
+    /// `None` when the update is exactly on-policy (one epoch, one mini-batch, no KL): the
+    /// ratio is then 1 by construction and the current log-probs, detached, serve as old.
+    pub old: Option<Vec<Vec<f32>>>,
+    pub reference: Option<Vec<Vec<f32>>>,
+    pub secs: f64,
+}
+
+/// 6. What the optimizer steps did.
+#[derive(Debug, Default, Clone)]
+pub struct UpdateStats {
+    pub pg_loss: f64,
+    pub kl: f64,
+    pub entropy: f64,
+    pub clipfrac_low: f64,
+    pub clipfrac_high: f64,
+    pub grad_norm: f64,
+    pub lr: f64,
+    pub optimizer_steps: usize,
+    pub skipped: Option<String>,
+    pub tokens: usize,
+    pub secs: f64,
+}
+
+/// 7. The step's metrics line.
+pub struct StepReport {
+    pub line: TrainLine,
+}
+
+// ---------------------------------------------------------------------------------------
+// The step
+// ---------------------------------------------------------------------------------------
+
+impl Trainer {
+    /// Sets up the optimizer, schedule and data order for a fresh run (or one about to be
+    /// restored from a checkpoint).
+    pub fn new(cfg: TrainConfig, policy: Policy, task: Task) -> Result<Self, TrainError> {
+        let reference = if cfg.algorithm.use_kl_loss {
+            Some(policy.frozen_copy()?)
+        } else {
+            None
+        };
+        let optimizer = AdamW::new(&policy.params, AdamWParams::from(&cfg.optim))?;
+        let schedule = Schedule::new(&cfg.optim, cfg.total_optimizer_steps());
+        let order = DataOrder::new(
+            task.len(),
+            cfg.trainer.seed,
+            cfg.data.shuffle,
+            crate::checkpoint::DataOrderState {
+                epoch: 0,
+                cursor: 0,
+            },
+        );
+        if task.is_empty() {
+            return Err(TrainError::Msg(format!(
+                "task {} has no usable prompts",
+                task.name
+            )));
+        }
+        Ok(Self {
+            cfg,
+            policy,
+            reference,
+            task,
+            optimizer,
+            schedule,
+            order,
+            step: 0,
+            faults: Faults::default(),
+        })
+    }
+
+    /// One GRPO step.
+    pub fn step(&mut self) -> Result<StepReport, TrainError> {
+        self.step += 1;
+        let n_prompts = self.cfg.trainer.train_batch_size;
+        let max_rounds = if self.cfg.algorithm.filter_groups {
+            self.cfg.algorithm.max_num_gen_batches.max(1)
+        } else {
+            1
+        };
+        let mut seen = SeenStats::default();
+        let mut kept: Vec<KeptGroup> = Vec::new();
+        let mut rounds = 0;
+        while rounds < max_rounds {
+            // 1. sample prompts: the next problems in the seeded epoch order
+            let prompts = self.sample_prompts(n_prompts);
+            // 2. rollout: G responses per prompt, without gradients
+            let rollouts = self.rollout(&prompts, rounds)?;
+            // 3. reward: the verifier scores every response
+            let rewards = self.reward(&rollouts)?;
+            seen.add(&self.cfg, &rollouts, &rewards);
+            rounds += 1;
+            if let Some(reason) = non_finite_reward(&rewards) {
+                return Ok(self.skipped_report(&seen, rounds, reason));
+            }
+            // 4. advantage: group-relative, from rlvr-core
+            let adv = self.advantage(&rewards)?;
+            kept.extend(KeptGroup::select(&self.cfg, rollouts, rewards, adv));
+            if !self.cfg.algorithm.filter_groups || kept.len() >= n_prompts {
+                break;
+            }
+        }
+        kept.truncate(n_prompts);
+        if kept.is_empty() {
+            return Ok(self.skipped_report(&seen, rounds, "no group with reward variation".into()));
+        }
+        let batch = self.train_batch(&kept);
+        // 5. old log-probs: the sampling policy's, recomputed with the training forward
+        let old = self.old_logprobs(&batch)?;
+        // 6. update: ppo_epochs x mini-batches, weights over each whole mini-batch
+        let update = self.update(&batch, &old)?;
+        // 7. report
+        Ok(self.report(&seen, rounds, kept.len(), &batch, &old, &update))
+    }
+
+    /// 1. The next `n` problems in the data order.
+    pub fn sample_prompts(&mut self, n: usize) -> PromptBatch {
+        PromptBatch {
+            problems: (0..n).map(|_| self.order.next_index()).collect(),
+        }
+    }
+
+    /// 2. `num_generations` responses per prompt, seeded by (seed, step, round, chunk).
+    pub fn rollout(&self, prompts: &PromptBatch, round: usize) -> Result<Rollouts, TrainError> {
+        let t = Instant::now();
+        let r = &self.cfg.rollout;
+        let mut groups = Vec::with_capacity(prompts.problems.len());
+        let chunk = r.generation_batch_size.max(1);
+        for (c, idx) in prompts.problems.chunks(chunk).enumerate() {
+            let ids: Vec<Vec<u32>> = idx.iter().map(|&i| self.task.prompts[i].clone()).collect();
+            let params = SamplingParams {
+                n: r.num_generations,
+                temperature: r.temperature,
+                top_p: r.top_p,
+                top_k: (r.top_k > 0).then_some(r.top_k),
+                max_new_tokens: r.max_response_length,
+                eos_token_ids: self.policy.tokenizer.eos_token_ids.clone(),
+                stop_strings: r.stop_strings.clone(),
+                seed: mix_seed(
+                    self.cfg.trainer.seed,
+                    &[1, self.step as u64, round as u64, c as u64],
+                ),
+            };
+            let tok = (!params.stop_strings.is_empty()).then_some(&self.policy.tokenizer.tokenizer);
+            let gens = generate(&self.policy.model, tok, &ids, &params)?;
+            let mut it = gens.into_iter();
+            for _ in 0..idx.len() {
+                groups.push(it.by_ref().take(r.num_generations).collect());
+            }
+        }
+        let tokens = groups
+            .iter()
+            .flatten()
+            .map(|g: &Generation| g.tokens.len())
+            .sum();
+        Ok(Rollouts {
+            problems: prompts.problems.clone(),
+            groups,
+            tokens,
+            secs: t.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// 3. Verifier rewards, plus DAPO's soft overlong penalty when configured.
+    pub fn reward(&self, rollouts: &Rollouts) -> Result<Rewards, TrainError> {
+        let t = Instant::now();
+        let a = &self.cfg.algorithm;
+        let max_len = self.cfg.rollout.max_response_length;
+        let (mut reward, mut correct) = (Vec::new(), Vec::new());
+        for (g, gens) in rollouts.groups.iter().enumerate() {
+            let problem = &self.task.problems[rollouts.problems[g]];
+            let (mut rs, mut cs) = (Vec::new(), Vec::new());
+            for gen in gens {
+                let text = self.policy.decode(&gen.tokens)?;
+                let score = self.task.verifier.score(&text, problem);
+                let mut r = score.reward;
+                if a.overlong_buffer_len > 0 {
+                    r += overlong_penalty(
+                        gen.tokens.len(),
+                        max_len,
+                        a.overlong_buffer_len,
+                        a.overlong_penalty_factor,
+                    );
+                }
+                rs.push(r);
+                cs.push(score.correct);
+            }
+            reward.push(rs);
+            correct.push(cs);
+        }
+        if self.faults.nan_reward_at_step == Some(self.step) {
+            if let Some(first) = reward.first_mut().and_then(|g| g.first_mut()) {
+                *first = f64::NAN;
+            }
+        }
+        Ok(Rewards {
+            reward,
+            correct,
+            secs: t.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// 4. Group-relative advantages (rlvr-core).
+    pub fn advantage(&self, rewards: &Rewards) -> Result<Advantages, TrainError> {
+        let a = &self.cfg.algorithm;
+        let cfg = AdvantageConfig {
+            estimator: a.adv_estimator,
+            std_scope: if a.norm_adv_by_std_in_grpo {
+                StdScope::Group
+            } else {
+                StdScope::None
+            },
+            ..AdvantageConfig::default()
+        };
+        let groups: Vec<usize> = rewards
+            .reward
+            .iter()
+            .enumerate()
+            .flat_map(|(g, rs)| std::iter::repeat_n(g, rs.len()))
+            .collect();
+        let flat: Vec<f64> = rewards.reward.iter().flatten().copied().collect();
+        let adv = advantage::compute(&cfg, &groups, &flat)?;
+        let mut it = adv.into_iter();
+        Ok(Advantages {
+            adv: rewards
+                .reward
+                .iter()
+                .map(|rs| it.by_ref().take(rs.len()).collect())
+                .collect(),
+        })
+    }
+
+    /// The kept groups as loss-ready sequences.
+    fn train_batch(&self, kept: &[KeptGroup]) -> TrainBatch {
+        let mask_truncated = self.cfg.algorithm.mask_truncated;
+        let mut seqs = Vec::new();
+        for (g, group) in kept.iter().enumerate() {
+            for (gen, &adv) in group.gens.iter().zip(&group.adv) {
+                let masked = mask_truncated && gen.truncated;
+                seqs.push(TrainSeq {
+                    group: g,
+                    prompt: self.task.prompts[group.problem].clone(),
+                    response: gen.tokens.clone(),
+                    loss_tokens: if masked { 0 } else { gen.tokens.len() },
+                    advantage: adv,
+                });
+            }
+        }
+        TrainBatch {
+            seqs,
+            groups: kept.len(),
+        }
+    }
+
+    /// Whether one update on fresh samples is exactly on-policy (old log-probs = current).
+    fn on_policy(&self) -> bool {
+        let a = &self.cfg.algorithm;
+        a.ppo_epochs == 1 && a.ppo_mini_batch_size >= self.cfg.trainer.train_batch_size
+    }
+
+    /// 5. Old log-probs (and reference log-probs for the KL), without gradient.
+    pub fn old_logprobs(&self, batch: &TrainBatch) -> Result<OldLogProbs, TrainError> {
+        let t = Instant::now();
+        let old = if self.on_policy() {
+            None
+        } else {
+            Some(self.logprobs_no_grad(&self.policy.model, batch)?)
+        };
+        let reference = match &self.reference {
+            Some(model) => Some(self.logprobs_no_grad(model, batch)?),
+            None => None,
+        };
+        Ok(OldLogProbs {
+            old,
+            reference,
+            secs: t.elapsed().as_secs_f64(),
+        })
+    }
+
+    fn logprobs_no_grad(
+        &self,
+        model: &Qwen,
+        batch: &TrainBatch,
+    ) -> Result<Vec<Vec<f32>>, TrainError> {
+        let mut out = Vec::with_capacity(batch.seqs.len());
+        for micro in batch.seqs.chunks(self.cfg.algorithm.ppo_micro_batch_size) {
+            let pairs: Vec<(Vec<u32>, Vec<u32>)> = micro
+                .iter()
+                .map(|s| (s.prompt.clone(), s.response.clone()))
+                .collect();
+            let tb = self.policy.batch(&pairs)?;
+            let lp = model
+                .response_logprobs_at(&tb, false, self.cfg.rollout.temperature)?
+                .logprobs
+                .detach();
+            let rows: Vec<Vec<f32>> = if tb.max_response_len() == 0 {
+                vec![Vec::new(); micro.len()]
+            } else {
+                lp.to_vec2()?
+            };
+            for (s, row) in micro.iter().zip(rows) {
+                out.push(row[..s.response.len()].to_vec());
+            }
+        }
+        Ok(out)
+    }
+
+    /// 6. `ppo_epochs` passes; each mini-batch of `ppo_mini_batch_size` groups is one optimizer
+    /// step whose aggregation weights span the whole mini-batch.
+    pub fn update(
+        &mut self,
+        batch: &TrainBatch,
+        old: &OldLogProbs,
+    ) -> Result<UpdateStats, TrainError> {
+        let t = Instant::now();
+        let a = self.cfg.algorithm.clone();
+        let mut stats = UpdateStats::default();
+        let (mut tokens, mut clip_lo, mut clip_hi, mut kl, mut ent) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        let mut mini_batches = 0usize;
+        let (mut pg_sum, mut norm_sum) = (0.0, 0.0);
+        for _epoch in 0..a.ppo_epochs {
+            for first_group in (0..batch.groups).step_by(a.ppo_mini_batch_size) {
+                let groups = first_group..(first_group + a.ppo_mini_batch_size).min(batch.groups);
+                let idx: Vec<usize> = (0..batch.seqs.len())
+                    .filter(|&i| groups.contains(&batch.seqs[i].group))
+                    .collect();
+                let step = self.minibatch_step(batch, &idx, old)?;
+                mini_batches += 1;
+                tokens += step.tokens;
+                clip_lo += step.clipped_low;
+                clip_hi += step.clipped_high;
+                kl += step.kl_sum;
+                ent += step.entropy_sum;
+                pg_sum += step.pg_loss;
+                norm_sum += step.grad_norm;
+                stats.lr = step.lr;
+                match step.skipped {
+                    Some(reason) => stats.skipped = Some(reason),
+                    None => stats.optimizer_steps += 1,
+                }
+            }
+        }
+        let per_token = |x: f64| if tokens > 0.0 { x / tokens } else { 0.0 };
+        let per_mini = |x: f64| x / mini_batches.max(1) as f64;
+        stats.pg_loss = per_mini(pg_sum);
+        stats.grad_norm = per_mini(norm_sum);
+        stats.kl = per_token(kl);
+        stats.entropy = per_token(ent);
+        stats.clipfrac_low = per_token(clip_lo);
+        stats.clipfrac_high = per_token(clip_hi);
+        stats.tokens = (tokens / a.ppo_epochs as f64) as usize;
+        stats.secs = t.elapsed().as_secs_f64();
+        Ok(stats)
+    }
+
+    /// One optimizer step on the sequences `idx` of `batch`.
+    fn minibatch_step(
+        &mut self,
+        batch: &TrainBatch,
+        idx: &[usize],
+        old: &OldLogProbs,
+    ) -> Result<MiniBatchStep, TrainError> {
+        let a = &self.cfg.algorithm;
+        // ALGO LOGIC: the aggregation weight of every sequence, over the WHOLE mini-batch
+        let seqs: Vec<Sequence> = idx
+            .iter()
+            .map(|&i| {
+                let s = &batch.seqs[i];
+                Sequence::new(s.group, s.advantage, s.loss_tokens)
+            })
+            .collect();
+        let weights =
+            aggregation::weights(a.loss_agg_mode, &seqs, self.cfg.rollout.max_response_length)?;
+        let spec = LossSpec {
+            clip_ratio_low: a.clip_ratio_low,
+            clip_ratio_high: a.clip_ratio_high,
+            clip_ratio_c: a.clip_ratio_c,
+            kl: a.use_kl_loss.then_some((a.kl_loss_type, a.kl_loss_coef)),
+            entropy_coeff: a.entropy_coeff,
+        };
+        let mut out = MiniBatchStep::default();
+        let mut grads = GradAccum::new(&self.policy.params);
+        let positions: Vec<usize> = (0..idx.len()).collect();
+        for (m, micro) in positions.chunks(a.ppo_micro_batch_size).enumerate() {
+            let rows: Vec<&TrainSeq> = micro.iter().map(|&p| &batch.seqs[idx[p]]).collect();
+            let pairs: Vec<(Vec<u32>, Vec<u32>)> = rows
+                .iter()
+                .map(|s| (s.prompt.clone(), s.response.clone()))
+                .collect();
+            let tb = self.policy.batch(&pairs)?;
+            let r = tb.max_response_len();
+            if r == 0 {
+                continue;
+            }
+            let dev = &self.policy.device;
+            let fwd =
+                self.policy
+                    .model
+                    .response_logprobs_at(&tb, true, self.cfg.rollout.temperature)?;
+            let pad = |rows: Vec<&[f32]>| -> Result<Tensor, TrainError> {
+                let mut v = Vec::with_capacity(rows.len() * r);
+                for row in rows {
+                    v.extend_from_slice(row);
+                    v.extend(std::iter::repeat_n(0f32, r - row.len()));
+                }
+                Ok(Tensor::from_vec(v, (micro.len(), r), dev)?)
+            };
+            let old_t = match &old.old {
+                Some(o) => pad(micro.iter().map(|&p| o[idx[p]].as_slice()).collect())?,
+                None => fwd.logprobs.detach(),
+            };
+            let ref_t = match &old.reference {
+                Some(o) => Some(pad(micro.iter().map(|&p| o[idx[p]].as_slice()).collect())?),
+                None => None,
+            };
+            let mask: Vec<f32> = rows
+                .iter()
+                .flat_map(|s| (0..r).map(move |k| if k < s.loss_tokens { 1.0 } else { 0.0 }))
+                .collect();
+            let mask = Tensor::from_vec(mask, (micro.len(), r), dev)?;
+            let adv: Vec<f32> = rows.iter().map(|s| s.advantage as f32).collect();
+            let w: Vec<f32> = micro.iter().map(|&p| weights[p] as f32).collect();
+            let loss = policy_loss(
+                &spec,
+                &LossInputs {
+                    logp: &fwd.logprobs,
+                    old_logp: &old_t,
+                    ref_logp: ref_t.as_ref(),
+                    entropy: fwd.entropy.as_ref(),
+                    adv: &Tensor::new(adv.as_slice(), dev)?,
+                    weight: &Tensor::new(w.as_slice(), dev)?,
+                    mask: &mask,
+                },
+            )?;
+            let mut loss_t = loss.loss;
+            if m == 0 && self.faults.nan_loss_at_step == Some(self.step) {
+                loss_t = (loss_t * f64::NAN)?;
+            }
+            let value = loss_t.to_dtype(DType::F64)?.to_scalar::<f64>()?;
+            if !value.is_finite() {
+                out.skipped = Some(format!("non-finite loss ({value})"));
+                break;
+            }
+            grads.add(&self.policy.params, &loss_t.backward()?)?;
+            out.pg_loss += loss.pg_loss;
+            out.kl_sum += loss.kl_sum;
+            out.entropy_sum += loss.entropy_sum;
+            out.clipped_low += loss.clipped_low;
+            out.clipped_high += loss.clipped_high;
+            out.tokens += loss.tokens;
+        }
+        out.lr = self.schedule.lr_at(self.optimizer.t as usize);
+        if out.skipped.is_some() {
+            out.grad_norm = f64::NAN;
+            return Ok(out);
+        }
+        // ALGO LOGIC: global-norm clipping, then AdamW; never apply a non-finite gradient
+        out.grad_norm = grads.clip(self.cfg.optim.grad_clip)?;
+        if !out.grad_norm.is_finite() {
+            out.skipped = Some(format!("non-finite gradient norm ({})", out.grad_norm));
+            return Ok(out);
+        }
+        self.optimizer.step(&self.policy.params, &grads, out.lr)?;
+        Ok(out)
+    }
+
+    /// 7. The metrics line of a step that trained.
+    fn report(
+        &self,
+        seen: &SeenStats,
+        rounds: usize,
+        kept: usize,
+        batch: &TrainBatch,
+        old: &OldLogProbs,
+        u: &UpdateStats,
+    ) -> StepReport {
+        let mut line = seen.line(self.step, rounds);
+        line.groups_kept = kept;
+        let seqs: Vec<Sequence> = batch
+            .seqs
+            .iter()
+            .map(|s| Sequence::new(s.group, s.advantage, s.loss_tokens))
+            .collect();
+        if let Ok(d) = diagnostics::batch_diagnostics(&seqs, self.cfg.rollout.max_response_length) {
+            line.pos_neg_gap = d.pos_neg_gap.unwrap_or(f64::NAN);
+            for rule in AggRule::ALL {
+                line.positive_share.insert(
+                    rule.as_str().to_string(),
+                    d.rule(rule).positive_share.unwrap_or(f64::NAN),
+                );
+            }
+        }
+        line.pg_loss = u.pg_loss;
+        line.kl = u.kl;
+        line.entropy = u.entropy;
+        line.pg_clipfrac_low = u.clipfrac_low;
+        line.pg_clipfrac_high = u.clipfrac_high;
+        line.grad_norm = u.grad_norm;
+        line.lr = u.lr;
+        let train_secs = u.secs + old.secs;
+        line.time_train_s = train_secs;
+        line.train_tokens_per_s = u.tokens as f64 / train_secs.max(1e-9);
+        line.skipped = u.skipped.is_some();
+        line.skip_reason = u.skipped.clone();
+        StepReport { line }
+    }
+
+    /// The metrics line of a step skipped before the update.
+    fn skipped_report(&self, seen: &SeenStats, rounds: usize, reason: String) -> StepReport {
+        let mut line = seen.line(self.step, rounds);
+        line.lr = self.schedule.lr_at(self.optimizer.t as usize);
+        line.pg_loss = f64::NAN;
+        line.grad_norm = f64::NAN;
+        line.skipped = true;
+        line.skip_reason = Some(reason);
+        StepReport { line }
+    }
+}
+
+/// DAPO's soft overlong punishment: 0 up to `max_len - buffer` tokens, then linearly down to
+/// `-factor` at `max_len` (and beyond).
+pub fn overlong_penalty(len: usize, max_len: usize, buffer: usize, factor: f64) -> f64 {
+    let expected = max_len.saturating_sub(buffer);
+    if buffer == 0 || len <= expected {
+        0.0
+    } else {
+        -((len - expected) as f64 / buffer as f64).min(1.0) * factor
+    }
+}
+
+fn non_finite_reward(rewards: &Rewards) -> Option<String> {
+    rewards
+        .reward
+        .iter()
+        .flatten()
+        .position(|r| !r.is_finite())
+        .map(|i| format!("non-finite reward at response {i}"))
+}
+
+/// A group kept for the update.
+struct KeptGroup {
+    problem: usize,
+    gens: Vec<Generation>,
+    adv: Vec<f64>,
+}
+
+impl KeptGroup {
+    /// All groups, or with `filter_groups` only those whose rewards vary.
+    fn select(
+        cfg: &TrainConfig,
+        rollouts: Rollouts,
+        rewards: Rewards,
+        adv: Advantages,
+    ) -> Vec<KeptGroup> {
+        rollouts
+            .problems
+            .into_iter()
+            .zip(rollouts.groups)
+            .zip(rewards.reward)
+            .zip(adv.adv)
+            .filter(|(((_, _), rs), _)| {
+                !cfg.algorithm.filter_groups || rs.iter().any(|&r| r != rs[0])
+            })
+            .map(|(((problem, gens), _), adv)| KeptGroup { problem, gens, adv })
+            .collect()
+    }
+}
+
+/// Reward and length statistics over every response sampled in a step.
+#[derive(Default)]
+struct SeenStats {
+    rewards: Vec<f64>,
+    correct: usize,
+    lengths: Vec<usize>,
+    truncated: usize,
+    tokens: usize,
+    rollout_secs: f64,
+    reward_secs: f64,
+}
+
+impl SeenStats {
+    fn add(&mut self, _cfg: &TrainConfig, r: &Rollouts, w: &Rewards) {
+        for g in r.groups.iter().flatten() {
+            self.lengths.push(g.tokens.len());
+            self.truncated += usize::from(g.truncated);
+        }
+        self.rewards.extend(w.reward.iter().flatten());
+        self.correct += w.correct.iter().flatten().filter(|&&c| c).count();
+        self.tokens += r.tokens;
+        self.rollout_secs += r.secs;
+        self.reward_secs += w.secs;
+    }
+
+    fn line(&self, step: usize, rounds: usize) -> TrainLine {
+        let n = self.rewards.len().max(1) as f64;
+        let mean = self.rewards.iter().sum::<f64>() / n;
+        let var = self.rewards.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n;
+        let ln = self.lengths.len().max(1) as f64;
+        let lmean = self.lengths.iter().sum::<usize>() as f64 / ln;
+        let lvar = self
+            .lengths
+            .iter()
+            .map(|&l| (l as f64 - lmean).powi(2))
+            .sum::<f64>()
+            / ln;
+        TrainLine {
+            kind: "train".into(),
+            step,
+            reward_mean: mean,
+            reward_std: var.sqrt(),
+            accuracy: self.correct as f64 / n,
+            response_length_mean: lmean,
+            response_length_min: self.lengths.iter().min().copied().unwrap_or(0) as f64,
+            response_length_max: self.lengths.iter().max().copied().unwrap_or(0) as f64,
+            response_length_cv: if lmean > 0.0 {
+                lvar.sqrt() / lmean
+            } else {
+                0.0
+            },
+            truncated_share: self.truncated as f64 / ln,
+            pos_neg_gap: f64::NAN,
+            rollout_tokens_per_s: self.tokens as f64 / self.rollout_secs.max(1e-9),
+            time_rollout_s: self.rollout_secs,
+            time_reward_s: self.reward_secs,
+            gen_batches: rounds,
+            ..TrainLine::default()
+        }
+    }
+}
+
+/// What one optimizer step did.
+#[derive(Default)]
+struct MiniBatchStep {
+    pg_loss: f64,
+    kl_sum: f64,
+    entropy_sum: f64,
+    clipped_low: f64,
+    clipped_high: f64,
+    tokens: f64,
+    grad_norm: f64,
+    lr: f64,
+    skipped: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlong_penalty_is_linear_in_the_buffer() {
+        assert_eq!(overlong_penalty(10, 20, 4, 1.0), 0.0);
+        assert_eq!(overlong_penalty(16, 20, 4, 1.0), 0.0);
+        assert_eq!(overlong_penalty(18, 20, 4, 1.0), -0.5);
+        assert_eq!(overlong_penalty(20, 20, 4, 0.5), -0.5);
+        assert_eq!(overlong_penalty(25, 20, 4, 1.0), -1.0);
+        assert_eq!(overlong_penalty(25, 20, 0, 1.0), 0.0);
+    }
+}

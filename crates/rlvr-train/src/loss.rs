@@ -1,0 +1,317 @@
+//! The per-token policy loss on tensors, weighted by the aggregation weights.
+//!
+//! Mirrors rlvr-core's scalar formulas (`rlvr_core::policy_loss`), which the tests check it
+//! against token by token, value and gradient. For token `t` of sequence `i`, with
+//! `ratio = exp(clamp(logp - old_logp, -20, 20))` and advantage `A_i`:
+//!
+//! - PPO clip (clip-higher): `max(-A ratio, -A clip(ratio, 1 - low, 1 + high))`;
+//! - dual clip (`clip_ratio_c = c`): for `A < 0`, `min(that, -A c)`;
+//! - KL to the reference (`d = logp - ref_logp`): k1 `d`, k2 `d^2/2`, k3 `exp(-d) + d - 1`
+//!   clamped to at most 10 (verl's `low_var_kl`);
+//! - entropy bonus: `- entropy_coeff * H_t`.
+//!
+//! `l_it = pg_it + kl_coef * kl_it - entropy_coeff * H_it`, and the micro-batch's loss is
+//! `sum_i sum_t w_i * mask_it * l_it`: the weights come from the whole mini-batch, so summing
+//! micro-batch losses gives the mini-batch's loss under any split.
+//!
+//! Clipping is written with masks rather than `max`/`min`: candle's max/min backward splits
+//! the gradient in half at ties, and at `ratio = 1` the two PPO branches tie exactly.
+
+use candle_core::{DType, Result, Tensor};
+
+use rlvr_core::kl::K3_CLAMP;
+
+use crate::config::KlType;
+
+/// Coefficients of the loss terms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LossSpec {
+    pub clip_ratio_low: f64,
+    pub clip_ratio_high: f64,
+    pub clip_ratio_c: Option<f64>,
+    /// `Some((type, coef))` adds the KL penalty; needs `ref_logp`.
+    pub kl: Option<(KlType, f64)>,
+    pub entropy_coeff: f64,
+}
+
+/// Tensors of one micro-batch: `[B, R]` per token, `[B]` per sequence.
+pub struct LossInputs<'a> {
+    /// Log-probs of the response tokens under the current policy (differentiable).
+    pub logp: &'a Tensor,
+    /// Log-probs under the policy that sampled (no gradient).
+    pub old_logp: &'a Tensor,
+    /// Log-probs under the frozen reference (no gradient), when KL is on.
+    pub ref_logp: Option<&'a Tensor>,
+    /// Per-token entropy of the current policy (differentiable), when available.
+    pub entropy: Option<&'a Tensor>,
+    /// Advantage per sequence.
+    pub adv: &'a Tensor,
+    /// Aggregation weight per sequence (from the whole mini-batch).
+    pub weight: &'a Tensor,
+    /// 1 for loss tokens, 0 for padding and masked responses.
+    pub mask: &'a Tensor,
+}
+
+/// The loss of one micro-batch and its statistics (sums over its loss tokens, so that
+/// micro-batches add up).
+pub struct LossOutput {
+    /// `sum w_i mask_it l_it`: backpropagate this.
+    pub loss: Tensor,
+    /// The policy-gradient part of `loss` (same weighting).
+    pub pg_loss: f64,
+    /// Sum of the KL estimate over loss tokens (0 when KL is off).
+    pub kl_sum: f64,
+    /// Sum of the entropy over loss tokens (0 when not given).
+    pub entropy_sum: f64,
+    /// Loss tokens with `A > 0` whose ratio was clipped above (`> 1 + high`).
+    pub clipped_high: f64,
+    /// Loss tokens with `A < 0` whose ratio was clipped below (`< 1 - low`), dual clip included.
+    pub clipped_low: f64,
+    /// Number of loss tokens.
+    pub tokens: f64,
+}
+
+fn sum(t: &Tensor) -> Result<f64> {
+    Ok(t.sum_all()?.to_dtype(DType::F64)?.to_scalar::<f64>()?)
+}
+
+/// The per-token KL estimate for `d = logp - ref_logp` (differentiable in `logp`), as
+/// `rlvr_core::kl::kl`.
+pub fn kl_term(kind: KlType, logp: &Tensor, ref_logp: &Tensor) -> Result<Tensor> {
+    let d = (logp - ref_logp)?;
+    match kind {
+        KlType::K1 => Ok(d),
+        KlType::K2 => d.sqr()? * 0.5,
+        KlType::K3 => {
+            let v = ((d.neg()?.exp()? + &d)? - 1.0)?;
+            // clamp the value at K3_CLAMP with zero gradient there, without max/min ties
+            let over = v.detach().gt(K3_CLAMP)?.to_dtype(DType::F32)?;
+            (v * (1.0 - &over)?)? + (over * K3_CLAMP)?
+        }
+    }
+}
+
+/// The weighted loss of one micro-batch.
+pub fn policy_loss(spec: &LossSpec, x: &LossInputs) -> Result<LossOutput> {
+    let shape = x.logp.shape().clone();
+    let f32s = |t: &Tensor| t.to_dtype(DType::F32);
+    let logp = f32s(x.logp)?;
+    let old = f32s(x.old_logp)?.detach();
+    let mask = f32s(x.mask)?;
+    let adv = f32s(x.adv)?
+        .unsqueeze(1)?
+        .broadcast_as(&shape)?
+        .contiguous()?;
+    let weight = f32s(x.weight)?.unsqueeze(1)?.broadcast_as(&shape)?;
+    let wmask = (weight * &mask)?;
+
+    // ALGO LOGIC: PPO clipped surrogate with clip-higher and optional dual clip.
+    let ratio = (&logp - &old)?.clamp(-20f32, 20f32)?.exp()?;
+    let r = ratio.detach();
+    let pos = adv.gt(0f32)?.to_dtype(DType::F32)?;
+    let neg = adv.lt(0f32)?.to_dtype(DType::F32)?;
+    let hi = 1.0 + spec.clip_ratio_high;
+    let lo = 1.0 - spec.clip_ratio_low;
+    let clip_high = (&pos * r.gt(hi)?.to_dtype(DType::F32)?)?;
+    let clip_low = (&neg * r.lt(lo)?.to_dtype(DType::F32)?)?;
+    let (clip_dual, c) = match spec.clip_ratio_c {
+        Some(c) => ((&neg * r.gt(c)?.to_dtype(DType::F32)?)?, c),
+        None => (Tensor::zeros(&shape, DType::F32, logp.device())?, 0.0),
+    };
+    let clipped = ((&clip_high + &clip_low)? + &clip_dual)?;
+    let free = (1.0 - &clipped)?;
+    let neg_adv = adv.neg()?;
+    // value of the clipped branches: -A times the clip bound, constant in logp
+    let bound = (((&clip_high * hi)? + (&clip_low * lo)?)? + (&clip_dual * c)?)?;
+    let pg = ((&neg_adv * &ratio)?.mul(&free)? + (&neg_adv * &bound)?)?;
+    let mut per_token = pg.clone();
+
+    let mut kl_sum = 0.0;
+    if let Some((kind, coef)) = spec.kl {
+        let reference = x.ref_logp.ok_or_else(|| {
+            candle_core::Error::Msg("KL loss is on but no reference log-probs were given".into())
+        })?;
+        let kl = kl_term(kind, &logp, &f32s(reference)?.detach())?;
+        kl_sum = sum(&(kl.detach() * &mask)?)?;
+        per_token = (per_token + (kl * coef)?)?;
+    }
+    let mut entropy_sum = 0.0;
+    if let Some(h) = x.entropy {
+        let h = f32s(h)?;
+        entropy_sum = sum(&(h.detach() * &mask)?)?;
+        if spec.entropy_coeff != 0.0 {
+            per_token = (per_token - (h * spec.entropy_coeff)?)?;
+        }
+    }
+    let loss = (per_token * &wmask)?.sum_all()?;
+    Ok(LossOutput {
+        pg_loss: sum(&(pg.detach() * &wmask)?)?,
+        kl_sum,
+        entropy_sum,
+        clipped_high: sum(&(clip_high * &mask)?)?,
+        clipped_low: sum(&((clip_low + clip_dual)? * &mask)?)?,
+        tokens: sum(&mask)?,
+        loss,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{Device, Var};
+
+    use rlvr_core::kl::{kl, KlEstimator};
+    use rlvr_core::policy_loss::{ppo_clip, ClipConfig};
+
+    #[test]
+    fn matches_scalar_formula_value_and_gradient() {
+        let dev = Device::Cpu;
+        let old: Vec<f32> = vec![-1.0, -1.0, -1.0, -1.0, -2.0, -2.0, -0.5, -0.5];
+        let delta = [0.0f32, 0.5, -0.5, 0.1, 1.5, -0.4, 0.3, 0.0];
+        let logp: Vec<f32> = old.iter().zip(delta).map(|(o, d)| o + d).collect();
+        let adv = [1.0f32, -1.0];
+        let w = [0.1f32, 0.3];
+        let spec = LossSpec {
+            clip_ratio_low: 0.2,
+            clip_ratio_high: 0.28,
+            clip_ratio_c: Some(3.0),
+            kl: None,
+            entropy_coeff: 0.0,
+        };
+        let logp_v =
+            Var::from_tensor(&Tensor::from_vec(logp.clone(), (2, 4), &dev).unwrap()).unwrap();
+        let old_t = Tensor::from_vec(old.clone(), (2, 4), &dev).unwrap();
+        let mask = Tensor::from_vec(vec![1f32, 1., 1., 1., 1., 1., 1., 0.], (2, 4), &dev).unwrap();
+        let adv_t = Tensor::new(&adv, &dev).unwrap();
+        let w_t = Tensor::new(&w, &dev).unwrap();
+        let out = policy_loss(
+            &spec,
+            &LossInputs {
+                logp: logp_v.as_tensor(),
+                old_logp: &old_t,
+                ref_logp: None,
+                entropy: None,
+                adv: &adv_t,
+                weight: &w_t,
+                mask: &mask,
+            },
+        )
+        .unwrap();
+        let grads = out.loss.backward().unwrap();
+        let g: Vec<f32> = grads
+            .get(logp_v.as_tensor())
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        let core_cfg = ClipConfig {
+            clip_ratio_low: 0.2,
+            clip_ratio_high: 0.28,
+            clip_ratio_c: Some(3.0),
+            log_ratio_clamp: 20.0,
+        };
+        let (mut want, mut high, mut low) = (0.0, 0.0, 0.0);
+        for i in 0..8 {
+            let (seq, live) = (i / 4, i != 7);
+            let t = ppo_clip(logp[i] as f64, old[i] as f64, adv[seq] as f64, &core_cfg);
+            let m = if live { w[seq] as f64 } else { 0.0 };
+            want += m * t.loss;
+            let dl = m * t.dloss_dlogp;
+            assert!(
+                (g[i] as f64 - dl).abs() < 1e-5,
+                "token {i}: grad {} vs {dl}",
+                g[i]
+            );
+            if live {
+                high += f64::from(u8::from(t.clipped_high));
+                low += f64::from(u8::from(t.clipped_low || t.dual_clipped));
+            }
+        }
+        assert_eq!((out.clipped_high, out.clipped_low), (high, low));
+        let got = out.loss.to_scalar::<f32>().unwrap() as f64;
+        assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+        assert!((out.pg_loss - want).abs() < 1e-5);
+        assert_eq!(out.tokens, 7.0);
+        // token 4 (A<0, ratio e^1.5 > 3) hits the dual clip; token 1 (A>0, e^0.5) clips high;
+        // token 5 (A<0, e^-0.4 < 0.8) clips low.
+        assert_eq!(out.clipped_high, 1.0);
+        assert_eq!(out.clipped_low, 2.0);
+    }
+
+    #[test]
+    fn on_policy_gradient_is_minus_weighted_advantage() {
+        // At ratio 1 the gradient of l wrt logp is -A (no halving at the clip tie).
+        let dev = Device::Cpu;
+        let lp = Var::from_tensor(&Tensor::new(&[[-1.0f32, -2.0]], &dev).unwrap()).unwrap();
+        let old = lp.as_tensor().detach();
+        let spec = LossSpec {
+            clip_ratio_low: 0.2,
+            clip_ratio_high: 0.2,
+            clip_ratio_c: None,
+            kl: None,
+            entropy_coeff: 0.0,
+        };
+        let out = policy_loss(
+            &spec,
+            &LossInputs {
+                logp: lp.as_tensor(),
+                old_logp: &old,
+                ref_logp: None,
+                entropy: None,
+                adv: &Tensor::new(&[2.0f32], &dev).unwrap(),
+                weight: &Tensor::new(&[0.5f32], &dev).unwrap(),
+                mask: &Tensor::new(&[[1f32, 1.]], &dev).unwrap(),
+            },
+        )
+        .unwrap();
+        let g: Vec<Vec<f32>> = out
+            .loss
+            .backward()
+            .unwrap()
+            .get(lp.as_tensor())
+            .unwrap()
+            .to_vec2()
+            .unwrap();
+        assert_eq!(g, vec![vec![-1.0f32, -1.0]]);
+    }
+
+    #[test]
+    fn kl_matches_core_value_and_gradient() {
+        let dev = Device::Cpu;
+        let lp = [-1.0f32, -3.0, -0.2, -12.5];
+        let rf = [-1.5f32, -1.0, -0.2, -0.5];
+        for (kind, core_kind) in [
+            (KlType::K1, KlEstimator::K1),
+            (KlType::K2, KlEstimator::K2),
+            (KlType::K3, KlEstimator::K3),
+        ] {
+            let v = Var::from_tensor(&Tensor::new(&lp, &dev).unwrap()).unwrap();
+            let reference = Tensor::new(&rf, &dev).unwrap();
+            let k = kl_term(kind, v.as_tensor(), &reference).unwrap();
+            let g: Vec<f32> = k
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap()
+                .get(v.as_tensor())
+                .unwrap()
+                .to_vec1()
+                .unwrap();
+            let k: Vec<f32> = k.to_vec1().unwrap();
+            for i in 0..lp.len() {
+                let (want, dwant) = kl(core_kind, lp[i] as f64, rf[i] as f64);
+                assert!(
+                    (k[i] as f64 - want).abs() < 1e-4 * want.abs().max(1.0),
+                    "{kind:?} {i}: {} vs {want}",
+                    k[i]
+                );
+                assert!(
+                    (g[i] as f64 - dwant).abs() < 1e-4 * dwant.abs().max(1.0),
+                    "{kind:?} {i}: d {} vs {dwant}",
+                    g[i]
+                );
+            }
+        }
+    }
+}

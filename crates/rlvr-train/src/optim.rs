@@ -1,0 +1,385 @@
+//! AdamW with f32 moments and decoupled weight decay, gradient accumulation over micro-batches,
+//! global-norm clipping, and the learning-rate schedule.
+//!
+//! Our own rather than candle-nn's: its `AdamW` keeps moments in the parameter dtype and has
+//! no way to save or restore its state, and exact resume needs both.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use candle_core::{DType, Tensor, Var};
+use candle_nn::VarMap;
+
+use crate::config::{LrScheduler, OptimConfig};
+
+/// The trainable parameters of a model, in a fixed order (sorted by name).
+#[derive(Clone)]
+pub struct Params {
+    pub names: Vec<String>,
+    pub vars: Vec<Var>,
+}
+
+impl Params {
+    /// All variables of a `VarMap`, sorted by name.
+    pub fn from_varmap(varmap: &VarMap) -> Self {
+        let data = varmap.data().lock().expect("varmap lock");
+        let mut pairs: Vec<(String, Var)> =
+            data.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        let (names, vars) = pairs.into_iter().unzip();
+        Self { names, vars }
+    }
+
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+
+    /// Total number of scalars.
+    pub fn numel(&self) -> usize {
+        self.vars.iter().map(|v| v.elem_count()).sum()
+    }
+
+    /// Copies of all parameters as f32 (for comparisons in tests and for the reference model).
+    pub fn snapshot(&self) -> candle_core::Result<Vec<Tensor>> {
+        self.vars
+            .iter()
+            .map(|v| v.as_tensor().detach().to_dtype(DType::F32))
+            .collect()
+    }
+}
+
+/// Gradients summed over micro-batches, one f32 tensor per parameter (None: no gradient yet).
+pub struct GradAccum {
+    pub grads: Vec<Option<Tensor>>,
+}
+
+impl GradAccum {
+    pub fn new(params: &Params) -> Self {
+        Self {
+            grads: vec![None; params.len()],
+        }
+    }
+
+    /// Adds the gradients of one backward pass.
+    pub fn add(
+        &mut self,
+        params: &Params,
+        store: &candle_core::backprop::GradStore,
+    ) -> candle_core::Result<()> {
+        for (slot, var) in self.grads.iter_mut().zip(&params.vars) {
+            if let Some(g) = store.get(var.as_tensor()) {
+                let g = g.detach().to_dtype(DType::F32)?;
+                *slot = Some(match slot.take() {
+                    Some(acc) => (acc + g)?,
+                    None => g,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The global L2 norm of all gradients (NaN or inf when any entry is).
+    pub fn global_norm(&self) -> candle_core::Result<f64> {
+        let mut sq = 0f64;
+        for g in self.grads.iter().flatten() {
+            sq += g.sqr()?.sum_all()?.to_scalar::<f32>()? as f64;
+        }
+        Ok(sq.sqrt())
+    }
+
+    /// Scales all gradients so the global norm is at most `max_norm` (0 = no clipping).
+    /// Returns the norm before clipping.
+    pub fn clip(&mut self, max_norm: f64) -> candle_core::Result<f64> {
+        let norm = self.global_norm()?;
+        if max_norm > 0.0 && norm.is_finite() && norm > max_norm {
+            let scale = max_norm / (norm + 1e-6);
+            for g in self.grads.iter_mut().flatten() {
+                *g = g.affine(scale, 0.0)?;
+            }
+        }
+        Ok(norm)
+    }
+}
+
+/// AdamW hyper-parameters (the learning rate comes per step from [`Schedule`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AdamWParams {
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
+}
+
+impl From<&OptimConfig> for AdamWParams {
+    fn from(c: &OptimConfig) -> Self {
+        Self {
+            beta1: c.beta1,
+            beta2: c.beta2,
+            eps: c.eps,
+            weight_decay: c.weight_decay,
+        }
+    }
+}
+
+/// AdamW (Loshchilov & Hutter): `m = b1 m + (1-b1) g`, `v = b2 v + (1-b2) g^2`,
+/// `p -= lr (m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps) + wd p)`. Moments are f32 whatever the
+/// parameter dtype; weight decay applies to parameters of rank >= 2 only (matrices, not norm
+/// weights or biases).
+pub struct AdamW {
+    pub hp: AdamWParams,
+    /// Optimizer steps taken (t).
+    pub t: u64,
+    m: Vec<Tensor>,
+    v: Vec<Tensor>,
+}
+
+impl AdamW {
+    pub fn new(params: &Params, hp: AdamWParams) -> candle_core::Result<Self> {
+        let zeros = |var: &Var| Tensor::zeros(var.shape(), DType::F32, var.device());
+        Ok(Self {
+            hp,
+            t: 0,
+            m: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
+            v: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// One update with learning rate `lr`. Parameters without a gradient are left untouched
+    /// (their moments too).
+    pub fn step(&mut self, params: &Params, grads: &GradAccum, lr: f64) -> candle_core::Result<()> {
+        self.t += 1;
+        let AdamWParams {
+            beta1: b1,
+            beta2: b2,
+            eps,
+            weight_decay: wd,
+        } = self.hp;
+        let bc1 = 1.0 - b1.powi(self.t as i32);
+        let bc2 = 1.0 - b2.powi(self.t as i32);
+        for (i, var) in params.vars.iter().enumerate() {
+            let Some(g) = &grads.grads[i] else { continue };
+            let m = ((&self.m[i] * b1)? + (g * (1.0 - b1))?)?;
+            let v = ((&self.v[i] * b2)? + (g.sqr()? * (1.0 - b2))?)?;
+            let p = var.as_tensor().detach().to_dtype(DType::F32)?;
+            let update = ((&m / bc1)? / ((&v / bc2)?.sqrt()? + eps)?)?;
+            let decay = if var.rank() >= 2 { wd } else { 0.0 };
+            let p = ((p * (1.0 - lr * decay))? - (update * lr)?)?;
+            var.set(&p.to_dtype(var.dtype())?)?;
+            self.m[i] = m;
+            self.v[i] = v;
+        }
+        Ok(())
+    }
+
+    /// Saves the moments (safetensors, exact f32) under `path`; `t` is kept by the caller.
+    pub fn save(&self, params: &Params, path: &Path) -> candle_core::Result<()> {
+        let mut map: HashMap<String, Tensor> = HashMap::new();
+        for (i, name) in params.names.iter().enumerate() {
+            map.insert(format!("m.{name}"), self.m[i].clone());
+            map.insert(format!("v.{name}"), self.v[i].clone());
+        }
+        candle_core::safetensors::save(&map, path)
+    }
+
+    /// Restores the moments saved by [`AdamW::save`], and the step count.
+    pub fn load(&mut self, params: &Params, path: &Path, t: u64) -> candle_core::Result<()> {
+        let device = params
+            .vars
+            .first()
+            .map(|v| v.device().clone())
+            .unwrap_or(candle_core::Device::Cpu);
+        let mut map = candle_core::safetensors::load(path, &device)?;
+        for (i, name) in params.names.iter().enumerate() {
+            let get = |map: &mut HashMap<String, Tensor>, k: String| {
+                map.remove(&k)
+                    .ok_or_else(|| candle_core::Error::Msg(format!("optimizer state lacks {k}")))
+            };
+            self.m[i] = get(&mut map, format!("m.{name}"))?;
+            self.v[i] = get(&mut map, format!("v.{name}"))?;
+        }
+        self.t = t;
+        Ok(())
+    }
+}
+
+/// Learning rate per optimizer step: linear warmup from `lr/warmup` to `lr` over
+/// `warmup` steps, then constant, or cosine down to `min_lr_ratio * lr` at `total` steps.
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    pub lr: f64,
+    pub warmup: usize,
+    pub total: usize,
+    pub kind: LrScheduler,
+    pub min_lr_ratio: f64,
+}
+
+impl Schedule {
+    pub fn new(c: &OptimConfig, total: usize) -> Self {
+        Self {
+            lr: c.lr,
+            warmup: c.lr_warmup_steps,
+            total,
+            kind: c.lr_scheduler,
+            min_lr_ratio: c.min_lr_ratio,
+        }
+    }
+
+    /// The learning rate of optimizer step `step` (0-based).
+    pub fn lr_at(&self, step: usize) -> f64 {
+        if step < self.warmup {
+            return self.lr * (step + 1) as f64 / self.warmup as f64;
+        }
+        match self.kind {
+            LrScheduler::Constant => self.lr,
+            LrScheduler::Cosine => {
+                let span = self.total.saturating_sub(self.warmup).max(1) as f64;
+                let progress = ((step - self.warmup) as f64 / span).min(1.0);
+                let min = self.lr * self.min_lr_ratio;
+                min + (self.lr - min) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Device;
+
+    fn one_param(values: &[f32]) -> (VarMap, Params) {
+        let varmap = VarMap::new();
+        let t = Tensor::new(values, &Device::Cpu).unwrap();
+        varmap
+            .data()
+            .lock()
+            .unwrap()
+            .insert("w".into(), Var::from_tensor(&t).unwrap());
+        let params = Params::from_varmap(&varmap);
+        (varmap, params)
+    }
+
+    #[test]
+    fn adamw_matches_hand_computation() {
+        // First step of Adam: update = g/|g| (bias-corrected), so p moves by lr*sign(g)
+        // (up to eps); rank-1 parameters get no weight decay.
+        let (_vm, params) = one_param(&[1.0, -2.0]);
+        let hp = AdamWParams {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.1,
+        };
+        let mut opt = AdamW::new(&params, hp).unwrap();
+        let mut acc = GradAccum::new(&params);
+        acc.grads[0] = Some(Tensor::new(&[0.5f32, -3.0], &Device::Cpu).unwrap());
+        opt.step(&params, &acc, 0.01).unwrap();
+        let p: Vec<f32> = params.vars[0].as_tensor().to_vec1().unwrap();
+        assert!((p[0] - 0.99).abs() < 1e-6, "{p:?}");
+        assert!((p[1] + 1.99).abs() < 1e-6, "{p:?}");
+        // Second step, by hand.
+        acc.grads[0] = Some(Tensor::new(&[1.0f32, 1.0], &Device::Cpu).unwrap());
+        opt.step(&params, &acc, 0.01).unwrap();
+        let p2: Vec<f32> = params.vars[0].as_tensor().to_vec1().unwrap();
+        for (i, (g1, g2)) in [(0.5f64, 1.0f64), (-3.0, 1.0)].into_iter().enumerate() {
+            let m = 0.9 * (0.1 * g1) + 0.1 * g2;
+            let v = 0.999 * (0.001 * g1 * g1) + 0.001 * g2 * g2;
+            let upd = (m / (1.0 - 0.81)) / ((v / (1.0 - 0.999f64.powi(2))).sqrt() + 1e-8);
+            let want = p[i] as f64 - 0.01 * upd;
+            assert!(
+                (p2[i] as f64 - want).abs() < 1e-6,
+                "{i}: {} vs {want}",
+                p2[i]
+            );
+        }
+    }
+
+    #[test]
+    fn weight_decay_is_decoupled_and_only_on_matrices() {
+        let varmap = VarMap::new();
+        let t = Tensor::new(&[[2.0f32]], &Device::Cpu).unwrap();
+        varmap
+            .data()
+            .lock()
+            .unwrap()
+            .insert("m".into(), Var::from_tensor(&t).unwrap());
+        let params = Params::from_varmap(&varmap);
+        let hp = AdamWParams {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.5,
+        };
+        let mut opt = AdamW::new(&params, hp).unwrap();
+        let mut acc = GradAccum::new(&params);
+        acc.grads[0] = Some(Tensor::new(&[[0.0f32]], &Device::Cpu).unwrap());
+        opt.step(&params, &acc, 0.1).unwrap();
+        let p: Vec<Vec<f32>> = params.vars[0].as_tensor().to_vec2().unwrap();
+        assert!((p[0][0] - 2.0 * (1.0 - 0.05)).abs() < 1e-6, "{p:?}");
+    }
+
+    #[test]
+    fn state_round_trips_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |save_at: Option<usize>| {
+            let (_vm, params) = one_param(&[0.3, -0.7, 1.1]);
+            let hp = AdamWParams {
+                beta1: 0.9,
+                beta2: 0.95,
+                eps: 1e-8,
+                weight_decay: 0.0,
+            };
+            let mut opt = AdamW::new(&params, hp).unwrap();
+            for s in 0..6 {
+                if Some(s) == save_at {
+                    let path = dir.path().join("opt.safetensors");
+                    opt.save(&params, &path).unwrap();
+                    let mut fresh = AdamW::new(&params, hp).unwrap();
+                    fresh.load(&params, &path, opt.t).unwrap();
+                    opt = fresh;
+                }
+                let mut acc = GradAccum::new(&params);
+                let g = params.vars[0].as_tensor().sin().unwrap();
+                acc.grads[0] = Some(g);
+                opt.step(&params, &acc, 0.05).unwrap();
+            }
+            params.vars[0].as_tensor().to_vec1::<f32>().unwrap()
+        };
+        assert_eq!(run(None), run(Some(3)));
+    }
+
+    #[test]
+    fn clipping_scales_to_max_norm() {
+        let (_vm, params) = one_param(&[0.0, 0.0]);
+        let mut acc = GradAccum::new(&params);
+        acc.grads[0] = Some(Tensor::new(&[3.0f32, 4.0], &Device::Cpu).unwrap());
+        let norm = acc.clip(1.0).unwrap();
+        assert!((norm - 5.0).abs() < 1e-6);
+        assert!((acc.global_norm().unwrap() - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn schedule_warmup_then_cosine() {
+        let s = Schedule {
+            lr: 1.0,
+            warmup: 4,
+            total: 14,
+            kind: LrScheduler::Cosine,
+            min_lr_ratio: 0.1,
+        };
+        assert_eq!(s.lr_at(0), 0.25);
+        assert_eq!(s.lr_at(3), 1.0);
+        assert!((s.lr_at(4) - 1.0).abs() < 1e-12);
+        assert!((s.lr_at(9) - 0.55).abs() < 1e-12);
+        assert!((s.lr_at(14) - 0.1).abs() < 1e-12);
+        assert!((s.lr_at(100) - 0.1).abs() < 1e-12);
+        let c = Schedule {
+            kind: LrScheduler::Constant,
+            ..s
+        };
+        assert_eq!(c.lr_at(50), 1.0);
+    }
+}

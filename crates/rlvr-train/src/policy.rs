@@ -1,0 +1,168 @@
+//! What the loop trains and on what: the [`Policy`] (model, variables, tokenizer) and the
+//! [`Task`] (tokenized prompts and the verifier that scores responses).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::{VarBuilder, VarMap};
+use rlvr_model::{ChatMessage, ChatTokenizer, LoadedModel, Qwen, QwenConfig, TokenBatch};
+use rlvr_tasks::{Problem, PromptTemplate, Verifier};
+
+use crate::optim::Params;
+use crate::TrainError;
+
+/// The model being trained, with its variables in a fixed order.
+pub struct Policy {
+    pub model: Qwen,
+    pub varmap: VarMap,
+    pub params: Params,
+    pub config: QwenConfig,
+    pub tokenizer: ChatTokenizer,
+    pub device: Device,
+    pub dtype: DType,
+}
+
+impl Policy {
+    /// Wraps a checkpoint loaded by `rlvr_model::load_model`.
+    pub fn from_loaded(loaded: LoadedModel, dtype: DType, device: Device) -> Self {
+        let params = Params::from_varmap(&loaded.varmap);
+        Self {
+            model: loaded.model,
+            varmap: loaded.varmap,
+            params,
+            config: loaded.config,
+            tokenizer: loaded.tokenizer,
+            device,
+            dtype,
+        }
+    }
+
+    /// Loads a directory in Hugging Face layout (or a hub id from the local cache).
+    pub fn load(path: &str, dtype: DType, device: &Device) -> Result<Self, TrainError> {
+        let loaded = rlvr_model::load_model(path, dtype, device)?;
+        Ok(Self::from_loaded(loaded, dtype, device.clone()))
+    }
+
+    /// Saves the model in Hugging Face layout.
+    pub fn save(&self, dir: &Path) -> Result<(), TrainError> {
+        rlvr_model::save_model(dir, &self.varmap, &self.config, &self.tokenizer)?;
+        Ok(())
+    }
+
+    /// A frozen copy of the current weights (the KL reference).
+    pub fn frozen_copy(&self) -> Result<Qwen, TrainError> {
+        let tensors: std::collections::HashMap<String, Tensor> = self
+            .params
+            .names
+            .iter()
+            .zip(&self.params.vars)
+            .map(|(n, v)| Ok((n.clone(), v.as_tensor().detach().copy()?)))
+            .collect::<Result<_, candle_core::Error>>()?;
+        let vb = VarBuilder::from_tensors(tensors, self.dtype, &self.device);
+        Ok(Qwen::new(&self.config, vb)?)
+    }
+
+    /// The padding id for training batches.
+    pub fn pad_id(&self) -> u32 {
+        self.tokenizer.pad_id()
+    }
+
+    /// Response tokens -> text (special tokens dropped), for the verifier.
+    pub fn decode(&self, ids: &[u32]) -> Result<String, TrainError> {
+        Ok(self.tokenizer.decode(ids, true)?)
+    }
+
+    /// Builds a right-padded training batch.
+    pub fn batch(&self, pairs: &[(Vec<u32>, Vec<u32>)]) -> Result<TokenBatch, TrainError> {
+        Ok(TokenBatch::new(pairs, self.pad_id(), &self.device)?)
+    }
+}
+
+/// A set of problems ready for sampling: the rendered, tokenized prompt of each, and the
+/// verifier that scores responses to them.
+#[derive(Clone)]
+pub struct Task {
+    pub name: String,
+    pub problems: Vec<Problem>,
+    /// Token ids of each problem's prompt (same order as `problems`).
+    pub prompts: Vec<Vec<u32>>,
+    pub verifier: Arc<dyn Verifier>,
+}
+
+impl Task {
+    pub fn len(&self) -> usize {
+        self.problems.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// How a problem becomes prompt text: the template around the problem, then (optionally) the
+/// tokenizer's chat template as one user turn.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptFormat {
+    pub template: PromptTemplate,
+    pub chat: bool,
+}
+
+impl PromptFormat {
+    /// The prompt text of `problem`; without a tokenizer the chat template cannot be applied and
+    /// the text is returned as the user message alone (what `--dry-run` shows without weights).
+    pub fn render(
+        &self,
+        problem: &Problem,
+        tokenizer: Option<&ChatTokenizer>,
+    ) -> Result<String, TrainError> {
+        let user = self.template.render(problem.prompt.text());
+        match (self.chat, tokenizer) {
+            (true, Some(tok)) => {
+                let mut messages = Vec::new();
+                if let rlvr_tasks::Prompt::Chat(msgs) = &problem.prompt {
+                    for m in msgs.iter().filter(|m| m.role == "system") {
+                        messages.push(ChatMessage::new("system", m.content.clone()));
+                    }
+                }
+                messages.push(ChatMessage::new("user", user));
+                Ok(tok.apply_chat_template(&messages, true)?)
+            }
+            _ => Ok(user),
+        }
+    }
+}
+
+/// Renders and tokenizes every problem. Prompts longer than `max_prompt_len` tokens (or empty)
+/// are dropped; returns the task and the number dropped.
+pub fn build_task(
+    name: &str,
+    problems: Vec<Problem>,
+    format: PromptFormat,
+    tokenizer: &ChatTokenizer,
+    max_prompt_len: usize,
+    verifier: Arc<dyn Verifier>,
+) -> Result<(Task, usize), TrainError> {
+    let mut kept = Vec::with_capacity(problems.len());
+    let mut prompts = Vec::with_capacity(problems.len());
+    let mut dropped = 0;
+    for p in problems {
+        let text = format.render(&p, Some(tokenizer))?;
+        let ids = tokenizer.encode(&text, !format.chat)?;
+        if ids.is_empty() || (max_prompt_len > 0 && ids.len() > max_prompt_len) {
+            dropped += 1;
+            continue;
+        }
+        prompts.push(ids);
+        kept.push(p);
+    }
+    Ok((
+        Task {
+            name: name.to_string(),
+            problems: kept,
+            prompts,
+            verifier,
+        },
+        dropped,
+    ))
+}
