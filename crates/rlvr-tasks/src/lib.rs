@@ -1,1 +1,224 @@
-//! rlvr-tasks: see DESIGN.md section 4.
+//! rlvr-tasks: the tasks an RLVR run trains and evaluates on: datasets of prompts with
+//! references, and the verifiers that turn a sampled response into a reward.
+//!
+//! - [`data`]: loading problems from jsonl, json arrays and parquet (verl's layout), with
+//!   configurable field names, the named presets of `../shared/data`, and the data directory
+//!   resolution of DESIGN.md section 5 ([`resolve_data_dir`]).
+//! - [`math`]: answer extraction, normalization and equivalence for math answers
+//!   ([`math::verify`]), and [`MathVerifier`].
+//! - [`testbed`]: the generated arithmetic task that a small model learns on a CPU, with a
+//!   difficulty knob, a seed, the two length regimes of the paper, and its own tokenizer.
+//! - [`code`]: stdin/stdout programming problems and a sandboxed Python runner.
+//!
+//! Out of scope: sampling, models, tokenization of prompts for a model (rlvr-model), and the
+//! training loop (rlvr-train).
+//!
+//! # Contract
+//! - A [`Verifier`] never panics and returns in bounded time on any response (inputs are
+//!   capped; see [`math`]). Its [`Score::reward`] is in `[0, 1]`; [`Score::correct`] is true
+//!   exactly when the reward is 1 for binary verifiers.
+//! - Loading never panics on user input; every [`DataError`] names the file and the line, row
+//!   or field at fault.
+
+pub mod code;
+pub mod data;
+pub mod math;
+pub mod testbed;
+
+pub use data::{
+    load_file, load_preset, resolve_data_dir, AnswerSource, DataError, FieldMap, FileFormat,
+    Preset, PRESETS,
+};
+
+use serde::{Deserialize, Serialize};
+
+/// One chat message (`role` is `system`, `user` or `assistant` in verl/TRL files).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// A prompt as stored in the data: plain text, or chat messages (verl's `prompt` column).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Prompt {
+    Text(String),
+    Chat(Vec<ChatMessage>),
+}
+
+impl Prompt {
+    /// The problem text: the text itself, or the content of the last `user` message (the
+    /// last message when none has that role).
+    pub fn text(&self) -> &str {
+        match self {
+            Prompt::Text(t) => t,
+            Prompt::Chat(msgs) => msgs
+                .iter()
+                .rev()
+                .find(|m| m.role == "user")
+                .or(msgs.last())
+                .map_or("", |m| m.content.as_str()),
+        }
+    }
+}
+
+/// One problem: a prompt and its reference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// Stable id: the file's id field when it has one, else `<file stem>-<row index>`.
+    pub id: String,
+    pub prompt: Prompt,
+    /// The gold answer (for code problems: the tests, serialized as JSON; see [`code`]).
+    pub answer: String,
+    /// A worked reference solution when the data has one.
+    pub solution: Option<String>,
+    /// Where the problem comes from (verl's `data_source`, or the preset name).
+    pub data_source: String,
+}
+
+/// A named list of problems.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dataset {
+    pub name: String,
+    pub problems: Vec<Problem>,
+}
+
+impl Dataset {
+    pub fn len(&self) -> usize {
+        self.problems.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Prompt templates that wrap a bare problem text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PromptTemplate {
+    /// DAPO's template: the answer goes on a last line `Answer: $Answer`.
+    Dapo,
+    /// Qwen2.5-Math's: "Please reason step by step, and put your final answer within \boxed{}."
+    QwenBoxed,
+    /// The problem text unchanged.
+    Raw,
+}
+
+impl PromptTemplate {
+    /// Names accepted by [`PromptTemplate::from_str`](std::str::FromStr).
+    pub const NAMES: [&'static str; 3] = ["dapo", "qwen-boxed", "raw"];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PromptTemplate::Dapo => "dapo",
+            PromptTemplate::QwenBoxed => "qwen-boxed",
+            PromptTemplate::Raw => "raw",
+        }
+    }
+
+    /// The user message for `problem_text`.
+    pub fn render(&self, problem_text: &str) -> String {
+        match self {
+            PromptTemplate::Dapo => format!(
+                "Solve the following math problem step by step. The last line of your response \
+                 should be of the form Answer: $Answer (without quotes) where $Answer is the \
+                 answer to the problem.\n\n{problem_text}\n\nRemember to put your answer on its \
+                 own line after \"Answer:\"."
+            ),
+            PromptTemplate::QwenBoxed => format!(
+                "{problem_text}\nPlease reason step by step, and put your final answer within \\boxed{{}}."
+            ),
+            PromptTemplate::Raw => problem_text.to_string(),
+        }
+    }
+}
+
+impl std::str::FromStr for PromptTemplate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "dapo" => Ok(PromptTemplate::Dapo),
+            "qwen-boxed" | "qwen_boxed" | "boxed" => Ok(PromptTemplate::QwenBoxed),
+            "raw" => Ok(PromptTemplate::Raw),
+            _ => Err(format!(
+                "unknown prompt template {s:?} (expected one of {:?})",
+                Self::NAMES
+            )),
+        }
+    }
+}
+
+/// A verifier's verdict on one response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    /// In `[0, 1]`; 1 or 0 for binary verifiers.
+    pub reward: f64,
+    /// Whether the response counts as right (reward 1 for binary verifiers).
+    pub correct: bool,
+    /// The answer the verifier found in the response, if any.
+    pub extracted: Option<String>,
+    /// A short human-readable reason (`no answer found`, `numeric match`, ...).
+    pub reason: String,
+}
+
+impl Score {
+    /// A binary score: reward 1 when `correct`, else 0.
+    pub fn binary(correct: bool, extracted: Option<String>, reason: impl Into<String>) -> Self {
+        Score {
+            reward: if correct { 1.0 } else { 0.0 },
+            correct,
+            extracted,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Scores a response against a problem's reference. Implementations are cheap to share
+/// across threads and never panic.
+pub trait Verifier: Send + Sync {
+    fn score(&self, response: &str, problem: &Problem) -> Score;
+}
+
+/// The math verifier as a [`Verifier`]: [`math::verify`] against `problem.answer`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MathVerifier;
+
+impl Verifier for MathVerifier {
+    fn score(&self, response: &str, problem: &Problem) -> Score {
+        math::verify(&problem.answer, response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_render_and_parse() {
+        assert!(PromptTemplate::Dapo.render("1+1?").contains("Answer: $Answer"));
+        assert!(PromptTemplate::QwenBoxed
+            .render("1+1?")
+            .ends_with("within \\boxed{}."));
+        assert_eq!(PromptTemplate::Raw.render("1+1?"), "1+1?");
+        for name in PromptTemplate::NAMES {
+            let t: PromptTemplate = name.parse().unwrap();
+            assert_eq!(t.as_str(), name);
+        }
+        assert!("nope".parse::<PromptTemplate>().is_err());
+    }
+
+    #[test]
+    fn chat_prompt_text_is_last_user_message() {
+        let p = Prompt::Chat(vec![
+            ChatMessage {
+                role: "system".into(),
+                content: "sys".into(),
+            },
+            ChatMessage {
+                role: "user".into(),
+                content: "q".into(),
+            },
+        ]);
+        assert_eq!(p.text(), "q");
+    }
+}

@@ -1,0 +1,881 @@
+//! Loading problems: jsonl, json arrays and parquet files with configurable field names, the
+//! named presets of the shared data directory, and the data directory itself.
+//!
+//! # Data directory (DESIGN.md section 5)
+//! [`resolve_data_dir`] takes, in order: an explicit path (a `--data-dir` flag), the
+//! `RLVR_DATA_DIR` environment variable, then `../shared/data` relative to the current
+//! directory, then `../shared/data` relative to the workspace root this crate was built in.
+//! An explicit path or variable that does not exist is an error (no silent fallback).
+//!
+//! # Field paths
+//! A [`FieldMap`] names fields by dotted paths into each record: `prompt`,
+//! `reward_model.ground_truth`, `prompt.0.content` (a number indexes a list). A prompt field
+//! holding a list of `{role, content}` objects becomes [`Prompt::Chat`]; a string becomes
+//! [`Prompt::Text`]. An answer that is a number is written as JSON writes it (`70`, `27.0`);
+//! a list of answers is joined with `", "` (several answers, e.g. OlympiadBench).
+//!
+//! # Formats
+//! By extension: `.jsonl`/`.ndjson` (one object per line, blank lines skipped), `.json` (an
+//! array of objects), `.parquet` (read with parquet's record API, so nested verl columns
+//! `prompt: list<struct<content, role>>`, `reward_model: struct<ground_truth, style>` map to
+//! JSON-like values; snappy-compressed or uncompressed files).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::{ChatMessage, Dataset, Problem, Prompt};
+
+/// The environment variable naming the data directory.
+pub const DATA_DIR_ENV: &str = "RLVR_DATA_DIR";
+
+/// Errors of dataset loading; each names the file and the line, row or field at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DataError {
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A record that could not be parsed or lacks a required field; `at` is `line N`
+    /// (jsonl, 1-based), `element N` (json array, 0-based) or `row N` (parquet, 0-based).
+    #[error("{}: {at}: {reason}", .path.display())]
+    BadRecord {
+        path: PathBuf,
+        at: String,
+        reason: String,
+    },
+    #[error("{}: {reason}", .path.display())]
+    BadFile { path: PathBuf, reason: String },
+    #[error("no data directory: {reason}")]
+    NoDataDir { reason: String },
+    #[error("unknown preset {name:?}; known presets: {known}")]
+    UnknownPreset { name: String, known: String },
+    /// A preset whose file is not in the data directory (offline: nothing is downloaded).
+    #[error("preset {preset}: {} not found. Put {file} there (inside the data directory {}); source: {source_hint}", .expected.display(), .data_dir.display())]
+    PresetMissing {
+        preset: String,
+        expected: PathBuf,
+        data_dir: PathBuf,
+        file: String,
+        source_hint: String,
+    },
+}
+
+/// Where the gold answer of a record comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnswerSource {
+    /// The field's value (strings as they are, numbers as JSON writes them, lists joined).
+    Field(String),
+    /// The last `\boxed{...}` of the field's text (Minerva-MATH).
+    LastBoxedIn(String),
+    /// The text after the last `####` of the field (GSM8K).
+    AfterHashes(String),
+    /// The field's value serialized as JSON (code tests).
+    Json(String),
+}
+
+impl AnswerSource {
+    fn path(&self) -> &str {
+        match self {
+            AnswerSource::Field(p)
+            | AnswerSource::LastBoxedIn(p)
+            | AnswerSource::AfterHashes(p)
+            | AnswerSource::Json(p) => p,
+        }
+    }
+}
+
+/// Which fields of a record hold what (dotted paths, see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldMap {
+    /// Required: a string or a list of chat messages.
+    pub prompt: String,
+    /// Required.
+    pub answer: AnswerSource,
+    /// Optional: a worked solution (a list of strings is joined with blank lines).
+    pub solution: Option<String>,
+    /// Optional: an id; records without one get `<file stem>-<index>`.
+    pub id: Option<String>,
+    /// Optional: the record's data source; defaults to the dataset name.
+    pub data_source: Option<String>,
+    /// Optional: text put before the prompt text when present and not null (OlympiadBench).
+    pub context: Option<String>,
+}
+
+impl FieldMap {
+    /// verl's layout: `prompt` (chat), `reward_model.ground_truth`, `data_source`,
+    /// `extra_info.index` as the id.
+    pub fn verl() -> Self {
+        FieldMap {
+            prompt: "prompt".into(),
+            answer: AnswerSource::Field("reward_model.ground_truth".into()),
+            solution: None,
+            id: Some("extra_info.index".into()),
+            data_source: Some("data_source".into()),
+            context: None,
+        }
+    }
+
+    /// The MATH/Qwen-eval layout: `problem`, `answer`, `solution`, `id`.
+    pub fn problem_answer() -> Self {
+        FieldMap {
+            prompt: "problem".into(),
+            answer: AnswerSource::Field("answer".into()),
+            solution: Some("solution".into()),
+            id: Some("id".into()),
+            data_source: None,
+            context: None,
+        }
+    }
+}
+
+/// File formats [`load_file`] reads, chosen by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Jsonl,
+    JsonArray,
+    Parquet,
+}
+
+impl FileFormat {
+    pub fn from_path(path: &Path) -> Result<Self, DataError> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl") | Some("ndjson") => Ok(FileFormat::Jsonl),
+            Some("json") => Ok(FileFormat::JsonArray),
+            Some("parquet") => Ok(FileFormat::Parquet),
+            _ => Err(DataError::BadFile {
+                path: path.to_path_buf(),
+                reason: "unknown format: expected a .jsonl, .json or .parquet file".into(),
+            }),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// data directory
+// ---------------------------------------------------------------------------------------
+
+/// Finds the data directory (order in the module docs).
+pub fn resolve_data_dir(flag: Option<&Path>) -> Result<PathBuf, DataError> {
+    let env = std::env::var_os(DATA_DIR_ENV).map(PathBuf::from);
+    resolve_data_dir_from(flag, env.as_deref())
+}
+
+fn resolve_data_dir_from(flag: Option<&Path>, env: Option<&Path>) -> Result<PathBuf, DataError> {
+    if let Some(dir) = flag {
+        return existing_dir(dir, "--data-dir");
+    }
+    if let Some(dir) = env.filter(|d| !d.as_os_str().is_empty()) {
+        return existing_dir(dir, DATA_DIR_ENV);
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let candidates = [
+        PathBuf::from("../shared/data"),
+        workspace.join("../shared/data"),
+    ];
+    for c in &candidates {
+        if c.is_dir() {
+            return Ok(c.canonicalize().unwrap_or_else(|_| c.clone()));
+        }
+    }
+    Err(DataError::NoDataDir {
+        reason: format!(
+            "pass --data-dir, set {DATA_DIR_ENV}, or create ../shared/data (tried {})",
+            candidates
+                .iter()
+                .map(|c| c.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+fn existing_dir(dir: &Path, from: &str) -> Result<PathBuf, DataError> {
+    if dir.is_dir() {
+        Ok(dir.to_path_buf())
+    } else {
+        Err(DataError::NoDataDir {
+            reason: format!("{} (from {from}) is not a directory", dir.display()),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// presets
+// ---------------------------------------------------------------------------------------
+
+/// A named dataset in the data directory.
+#[derive(Debug, Clone, Copy)]
+pub struct Preset {
+    pub name: &'static str,
+    /// Path relative to the data directory.
+    pub file: &'static str,
+    /// Records the file holds in the copy SOURCES.md describes (None: not in that copy).
+    pub records: Option<usize>,
+    /// Whether records carry a worked solution whose final answer the verifier can check.
+    pub has_worked_solution: bool,
+    /// Where to get the file.
+    pub source: &'static str,
+    fields: fn() -> FieldMap,
+}
+
+impl Preset {
+    pub fn fields(&self) -> FieldMap {
+        (self.fields)()
+    }
+}
+
+fn fm(prompt: &str, answer: AnswerSource, solution: Option<&str>, id: Option<&str>) -> FieldMap {
+    FieldMap {
+        prompt: prompt.into(),
+        answer,
+        solution: solution.map(Into::into),
+        id: id.map(Into::into),
+        data_source: None,
+        context: None,
+    }
+}
+
+fn field(p: &str) -> AnswerSource {
+    AnswerSource::Field(p.into())
+}
+
+/// The presets [`load_preset`] knows. `matharena_aime25` is read from MathArena's layout
+/// (`answers.csv` + `problems/<id>.tex` for AIME 2025 I and II).
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "math500",
+        file: "math500/test.jsonl",
+        records: Some(500),
+        has_worked_solution: true,
+        source: "github hkust-nlp/simpleRL-reason examples/simplelr_math_eval/data/math500/test.jsonl (the PRM800K MATH-500 split)",
+        fields: || fm("problem", field("answer"), Some("solution"), Some("unique_id")),
+    },
+    Preset {
+        name: "aime24",
+        file: "aime24/test.jsonl",
+        records: Some(30),
+        has_worked_solution: true,
+        source: "github QwenLM/Qwen2.5-Math evaluation/data/aime24/test.jsonl",
+        fields: FieldMap::problem_answer,
+    },
+    Preset {
+        name: "aime24_polaris",
+        file: "aime24/aime24.parquet",
+        records: Some(30),
+        has_worked_solution: false,
+        source: "github ChenxinAn-fdu/POLARIS evaluation/benchmarks/aime24.parquet",
+        fields: FieldMap::verl,
+    },
+    Preset {
+        name: "aime24_dapo",
+        file: "aime24/aime-2024.parquet",
+        records: Some(960),
+        has_worked_solution: false,
+        source: "github BytedTsinghua-SIA/DAPO eval/aime-2024.parquet",
+        fields: FieldMap::verl,
+    },
+    Preset {
+        name: "aime25",
+        file: "aime25/train.jsonl",
+        records: Some(30),
+        has_worked_solution: false,
+        source: "github Geraldxm/math-vault source/aime_2025/train.jsonl (MathArena/aime_2025)",
+        fields: || fm("problem", field("answer"), None, Some("problem_idx")),
+    },
+    Preset {
+        name: "aime25_polaris",
+        file: "aime25/aime25.parquet",
+        records: Some(30),
+        has_worked_solution: false,
+        source: "github ChenxinAn-fdu/POLARIS evaluation/benchmarks/aime25.parquet",
+        fields: FieldMap::verl,
+    },
+    Preset {
+        name: "matharena_aime25",
+        file: "aime25/matharena",
+        records: Some(30),
+        has_worked_solution: false,
+        source: "github eth-sri/matharena data/aime/aime_2025_{I,II}/ (answers.csv, problems/*.tex)",
+        fields: || fm("problem", field("answer"), None, Some("id")),
+    },
+    Preset {
+        name: "amc23",
+        file: "amc23/test.jsonl",
+        records: Some(40),
+        has_worked_solution: false,
+        source: "github QwenLM/Qwen2.5-Math evaluation/data/amc23/test.jsonl",
+        fields: || fm("problem", field("answer"), None, Some("id")),
+    },
+    Preset {
+        name: "minerva_math",
+        file: "minerva_math/test.jsonl",
+        records: Some(272),
+        has_worked_solution: true,
+        source: "github QwenLM/Qwen2.5-Math evaluation/data/minerva_math/test.jsonl",
+        fields: || {
+            fm(
+                "problem",
+                AnswerSource::LastBoxedIn("solution".into()),
+                Some("solution"),
+                Some("idx"),
+            )
+        },
+    },
+    Preset {
+        name: "olympiadbench",
+        file: "olympiadbench/test.jsonl",
+        records: Some(675),
+        has_worked_solution: false,
+        source: "github QwenLM/Qwen2.5-Math evaluation/data/olympiadbench/test.jsonl",
+        fields: || FieldMap {
+            context: Some("context".into()),
+            ..fm("question", field("final_answer"), Some("solution"), Some("id"))
+        },
+    },
+    Preset {
+        name: "gsm8k",
+        file: "gsm8k/test.jsonl",
+        records: Some(1319),
+        has_worked_solution: true,
+        source: "github openai/grade-school-math grade_school_math/data/test.jsonl",
+        fields: || {
+            fm(
+                "question",
+                AnswerSource::AfterHashes("answer".into()),
+                Some("answer"),
+                None,
+            )
+        },
+    },
+    Preset {
+        name: "gsm8k_train",
+        file: "gsm8k/train.jsonl",
+        records: Some(7473),
+        has_worked_solution: true,
+        source: "github openai/grade-school-math grade_school_math/data/train.jsonl",
+        fields: || {
+            fm(
+                "question",
+                AnswerSource::AfterHashes("answer".into()),
+                Some("answer"),
+                None,
+            )
+        },
+    },
+    Preset {
+        name: "math_train",
+        file: "math_train/math.json",
+        records: Some(7474),
+        has_worked_solution: false,
+        source: "github agentica-project/rllm rllm/data/train/math/math.json",
+        fields: || fm("problem", field("answer"), None, None),
+    },
+    Preset {
+        name: "dapo_math_17k",
+        file: "dapo_math_17k/dapo_math_17k.parquet",
+        records: Some(17917),
+        has_worked_solution: false,
+        source: "github MasterVito/SvS data/dapo_math_17k.parquet (one copy of DAPO-Math-17k)",
+        fields: FieldMap::verl,
+    },
+    Preset {
+        name: "deepscaler_aime",
+        file: "deepscaler_components/aime.json",
+        records: Some(975),
+        has_worked_solution: true,
+        source: "github agentica-project/rllm rllm/data/train/math/aime.json",
+        fields: || fm("problem", field("answer"), Some("solution"), None),
+    },
+    Preset {
+        name: "polaris",
+        file: "polaris/polaris-data-53K.parquet",
+        records: None,
+        has_worked_solution: false,
+        source: "github ChenxinAn-fdu/POLARIS parquet/stage1/polaris-data-53K.parquet (verl layout)",
+        fields: FieldMap::verl,
+    },
+    Preset {
+        name: "codeforces",
+        file: "code/codeforces.json",
+        records: Some(408),
+        has_worked_solution: false,
+        source: "github agentica-project/rllm rllm/data/test/code/codeforces.json",
+        fields: || fm("problem", AnswerSource::Json("tests".into()), None, None),
+    },
+    Preset {
+        name: "leetcode",
+        file: "code/leetcode.json",
+        records: Some(200),
+        has_worked_solution: false,
+        source: "github agentica-project/rllm rllm/data/test/code/leetcode.json",
+        fields: || {
+            fm(
+                "problem",
+                AnswerSource::Json("tests".into()),
+                Some("solutions"),
+                None,
+            )
+        },
+    },
+];
+
+/// Finds a preset by name.
+pub fn preset(name: &str) -> Result<&'static Preset, DataError> {
+    PRESETS
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| DataError::UnknownPreset {
+            name: name.to_string(),
+            known: PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
+        })
+}
+
+/// Loads a named preset from `data_dir`. A missing file is a [`DataError::PresetMissing`]
+/// that says which file to put where (nothing is downloaded).
+pub fn load_preset(name: &str, data_dir: &Path) -> Result<Dataset, DataError> {
+    let p = preset(name)?;
+    let path = data_dir.join(p.file);
+    if !path.exists() {
+        return Err(DataError::PresetMissing {
+            preset: p.name.to_string(),
+            expected: path,
+            data_dir: data_dir.to_path_buf(),
+            file: p.file.to_string(),
+            source_hint: p.source.to_string(),
+        });
+    }
+    let mut ds = if p.name == "matharena_aime25" {
+        load_matharena(&path)?
+    } else {
+        load_file(&path, &p.fields())?
+    };
+    ds.name = p.name.to_string();
+    for prob in &mut ds.problems {
+        if prob.data_source.is_empty() || prob.data_source == file_stem(&path) {
+            prob.data_source = p.name.to_string();
+        }
+    }
+    Ok(ds)
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("data")
+        .to_string()
+}
+
+// ---------------------------------------------------------------------------------------
+// files
+// ---------------------------------------------------------------------------------------
+
+/// Loads a jsonl, json-array or parquet file (format by extension) with the given fields.
+pub fn load_file(path: &Path, fields: &FieldMap) -> Result<Dataset, DataError> {
+    let records = read_records(path)?;
+    let stem = file_stem(path);
+    let mut problems = Vec::with_capacity(records.len());
+    for (at, index, value) in records {
+        let p = to_problem(&value, fields, &stem, index)
+            .map_err(|reason| DataError::BadRecord {
+                path: path.to_path_buf(),
+                at,
+                reason,
+            })?;
+        problems.push(p);
+    }
+    Ok(Dataset {
+        name: stem,
+        problems,
+    })
+}
+
+/// Reads every record of a file as a JSON value, with its location (`line N`/`row N`/...)
+/// and its 0-based index.
+pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
+    let io = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    match FileFormat::from_path(path)? {
+        FileFormat::Jsonl => {
+            let reader = BufReader::new(File::open(path).map_err(io)?);
+            let mut out = Vec::new();
+            for (i, line) in reader.lines().enumerate() {
+                let line = line.map_err(io)?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let v: Value = serde_json::from_str(&line).map_err(|e| DataError::BadRecord {
+                    path: path.to_path_buf(),
+                    at: format!("line {}", i + 1),
+                    reason: format!("invalid JSON: {e}"),
+                })?;
+                let index = out.len();
+                out.push((format!("line {}", i + 1), index, v));
+            }
+            Ok(out)
+        }
+        FileFormat::JsonArray => {
+            let text = std::fs::read_to_string(path).map_err(io)?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| DataError::BadFile {
+                path: path.to_path_buf(),
+                reason: format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()),
+            })?;
+            let Value::Array(items) = v else {
+                return Err(DataError::BadFile {
+                    path: path.to_path_buf(),
+                    reason: "expected a JSON array of records".into(),
+                });
+            };
+            Ok(items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (format!("element {i}"), i, v))
+                .collect())
+        }
+        FileFormat::Parquet => read_parquet(path),
+    }
+}
+
+fn read_parquet(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let bad = |reason: String| DataError::BadFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file = File::open(path).map_err(|source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let reader =
+        SerializedFileReader::new(file).map_err(|e| bad(format!("not a parquet file: {e}")))?;
+    let rows = reader
+        .get_row_iter(None)
+        .map_err(|e| bad(format!("cannot read rows: {e}")))?;
+    let mut out = Vec::new();
+    for (i, row) in rows.enumerate() {
+        let row = row.map_err(|e| DataError::BadRecord {
+            path: path.to_path_buf(),
+            at: format!("row {i}"),
+            reason: format!("cannot decode: {e}"),
+        })?;
+        out.push((format!("row {i}"), i, row_to_json(&row)));
+    }
+    Ok(out)
+}
+
+fn row_to_json(row: &parquet::record::Row) -> Value {
+    let mut map = serde_json::Map::new();
+    for (name, f) in row.get_column_iter() {
+        map.insert(name.clone(), field_to_json(f));
+    }
+    Value::Object(map)
+}
+
+fn field_to_json(f: &parquet::record::Field) -> Value {
+    use parquet::record::Field;
+    match f {
+        Field::Null => Value::Null,
+        Field::Bool(b) => Value::Bool(*b),
+        Field::Byte(x) => (*x).into(),
+        Field::Short(x) => (*x).into(),
+        Field::Int(x) => (*x).into(),
+        Field::Long(x) => (*x).into(),
+        Field::UByte(x) => (*x).into(),
+        Field::UShort(x) => (*x).into(),
+        Field::UInt(x) => (*x).into(),
+        Field::ULong(x) => (*x).into(),
+        Field::Float(x) => serde_json::Number::from_f64(f64::from(*x)).map_or(Value::Null, Value::Number),
+        Field::Double(x) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
+        Field::Str(s) => Value::String(s.clone()),
+        Field::Group(r) => row_to_json(r),
+        Field::ListInternal(l) => Value::Array(l.elements().iter().map(field_to_json).collect()),
+        Field::MapInternal(m) => Value::Object(
+            m.entries()
+                .iter()
+                .map(|(k, v)| (k.to_string().trim_matches('"').to_string(), field_to_json(v)))
+                .collect(),
+        ),
+        other => Value::String(other.to_string()),
+    }
+}
+
+/// Follows a dotted path (`a.b.0.c`) into a JSON value.
+pub fn get_path<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+    let mut cur = v;
+    for seg in path.split('.') {
+        cur = match cur {
+            Value::Object(m) => m.get(seg)?,
+            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Problem, String> {
+    if !v.is_object() {
+        return Err("expected a JSON object".into());
+    }
+    let required = |path: &str| -> Result<&Value, String> {
+        match get_path(v, path) {
+            None => Err(format!("missing field `{path}`")),
+            Some(Value::Null) => Err(format!("field `{path}` is null")),
+            Some(x) => Ok(x),
+        }
+    };
+    let optional_text = |path: &Option<String>| -> Option<String> {
+        let x = get_path(v, path.as_deref()?)?;
+        match x {
+            Value::Array(items) => Some(
+                items
+                    .iter()
+                    .filter_map(scalar_text)
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            ),
+            Value::String(s) if s == "None" => None,
+            other => scalar_text(other),
+        }
+    };
+
+    let pv = required(&f.prompt)?;
+    let mut prompt = match pv {
+        Value::String(s) => Prompt::Text(s.clone()),
+        Value::Array(msgs) => {
+            let mut out = Vec::with_capacity(msgs.len());
+            for (i, m) in msgs.iter().enumerate() {
+                let role = get_path(m, "role").and_then(Value::as_str);
+                let content = get_path(m, "content").and_then(Value::as_str);
+                match (role, content) {
+                    (Some(r), Some(c)) => out.push(ChatMessage {
+                        role: r.to_string(),
+                        content: c.to_string(),
+                    }),
+                    _ => {
+                        return Err(format!(
+                            "field `{}.{i}`: expected {{\"role\": string, \"content\": string}}",
+                            f.prompt
+                        ))
+                    }
+                }
+            }
+            Prompt::Chat(out)
+        }
+        _ => {
+            return Err(format!(
+                "field `{}`: expected a string or a list of chat messages",
+                f.prompt
+            ))
+        }
+    };
+    if let (Some(ctx), Prompt::Text(t)) = (optional_text(&f.context), &mut prompt) {
+        if !ctx.trim().is_empty() {
+            *t = format!("{ctx}\n\n{t}");
+        }
+    }
+
+    let apath = f.answer.path();
+    let av = required(apath)?;
+    let answer = match &f.answer {
+        AnswerSource::Json(_) => match av {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        },
+        AnswerSource::Field(_) => match av {
+            Value::Array(items) => {
+                let parts: Option<Vec<String>> = items.iter().map(scalar_text).collect();
+                parts
+                    .ok_or_else(|| format!("field `{apath}`: expected a list of strings or numbers"))?
+                    .join(", ")
+            }
+            other => scalar_text(other)
+                .ok_or_else(|| format!("field `{apath}`: expected a string or a number"))?,
+        },
+        AnswerSource::LastBoxedIn(_) => {
+            let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;
+            crate::math::last_boxed(&text)
+                .ok_or_else(|| format!("field `{apath}`: no \\boxed{{...}} in the text"))?
+        }
+        AnswerSource::AfterHashes(_) => {
+            let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;
+            let pos = text
+                .rfind("####")
+                .ok_or_else(|| format!("field `{apath}`: no `####` in the text"))?;
+            text[pos + 4..].trim().replace(',', "")
+        }
+    };
+    if answer.trim().is_empty() {
+        return Err(format!("field `{apath}` is empty"));
+    }
+    let id = optional_text(&f.id).unwrap_or_else(|| format!("{stem}-{index}"));
+    let data_source = optional_text(&f.data_source).unwrap_or_else(|| stem.to_string());
+    Ok(Problem {
+        id,
+        prompt,
+        answer,
+        solution: optional_text(&f.solution),
+        data_source,
+    })
+}
+
+/// MathArena's layout: `<dir>/<competition>/answers.csv` (`id,answer`) and
+/// `<dir>/<competition>/problems/<id>.tex`, for every competition folder in name order.
+pub fn load_matharena(dir: &Path) -> Result<Dataset, DataError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DataError::Io { path, source }
+    };
+    let mut comps: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("answers.csv").is_file())
+        .collect();
+    comps.sort();
+    let mut problems = Vec::new();
+    for comp in comps {
+        let csv = comp.join("answers.csv");
+        let text = std::fs::read_to_string(&csv).map_err(io(&csv))?;
+        let comp_name = file_stem(&comp);
+        for (i, line) in text.lines().enumerate().skip(1) {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = |reason: String| DataError::BadRecord {
+                path: csv.clone(),
+                at: format!("line {}", i + 1),
+                reason,
+            };
+            let (id, answer) = line
+                .split_once(',')
+                .ok_or_else(|| bad("expected `id,answer`".into()))?;
+            let tex = comp.join("problems").join(format!("{}.tex", id.trim()));
+            let problem = std::fs::read_to_string(&tex).map_err(io(&tex))?;
+            problems.push(Problem {
+                id: format!("{comp_name}-{}", id.trim()),
+                prompt: Prompt::Text(problem.trim().to_string()),
+                answer: answer.trim().to_string(),
+                solution: None,
+                data_source: "matharena_aime25".into(),
+            });
+        }
+    }
+    Ok(Dataset {
+        name: "matharena_aime25".into(),
+        problems,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn jsonl_with_configurable_fields_and_errors_name_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "a.jsonl",
+            "{\"q\": \"1+1?\", \"meta\": {\"gold\": 2}}\n\n{\"q\": \"2+2?\", \"meta\": {\"gold\": \"4\"}}\n",
+        );
+        let fields = FieldMap {
+            prompt: "q".into(),
+            answer: AnswerSource::Field("meta.gold".into()),
+            solution: None,
+            id: None,
+            data_source: None,
+            context: None,
+        };
+        let ds = load_file(&p, &fields).unwrap();
+        assert_eq!(ds.len(), 2);
+        assert_eq!(ds.problems[0].answer, "2");
+        assert_eq!(ds.problems[1].id, "a-1");
+        assert_eq!(ds.problems[1].prompt, Prompt::Text("2+2?".into()));
+
+        let bad = write(dir.path(), "b.jsonl", "{\"q\": \"x\", \"meta\": {\"gold\": 1}}\n{\"q\": \"y\"}\n");
+        let err = load_file(&bad, &fields).unwrap_err().to_string();
+        assert!(err.contains("b.jsonl: line 2: missing field `meta.gold`"), "{err}");
+        let bad = write(dir.path(), "c.jsonl", "{\"q\": \"x\", \"meta\": {\"gold\": 1}}\n{oops\n");
+        let err = load_file(&bad, &fields).unwrap_err().to_string();
+        assert!(err.contains("c.jsonl: line 2: invalid JSON"), "{err}");
+    }
+
+    #[test]
+    fn json_array_chat_prompts_and_answer_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "a.json",
+            r#"[{"prompt": [{"role": "user", "content": "hi"}], "reward_model": {"ground_truth": ["1", "2"]}, "data_source": "x"}]"#,
+        );
+        let ds = load_file(&p, &FieldMap::verl()).unwrap();
+        assert_eq!(ds.problems[0].prompt.text(), "hi");
+        assert_eq!(ds.problems[0].answer, "1, 2");
+        assert_eq!(ds.problems[0].data_source, "x");
+        let p = write(dir.path(), "b.json", r#"[{"prompt": 3, "reward_model": {"ground_truth": "1"}}]"#);
+        let err = load_file(&p, &FieldMap::verl()).unwrap_err().to_string();
+        assert!(err.contains("b.json: element 0: field `prompt`"), "{err}");
+        let p = write(dir.path(), "c.txt", "");
+        assert!(load_file(&p, &FieldMap::verl()).unwrap_err().to_string().contains("unknown format"));
+    }
+
+    #[test]
+    fn answer_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "g.jsonl",
+            "{\"question\": \"q\", \"answer\": \"3 + 4 = <<3+4=7>>7\\n#### 1,007\", \"solution\": \"so \\\\boxed{\\\\frac{1}{2}} ok\"}\n",
+        );
+        let mut f = fm("question", AnswerSource::AfterHashes("answer".into()), None, None);
+        assert_eq!(load_file(&p, &f).unwrap().problems[0].answer, "1007");
+        f.answer = AnswerSource::LastBoxedIn("solution".into());
+        assert_eq!(load_file(&p, &f).unwrap().problems[0].answer, "\\frac{1}{2}");
+        f.answer = AnswerSource::LastBoxedIn("question".into());
+        let err = load_file(&p, &f).unwrap_err().to_string();
+        assert!(err.contains("line 1: field `question`: no \\boxed"), "{err}");
+    }
+
+    #[test]
+    fn data_dir_resolution_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(resolve_data_dir_from(Some(d), None).unwrap(), d);
+        assert_eq!(resolve_data_dir_from(None, Some(d)).unwrap(), d);
+        let missing = d.join("nope");
+        let err = resolve_data_dir_from(Some(&missing), Some(d)).unwrap_err().to_string();
+        assert!(err.contains("nope") && err.contains("--data-dir"), "{err}");
+        let err = resolve_data_dir_from(None, Some(&missing)).unwrap_err().to_string();
+        assert!(err.contains(DATA_DIR_ENV), "{err}");
+    }
+
+    #[test]
+    fn missing_preset_says_what_to_put_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = load_preset("polaris", dir.path()).unwrap_err().to_string();
+        assert!(err.contains("polaris/polaris-data-53K.parquet"), "{err}");
+        assert!(err.contains("POLARIS"), "{err}");
+        let err = load_preset("nope", dir.path()).unwrap_err().to_string();
+        assert!(err.contains("math500"), "{err}");
+    }
+}
