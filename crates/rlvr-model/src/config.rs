@@ -1,0 +1,487 @@
+//! `config.json` of Qwen2 / Qwen2.5 / Qwen3 (and plain Llama) checkpoints.
+//!
+//! Both layouts transformers writes are read: version 4 (top-level `rope_theta`, `rope_scaling`,
+//! `torch_dtype`) and version 5 (`rope_parameters`, `dtype`). Keys this crate does not use are
+//! kept in [`QwenConfig::extra`] and written back by [`QwenConfig::to_json`], so a loaded and
+//! saved checkpoint keeps its metadata.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// The model families this crate implements; they differ only in small switches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Architecture {
+    /// `Qwen2ForCausalLM` (Qwen2, Qwen2.5, Qwen2.5-Math): q/k/v projections carry biases.
+    Qwen2,
+    /// `Qwen3ForCausalLM`: per-head RMSNorm on queries and keys, no biases by default.
+    Qwen3,
+    /// `LlamaForCausalLM` with default RoPE (no rope scaling), no biases.
+    Llama,
+}
+
+impl Architecture {
+    /// The class name transformers writes in `architectures`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Architecture::Qwen2 => "Qwen2ForCausalLM",
+            Architecture::Qwen3 => "Qwen3ForCausalLM",
+            Architecture::Llama => "LlamaForCausalLM",
+        }
+    }
+
+    /// The `model_type` transformers writes.
+    pub fn model_type(self) -> &'static str {
+        match self {
+            Architecture::Qwen2 => "qwen2",
+            Architecture::Qwen3 => "qwen3",
+            Architecture::Llama => "llama",
+        }
+    }
+}
+
+/// A normalized model configuration. Build it with [`QwenConfig::from_json`] /
+/// [`QwenConfig::from_file`] (or serde), or with [`QwenConfig::tiny`] for tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QwenConfig {
+    pub architecture: Architecture,
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub num_key_value_heads: usize,
+    /// Per-head dimension (`head_dim`; defaults to hidden_size / num_attention_heads, or 128
+    /// for Qwen3 as in transformers).
+    pub head_dim: usize,
+    pub max_position_embeddings: usize,
+    pub rms_norm_eps: f64,
+    pub rope_theta: f64,
+    pub tie_word_embeddings: bool,
+    /// Biases on the q/k/v projections (always true for Qwen2, `attention_bias` otherwise).
+    pub attention_bias: bool,
+    /// Per-head RMSNorm of queries and keys before RoPE (Qwen3).
+    pub qk_norm: bool,
+    pub bos_token_id: Option<u32>,
+    pub eos_token_ids: Vec<u32>,
+    pub pad_token_id: Option<u32>,
+    /// The checkpoint's declared dtype (`torch_dtype` or `dtype`), e.g. "bfloat16".
+    pub dtype: Option<String>,
+    /// Every other key of config.json, written back unchanged on save.
+    pub extra: Map<String, Value>,
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    "architectures",
+    "model_type",
+    "vocab_size",
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "max_position_embeddings",
+    "rms_norm_eps",
+    "rope_theta",
+    "rope_scaling",
+    "rope_parameters",
+    "tie_word_embeddings",
+    "attention_bias",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    "torch_dtype",
+    "dtype",
+    "hidden_act",
+    "use_sliding_window",
+    "mlp_bias",
+];
+
+impl QwenConfig {
+    /// A small Qwen2-shaped model (about 0.8M parameters plus `vocab_size * 128` for the tied
+    /// embedding): hidden 128, 4 layers, 4 heads / 2 key-value heads, MLP 384, context 1024.
+    /// Used by the CPU testbed and tests; it saves and loads like any Hugging Face checkpoint.
+    pub fn tiny(vocab_size: usize) -> Self {
+        Self::qwen2(vocab_size, 128, 4, 4, 2, 384)
+    }
+
+    /// The shape of TRL's `bench-tiny` reference model (/work/shared/bench): vocab 512, hidden
+    /// 256, 4 layers, 4 / 2 heads, MLP 704, tied embeddings (3,084,544 parameters).
+    pub fn bench_tiny() -> Self {
+        Self::qwen2(512, 256, 4, 4, 2, 704)
+    }
+
+    /// Qwen2.5-0.5B's shape (vocab 151,936, hidden 896, 14 / 2 heads, MLP 4864, tied) with
+    /// `num_layers` layers (the real model has 24).
+    pub fn qwen25_05b_shaped(num_layers: usize) -> Self {
+        let mut c = Self::qwen2(151_936, 896, num_layers, 14, 2, 4864);
+        c.rope_theta = 1_000_000.0;
+        c.max_position_embeddings = 32_768;
+        c
+    }
+
+    fn qwen2(
+        vocab: usize,
+        hidden: usize,
+        layers: usize,
+        heads: usize,
+        kv: usize,
+        ffn: usize,
+    ) -> Self {
+        QwenConfig {
+            architecture: Architecture::Qwen2,
+            vocab_size: vocab,
+            hidden_size: hidden,
+            intermediate_size: ffn,
+            num_hidden_layers: layers,
+            num_attention_heads: heads,
+            num_key_value_heads: kv,
+            head_dim: hidden / heads,
+            max_position_embeddings: 1024,
+            rms_norm_eps: 1e-6,
+            rope_theta: 10_000.0,
+            tie_word_embeddings: true,
+            attention_bias: true,
+            qk_norm: false,
+            bos_token_id: None,
+            eos_token_ids: Vec::new(),
+            pad_token_id: None,
+            dtype: Some("float32".into()),
+            extra: Map::new(),
+        }
+    }
+
+    /// Reads and validates `path` (a config.json).
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| Error::BadFile {
+            path: path.into(),
+            reason: format!("invalid JSON: {e}"),
+        })?;
+        Self::from_json(&value, path)
+    }
+
+    /// Parses a config.json value; `path` is only used in error messages.
+    pub fn from_json(value: &Value, path: &Path) -> Result<Self> {
+        let bad = |reason: String| Error::BadFile {
+            path: path.into(),
+            reason,
+        };
+        let unsupported = |what: String| Error::Unsupported {
+            path: path.into(),
+            what,
+        };
+        let obj = value
+            .as_object()
+            .ok_or_else(|| bad("config.json is not a JSON object".into()))?;
+        let usize_key = |key: &str| -> Result<Option<usize>> {
+            match obj.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v.as_u64().map(|x| Some(x as usize)).ok_or_else(|| {
+                    bad(format!(
+                        "key {key}: expected a non-negative integer, got {v}"
+                    ))
+                }),
+            }
+        };
+        let need = |key: &str| -> Result<usize> {
+            usize_key(key)?.ok_or_else(|| bad(format!("key {key} is missing")))
+        };
+        let f64_key = |key: &str| -> Result<Option<f64>> {
+            match obj.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v
+                    .as_f64()
+                    .map(Some)
+                    .ok_or_else(|| bad(format!("key {key}: expected a number, got {v}"))),
+            }
+        };
+        let bool_key = |key: &str| -> Result<Option<bool>> {
+            match obj.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v
+                    .as_bool()
+                    .map(Some)
+                    .ok_or_else(|| bad(format!("key {key}: expected true or false, got {v}"))),
+            }
+        };
+        let ids_key = |key: &str| -> Result<Vec<u32>> {
+            match obj.get(key) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|v| v.as_u64().map(|x| x as u32))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| bad(format!("key {key}: expected token ids"))),
+                Some(v) => v
+                    .as_u64()
+                    .map(|x| vec![x as u32])
+                    .ok_or_else(|| bad(format!("key {key}: expected a token id, got {v}"))),
+            }
+        };
+
+        let arch_name = match obj.get("architectures") {
+            Some(Value::Array(a)) if a.len() == 1 => a[0].as_str().unwrap_or("").to_string(),
+            Some(v) => {
+                return Err(unsupported(format!(
+                    "architectures {v} (expected exactly one)"
+                )))
+            }
+            None => match obj.get("model_type").and_then(Value::as_str) {
+                Some("qwen2") => "Qwen2ForCausalLM".into(),
+                Some("qwen3") => "Qwen3ForCausalLM".into(),
+                Some("llama") => "LlamaForCausalLM".into(),
+                other => {
+                    return Err(unsupported(format!(
+                        "model_type {other:?} with no architectures"
+                    )))
+                }
+            },
+        };
+        let architecture = match arch_name.as_str() {
+            "Qwen2ForCausalLM" => Architecture::Qwen2,
+            "Qwen3ForCausalLM" => Architecture::Qwen3,
+            "LlamaForCausalLM" => Architecture::Llama,
+            other => {
+                return Err(unsupported(format!(
+                    "architecture {other:?} (supported: Qwen2ForCausalLM, Qwen3ForCausalLM, LlamaForCausalLM)"
+                )))
+            }
+        };
+        if let Some(act) = obj.get("hidden_act").and_then(Value::as_str) {
+            if act != "silu" {
+                return Err(unsupported(format!("hidden_act {act:?} (only \"silu\")")));
+            }
+        }
+        if bool_key("use_sliding_window")? == Some(true) {
+            return Err(unsupported("use_sliding_window = true".into()));
+        }
+        if bool_key("mlp_bias")? == Some(true) {
+            return Err(unsupported("mlp_bias = true".into()));
+        }
+
+        // RoPE: transformers 5 nests it in rope_parameters, transformers 4 has rope_theta and an
+        // optional rope_scaling. Only the default (unscaled) RoPE is implemented.
+        let mut rope_theta = f64_key("rope_theta")?;
+        for key in ["rope_parameters", "rope_scaling"] {
+            match obj.get(key) {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(p)) => {
+                    let kind = p
+                        .get("rope_type")
+                        .or_else(|| p.get("type"))
+                        .and_then(Value::as_str);
+                    if !matches!(kind, None | Some("default")) {
+                        return Err(unsupported(format!(
+                            "{key}.rope_type {kind:?} (only \"default\")"
+                        )));
+                    }
+                    if let Some(t) = p.get("rope_theta") {
+                        rope_theta = Some(t.as_f64().ok_or_else(|| {
+                            bad(format!("key {key}.rope_theta: expected a number"))
+                        })?);
+                    }
+                }
+                Some(v) => return Err(bad(format!("key {key}: expected an object, got {v}"))),
+            }
+        }
+
+        let hidden_size = need("hidden_size")?;
+        let num_attention_heads = need("num_attention_heads")?;
+        if num_attention_heads == 0 {
+            return Err(bad("num_attention_heads is 0".into()));
+        }
+        let num_key_value_heads = usize_key("num_key_value_heads")?.unwrap_or(num_attention_heads);
+        if num_key_value_heads == 0 || num_attention_heads % num_key_value_heads != 0 {
+            return Err(bad(format!(
+                "num_attention_heads {num_attention_heads} is not a multiple of num_key_value_heads {num_key_value_heads}"
+            )));
+        }
+        let head_dim = match usize_key("head_dim")? {
+            Some(d) => d,
+            None if architecture == Architecture::Qwen3 => 128,
+            None => hidden_size / num_attention_heads,
+        };
+        if head_dim == 0 || head_dim % 2 != 0 {
+            return Err(bad(format!(
+                "head_dim {head_dim} must be even and positive"
+            )));
+        }
+        let dtype = obj
+            .get("dtype")
+            .or_else(|| obj.get("torch_dtype"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let extra = obj
+            .iter()
+            .filter(|(k, _)| !KNOWN_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let first_id = |key: &str| -> Result<Option<u32>> { Ok(ids_key(key)?.first().copied()) };
+        Ok(QwenConfig {
+            architecture,
+            vocab_size: need("vocab_size")?,
+            hidden_size,
+            intermediate_size: need("intermediate_size")?,
+            num_hidden_layers: need("num_hidden_layers")?,
+            num_attention_heads,
+            num_key_value_heads,
+            head_dim,
+            max_position_embeddings: usize_key("max_position_embeddings")?.unwrap_or(32_768),
+            rms_norm_eps: f64_key("rms_norm_eps")?.unwrap_or(1e-6),
+            rope_theta: rope_theta.unwrap_or(10_000.0),
+            tie_word_embeddings: bool_key("tie_word_embeddings")?.unwrap_or(false),
+            attention_bias: match architecture {
+                Architecture::Qwen2 => true,
+                _ => bool_key("attention_bias")?.unwrap_or(false),
+            },
+            qk_norm: architecture == Architecture::Qwen3,
+            bos_token_id: first_id("bos_token_id")?,
+            eos_token_ids: ids_key("eos_token_id")?,
+            pad_token_id: first_id("pad_token_id")?,
+            dtype,
+            extra,
+        })
+    }
+
+    /// config.json as both transformers 4 and 5 read it: `rope_theta` and `torch_dtype` at the
+    /// top level and `rope_parameters` / `dtype` as well; unknown keys from [`Self::extra`].
+    pub fn to_json(&self) -> Value {
+        let mut m = self.extra.clone();
+        let mut put = |k: &str, v: Value| {
+            m.insert(k.to_string(), v);
+        };
+        put(
+            "architectures",
+            Value::from(vec![self.architecture.as_str()]),
+        );
+        put("model_type", self.architecture.model_type().into());
+        put("vocab_size", self.vocab_size.into());
+        put("hidden_size", self.hidden_size.into());
+        put("intermediate_size", self.intermediate_size.into());
+        put("num_hidden_layers", self.num_hidden_layers.into());
+        put("num_attention_heads", self.num_attention_heads.into());
+        put("num_key_value_heads", self.num_key_value_heads.into());
+        put("head_dim", self.head_dim.into());
+        put(
+            "max_position_embeddings",
+            self.max_position_embeddings.into(),
+        );
+        put("rms_norm_eps", self.rms_norm_eps.into());
+        put("rope_theta", self.rope_theta.into());
+        put(
+            "rope_parameters",
+            serde_json::json!({"rope_type": "default", "rope_theta": self.rope_theta}),
+        );
+        put("tie_word_embeddings", self.tie_word_embeddings.into());
+        if self.architecture != Architecture::Qwen2 {
+            put("attention_bias", self.attention_bias.into());
+        }
+        put("hidden_act", "silu".into());
+        if self.architecture == Architecture::Qwen2 {
+            put("use_sliding_window", false.into());
+        }
+        if let Some(id) = self.bos_token_id {
+            put("bos_token_id", id.into());
+        }
+        match self.eos_token_ids.as_slice() {
+            [] => {}
+            [one] => put("eos_token_id", (*one).into()),
+            many => put("eos_token_id", many.to_vec().into()),
+        }
+        if let Some(id) = self.pad_token_id {
+            put("pad_token_id", id.into());
+        }
+        if let Some(d) = &self.dtype {
+            put("torch_dtype", d.clone().into());
+            put("dtype", d.clone().into());
+        }
+        Value::Object(m)
+    }
+
+    /// Number of parameters (the tied embedding counted once).
+    pub fn num_parameters(&self) -> usize {
+        crate::model::param_shapes(self)
+            .iter()
+            .map(|(_, s)| s.iter().product::<usize>())
+            .sum()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for QwenConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        QwenConfig::from_json(&v, Path::new("config.json")).map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for QwenConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(v: Value) -> Result<QwenConfig> {
+        QwenConfig::from_json(&v, Path::new("x/config.json"))
+    }
+
+    #[test]
+    fn transformers4_and_5_layouts_agree() {
+        let base = serde_json::json!({
+            "architectures": ["Qwen3ForCausalLM"], "vocab_size": 100, "hidden_size": 32,
+            "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "head_dim": 16, "eos_token_id": [1, 2]});
+        let mut v4 = base.clone();
+        v4["rope_theta"] = 5e5.into();
+        v4["torch_dtype"] = "bfloat16".into();
+        let mut v5 = base;
+        v5["rope_parameters"] = serde_json::json!({"rope_type": "default", "rope_theta": 5e5});
+        v5["dtype"] = "bfloat16".into();
+        let (a, b) = (parse(v4).unwrap(), parse(v5).unwrap());
+        assert_eq!(a, b);
+        assert_eq!(a.rope_theta, 5e5);
+        assert!(a.qk_norm && !a.attention_bias);
+        assert_eq!(a.eos_token_ids, [1, 2]);
+        assert_eq!(a.dtype.as_deref(), Some("bfloat16"));
+        // to_json -> from_json is the identity
+        assert_eq!(parse(a.to_json()).unwrap(), a);
+    }
+
+    #[test]
+    fn unsupported_architecture_is_named() {
+        let v = serde_json::json!({"architectures": ["MistralForCausalLM"], "vocab_size": 1});
+        let err = parse(v).unwrap_err().to_string();
+        assert!(
+            err.contains("x/config.json") && err.contains("MistralForCausalLM"),
+            "{err}"
+        );
+        let v = serde_json::json!({"architectures": ["LlamaForCausalLM"], "vocab_size": 1,
+            "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "rope_scaling": {"rope_type": "llama3", "factor": 8.0}});
+        let err = parse(v).unwrap_err().to_string();
+        assert!(err.contains("llama3"), "{err}");
+    }
+
+    #[test]
+    fn missing_key_is_named() {
+        let v = serde_json::json!({"architectures": ["Qwen2ForCausalLM"], "vocab_size": 1});
+        let err = parse(v).unwrap_err().to_string();
+        assert!(err.contains("hidden_size"), "{err}");
+    }
+
+    #[test]
+    fn tiny_round_trips_through_json() {
+        let c = QwenConfig::tiny(97);
+        assert_eq!(parse(c.to_json()).unwrap(), c);
+        let s = serde_json::to_string(&c).unwrap();
+        let back: QwenConfig = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, c);
+    }
+}

@@ -1,0 +1,510 @@
+//! Hugging Face checkpoint I/O: load a model directory or hub id, save in the same layout,
+//! and build a seeded random model.
+//!
+//! Layout read and written: `config.json`, `model.safetensors` (or sharded
+//! `model-*.safetensors` with `model.safetensors.index.json`, read only), `tokenizer.json`,
+//! `tokenizer_config.json`, optional `generation_config.json` and `chat_template.jinja`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor, Var};
+use candle_nn::{VarBuilder, VarMap};
+use rand::{RngExt, SeedableRng};
+use serde_json::{Map, Value};
+
+use crate::config::QwenConfig;
+use crate::error::{Error, Result};
+use crate::model::{param_shapes, Qwen};
+use crate::tokenizer::ChatTokenizer;
+
+/// The parts of `generation_config.json` rlvr uses, plus the whole file (written back on save).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GenerationConfig {
+    pub eos_token_ids: Vec<u32>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub top_k: Option<usize>,
+    pub raw: Map<String, Value>,
+}
+
+impl GenerationConfig {
+    fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let raw = match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => {
+                return Err(Error::BadFile {
+                    path: path.into(),
+                    reason: "not a JSON object".into(),
+                })
+            }
+            Err(e) => {
+                return Err(Error::BadFile {
+                    path: path.into(),
+                    reason: format!("invalid JSON: {e}"),
+                })
+            }
+        };
+        let eos_token_ids = match raw.get("eos_token_id") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| v.as_u64().map(|x| x as u32))
+                .collect(),
+            Some(v) => v.as_u64().map(|x| vec![x as u32]).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        Ok(Self {
+            eos_token_ids,
+            temperature: raw.get("temperature").and_then(Value::as_f64),
+            top_p: raw.get("top_p").and_then(Value::as_f64),
+            top_k: raw.get("top_k").and_then(Value::as_u64).map(|x| x as usize),
+            raw,
+        })
+    }
+}
+
+/// A loaded checkpoint: the model, its trainable variables, configuration and tokenizer.
+pub struct LoadedModel {
+    pub model: Qwen,
+    /// Every trainable parameter, keyed by its Hugging Face tensor name (tied embeddings: one
+    /// variable, `model.embed_tokens.weight`).
+    pub varmap: VarMap,
+    pub config: QwenConfig,
+    pub tokenizer: ChatTokenizer,
+    pub generation_config: Option<GenerationConfig>,
+    /// The directory the files were read from (a hub cache snapshot for hub ids).
+    pub dir: PathBuf,
+}
+
+impl LoadedModel {
+    /// [`save_model`] plus generation_config.json when the checkpoint had one.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        save_model_with(
+            dir,
+            &self.varmap,
+            &self.config,
+            &self.tokenizer,
+            self.generation_config.as_ref(),
+        )
+    }
+}
+
+fn missing(dir: &Path, file: &str, needed: &str) -> Error {
+    Error::MissingFile {
+        dir: dir.into(),
+        file: file.into(),
+        needed: needed.into(),
+    }
+}
+
+/// Loads a model directory, or a hub id (`owner/name`) from the local Hugging Face cache.
+///
+/// Weights are converted to `dtype` (f32 and bf16 checkpoints both load as either) and become
+/// the variables of the returned [`VarMap`]. The eos ids used for generation are the union of
+/// tokenizer_config.json's eos token, config.json's and generation_config.json's `eos_token_id`.
+///
+/// Errors name the file: a missing file, an unsupported architecture, a tensor missing from
+/// the checkpoint or with a shape config.json does not imply.
+pub fn load_model(dir_or_hub_id: &str, dtype: DType, device: &Device) -> Result<LoadedModel> {
+    let dir = resolve_model_dir(dir_or_hub_id)?;
+    let cfg_path = dir.join("config.json");
+    if !cfg_path.is_file() {
+        return Err(missing(&dir, "config.json", "the model configuration"));
+    }
+    let mut config = QwenConfig::from_file(&cfg_path)?;
+    let (tensors, weights_path) = read_weights(&dir, device)?;
+    let varmap = VarMap::new();
+    {
+        let mut data = varmap.data().lock().expect("fresh VarMap lock");
+        for (name, shape) in param_shapes(&config) {
+            let t = tensors.get(&name).ok_or_else(|| Error::MissingTensor {
+                path: weights_path.clone(),
+                name: name.clone(),
+            })?;
+            if t.dims() != shape.as_slice() {
+                return Err(Error::ShapeMismatch {
+                    path: weights_path.clone(),
+                    name,
+                    expected: shape,
+                    got: t.dims().to_vec(),
+                });
+            }
+            data.insert(name, Var::from_tensor(&t.to_dtype(dtype)?)?);
+        }
+    }
+    config.dtype = Some(dtype_name(dtype)?.to_string());
+    let model = Qwen::new(&config, VarBuilder::from_varmap(&varmap, dtype, device))?;
+    let mut tokenizer = ChatTokenizer::from_dir(&dir)?;
+    let gen_path = dir.join("generation_config.json");
+    let generation_config = if gen_path.is_file() {
+        Some(GenerationConfig::from_file(&gen_path)?)
+    } else {
+        None
+    };
+    let extra_eos = config
+        .eos_token_ids
+        .iter()
+        .chain(generation_config.iter().flat_map(|g| &g.eos_token_ids));
+    for &id in extra_eos {
+        if !tokenizer.eos_token_ids.contains(&id) {
+            tokenizer.eos_token_ids.push(id);
+        }
+    }
+    Ok(LoadedModel {
+        model,
+        varmap,
+        config,
+        tokenizer,
+        generation_config,
+        dir,
+    })
+}
+
+/// Reads model.safetensors, or the shards listed by model.safetensors.index.json. Returns the
+/// tensors and the path to name in errors.
+fn read_weights(dir: &Path, device: &Device) -> Result<(HashMap<String, Tensor>, PathBuf)> {
+    let read = |path: &Path| -> Result<HashMap<String, Tensor>> {
+        candle_core::safetensors::load(path, device).map_err(|e| Error::BadFile {
+            path: path.into(),
+            reason: format!("cannot read safetensors: {e}"),
+        })
+    };
+    let single = dir.join("model.safetensors");
+    if single.is_file() {
+        return Ok((read(&single)?, single));
+    }
+    let index_path = dir.join("model.safetensors.index.json");
+    if !index_path.is_file() {
+        return Err(missing(
+            dir,
+            "model.safetensors",
+            "the weights (or sharded model-*.safetensors with model.safetensors.index.json)",
+        ));
+    }
+    let text = std::fs::read_to_string(&index_path).map_err(|e| Error::io(&index_path, e))?;
+    let index: Value = serde_json::from_str(&text).map_err(|e| Error::BadFile {
+        path: index_path.clone(),
+        reason: format!("invalid JSON: {e}"),
+    })?;
+    let map = index
+        .get("weight_map")
+        .and_then(Value::as_object)
+        .ok_or_else(|| Error::BadFile {
+            path: index_path.clone(),
+            reason: "no weight_map object".into(),
+        })?;
+    let mut files: Vec<&str> = map.values().filter_map(Value::as_str).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut all = HashMap::new();
+    for f in files {
+        let p = dir.join(f);
+        if !p.is_file() {
+            return Err(missing(
+                dir,
+                f,
+                "a weight shard listed in model.safetensors.index.json",
+            ));
+        }
+        all.extend(read(&p)?);
+    }
+    Ok((all, index_path))
+}
+
+fn dtype_name(dtype: DType) -> Result<&'static str> {
+    Ok(match dtype {
+        DType::F32 => "float32",
+        DType::BF16 => "bfloat16",
+        DType::F16 => "float16",
+        DType::F64 => "float64",
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "unsupported weight dtype {other:?}"
+            )))
+        }
+    })
+}
+
+/// Saves `varmap` (names = Hugging Face tensor names) in the Hugging Face layout: config.json,
+/// model.safetensors (tensors in their current dtype, metadata `format: pt`), tokenizer.json and
+/// tokenizer_config.json. See [`save_model_with`].
+pub fn save_model(
+    dir: &Path,
+    varmap: &VarMap,
+    config: &QwenConfig,
+    tokenizer: &ChatTokenizer,
+) -> Result<()> {
+    save_model_with(dir, varmap, config, tokenizer, None)
+}
+
+/// [`save_model`] with an optional generation_config.json.
+///
+/// Atomic-ish: a new directory is written under a temporary name and renamed into place; in an
+/// existing directory every file is written to a temporary name and renamed over the old one,
+/// so a crash leaves each file either old or new, never half written.
+pub fn save_model_with(
+    dir: &Path,
+    varmap: &VarMap,
+    config: &QwenConfig,
+    tokenizer: &ChatTokenizer,
+    generation_config: Option<&GenerationConfig>,
+) -> Result<()> {
+    let tensors: Vec<(String, Tensor)> = {
+        let data = varmap.data().lock().expect("VarMap lock");
+        param_shapes(config)
+            .into_iter()
+            .map(|(name, shape)| {
+                let var = data.get(&name).ok_or_else(|| {
+                    Error::InvalidArgument(format!("save_model: the VarMap has no {name}"))
+                })?;
+                if var.dims() != shape.as_slice() {
+                    return Err(Error::InvalidArgument(format!(
+                        "save_model: {name} has shape {:?}, config implies {shape:?}",
+                        var.dims()
+                    )));
+                }
+                Ok((name, var.as_tensor().detach().contiguous()?))
+            })
+            .collect::<Result<_>>()?
+    };
+    let mut config = config.clone();
+    if let Some((_, t)) = tensors.first() {
+        config.dtype = Some(dtype_name(t.dtype())?.to_string());
+    }
+
+    let fresh = !dir.exists();
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let base = dir.file_name().and_then(|s| s.to_str()).unwrap_or("model");
+    let work = if fresh {
+        let tmp = parent.join(format!(".{base}.tmp-{}", std::process::id()));
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        }
+        std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        tmp
+    } else {
+        dir.to_path_buf()
+    };
+    // In an existing directory each file goes to `.name.tmp` first, then is renamed.
+    let target = |name: &str| {
+        if fresh {
+            work.join(name)
+        } else {
+            work.join(format!(".{name}.tmp"))
+        }
+    };
+    let mut written = Vec::new();
+
+    let p = target("config.json");
+    let text = serde_json::to_string_pretty(&config.to_json()).expect("JSON value serializes");
+    std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+    written.push("config.json");
+
+    let p = target("model.safetensors");
+    let meta = HashMap::from([("format".to_string(), "pt".to_string())]);
+    safetensors::serialize_to_file(tensors.iter().map(|(n, t)| (n.as_str(), t)), Some(meta), &p)
+        .map_err(|e| Error::BadFile {
+            path: p.clone(),
+            reason: format!("cannot write safetensors: {e}"),
+        })?;
+    written.push("model.safetensors");
+
+    // the tokenizer writes fixed names: give it its own scratch directory when not fresh
+    let tok_dir = if fresh {
+        work.clone()
+    } else {
+        work.join(format!(".tokenizer.tmp-{}", std::process::id()))
+    };
+    std::fs::create_dir_all(&tok_dir).map_err(|e| Error::io(&tok_dir, e))?;
+    tokenizer.save(&tok_dir)?;
+    if !fresh {
+        for f in ["tokenizer.json", "tokenizer_config.json"] {
+            let (from, to) = (tok_dir.join(f), target(f));
+            std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
+        }
+        std::fs::remove_dir_all(&tok_dir).map_err(|e| Error::io(&tok_dir, e))?;
+    }
+    written.extend(["tokenizer.json", "tokenizer_config.json"]);
+
+    if let Some(g) = generation_config {
+        let p = target("generation_config.json");
+        let text = serde_json::to_string_pretty(&Value::Object(g.raw.clone()))
+            .expect("JSON map serializes");
+        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+        written.push("generation_config.json");
+    }
+
+    if fresh {
+        std::fs::rename(&work, dir).map_err(|e| Error::io(dir, e))?;
+    } else {
+        for f in written {
+            let (from, to) = (target(f), dir.join(f));
+            std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
+        }
+        // a chat_template.jinja would override the saved tokenizer_config.json's template
+        let jinja = dir.join("chat_template.jinja");
+        if jinja.is_file() {
+            std::fs::remove_file(&jinja).map_err(|e| Error::io(&jinja, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A seeded random model: weights `N(0, 0.02^2)` (transformers' `initializer_range`), norm
+/// weights 1, biases 0, drawn from a ChaCha RNG seeded with `seed` in [`param_shapes`] order,
+/// so the same seed gives the same weights on every machine and device.
+pub fn init_random(
+    config: &QwenConfig,
+    seed: u64,
+    dtype: DType,
+    device: &Device,
+) -> Result<(Qwen, VarMap)> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let varmap = VarMap::new();
+    {
+        let mut data = varmap.data().lock().expect("fresh VarMap lock");
+        for (name, shape) in param_shapes(config) {
+            let n: usize = shape.iter().product();
+            let values: Vec<f32> = if name.ends_with("norm.weight") {
+                vec![1.0; n]
+            } else if name.ends_with(".bias") {
+                vec![0.0; n]
+            } else {
+                normal_vec(&mut rng, n, 0.02)
+            };
+            let t = Tensor::from_vec(values, shape, device)?.to_dtype(dtype)?;
+            data.insert(name, Var::from_tensor(&t)?);
+        }
+    }
+    let model = Qwen::new(config, VarBuilder::from_varmap(&varmap, dtype, device))?;
+    Ok((model, varmap))
+}
+
+/// `n` draws of `N(0, std^2)` by Box-Muller.
+fn normal_vec(rng: &mut rand::rngs::StdRng, n: usize, std: f32) -> Vec<f32> {
+    let mut out = Vec::with_capacity(n + 1);
+    while out.len() < n {
+        let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
+        let u2: f64 = rng.random::<f64>();
+        let r = (-2.0 * u1.ln()).sqrt();
+        let th = std::f64::consts::TAU * u2;
+        out.push((r * th.cos()) as f32 * std);
+        out.push((r * th.sin()) as f32 * std);
+    }
+    out.truncate(n);
+    out
+}
+
+/// The Hugging Face hub cache directory: `HF_HUB_CACHE`, else `HF_HOME/hub`, else
+/// `~/.cache/huggingface/hub`.
+pub fn hub_cache_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("HF_HUB_CACHE").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    if let Some(p) = std::env::var_os("HF_HOME").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p).join("hub");
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache").join("huggingface").join("hub")
+}
+
+fn looks_like_hub_id(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('/').collect();
+    parts.len() == 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && !p.starts_with('.')
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        })
+}
+
+/// Files a usable model directory must hold (weights checked separately).
+const REQUIRED_FILES: &[&str] = &["config.json", "tokenizer.json"];
+
+fn snapshot_complete(dir: &Path) -> bool {
+    REQUIRED_FILES.iter().all(|f| dir.join(f).is_file())
+        && (dir.join("model.safetensors").is_file()
+            || dir.join("model.safetensors.index.json").is_file())
+}
+
+/// Resolves a directory, or a hub id through the local cache
+/// (`<cache>/models--owner--name/snapshots/<refs/main>/`).
+///
+/// Offline or not cached: an error naming the files needed and where they must be. (This build
+/// does not download; fetch with `huggingface-cli download owner/name` or `hf download`.)
+pub fn resolve_model_dir(dir_or_hub_id: &str) -> Result<PathBuf> {
+    let path = Path::new(dir_or_hub_id);
+    if path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    if !looks_like_hub_id(dir_or_hub_id) {
+        return Err(Error::MissingFile {
+            dir: path.into(),
+            file: String::new(),
+            needed: "a model directory (or a hub id owner/name)".into(),
+        });
+    }
+    resolve_in_cache(dir_or_hub_id, &hub_cache_dir())
+}
+
+/// Resolves hub id `owner/name` in the hub cache directory `cache` (see [`resolve_model_dir`]).
+pub fn resolve_in_cache(hub_id: &str, cache: &Path) -> Result<PathBuf> {
+    let dir_or_hub_id = hub_id;
+    let repo = cache.join(format!("models--{}", dir_or_hub_id.replace('/', "--")));
+    let snapshots = repo.join("snapshots");
+    let by_ref = std::fs::read_to_string(repo.join("refs").join("main"))
+        .ok()
+        .map(|rev| snapshots.join(rev.trim()));
+    let candidates: Vec<PathBuf> = match by_ref {
+        Some(p) => vec![p],
+        None => std::fs::read_dir(&snapshots)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default(),
+    };
+    if let Some(found) = candidates.into_iter().find(|p| snapshot_complete(p)) {
+        return Ok(found);
+    }
+    Err(Error::Hub(format!(
+        "model {dir_or_hub_id} is not in the local Hugging Face cache and this build does not download: \
+         need config.json, tokenizer.json, tokenizer_config.json, model.safetensors (or \
+         model.safetensors.index.json and its model-*.safetensors shards) and, if the model has one, \
+         generation_config.json under {}/<revision>/ with {}/refs/main naming the revision \
+         (the cache is HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub). \
+         Fetch them online with `hf download {dir_or_hub_id}` (or `huggingface-cli download {dir_or_hub_id}`), \
+         or pass a local model directory",
+        snapshots.display(),
+        repo.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hub_ids_are_recognized() {
+        assert!(looks_like_hub_id("Qwen/Qwen3-1.7B"));
+        assert!(!looks_like_hub_id("./models/x"));
+        assert!(!looks_like_hub_id("a/b/c"));
+        assert!(!looks_like_hub_id("../x"));
+    }
+
+    #[test]
+    fn normal_draws_have_the_right_moments() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let v = normal_vec(&mut rng, 100_001, 1.0);
+        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
+        let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / v.len() as f64;
+        assert!(
+            mean.abs() < 0.01 && (var - 1.0).abs() < 0.02,
+            "mean {mean} var {var}"
+        );
+    }
+}

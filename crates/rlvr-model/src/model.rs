@@ -1,0 +1,562 @@
+//! The Qwen-family decoder: one set of weights, two forwards.
+//!
+//! * [`Qwen::response_logprobs`] is the training forward. It is built only from candle ops that
+//!   have a backward (matmul, plain-op RMSNorm, rotate-half RoPE, `exp`/`sum` softmax), so every
+//!   parameter receives its gradient; candle's fused `softmax_last_dim`, `rms_norm` and `rope*`
+//!   would silently cut the graph.
+//! * [`Qwen::forward_cached`] is the sampling forward with a [`KvCache`]; it uses the fused
+//!   kernels and must not be differentiated.
+//!
+//! Both compute attention scores, the mask and the softmax in f32 and agree within 1e-4 in f32
+//! (tested). Weight names are the Hugging Face tensor names (see [`param_shapes`]).
+
+use candle_core::{DType, Device, Module, Tensor, D};
+use candle_nn::{Linear, VarBuilder};
+
+use crate::batch::{ResponseLogProbs, TokenBatch};
+use crate::config::QwenConfig;
+use crate::error::{Error, Result};
+
+/// Added to masked attention scores. Finite so a fully masked row (a left-pad query in
+/// sampling) gives a uniform, finite softmax instead of NaN; it underflows `exp` to exactly 0.
+const MASK_VALUE: f32 = -1e9;
+
+/// Upper bound on the elements of one `[rows, vocab]` logits chunk in the training forward.
+const LOGITS_CHUNK_ELEMS: usize = 1 << 22;
+
+/// The Hugging Face tensor names and shapes `cfg` implies, in a stable order. `lm_head.weight`
+/// is absent when the embeddings are tied.
+pub fn param_shapes(cfg: &QwenConfig) -> Vec<(String, Vec<usize>)> {
+    let (h, v, f) = (cfg.hidden_size, cfg.vocab_size, cfg.intermediate_size);
+    let (qd, kvd) = (
+        cfg.num_attention_heads * cfg.head_dim,
+        cfg.num_key_value_heads * cfg.head_dim,
+    );
+    let mut out = vec![("model.embed_tokens.weight".to_string(), vec![v, h])];
+    for i in 0..cfg.num_hidden_layers {
+        let p = format!("model.layers.{i}");
+        let mut push = |name: &str, shape: Vec<usize>| out.push((format!("{p}.{name}"), shape));
+        push("input_layernorm.weight", vec![h]);
+        push("self_attn.q_proj.weight", vec![qd, h]);
+        push("self_attn.k_proj.weight", vec![kvd, h]);
+        push("self_attn.v_proj.weight", vec![kvd, h]);
+        if cfg.attention_bias {
+            push("self_attn.q_proj.bias", vec![qd]);
+            push("self_attn.k_proj.bias", vec![kvd]);
+            push("self_attn.v_proj.bias", vec![kvd]);
+        }
+        push("self_attn.o_proj.weight", vec![h, qd]);
+        if cfg.qk_norm {
+            push("self_attn.q_norm.weight", vec![cfg.head_dim]);
+            push("self_attn.k_norm.weight", vec![cfg.head_dim]);
+        }
+        push("post_attention_layernorm.weight", vec![h]);
+        push("mlp.gate_proj.weight", vec![f, h]);
+        push("mlp.up_proj.weight", vec![f, h]);
+        push("mlp.down_proj.weight", vec![h, f]);
+    }
+    out.push(("model.norm.weight".to_string(), vec![h]));
+    if !cfg.tie_word_embeddings {
+        out.push(("lm_head.weight".to_string(), vec![v, h]));
+    }
+    out
+}
+
+/// RMSNorm from plain ops (differentiable), computed in f32 as transformers does:
+/// `weight * (x / sqrt(mean(x^2) + eps)).to(dtype)`.
+pub(crate) fn rms_norm_train(xs: &Tensor, weight: &Tensor, eps: f64) -> Result<Tensor> {
+    let dtype = xs.dtype();
+    let x = xs.to_dtype(upcast(dtype))?;
+    let ms = x.sqr()?.mean_keepdim(D::Minus1)?;
+    let normed = x.broadcast_div(&(ms + eps)?.sqrt()?)?.to_dtype(dtype)?;
+    Ok(normed.broadcast_mul(weight)?)
+}
+
+/// The dtype for norms, attention scores and log-softmax: f32, or f64 for an f64 model.
+pub(crate) fn upcast(dtype: DType) -> DType {
+    if dtype == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// Softmax over the last dimension from plain ops; the subtracted max is detached (it cancels
+/// mathematically, so this changes no gradient).
+fn softmax_train(xs: &Tensor) -> Result<Tensor> {
+    let max = xs.max_keepdim(D::Minus1)?.detach();
+    let e = xs.broadcast_sub(&max)?.exp()?;
+    Ok(e.broadcast_div(&e.sum_keepdim(D::Minus1)?)?)
+}
+
+/// Log-softmax over the last dimension from plain ops (max detached).
+pub(crate) fn log_softmax_train(xs: &Tensor) -> Result<Tensor> {
+    let max = xs.max_keepdim(D::Minus1)?.detach();
+    let shifted = xs.broadcast_sub(&max)?;
+    let lse = shifted.exp()?.sum_keepdim(D::Minus1)?.log()?;
+    Ok(shifted.broadcast_sub(&lse)?)
+}
+
+/// `x * cos + rotate_half(x) * sin` with `rotate_half(x) = cat(-x2, x1)`; plain ops only.
+fn apply_rope(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    let d = xs.dim(D::Minus1)?;
+    let x1 = xs.narrow(D::Minus1, 0, d / 2)?;
+    let x2 = xs.narrow(D::Minus1, d / 2, d / 2)?;
+    let rotated = Tensor::cat(&[&x2.neg()?, &x1], D::Minus1)?;
+    Ok((xs.broadcast_mul(cos)? + rotated.broadcast_mul(sin)?)?)
+}
+
+struct Attention {
+    q_proj: Linear,
+    k_proj: Linear,
+    v_proj: Linear,
+    o_proj: Linear,
+    q_norm: Option<Tensor>,
+    k_norm: Option<Tensor>,
+}
+
+struct Mlp {
+    gate_proj: Linear,
+    up_proj: Linear,
+    down_proj: Linear,
+}
+
+struct Layer {
+    input_layernorm: Tensor,
+    self_attn: Attention,
+    post_attention_layernorm: Tensor,
+    mlp: Mlp,
+}
+
+/// The key/value cache of the sampling forward: per layer `[B, kv_heads, L, head_dim]`.
+#[derive(Clone, Default)]
+pub struct KvCache {
+    layers: Vec<Option<(Tensor, Tensor)>>,
+}
+
+impl KvCache {
+    /// An empty cache for `num_layers` layers.
+    pub fn new(num_layers: usize) -> Self {
+        Self {
+            layers: vec![None; num_layers],
+        }
+    }
+
+    /// Cached sequence length (0 when empty).
+    pub fn len(&self) -> usize {
+        self.layers
+            .first()
+            .and_then(|l| l.as_ref())
+            .map_or(0, |(k, _)| k.dim(2).unwrap_or(0))
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keeps (and reorders, or repeats) batch rows: row `i` of the result is row `rows[i]`.
+    pub fn select_rows(&mut self, rows: &Tensor) -> Result<()> {
+        for (k, v) in self.layers.iter_mut().flatten() {
+            *k = k.index_select(rows, 0)?;
+            *v = v.index_select(rows, 0)?;
+        }
+        Ok(())
+    }
+}
+
+/// A Qwen2 / Qwen3 / Llama causal language model (see the module docs for the two forwards).
+pub struct Qwen {
+    cfg: QwenConfig,
+    embed_tokens: Tensor,
+    layers: Vec<Layer>,
+    norm: Tensor,
+    lm_head: Tensor,
+    inv_freq: Vec<f32>,
+    dtype: DType,
+    device: Device,
+}
+
+impl Qwen {
+    /// Builds the model from `vb`, reading tensors under their Hugging Face names. With a
+    /// `VarBuilder` over a `VarMap`, the model's tensors are the map's variables (trainable).
+    pub fn new(cfg: &QwenConfig, vb: VarBuilder) -> Result<Self> {
+        let get = |name: &str, shape: &[usize]| -> Result<Tensor> { Ok(vb.get(shape, name)?) };
+        let (h, v, f, hd) = (
+            cfg.hidden_size,
+            cfg.vocab_size,
+            cfg.intermediate_size,
+            cfg.head_dim,
+        );
+        let (qd, kvd) = (cfg.num_attention_heads * hd, cfg.num_key_value_heads * hd);
+        let linear = |name: &str, out_dim: usize, in_dim: usize, bias: bool| -> Result<Linear> {
+            let w = get(&format!("{name}.weight"), &[out_dim, in_dim])?;
+            let b = if bias {
+                Some(get(&format!("{name}.bias"), &[out_dim])?)
+            } else {
+                None
+            };
+            Ok(Linear::new(w, b))
+        };
+        let embed_tokens = get("model.embed_tokens.weight", &[v, h])?;
+        let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
+        for i in 0..cfg.num_hidden_layers {
+            let p = format!("model.layers.{i}");
+            let a = format!("{p}.self_attn");
+            let self_attn = Attention {
+                q_proj: linear(&format!("{a}.q_proj"), qd, h, cfg.attention_bias)?,
+                k_proj: linear(&format!("{a}.k_proj"), kvd, h, cfg.attention_bias)?,
+                v_proj: linear(&format!("{a}.v_proj"), kvd, h, cfg.attention_bias)?,
+                o_proj: linear(&format!("{a}.o_proj"), h, qd, false)?,
+                q_norm: if cfg.qk_norm {
+                    Some(get(&format!("{a}.q_norm.weight"), &[hd])?)
+                } else {
+                    None
+                },
+                k_norm: if cfg.qk_norm {
+                    Some(get(&format!("{a}.k_norm.weight"), &[hd])?)
+                } else {
+                    None
+                },
+            };
+            let m = format!("{p}.mlp");
+            layers.push(Layer {
+                input_layernorm: get(&format!("{p}.input_layernorm.weight"), &[h])?,
+                self_attn,
+                post_attention_layernorm: get(
+                    &format!("{p}.post_attention_layernorm.weight"),
+                    &[h],
+                )?,
+                mlp: Mlp {
+                    gate_proj: linear(&format!("{m}.gate_proj"), f, h, false)?,
+                    up_proj: linear(&format!("{m}.up_proj"), f, h, false)?,
+                    down_proj: linear(&format!("{m}.down_proj"), h, f, false)?,
+                },
+            });
+        }
+        let norm = get("model.norm.weight", &[h])?;
+        let lm_head = if cfg.tie_word_embeddings {
+            embed_tokens.clone()
+        } else {
+            get("lm_head.weight", &[v, h])?
+        };
+        let inv_freq = (0..hd / 2)
+            .map(|i| 1.0 / (cfg.rope_theta as f32).powf((2 * i) as f32 / hd as f32))
+            .collect();
+        Ok(Self {
+            cfg: cfg.clone(),
+            dtype: embed_tokens.dtype(),
+            device: embed_tokens.device().clone(),
+            embed_tokens,
+            layers,
+            norm,
+            lm_head,
+            inv_freq,
+        })
+    }
+
+    /// The configuration the model was built from.
+    pub fn config(&self) -> &QwenConfig {
+        &self.cfg
+    }
+
+    /// The dtype of the weights.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The device of the weights.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// cos/sin tables `[rows, T, head_dim]` (rotate-half layout) for per-row positions.
+    fn rope_tables(&self, positions: &[Vec<u32>]) -> Result<(Tensor, Tensor)> {
+        let (rows, t) = (positions.len(), positions.first().map_or(0, Vec::len));
+        let hd = self.cfg.head_dim;
+        let mut cos = Vec::with_capacity(rows * t * hd);
+        let mut sin = Vec::with_capacity(rows * t * hd);
+        for row in positions {
+            for &p in row {
+                for half in 0..2 {
+                    let _ = half;
+                    for &f in &self.inv_freq {
+                        let a = p as f32 * f;
+                        cos.push(a.cos());
+                        sin.push(a.sin());
+                    }
+                }
+            }
+        }
+        let cos = Tensor::from_vec(cos, (rows, 1, t, hd), &self.device)?.to_dtype(self.dtype)?;
+        let sin = Tensor::from_vec(sin, (rows, 1, t, hd), &self.device)?.to_dtype(self.dtype)?;
+        Ok((cos, sin))
+    }
+
+    /// Runs the decoder stack on embeddings `xs` `[B, T, H]` and returns the final-normed
+    /// hidden states. `mask` is additive f32 `[B or 1, 1, 1, T, L]`; `cache` (sampling only)
+    /// holds the keys and values of earlier positions and is extended.
+    fn decoder(
+        &self,
+        mut xs: Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        mask: &Tensor,
+        mut cache: Option<&mut KvCache>,
+        fused: bool,
+    ) -> Result<Tensor> {
+        let eps = self.cfg.rms_norm_eps;
+        let norm = |x: &Tensor, w: &Tensor| -> Result<Tensor> {
+            if fused {
+                Ok(candle_nn::ops::rms_norm(x, w, eps as f32)?)
+            } else {
+                rms_norm_train(x, w, eps)
+            }
+        };
+        let (b, t, _) = xs.dims3()?;
+        let (nh, kvh, hd) = (
+            self.cfg.num_attention_heads,
+            self.cfg.num_key_value_heads,
+            self.cfg.head_dim,
+        );
+        let groups = nh / kvh;
+        let scale = 1.0 / (hd as f64).sqrt();
+        for (li, layer) in self.layers.iter().enumerate() {
+            let residual = xs.clone();
+            let x = norm(&xs, &layer.input_layernorm)?;
+            let at = &layer.self_attn;
+            let q = at.q_proj.forward(&x)?.reshape((b, t, nh, hd))?;
+            let k = at.k_proj.forward(&x)?.reshape((b, t, kvh, hd))?;
+            let v = at.v_proj.forward(&x)?.reshape((b, t, kvh, hd))?;
+            let (q, k) = match (&at.q_norm, &at.k_norm) {
+                (Some(qn), Some(kn)) => (norm(&q, qn)?, norm(&k, kn)?),
+                _ => (q, k),
+            };
+            let q = apply_rope(&q.transpose(1, 2)?, cos, sin)?;
+            let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin)?;
+            let v = v.transpose(1, 2)?.contiguous()?;
+            let (k, v) = match cache.as_deref_mut() {
+                Some(c) => {
+                    let kv = match c.layers[li].take() {
+                        Some((pk, pv)) => {
+                            (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?)
+                        }
+                        None => (k, v),
+                    };
+                    c.layers[li] = Some(kv.clone());
+                    kv
+                }
+                None => (k, v),
+            };
+            let l = k.dim(2)?;
+            // Grouped-query attention without repeating keys: query heads j*g..(j+1)*g share
+            // key-value head j (transformers' repeat_kv order), so fold them into the rows.
+            let q = q.contiguous()?.reshape((b, kvh, groups * t, hd))?;
+            let scores = (q.matmul(&k.t()?)? * scale)?.to_dtype(upcast(self.dtype))?;
+            let scores = scores
+                .reshape((b, kvh, groups, t, l))?
+                .broadcast_add(mask)?;
+            let probs = if fused {
+                candle_nn::ops::softmax_last_dim(&scores)?
+            } else {
+                softmax_train(&scores)?
+            };
+            let probs = probs
+                .to_dtype(self.dtype)?
+                .reshape((b, kvh, groups * t, l))?;
+            let attn = probs
+                .matmul(&v)?
+                .reshape((b, nh, t, hd))?
+                .transpose(1, 2)?
+                .reshape((b, t, nh * hd))?;
+            xs = (residual + at.o_proj.forward(&attn)?)?;
+            let residual = xs.clone();
+            let x = norm(&xs, &layer.post_attention_layernorm)?;
+            let gate = layer.mlp.gate_proj.forward(&x)?.silu()?;
+            let up = layer.mlp.up_proj.forward(&x)?;
+            xs = (residual + layer.mlp.down_proj.forward(&(gate * up)?)?)?;
+        }
+        norm(&xs, &self.norm)
+    }
+
+    /// Additive causal + key-padding mask `[B, 1, 1, T, past + T]` in f32 (f64 for f64 models). Key `j` is visible to
+    /// query `i` (absolute index `past + i`) when `j <= past + i` and `j` is not a pad key; a query
+    /// always sees itself, so no row is fully masked.
+    fn mask(&self, key_ok: &[Vec<bool>], past: usize, t: usize) -> Result<Tensor> {
+        let rows = key_ok.len();
+        let l = past + t;
+        let mut m = vec![0f32; rows * t * l];
+        for (r, ok) in key_ok.iter().enumerate() {
+            for i in 0..t {
+                for j in 0..l {
+                    let visible = j == past + i || (j <= past + i && ok[j]);
+                    if !visible {
+                        m[(r * t + i) * l + j] = MASK_VALUE;
+                    }
+                }
+            }
+        }
+        Ok(Tensor::from_vec(m, (rows, 1, 1, t, l), &self.device)?.to_dtype(upcast(self.dtype))?)
+    }
+
+    /// Final hidden states `[B, T, H]` of the training forward (differentiable ops only).
+    /// `attention_mask` is `[B, T]` (1 = token, 0 = pad); positions are `0..T` in every row, so
+    /// the batch must be right-padded (as [`TokenBatch`] builds it).
+    pub fn hidden_states(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
+        let (b, t) = input_ids.dims2()?;
+        let am = attention_mask.to_dtype(DType::U32)?.to_vec2::<u32>()?;
+        let mask = if am.iter().all(|row| row.iter().all(|&x| x != 0)) {
+            self.mask(&[vec![true; t]], 0, t)?
+        } else {
+            self.mask(
+                &am.iter()
+                    .map(|r| r.iter().map(|&x| x != 0).collect())
+                    .collect::<Vec<_>>(),
+                0,
+                t,
+            )?
+        };
+        let positions = vec![(0..t as u32).collect::<Vec<_>>()];
+        let (cos, sin) = self.rope_tables(&positions)?;
+        let xs = self
+            .embed_tokens
+            .embedding(&input_ids.flatten_all()?)?
+            .reshape((b, t, self.cfg.hidden_size))?;
+        self.decoder(xs, &cos, &sin, &mask, None, false)
+    }
+
+    /// Logits `[B, T, vocab]` of every position (training forward; for tests and small inputs).
+    pub fn forward_logits(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
+        let h = self.hidden_states(input_ids, attention_mask)?;
+        Ok(h.broadcast_matmul(&self.lm_head.t()?)?)
+    }
+
+    /// The training forward: log-probs (and optionally entropies) of the response tokens of
+    /// `batch` at temperature 1. See [`Self::response_logprobs_at`].
+    pub fn response_logprobs(
+        &self,
+        batch: &TokenBatch,
+        with_entropy: bool,
+    ) -> Result<ResponseLogProbs> {
+        self.response_logprobs_at(batch, with_entropy, 1.0)
+    }
+
+    /// The training forward at a sampling temperature: for response token `r` of row `b`,
+    /// `logprobs[b, r] = log softmax(logits / temperature)[token]`, and `entropy[b, r]` the
+    /// entropy of that same distribution (nats). Both are `[B, R]` f32 (f64 for an f64 model)
+    /// with `R` the longest response and 0 at padding. Built from differentiable ops only.
+    ///
+    /// The vocabulary projection runs only at the positions that predict response tokens, in
+    /// chunks of at most 2^22 logits, so the whole `B x T x vocab` tensor never exists. Note
+    /// that candle's autograd keeps each chunk's intermediates for the backward pass, so the
+    /// retained memory is still proportional to `B x R x vocab`.
+    pub fn response_logprobs_at(
+        &self,
+        batch: &TokenBatch,
+        with_entropy: bool,
+        temperature: f64,
+    ) -> Result<ResponseLogProbs> {
+        if !(temperature > 0.0 && temperature.is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "temperature must be positive, got {temperature}"
+            )));
+        }
+        let (b, t) = batch.input_ids.dims2()?;
+        let r = batch.max_response_len();
+        if r == 0 {
+            let z = Tensor::zeros((b, 0), upcast(self.dtype), &self.device)?;
+            return Ok(ResponseLogProbs {
+                logprobs: z.clone(),
+                entropy: with_entropy.then_some(z),
+            });
+        }
+        let hidden = self.hidden_states(&batch.input_ids, &batch.attention_mask)?;
+        let ids = batch.input_ids.to_vec2::<u32>()?;
+        let (mut rows, mut targets, mut valid) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, row) in ids.iter().enumerate() {
+            let (start, len) = (batch.response_start[i], batch.response_len[i]);
+            for k in 0..r {
+                let ok = k < len;
+                rows.push(if ok {
+                    (i * t + start - 1 + k) as u32
+                } else {
+                    0
+                });
+                targets.push(if ok { row[start + k] } else { 0 });
+                valid.push(if ok { 1f32 } else { 0f32 });
+            }
+        }
+        let n = rows.len();
+        let rows = Tensor::from_vec(rows, n, &self.device)?;
+        let targets = Tensor::from_vec(targets, (n, 1), &self.device)?;
+        let valid = Tensor::from_vec(valid, (b, r), &self.device)?.to_dtype(upcast(self.dtype))?;
+        let h = hidden
+            .reshape((b * t, self.cfg.hidden_size))?
+            .index_select(&rows, 0)?;
+        let chunk = (LOGITS_CHUNK_ELEMS / self.cfg.vocab_size).max(1);
+        let head_t = self.lm_head.t()?;
+        let (mut lps, mut ents) = (Vec::new(), Vec::new());
+        let mut start = 0;
+        while start < n {
+            let len = chunk.min(n - start);
+            let logits = h
+                .narrow(0, start, len)?
+                .matmul(&head_t)?
+                .to_dtype(upcast(self.dtype))?;
+            let logits = if temperature == 1.0 {
+                logits
+            } else {
+                (logits / temperature)?
+            };
+            let logp = log_softmax_train(&logits)?;
+            lps.push(
+                logp.gather(&targets.narrow(0, start, len)?, 1)?
+                    .squeeze(1)?,
+            );
+            if with_entropy {
+                ents.push((logp.exp()? * &logp)?.sum(1)?.neg()?);
+            }
+            start += len;
+        }
+        let logprobs = (Tensor::cat(&lps, 0)?.reshape((b, r))? * &valid)?;
+        let entropy = if with_entropy {
+            Some((Tensor::cat(&ents, 0)?.reshape((b, r))? * &valid)?)
+        } else {
+            None
+        };
+        Ok(ResponseLogProbs { logprobs, entropy })
+    }
+
+    /// The sampling forward: runs `input_ids` `[B, T]` (new tokens only) through the model with
+    /// the KV cache, extending it, and returns the f32 logits `[B, vocab]` of the last position.
+    ///
+    /// `positions[b]` holds the T RoPE positions of row b; `key_ok[b]` has one flag per cached
+    /// plus new key (`cache.len() + T`), false for padding keys (left padding of prompts).
+    /// Uses candle's fused kernels: do not differentiate.
+    pub fn forward_cached(
+        &self,
+        input_ids: &Tensor,
+        positions: &[Vec<u32>],
+        key_ok: &[Vec<bool>],
+        cache: &mut KvCache,
+    ) -> Result<Tensor> {
+        let (b, t) = input_ids.dims2()?;
+        if cache.layers.len() != self.layers.len() {
+            *cache = KvCache::new(self.layers.len());
+        }
+        let past = cache.len();
+        let mask = if key_ok.iter().all(|r| r.iter().all(|&x| x)) {
+            self.mask(&[vec![true; past + t]], past, t)?
+        } else {
+            self.mask(key_ok, past, t)?
+        };
+        let (cos, sin) = self.rope_tables(positions)?;
+        let xs = self
+            .embed_tokens
+            .embedding(&input_ids.flatten_all()?)?
+            .reshape((b, t, self.cfg.hidden_size))?;
+        let h = self.decoder(xs, &cos, &sin, &mask, Some(cache), true)?;
+        let last = h.narrow(1, t - 1, 1)?.squeeze(1)?;
+        Ok(last.matmul(&self.lm_head.t()?)?.to_dtype(DType::F32)?)
+    }
+}

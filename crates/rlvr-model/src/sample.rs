@@ -1,0 +1,431 @@
+//! Batched, KV-cached, seeded sampling of `n` responses per prompt.
+
+use candle_core::Tensor;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::error::{Error, Result};
+use crate::model::{KvCache, Qwen};
+
+/// Sampling parameters (names as in vLLM / TRL).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplingParams {
+    /// Responses per prompt (TRL's `num_generations`, GRPO's G).
+    pub n: usize,
+    /// Softmax temperature; 0 means greedy decoding.
+    pub temperature: f64,
+    /// Nucleus sampling: keep the smallest set of most likely tokens whose mass reaches `top_p`
+    /// (1.0 = off). Applied after `top_k`.
+    pub top_p: f64,
+    /// Keep only the `k` most likely tokens (None = off).
+    pub top_k: Option<usize>,
+    /// At most this many new tokens per response.
+    pub max_new_tokens: usize,
+    /// A response ends after sampling one of these ids (the id is kept in the response).
+    pub eos_token_ids: Vec<u32>,
+    /// A response ends at the first token whose decoded text completes one of these strings
+    /// (that token is kept). Needs a tokenizer.
+    pub stop_strings: Vec<String>,
+    /// Seeds the sampler; see [`generate`] for what is reproducible.
+    pub seed: u64,
+}
+
+impl Default for SamplingParams {
+    fn default() -> Self {
+        Self {
+            n: 1,
+            temperature: 1.0,
+            top_p: 1.0,
+            top_k: None,
+            max_new_tokens: 256,
+            eos_token_ids: Vec::new(),
+            stop_strings: Vec::new(),
+            seed: 0,
+        }
+    }
+}
+
+/// Why a response ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    /// It sampled an eos id (the last token).
+    Eos,
+    /// Its text completed a stop string (at the last token).
+    Stop,
+    /// It reached `max_new_tokens` (`truncated` is true).
+    Length,
+}
+
+/// One sampled response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation {
+    /// Index of its prompt in the `prompts` argument.
+    pub prompt_index: usize,
+    /// The response ids (ending with the eos id when it finished on eos).
+    pub tokens: Vec<u32>,
+    /// Per token: `log softmax(logits / T)[token]`, the log-prob under the model's
+    /// temperature-T distribution before top-k / top-p truncation, as verl and TRL compute
+    /// "old" log-probs (`Qwen::response_logprobs_at(.., T)` recomputes it). For greedy
+    /// decoding (T = 0) the temperature-1 log-prob.
+    pub logprobs: Vec<f32>,
+    /// True when cut off by `max_new_tokens` without eos or stop string.
+    pub truncated: bool,
+    pub finish_reason: FinishReason,
+}
+
+struct Row {
+    prompt_index: usize,
+    rng: StdRng,
+    tokens: Vec<u32>,
+    logprobs: Vec<f32>,
+    next_pos: u32,
+    key_ok: Vec<bool>,
+    finish: Option<FinishReason>,
+}
+
+/// A per-row seed from (seed, prompt, sample): SplitMix64 of the three mixed together.
+fn row_seed(seed: u64, prompt: usize, sample: usize) -> u64 {
+    let mut z = seed
+        ^ (prompt as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (sample as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Samples `params.n` responses for every prompt; returns `prompts.len() * n` generations
+/// grouped by prompt (prompt 0's n responses first).
+///
+/// All rows decode together with one KV cache: prompts are left-padded and prefilled once,
+/// the cache is repeated `n` times, and rows that finish are dropped from the batch (they cost
+/// no further compute). Each response has its own RNG seeded from `(seed, prompt index, sample
+/// index)`, so a call is reproducible: the same model, prompts and params give the same
+/// output. `tokenizer` is needed only for `stop_strings`.
+pub fn generate(
+    model: &Qwen,
+    tokenizer: Option<&tokenizers::Tokenizer>,
+    prompts: &[Vec<u32>],
+    params: &SamplingParams,
+) -> Result<Vec<Generation>> {
+    validate(model, tokenizer, prompts, params)?;
+    let device = model.device().clone();
+    let n = params.n;
+    if prompts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stop_window = params
+        .stop_strings
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        + 1;
+
+    // 1. prefill every distinct prompt once, left-padded to the longest
+    let p_max = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    let mut ids = Vec::with_capacity(prompts.len() * p_max);
+    let mut positions = Vec::with_capacity(prompts.len());
+    let mut key_ok = Vec::with_capacity(prompts.len());
+    for p in prompts {
+        let pad = p_max - p.len();
+        ids.extend(std::iter::repeat_n(0u32, pad).chain(p.iter().copied()));
+        positions.push(
+            (0..p_max)
+                .map(|j| j.saturating_sub(pad) as u32)
+                .collect::<Vec<_>>(),
+        );
+        key_ok.push((0..p_max).map(|j| j >= pad).collect::<Vec<_>>());
+    }
+    let input = Tensor::from_vec(ids, (prompts.len(), p_max), &device)?;
+    let mut cache = KvCache::new(model.config().num_hidden_layers);
+    let logits = model.forward_cached(&input, &positions, &key_ok, &mut cache)?;
+
+    // 2. repeat each prompt's cache and logits n times: row u*n + j is sample j of prompt u
+    let expand: Vec<u32> = (0..prompts.len())
+        .flat_map(|u| std::iter::repeat_n(u as u32, n))
+        .collect();
+    let expand = Tensor::from_vec(expand, prompts.len() * n, &device)?;
+    cache.select_rows(&expand)?;
+    let mut logits = logits.index_select(&expand, 0)?;
+    let mut rows: Vec<Row> = (0..prompts.len())
+        .flat_map(|u| (0..n).map(move |j| (u, j)))
+        .map(|(u, j)| Row {
+            prompt_index: u,
+            rng: StdRng::seed_from_u64(row_seed(params.seed, u, j)),
+            tokens: Vec::with_capacity(params.max_new_tokens),
+            logprobs: Vec::with_capacity(params.max_new_tokens),
+            next_pos: prompts[u].len() as u32,
+            key_ok: key_ok[u].clone(),
+            finish: None,
+        })
+        .collect();
+    // indices into `rows` of the rows still in the batch, in batch order
+    let mut active: Vec<usize> = (0..rows.len()).collect();
+
+    // 3. decode
+    let mut scratch = Vec::new();
+    while !active.is_empty() && params.max_new_tokens > 0 {
+        let flat = logits.to_vec2::<f32>()?;
+        for (bi, &ri) in active.iter().enumerate() {
+            let row = &mut rows[ri];
+            let (tok, lp) = sample_one(&flat[bi], params, &mut row.rng, &mut scratch);
+            row.tokens.push(tok);
+            row.logprobs.push(lp);
+            if params.eos_token_ids.contains(&tok) {
+                row.finish = Some(FinishReason::Eos);
+            } else if !params.stop_strings.is_empty() {
+                let tok_r = tokenizer.expect("validated: stop strings need a tokenizer");
+                let from = row.tokens.len().saturating_sub(stop_window);
+                let text = tok_r
+                    .decode(&row.tokens[from..], false)
+                    .map_err(|e| Error::Tokenizer(e.to_string()))?;
+                if params
+                    .stop_strings
+                    .iter()
+                    .any(|s| text.contains(s.as_str()))
+                {
+                    row.finish = Some(FinishReason::Stop);
+                }
+            }
+            if row.finish.is_none() && row.tokens.len() >= params.max_new_tokens {
+                row.finish = Some(FinishReason::Length);
+            }
+        }
+        let keep: Vec<usize> = (0..active.len())
+            .filter(|&bi| rows[active[bi]].finish.is_none())
+            .collect();
+        if keep.is_empty() {
+            break;
+        }
+        if keep.len() < active.len() {
+            let idx = Tensor::from_vec(
+                keep.iter().map(|&b| b as u32).collect::<Vec<_>>(),
+                keep.len(),
+                &device,
+            )?;
+            cache.select_rows(&idx)?;
+            active = keep.iter().map(|&b| active[b]).collect();
+        }
+        let next: Vec<u32> = active
+            .iter()
+            .map(|&ri| *rows[ri].tokens.last().expect("sampled"))
+            .collect();
+        let input = Tensor::from_vec(next, (active.len(), 1), &device)?;
+        let mut pos = Vec::with_capacity(active.len());
+        let mut ok = Vec::with_capacity(active.len());
+        for &ri in &active {
+            let row = &mut rows[ri];
+            pos.push(vec![row.next_pos]);
+            row.next_pos += 1;
+            row.key_ok.push(true);
+            ok.push(row.key_ok.clone());
+        }
+        logits = model.forward_cached(&input, &pos, &ok, &mut cache)?;
+    }
+
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let finish = r.finish.unwrap_or(FinishReason::Length);
+            Generation {
+                prompt_index: r.prompt_index,
+                tokens: r.tokens,
+                logprobs: r.logprobs,
+                truncated: finish == FinishReason::Length,
+                finish_reason: finish,
+            }
+        })
+        .collect())
+}
+
+fn validate(
+    model: &Qwen,
+    tokenizer: Option<&tokenizers::Tokenizer>,
+    prompts: &[Vec<u32>],
+    params: &SamplingParams,
+) -> Result<()> {
+    let bad = |m: String| Err(Error::InvalidArgument(m));
+    if params.n == 0 {
+        return bad("n must be at least 1".into());
+    }
+    if !(params.temperature >= 0.0 && params.temperature.is_finite()) {
+        return bad(format!(
+            "temperature must be >= 0, got {}",
+            params.temperature
+        ));
+    }
+    if !(params.top_p > 0.0 && params.top_p <= 1.0) {
+        return bad(format!("top_p must be in (0, 1], got {}", params.top_p));
+    }
+    if params.top_k == Some(0) {
+        return bad("top_k must be at least 1".into());
+    }
+    if !params.stop_strings.is_empty() && tokenizer.is_none() {
+        return bad("stop_strings need a tokenizer".into());
+    }
+    let vocab = model.config().vocab_size as u32;
+    for (i, p) in prompts.iter().enumerate() {
+        if p.is_empty() {
+            return bad(format!("prompt {i} is empty"));
+        }
+        if let Some(&t) = p.iter().find(|&&t| t >= vocab) {
+            return bad(format!("prompt {i} has token id {t} >= vocab_size {vocab}"));
+        }
+    }
+    Ok(())
+}
+
+/// Draws one token from `logits` (one row, f32) under `params`; returns it and its log-prob
+/// under the temperature-T distribution (T = 1 for greedy), before top-k / top-p.
+pub(crate) fn sample_one(
+    logits: &[f32],
+    params: &SamplingParams,
+    rng: &mut StdRng,
+    scratch: &mut Vec<(f32, u32)>,
+) -> (u32, f32) {
+    let greedy = params.temperature == 0.0;
+    let inv_t = if greedy {
+        1.0
+    } else {
+        1.0 / params.temperature
+    };
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let sum: f64 = logits
+        .iter()
+        .map(|&x| ((x as f64 - max) * inv_t).exp())
+        .sum();
+    let log_z = sum.ln();
+    let logprob = |i: usize| ((logits[i] as f64 - max) * inv_t - log_z) as f32;
+    if greedy {
+        let best = (0..logits.len()).fold(0, |b, i| if logits[i] > logits[b] { i } else { b });
+        return (best as u32, logprob(best));
+    }
+    let top_k = params.top_k.filter(|&k| k < logits.len());
+    if top_k.is_none() && params.top_p >= 1.0 {
+        // plain sampling: inverse CDF over the unnormalized weights
+        let mut u = rng.random::<f64>() * sum;
+        for (i, &x) in logits.iter().enumerate() {
+            u -= ((x as f64 - max) * inv_t).exp();
+            if u <= 0.0 {
+                return (i as u32, logprob(i));
+            }
+        }
+        let last = logits.len() - 1;
+        return (last as u32, logprob(last));
+    }
+    scratch.clear();
+    scratch.extend(logits.iter().enumerate().map(|(i, &x)| (x, i as u32)));
+    let desc = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if let Some(k) = top_k {
+        scratch.select_nth_unstable_by(k - 1, desc);
+        scratch.truncate(k);
+    }
+    scratch.sort_unstable_by(desc);
+    let weights: Vec<f64> = scratch
+        .iter()
+        .map(|&(x, _)| ((x as f64 - max) * inv_t).exp())
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut keep = weights.len();
+    if params.top_p < 1.0 {
+        let mut acc = 0.0;
+        for (i, w) in weights.iter().enumerate() {
+            acc += w / total;
+            if acc >= params.top_p {
+                keep = i + 1;
+                break;
+            }
+        }
+    }
+    let mass: f64 = weights[..keep].iter().sum();
+    let mut u = rng.random::<f64>() * mass;
+    for i in 0..keep {
+        u -= weights[i];
+        if u <= 0.0 {
+            let tok = scratch[i].1 as usize;
+            return (tok as u32, logprob(tok));
+        }
+    }
+    let tok = scratch[keep - 1].1 as usize;
+    (tok as u32, logprob(tok))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(t: f64, p: f64, k: Option<usize>) -> SamplingParams {
+        SamplingParams {
+            temperature: t,
+            top_p: p,
+            top_k: k,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn greedy_takes_the_argmax_with_its_t1_logprob() {
+        let logits = [0.0f32, 2.0, 1.0];
+        let mut rng = StdRng::seed_from_u64(0);
+        let (tok, lp) = sample_one(&logits, &params(0.0, 1.0, None), &mut rng, &mut Vec::new());
+        let z: f64 = logits.iter().map(|&x| (x as f64).exp()).sum();
+        assert_eq!(tok, 1);
+        assert!((lp as f64 - (2.0 - z.ln())).abs() < 1e-6);
+    }
+
+    #[test]
+    fn top_k_and_top_p_restrict_the_support() {
+        let logits = [3.0f32, 2.9, 0.0, -1.0, 2.8];
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut seen = [0usize; 5];
+        for _ in 0..2000 {
+            let (tok, _) = sample_one(
+                &logits,
+                &params(1.0, 1.0, Some(2)),
+                &mut rng,
+                &mut Vec::new(),
+            );
+            seen[tok as usize] += 1;
+        }
+        assert_eq!(seen[2] + seen[3] + seen[4], 0, "{seen:?}");
+        assert!(seen[0] > 0 && seen[1] > 0);
+        // top_p = 0.1: only the single most likely token survives
+        for _ in 0..200 {
+            let (tok, _) = sample_one(&logits, &params(1.0, 0.1, None), &mut rng, &mut Vec::new());
+            assert_eq!(tok, 0);
+        }
+    }
+
+    #[test]
+    fn frequencies_follow_the_tempered_distribution() {
+        let logits = [0.0f32, 1.0, 2.0];
+        let t = 2.0;
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut seen = [0f64; 3];
+        let draws = 40_000;
+        let mut lps = [0f32; 3];
+        for _ in 0..draws {
+            let (tok, lp) = sample_one(&logits, &params(t, 1.0, None), &mut rng, &mut Vec::new());
+            seen[tok as usize] += 1.0;
+            lps[tok as usize] = lp;
+        }
+        let z: f64 = logits.iter().map(|&x| (x as f64 / t).exp()).sum();
+        for i in 0..3 {
+            let p = (logits[i] as f64 / t).exp() / z;
+            assert!(
+                (seen[i] / draws as f64 - p).abs() < 0.01,
+                "token {i}: {} vs {p}",
+                seen[i] / draws as f64
+            );
+            assert!((lps[i] as f64 - p.ln()).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn row_seeds_differ() {
+        let s: std::collections::HashSet<u64> = (0..10)
+            .flat_map(|u| (0..10).map(move |j| row_seed(42, u, j)))
+            .collect();
+        assert_eq!(s.len(), 100);
+    }
+}

@@ -1,0 +1,389 @@
+//! `tokenizer.json` + `tokenizer_config.json`: encoding, special tokens and Jinja chat templates.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use tokenizers::Tokenizer;
+
+use crate::error::{Error, Result};
+
+/// One chat message, as in transformers' `apply_chat_template`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A message with `role` and `content`.
+    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            role: role.into(),
+            content: content.into(),
+        }
+    }
+}
+
+/// A tokenizer with its chat template and special tokens.
+///
+/// Without a chat template (plain-text mode, e.g. the testbed's tokenizer) prompts are used as
+/// raw text and [`ChatTokenizer::apply_chat_template`] returns an error saying so.
+#[derive(Clone)]
+pub struct ChatTokenizer {
+    pub tokenizer: Tokenizer,
+    /// The Jinja chat template (tokenizer_config.json `chat_template`, or chat_template.jinja).
+    pub chat_template: Option<String>,
+    pub bos_token: Option<String>,
+    pub eos_token: Option<String>,
+    pub pad_token: Option<String>,
+    /// Token ids that end a generation: the eos token, plus the ids config.json and
+    /// generation_config.json name (merged by `load_model`).
+    pub eos_token_ids: Vec<u32>,
+    /// tokenizer_config.json as read (written back on save with the fields above updated).
+    pub config: Map<String, Value>,
+}
+
+impl std::fmt::Debug for ChatTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatTokenizer")
+            .field("vocab_size", &self.tokenizer.get_vocab_size(true))
+            .field("has_chat_template", &self.chat_template.is_some())
+            .field("eos_token", &self.eos_token)
+            .field("eos_token_ids", &self.eos_token_ids)
+            .finish()
+    }
+}
+
+fn token_string(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => o.get("content").and_then(Value::as_str).map(str::to_string),
+        _ => None,
+    }
+}
+
+impl ChatTokenizer {
+    /// Plain-text mode: no chat template; `eos_token` (if given) must be in the vocabulary.
+    pub fn new(tokenizer: Tokenizer, eos_token: Option<&str>) -> Result<Self> {
+        let mut eos_token_ids = Vec::new();
+        if let Some(e) = eos_token {
+            let id = tokenizer.token_to_id(e).ok_or_else(|| {
+                Error::Tokenizer(format!("eos token {e:?} is not in the vocabulary"))
+            })?;
+            eos_token_ids.push(id);
+        }
+        Ok(Self {
+            tokenizer,
+            chat_template: None,
+            bos_token: None,
+            eos_token: eos_token.map(str::to_string),
+            pad_token: eos_token.map(str::to_string),
+            eos_token_ids,
+            config: Map::new(),
+        })
+    }
+
+    /// Reads `dir/tokenizer.json` (required), `dir/tokenizer_config.json` and
+    /// `dir/chat_template.jinja` (both optional; the .jinja file wins, as in transformers 5).
+    pub fn from_dir(dir: &Path) -> Result<Self> {
+        let tok_path = dir.join("tokenizer.json");
+        if !tok_path.is_file() {
+            return Err(Error::MissingFile {
+                dir: dir.into(),
+                file: "tokenizer.json".into(),
+                needed: "the tokenizer (a Hugging Face tokenizers file)".into(),
+            });
+        }
+        let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| Error::BadFile {
+            path: tok_path.clone(),
+            reason: e.to_string(),
+        })?;
+        let cfg_path = dir.join("tokenizer_config.json");
+        let config = if cfg_path.is_file() {
+            let text = std::fs::read_to_string(&cfg_path).map_err(|e| Error::io(&cfg_path, e))?;
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => m,
+                Ok(_) => {
+                    return Err(Error::BadFile {
+                        path: cfg_path,
+                        reason: "not a JSON object".into(),
+                    })
+                }
+                Err(e) => {
+                    return Err(Error::BadFile {
+                        path: cfg_path,
+                        reason: format!("invalid JSON: {e}"),
+                    })
+                }
+            }
+        } else {
+            Map::new()
+        };
+        let jinja_path = dir.join("chat_template.jinja");
+        let chat_template = if jinja_path.is_file() {
+            Some(std::fs::read_to_string(&jinja_path).map_err(|e| Error::io(&jinja_path, e))?)
+        } else {
+            match config.get("chat_template") {
+                Some(Value::String(s)) => Some(s.clone()),
+                // the older list form: [{"name": "default", "template": "..."}, ...]
+                Some(Value::Array(list)) => list
+                    .iter()
+                    .find(|t| t.get("name").and_then(Value::as_str) == Some("default"))
+                    .and_then(|t| t.get("template")?.as_str().map(str::to_string)),
+                _ => None,
+            }
+        };
+        let eos_token = token_string(config.get("eos_token"));
+        let eos_token_ids = eos_token
+            .iter()
+            .filter_map(|e| tokenizer.token_to_id(e))
+            .collect();
+        Ok(Self {
+            chat_template,
+            bos_token: token_string(config.get("bos_token")),
+            pad_token: token_string(config.get("pad_token")),
+            eos_token,
+            eos_token_ids,
+            tokenizer,
+            config,
+        })
+    }
+
+    /// Writes tokenizer.json and tokenizer_config.json into `dir` (which must exist).
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let tok_path = dir.join("tokenizer.json");
+        self.tokenizer
+            .save(&tok_path, false)
+            .map_err(|e| Error::BadFile {
+                path: tok_path,
+                reason: format!("cannot write: {e}"),
+            })?;
+        let mut cfg = self.config.clone();
+        let mut set = |k: &str, v: &Option<String>| match v {
+            Some(s) => {
+                cfg.insert(k.to_string(), Value::String(s.clone()));
+            }
+            None => {
+                cfg.remove(k);
+            }
+        };
+        set("chat_template", &self.chat_template);
+        set("bos_token", &self.bos_token);
+        set("eos_token", &self.eos_token);
+        set("pad_token", &self.pad_token);
+        cfg.entry("tokenizer_class")
+            .or_insert_with(|| "PreTrainedTokenizerFast".into());
+        cfg.entry("clean_up_tokenization_spaces")
+            .or_insert(false.into());
+        cfg.entry("model_max_length").or_insert(131_072.into());
+        let path = dir.join("tokenizer_config.json");
+        let text = serde_json::to_string_pretty(&Value::Object(cfg)).expect("JSON map serializes");
+        std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
+    }
+
+    /// Token ids of raw `text`; `add_special_tokens` as in transformers.
+    pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
+        let enc = self
+            .tokenizer
+            .encode(text, add_special_tokens)
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// Text of `ids`, optionally without special tokens.
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        self.tokenizer
+            .decode(ids, skip_special_tokens)
+            .map_err(|e| Error::Tokenizer(e.to_string()))
+    }
+
+    /// The padding id: the pad token, else the first eos id, else 0.
+    pub fn pad_id(&self) -> u32 {
+        self.pad_token
+            .as_deref()
+            .and_then(|p| self.tokenizer.token_to_id(p))
+            .or_else(|| self.eos_token_ids.first().copied())
+            .unwrap_or(0)
+    }
+
+    /// Renders the chat template as transformers does (Jinja with `trim_blocks` and
+    /// `lstrip_blocks`, Python string methods, `raise_exception`, `strftime_now`), with
+    /// `messages`, `add_generation_prompt`, `bos_token` and `eos_token` in the context.
+    pub fn apply_chat_template(
+        &self,
+        messages: &[ChatMessage],
+        add_generation_prompt: bool,
+    ) -> Result<String> {
+        let template = self.chat_template.as_deref().ok_or_else(|| {
+            Error::Template(
+                "the tokenizer has no chat_template (plain-text mode: pass raw prompts)".into(),
+            )
+        })?;
+        let mut env = minijinja::Environment::new();
+        let syntax = minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()
+            .map_err(|e| Error::Template(e.to_string()))?;
+        env.set_syntax(syntax);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_function(
+            "raise_exception",
+            |msg: String| -> std::result::Result<String, minijinja::Error> {
+                Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    msg,
+                ))
+            },
+        );
+        env.add_function("strftime_now", |fmt: String| strftime_now(&fmt));
+        env.add_filter("tojson", tojson);
+        env.add_template("chat", template)
+            .map_err(|e| Error::Template(format!("{e:#}")))?;
+        let ctx = minijinja::context! {
+            messages => minijinja::Value::from(minijinja::value::Serde(messages)),
+            add_generation_prompt => add_generation_prompt,
+            bos_token => self.bos_token.clone().unwrap_or_default(),
+            eos_token => self.eos_token.clone().unwrap_or_default(),
+        };
+        let tmpl = env
+            .get_template("chat")
+            .map_err(|e| Error::Template(format!("{e:#}")))?;
+        tmpl.render(ctx)
+            .map_err(|e| Error::Template(format!("{e:#}")))
+    }
+}
+
+/// transformers' `tojson`: `json.dumps(x, ensure_ascii=False)` with optional `indent`.
+fn tojson(
+    v: minijinja::Value,
+    indent: Option<usize>,
+) -> std::result::Result<minijinja::Value, minijinja::Error> {
+    let json = serde_json::to_value(&v).map_err(|e| {
+        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+    })?;
+    let text = match indent {
+        Some(n) => {
+            let ind = vec![b' '; n];
+            let fmt = serde_json::ser::PrettyFormatter::with_indent(&ind);
+            let mut buf = Vec::new();
+            let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+            serde::Serialize::serialize(&json, &mut ser).expect("serializing a JSON value");
+            String::from_utf8(buf).expect("JSON is UTF-8")
+        }
+        None => python_json(&json),
+    };
+    Ok(minijinja::Value::from_safe_string(text))
+}
+
+/// `json.dumps` default separators (", " and ": ").
+fn python_json(v: &Value) -> String {
+    match v {
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(python_json).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), python_json(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// `strftime_now(fmt)` for templates that print today's date (UTC); supports %Y %m %d %b %B.
+fn strftime_now(fmt: &str) -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    // days since 1970-01-01 to a civil date (Howard Hinnant's algorithm)
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let name = MONTHS[(month - 1) as usize];
+    fmt.replace("%Y", &year.to_string())
+        .replace("%m", &format!("{month:02}"))
+        .replace("%d", &format!("{day:02}"))
+        .replace("%B", name)
+        .replace("%b", &name[..3])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_template(t: &str) -> ChatTokenizer {
+        let tok = Tokenizer::new(tokenizers::models::wordlevel::WordLevel::default());
+        let mut c = ChatTokenizer::new(tok, None).unwrap();
+        c.chat_template = Some(t.into());
+        c.eos_token = Some("<|im_end|>".into());
+        c
+    }
+
+    #[test]
+    fn chatml_template_renders_like_transformers() {
+        let t = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+        let c = with_template(t);
+        let msgs = [ChatMessage::new("user", "1+1?")];
+        assert_eq!(
+            c.apply_chat_template(&msgs, true).unwrap(),
+            "<|im_start|>user\n1+1?<|im_end|>\n<|im_start|>assistant\n"
+        );
+        assert_eq!(
+            c.apply_chat_template(&msgs, false).unwrap(),
+            "<|im_start|>user\n1+1?<|im_end|>\n"
+        );
+    }
+
+    #[test]
+    fn python_methods_and_raise_exception() {
+        let c = with_template("{% for m in messages %}{{ m.content.strip().upper() }}{% if m.role == 'x' %}{{ raise_exception('bad role') }}{% endif %}{% endfor %}");
+        assert_eq!(
+            c.apply_chat_template(&[ChatMessage::new("user", "  hi ")], false)
+                .unwrap(),
+            "HI"
+        );
+        let err = c
+            .apply_chat_template(&[ChatMessage::new("x", "a")], false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("bad role"), "{err}");
+    }
+
+    #[test]
+    fn no_template_is_a_clear_error() {
+        let tok = Tokenizer::new(tokenizers::models::wordlevel::WordLevel::default());
+        let c = ChatTokenizer::new(tok, None).unwrap();
+        let err = c.apply_chat_template(&[], true).unwrap_err().to_string();
+        assert!(err.contains("no chat_template"), "{err}");
+    }
+
+    #[test]
+    fn tojson_matches_python_separators() {
+        let v: Value = serde_json::json!({"a": [1, "é"], "b": null});
+        assert_eq!(python_json(&v), r#"{"a": [1, "é"], "b": null}"#);
+    }
+}

@@ -1,0 +1,99 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device};
+use rlvr_model::{init_random, ChatTokenizer, Qwen, QwenConfig, TokenBatch};
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
+        .join(name)
+}
+
+pub fn reference(name: &str) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(fixture(name).join("reference.json")).expect("reference.json");
+    serde_json::from_str(&text).expect("reference.json is JSON")
+}
+
+/// A fresh, empty directory under the system temp dir, unique to this process and `name`.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rlvr-model-test-{}-{name}", std::process::id()));
+    if d.exists() {
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The byte-level BPE tokenizer of the fixtures (vocab 272, no chat template).
+pub fn fixture_tokenizer() -> ChatTokenizer {
+    let mut t = ChatTokenizer::from_dir(&fixture("qwen3-tiny")).unwrap();
+    t.chat_template = None;
+    t
+}
+
+/// A small config of each switch: Qwen2 (biases, tied) or Qwen3 (qk-norm, untied).
+pub fn small_config(arch: &str, vocab: usize) -> QwenConfig {
+    let mut c = QwenConfig::tiny(vocab);
+    c.hidden_size = 32;
+    c.intermediate_size = 48;
+    c.num_hidden_layers = 2;
+    c.num_attention_heads = 4;
+    c.num_key_value_heads = 2;
+    c.head_dim = 8;
+    if arch == "qwen3" {
+        c.architecture = rlvr_model::Architecture::Qwen3;
+        c.attention_bias = false;
+        c.qk_norm = true;
+        c.tie_word_embeddings = false;
+        c.head_dim = 12;
+    }
+    c
+}
+
+/// A random model whose weights are scaled up (std ~0.3) so log-probs are far from uniform.
+pub fn peaky_model(cfg: &QwenConfig, seed: u64, dtype: DType) -> (Qwen, candle_nn::VarMap) {
+    let (_, varmap) = init_random(cfg, seed, dtype, &Device::Cpu).unwrap();
+    for (name, var) in varmap.data().lock().unwrap().iter() {
+        if !name.ends_with("norm.weight") && !name.ends_with(".bias") {
+            var.set(&(var.as_tensor() * 15.0).unwrap()).unwrap();
+        }
+    }
+    let model = Qwen::new(
+        cfg,
+        candle_nn::VarBuilder::from_varmap(&varmap, dtype, &Device::Cpu),
+    )
+    .unwrap();
+    (model, varmap)
+}
+
+/// Three (prompt, response) pairs of mixed lengths, one response empty.
+pub fn pairs(vocab: u32) -> Vec<(Vec<u32>, Vec<u32>)> {
+    let ids = |n: usize, k: u32| {
+        (0..n as u32)
+            .map(|i| (i * 7 + k * 13 + 3) % vocab)
+            .collect::<Vec<_>>()
+    };
+    vec![
+        (ids(3, 1), ids(5, 2)),
+        (ids(6, 3), ids(2, 4)),
+        (ids(1, 5), ids(7, 6)),
+        (ids(4, 7), vec![]),
+    ]
+}
+
+pub fn batch(vocab: u32) -> TokenBatch {
+    TokenBatch::new(&pairs(vocab), 0, &Device::Cpu).unwrap()
+}
+
+pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}

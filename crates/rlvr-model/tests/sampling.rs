@@ -1,0 +1,208 @@
+//! The sampler: grouping, reproducibility, stopping rules, and its log-probs against the
+//! training forward.
+
+mod common;
+
+use candle_core::{DType, Device};
+use common::*;
+use rlvr_model::{
+    generate, load_model, FinishReason, Generation, LoadedModel, SamplingParams, TokenBatch,
+};
+
+fn model() -> LoadedModel {
+    load_model(
+        fixture("qwen2-tiny").to_str().unwrap(),
+        DType::F32,
+        &Device::Cpu,
+    )
+    .unwrap()
+}
+
+fn prompts(m: &LoadedModel) -> Vec<Vec<u32>> {
+    ["Compute 12+34=", "Add: 7 9 5 =", "The"]
+        .iter()
+        .map(|p| m.tokenizer.encode(p, false).unwrap())
+        .collect()
+}
+
+fn params(n: usize, seed: u64) -> SamplingParams {
+    SamplingParams {
+        n,
+        temperature: 1.0,
+        max_new_tokens: 12,
+        seed,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn returns_n_per_prompt_grouped_and_reproducible() {
+    let m = model();
+    let ps = prompts(&m);
+    let a = generate(&m.model, None, &ps, &params(4, 1)).unwrap();
+    assert_eq!(a.len(), 12);
+    for (i, g) in a.iter().enumerate() {
+        assert_eq!(g.prompt_index, i / 4);
+        assert_eq!(g.tokens.len(), g.logprobs.len());
+        assert!(g.truncated && g.tokens.len() == 12 && g.finish_reason == FinishReason::Length);
+        assert!(g.logprobs.iter().all(|&l| l <= 0.0 && l.is_finite()));
+    }
+    assert_eq!(
+        generate(&m.model, None, &ps, &params(4, 1)).unwrap(),
+        a,
+        "same seed, same output"
+    );
+    assert_ne!(
+        generate(&m.model, None, &ps, &params(4, 2)).unwrap(),
+        a,
+        "another seed differs"
+    );
+    // a prompt's samples do not depend on the prompts after it (nor on their padding)
+    let fewer = generate(&m.model, None, &ps[..2], &params(4, 1)).unwrap();
+    let tokens = |g: &[Generation]| g.iter().map(|g| g.tokens.clone()).collect::<Vec<_>>();
+    assert_eq!(tokens(&fewer), tokens(&a[..8]));
+}
+
+/// Sampling log-probs equal the training forward's at the same temperature (within 1e-4),
+/// across left-padded prompts of different lengths and rows that stop early.
+#[test]
+fn sampling_logprobs_match_training_forward() {
+    let m = model();
+    let ps = prompts(&m);
+    for (t, top_p, top_k) in [(1.0, 1.0, None), (0.7, 0.9, Some(20)), (0.0, 1.0, None)] {
+        let p = SamplingParams {
+            n: 3,
+            temperature: t,
+            top_p,
+            top_k,
+            max_new_tokens: 10,
+            eos_token_ids: vec![5, 9, 11],
+            seed: 3,
+            ..Default::default()
+        };
+        let gens = generate(&m.model, None, &ps, &p).unwrap();
+        let pairs: Vec<_> = gens
+            .iter()
+            .map(|g| (ps[g.prompt_index].clone(), g.tokens.clone()))
+            .collect();
+        let batch = TokenBatch::new(&pairs, 0, &Device::Cpu).unwrap();
+        let lp = m
+            .model
+            .response_logprobs_at(&batch, false, if t == 0.0 { 1.0 } else { t })
+            .unwrap();
+        let lp = lp.logprobs.to_vec2::<f32>().unwrap();
+        for (i, g) in gens.iter().enumerate() {
+            let d = max_abs_diff(&lp[i][..g.tokens.len()], &g.logprobs);
+            assert!(d < 1e-4, "T={t}: row {i} differs by {d}");
+            if g.finish_reason == FinishReason::Eos {
+                assert!(p.eos_token_ids.contains(g.tokens.last().unwrap()) && !g.truncated);
+            }
+        }
+    }
+}
+
+#[test]
+fn greedy_is_deterministic_and_equals_top_k_1() {
+    let m = model();
+    let ps = prompts(&m);
+    let greedy = SamplingParams {
+        temperature: 0.0,
+        n: 2,
+        max_new_tokens: 8,
+        ..Default::default()
+    };
+    let a = generate(&m.model, None, &ps, &greedy).unwrap();
+    assert_eq!(a[0].tokens, a[1].tokens);
+    let k1 = SamplingParams {
+        temperature: 1.0,
+        top_k: Some(1),
+        seed: 9,
+        ..greedy.clone()
+    };
+    let b = generate(&m.model, None, &ps, &k1).unwrap();
+    let tokens = |g: &[Generation]| g.iter().map(|g| g.tokens.clone()).collect::<Vec<_>>();
+    assert_eq!(tokens(&a), tokens(&b));
+}
+
+#[test]
+fn stops_at_eos_and_stop_strings() {
+    let m = model();
+    let ps = prompts(&m);
+    // every id but one is eos: each response is exactly one token unless it drew that one id
+    let all_eos: Vec<u32> = (1..272).collect();
+    let p = SamplingParams {
+        n: 4,
+        max_new_tokens: 6,
+        eos_token_ids: all_eos,
+        ..Default::default()
+    };
+    for g in generate(&m.model, None, &ps, &p).unwrap() {
+        assert!(
+            g.finish_reason == FinishReason::Eos || g.tokens[0] == 0,
+            "{g:?}"
+        );
+        assert!(!g.truncated || g.tokens.iter().all(|&t| t == 0));
+    }
+    // stop strings: a single character that is very likely to appear
+    let p = SamplingParams {
+        n: 4,
+        max_new_tokens: 40,
+        stop_strings: vec!["1".into(), "e".into()],
+        ..Default::default()
+    };
+    assert!(
+        generate(&m.model, None, &ps, &p).is_err(),
+        "stop strings need a tokenizer"
+    );
+    let gens = generate(&m.model, Some(&m.tokenizer.tokenizer), &ps, &p).unwrap();
+    let mut stopped = 0;
+    for g in gens {
+        let text = m.tokenizer.decode(&g.tokens, false).unwrap();
+        if g.finish_reason == FinishReason::Stop {
+            stopped += 1;
+            let before = m
+                .tokenizer
+                .decode(&g.tokens[..g.tokens.len() - 1], false)
+                .unwrap();
+            assert!(text.contains('1') || text.contains('e'), "{text:?}");
+            assert!(
+                !before.contains('1') && !before.contains('e'),
+                "stopped late: {before:?}"
+            );
+        } else {
+            assert!(
+                !text.contains('1') && !text.contains('e'),
+                "missed a stop string: {text:?}"
+            );
+        }
+    }
+    assert!(stopped > 0);
+}
+
+#[test]
+fn rejects_bad_parameters() {
+    let m = model();
+    let ps = prompts(&m);
+    for p in [
+        SamplingParams {
+            n: 0,
+            ..Default::default()
+        },
+        SamplingParams {
+            top_p: 0.0,
+            ..Default::default()
+        },
+        SamplingParams {
+            top_k: Some(0),
+            ..Default::default()
+        },
+        SamplingParams {
+            temperature: -1.0,
+            ..Default::default()
+        },
+    ] {
+        assert!(generate(&m.model, None, &ps, &p).is_err(), "{p:?}");
+    }
+    assert!(generate(&m.model, None, &[vec![]], &SamplingParams::default()).is_err());
+    assert!(generate(&m.model, None, &[vec![100_000]], &SamplingParams::default()).is_err());
+}
