@@ -12,7 +12,9 @@
 //! `reward_model.ground_truth`, `prompt.0.content` (a number indexes a list). A prompt field
 //! holding a list of `{role, content}` objects becomes [`Prompt::Chat`]; a string becomes
 //! [`Prompt::Text`]. An answer that is a number is written as JSON writes it (`70`, `27.0`);
-//! a list of answers is joined with `", "` (several answers, e.g. OlympiadBench).
+//! a list of answers is joined with `", "` (several answers, e.g. OlympiadBench). A record
+//! whose answer is null or empty cannot be verified: it is skipped and listed in
+//! [`Dataset::skipped`](crate::Dataset::skipped); any other bad record rejects the file.
 //!
 //! # Formats
 //! By extension: `.jsonl`/`.ndjson` (one object per line, blank lines skipped), `.json` (an
@@ -479,18 +481,24 @@ pub fn load_file(path: &Path, fields: &FieldMap) -> Result<Dataset, DataError> {
     let records = read_records(path)?;
     let stem = file_stem(path);
     let mut problems = Vec::with_capacity(records.len());
+    let mut skipped = Vec::new();
     for (at, index, value) in records {
-        let p = to_problem(&value, fields, &stem, index)
-            .map_err(|reason| DataError::BadRecord {
-                path: path.to_path_buf(),
-                at,
-                reason,
-            })?;
-        problems.push(p);
+        match to_problem(&value, fields, &stem, index) {
+            Ok(p) => problems.push(p),
+            Err(RecordError::NoAnswer(reason)) => skipped.push(format!("{at}: {reason}")),
+            Err(RecordError::Bad(reason)) => {
+                return Err(DataError::BadRecord {
+                    path: path.to_path_buf(),
+                    at,
+                    reason,
+                })
+            }
+        }
     }
     Ok(Dataset {
         name: stem,
         problems,
+        skipped,
     })
 }
 
@@ -627,9 +635,23 @@ fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
-fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Problem, String> {
+/// Why a record did not become a problem.
+enum RecordError {
+    /// The answer field is null or empty: the record is skipped and listed.
+    NoAnswer(String),
+    /// Anything else: the file is rejected.
+    Bad(String),
+}
+
+impl From<String> for RecordError {
+    fn from(s: String) -> Self {
+        RecordError::Bad(s)
+    }
+}
+
+fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Problem, RecordError> {
     if !v.is_object() {
-        return Err("expected a JSON object".into());
+        return Err(RecordError::Bad("expected a JSON object".into()));
     }
     let required = |path: &str| -> Result<&Value, String> {
         match get_path(v, path) {
@@ -667,20 +689,20 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
                         content: c.to_string(),
                     }),
                     _ => {
-                        return Err(format!(
+                        return Err(RecordError::Bad(format!(
                             "field `{}.{i}`: expected {{\"role\": string, \"content\": string}}",
                             f.prompt
-                        ))
+                        )))
                     }
                 }
             }
             Prompt::Chat(out)
         }
         _ => {
-            return Err(format!(
+            return Err(RecordError::Bad(format!(
                 "field `{}`: expected a string or a list of chat messages",
                 f.prompt
-            ))
+            )))
         }
     };
     if let (Some(ctx), Prompt::Text(t)) = (optional_text(&f.context), &mut prompt) {
@@ -690,6 +712,9 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
     }
 
     let apath = f.answer.path();
+    if matches!(get_path(v, apath), Some(Value::Null)) {
+        return Err(RecordError::NoAnswer(format!("field `{apath}` is null")));
+    }
     let av = required(apath)?;
     let answer = match &f.answer {
         AnswerSource::Json(_) => match av {
@@ -720,7 +745,7 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
         }
     };
     if answer.trim().is_empty() {
-        return Err(format!("field `{apath}` is empty"));
+        return Err(RecordError::NoAnswer(format!("field `{apath}` is empty")));
     }
     let id = optional_text(&f.id).unwrap_or_else(|| format!("{stem}-{index}"));
     let data_source = optional_text(&f.data_source).unwrap_or_else(|| stem.to_string());
@@ -777,6 +802,7 @@ pub fn load_matharena(dir: &Path) -> Result<Dataset, DataError> {
     Ok(Dataset {
         name: "matharena_aime25".into(),
         problems,
+        skipped: Vec::new(),
     })
 }
 

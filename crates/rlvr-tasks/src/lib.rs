@@ -81,9 +81,13 @@ pub struct Problem {
 pub struct Dataset {
     pub name: String,
     pub problems: Vec<Problem>,
+    /// Records left out because their answer is null or empty, as `<location>: <reason>`
+    /// (`element 886: field `answer` is null`). Callers should report them.
+    pub skipped: Vec<String>,
 }
 
 impl Dataset {
+    /// Number of problems (skipped records not counted).
     pub fn len(&self) -> usize {
         self.problems.len()
     }

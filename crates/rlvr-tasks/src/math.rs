@@ -4,7 +4,8 @@
 //!
 //! **Extraction** ([`extract_answer`]), first rule that finds something wins:
 //! 1. the last `\boxed{...}` / `\fbox{...}` (nested braces, `\{ \}` escapes; `\boxed 5` too);
-//!    boxes right before it separated only by `,`/`and`/`or` are joined (several answers);
+//!    boxes right before it separated only by `,`/`and`/`or` are joined (several answers;
+//!    [`verify`] joins them only when the gold answer has several parts);
 //! 2. GSM8K's `#### 42` (the text after the last `####`, to the end of its line);
 //! 3. the last line with `Answer:` (DAPO's format; also `Final Answer:`, `**Answer:**`);
 //! 4. the last "the answer is ..." (to the end of its sentence);
@@ -56,7 +57,10 @@ pub fn verify(gold: &str, response: &str) -> Score {
         Some(b) if gold.trim_start().starts_with("\\boxed") => b,
         _ => gold.to_string(),
     };
-    let Some(pred) = extract_answer(response) else {
+    // joined boxes ("\boxed{1} and \boxed{2}") only when the gold has several answers, so
+    // that a response cannot hedge between boxes of one answer
+    let several = split_top(&canon(&gold), true).len() > 1;
+    let Some(pred) = extract(response, several) else {
         return Score::binary(false, None, "no answer found");
     };
     match equivalent_reason(&gold, &pred) {
@@ -76,8 +80,17 @@ pub fn equivalent(gold: &str, pred: &str) -> bool {
 
 /// Extracts the final answer from a model response (rules in the module docs).
 pub fn extract_answer(response: &str) -> Option<String> {
+    extract(response, true)
+}
+
+fn extract(response: &str, join_boxes: bool) -> Option<String> {
     let text = tail(response, MAX_RESPONSE_BYTES);
-    if let Some(b) = extract_boxed(text) {
+    let boxed = if join_boxes {
+        extract_boxed(text)
+    } else {
+        last_boxed(text)
+    };
+    if let Some(b) = boxed {
         return non_empty(b);
     }
     if let Some(pos) = text.rfind("####") {

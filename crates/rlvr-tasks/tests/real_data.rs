@@ -1,0 +1,124 @@
+//! Checks against the real data directory (../shared/data, see its SOURCES.md).
+//!
+//! Without a data directory these tests print why they skip; under `CI=true` a missing data
+//! directory is a failure.
+
+use std::path::PathBuf;
+
+use rlvr_tasks::{data, load_preset, math, resolve_data_dir, PRESETS};
+
+fn data_dir() -> Option<PathBuf> {
+    match resolve_data_dir(None) {
+        Ok(d) => Some(d),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true but no data directory: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn every_preset_in_the_data_dir_loads_with_its_record_count() {
+    let Some(dir) = data_dir() else { return };
+    for p in PRESETS {
+        let Some(expected) = p.records else {
+            // not in the shared copy (polaris): its path is tested on a fixture
+            assert!(load_preset(p.name, &dir).is_err() || dir.join(p.file).exists());
+            continue;
+        };
+        let ds = load_preset(p.name, &dir).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        assert_eq!(ds.len() + ds.skipped.len(), expected, "{}: record count", p.name);
+        for prob in &ds.problems {
+            assert!(!prob.answer.trim().is_empty(), "{}: {} empty answer", p.name, prob.id);
+            assert!(!prob.prompt.text().trim().is_empty(), "{}: {} empty prompt", p.name, prob.id);
+        }
+        eprintln!(
+            "{:<18} {:>6} records, {} skipped {:?}",
+            p.name,
+            ds.len(),
+            ds.skipped.len(),
+            ds.skipped
+        );
+    }
+}
+
+#[test]
+fn every_data_file_is_read() {
+    let Some(dir) = data_dir() else { return };
+    // every jsonl/json/parquet file of the data directory has a preset
+    let mut files = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("jsonl" | "json" | "parquet")
+            ) {
+                files.push(p.strip_prefix(&dir).unwrap().to_string_lossy().to_string());
+            }
+        }
+    }
+    for f in &files {
+        assert!(
+            PRESETS.iter().any(|p| p.file == f),
+            "{f} has no preset"
+        );
+        let n = data::read_records(&dir.join(f)).unwrap().len();
+        assert!(n > 0, "{f}");
+    }
+    assert!(files.len() >= 16, "found only {files:?}");
+}
+
+/// For every benchmark with worked solutions, the verifier accepts the reference solution.
+#[test]
+fn reference_solutions_score_correct() {
+    let Some(dir) = data_dir() else { return };
+    for p in PRESETS.iter().filter(|p| p.has_worked_solution) {
+        let ds = load_preset(p.name, &dir).unwrap();
+        let mut wrong = Vec::new();
+        for prob in &ds.problems {
+            let sol = prob.solution.as_deref().unwrap();
+            let s = math::verify(&prob.answer, sol);
+            if !s.correct {
+                wrong.push(format!(
+                    "{}: gold {:?} extracted {:?} ({})",
+                    prob.id, prob.answer, s.extracted, s.reason
+                ));
+            }
+        }
+        let rate = 1.0 - wrong.len() as f64 / ds.len() as f64;
+        eprintln!(
+            "{:<16} {:>5} records, reference solutions correct: {:.2}%",
+            p.name,
+            ds.len(),
+            100.0 * rate
+        );
+        for w in &wrong {
+            eprintln!("  {w}");
+        }
+        assert!(rate >= 0.99, "{}: {:.4} < 0.99", p.name, rate);
+    }
+}
+
+/// Gold answers verify against themselves in every benchmark (normalization is idempotent
+/// enough that no gold answer is rejected as its own response).
+#[test]
+fn gold_answers_verify_against_themselves() {
+    let Some(dir) = data_dir() else { return };
+    for p in PRESETS.iter().filter(|p| !matches!(p.name, "codeforces" | "leetcode" | "polaris")) {
+        let ds = load_preset(p.name, &dir).unwrap();
+        let bad: Vec<_> = ds
+            .problems
+            .iter()
+            .filter(|q| !math::verify(&q.answer, &format!("The final answer is $\\boxed{{{}}}$.", q.answer)).correct)
+            .map(|q| q.answer.clone())
+            .collect();
+        assert!(bad.is_empty(), "{}: {bad:?}", p.name);
+    }
+}
