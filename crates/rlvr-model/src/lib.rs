@@ -29,6 +29,11 @@ pub mod model;
 pub mod sample;
 pub mod tokenizer;
 
+/// The tensor and tokenizer crates of this API, re-exported so callers use the same versions.
+pub use candle_core;
+pub use candle_nn;
+pub use tokenizers;
+
 pub use batch::{ResponseLogProbs, TokenBatch};
 pub use config::{Architecture, QwenConfig};
 pub use error::{Error, Result};
