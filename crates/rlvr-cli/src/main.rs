@@ -10,6 +10,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod diagnose;
+mod report;
+mod generate;
+mod score;
 
 /// rlvr: GRPO-style RLVR with exact loss aggregation (token, sequence, Balanced Aggregation).
 #[derive(Debug, Parser)]
@@ -23,6 +26,12 @@ struct Cli {
 enum Command {
     /// Aggregation-bias diagnostics for rollouts dumped by any framework (verl, TRL, OpenRLHF).
     Diagnose(diagnose::Args),
+    /// Compare aggregation rules across runs and seeds: report.md, report.html, PNG plots.
+    Report(report::Args),
+    /// Log-prob of each response token under a model (raw text, no template).
+    Score(score::Args),
+    /// Sample responses from a model (raw text or --chat template).
+    Generate(generate::Args),
 }
 
 /// Marks an error as caused by the user's input (exit code 2).
@@ -34,6 +43,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Diagnose(args) => diagnose::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Score(args) => score::run(args),
+        Command::Generate(args) => generate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,67 @@
+//! rlvr-report: compares aggregation rules across runs and seeds, from the runs' own
+//! `metrics.jsonl` files, as `report.md`, an offline `report.html` (plots embedded) and PNG plots.
+//!
+//! Input: run directories as `rlvr train` / `rlvr sweep` write them: `metrics.jsonl` (the line
+//! format of `rlvr_train::metrics`) and `config.toml` (the run's resolved config, from which the
+//! rule `algorithm.loss_agg_mode`, the seed `trainer.seed` and the regime `data.testbed_regime`
+//! are read; a run without `config.toml` is labelled by its directory name).
+//!
+//! Runs are grouped by regime, then by rule; curves are the mean over seeds with a min-max band.
+//! The per-rule table gives peak accuracy (the best evaluation of a run), last-step accuracy
+//! and the drop between them, each as the mean over seeds with its min-max spread.
+//!
+//! What it leaves out: it neither trains nor re-evaluates anything; every number comes from the
+//! metrics files, so a report is only as honest as the runs behind it.
+
+mod plot;
+mod render;
+mod runs;
+mod stats;
+
+use std::path::{Path, PathBuf};
+
+pub use render::write_report;
+pub use runs::{load_run, Run};
+pub use stats::{rule_summaries, RuleSummary, Spread};
+
+/// What can go wrong, with the file it concerns.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    /// A file could not be read or written.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A line of a metrics file or a config that does not parse.
+    #[error("{}:{line}: {reason}", .path.display())]
+    BadLine {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number (0 for a whole-file problem).
+        line: usize,
+        /// Why.
+        reason: String,
+    },
+    /// Nothing to report on.
+    #[error("no runs to report on: {0}")]
+    Empty(String),
+    /// Plotting failed.
+    #[error("plot {}: {reason}", .path.display())]
+    Plot {
+        /// The PNG being drawn.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
+    move |source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}

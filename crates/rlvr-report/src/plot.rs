@@ -1,0 +1,155 @@
+//! PNG line plots with a min-max band, drawn with plotters' bitmap backend.
+//!
+//! Text is rendered with ab_glyph from a TrueType file found at run time: `RLVR_FONT`, else
+//! DejaVu Sans in the usual Debian/Ubuntu places (package `fonts-dejavu-core`).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::prelude::*;
+
+use crate::stats::Spread;
+use crate::ReportError;
+
+/// One curve: a label, and per step the spread over seeds.
+pub(crate) struct Curve {
+    pub label: String,
+    pub points: Vec<(usize, Spread)>,
+}
+
+const FONT_CANDIDATES: [&str; 3] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+];
+
+/// Registers a sans-serif font once; the error says where fonts were looked for.
+fn ensure_font() -> Result<(), String> {
+    static FONT: OnceLock<Result<(), String>> = OnceLock::new();
+    FONT.get_or_init(|| {
+        let mut candidates: Vec<PathBuf> = std::env::var_os("RLVR_FONT").map(PathBuf::from).into_iter().collect();
+        candidates.extend(FONT_CANDIDATES.iter().map(PathBuf::from));
+        let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+            format!(
+                "no TrueType font for plot labels: looked at {}; install fonts-dejavu-core or set RLVR_FONT=/path/to/font.ttf",
+                candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+            .map_err(|_| format!("{}: not a usable TrueType font", path.display()))
+    })
+    .clone()
+}
+
+/// The colour of the i-th curve: fixed colours for the three main rules, then a palette.
+fn colour(label: &str, i: usize) -> RGBColor {
+    match label {
+        "token-mean" => RGBColor(214, 39, 40),
+        "seq-mean-token-mean" => RGBColor(31, 119, 180),
+        "balanced" => RGBColor(44, 160, 44),
+        _ => {
+            let p = Palette99::pick(i + 3).to_rgba();
+            RGBColor(p.0, p.1, p.2)
+        }
+    }
+}
+
+/// Draws `curves` (mean line, min-max band) into a PNG at `path`.
+pub(crate) fn line_band_plot(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    curves: &[Curve],
+) -> Result<(), ReportError> {
+    let err = |reason: String| ReportError::Plot {
+        path: path.to_path_buf(),
+        reason,
+    };
+    ensure_font().map_err(err)?;
+    draw(path, title, y_label, curves).map_err(|e| err(e.to_string()))
+}
+
+fn draw(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    curves: &[Curve],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let all = curves.iter().flat_map(|c| c.points.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for (s, sp) in all {
+        x0 = x0.min(*s as f64);
+        x1 = x1.max(*s as f64);
+        y0 = y0.min(sp.min);
+        y1 = y1.max(sp.max);
+    }
+    if !x0.is_finite() {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let pad = ((y1 - y0) * 0.08).max(1e-3);
+    let (y0, y1) = (y0 - pad, y1 + pad);
+
+    let root = BitMapBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 26))
+        .margin(18)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    chart
+        .configure_mesh()
+        .x_desc("training step")
+        .y_desc(y_label)
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 18))
+        .draw()?;
+    for (i, c) in curves.iter().enumerate() {
+        let col = colour(&c.label, i);
+        if c.points.iter().any(|(_, s)| s.max > s.min) {
+            let mut band: Vec<(f64, f64)> =
+                c.points.iter().map(|(s, sp)| (*s as f64, sp.max)).collect();
+            band.extend(c.points.iter().rev().map(|(s, sp)| (*s as f64, sp.min)));
+            chart.draw_series(std::iter::once(Polygon::new(band, col.mix(0.18).filled())))?;
+        }
+        let n = c.points.first().map_or(0, |p| p.1.n);
+        let label = if n > 1 {
+            format!("{} (mean of {n}, band = min-max)", c.label)
+        } else {
+            c.label.clone()
+        };
+        chart
+            .draw_series(LineSeries::new(
+                c.points.iter().map(|(s, sp)| (*s as f64, sp.mean)),
+                col.stroke_width(3),
+            ))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], col.stroke_width(3)));
+        if c.points.len() <= 40 {
+            chart.draw_series(
+                c.points
+                    .iter()
+                    .map(|(s, sp)| Circle::new((*s as f64, sp.mean), 3, col.filled())),
+            )?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font(("sans-serif", 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}

@@ -1,0 +1,146 @@
+//! Loading one run directory: its labels and its metrics.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::{io_err, ReportError};
+
+/// One training run, as the report sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// Aggregation rule (`algorithm.loss_agg_mode`).
+    pub rule: String,
+    /// Seed (`trainer.seed`).
+    pub seed: u64,
+    /// Testbed regime or dataset label (`data.testbed_regime`, else `data.train_files`).
+    pub regime: String,
+    /// `"kind":"train"` lines, in step order: (step, line).
+    pub train: Vec<(usize, Value)>,
+    /// Evaluation points, in step order: (step, dataset, mean@k).
+    pub eval: Vec<EvalPoint>,
+}
+
+/// One evaluation of one dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalPoint {
+    /// Training step the evaluation was taken at.
+    pub step: usize,
+    /// Dataset name.
+    pub dataset: String,
+    /// mean@k (the sampled accuracy).
+    pub mean_at_k: f64,
+    /// pass@k.
+    pub pass_at_k: f64,
+}
+
+impl Run {
+    /// A train-line metric as a series `(step, value)`; missing or null values are skipped,
+    /// and so are skipped steps.
+    pub fn series(&self, key: &str) -> Vec<(usize, f64)> {
+        self.train
+            .iter()
+            .filter(|(_, v)| !v["skipped"].as_bool().unwrap_or(false))
+            .filter_map(|(s, v)| pointer(v, key).map(|x| (*s, x)))
+            .collect()
+    }
+
+    /// mean@k of the first evaluated dataset, as a series.
+    pub fn accuracy(&self) -> Vec<(usize, f64)> {
+        let Some(first) = self.eval.first() else {
+            return Vec::new();
+        };
+        self.eval
+            .iter()
+            .filter(|e| e.dataset == first.dataset)
+            .map(|e| (e.step, e.mean_at_k))
+            .collect()
+    }
+}
+
+/// `key` may be `a.b` for a nested field (`positive_share.balanced`).
+fn pointer(v: &Value, key: &str) -> Option<f64> {
+    key.split('.')
+        .try_fold(v, |v, k| v.get(k))?
+        .as_f64()
+        .filter(|x| x.is_finite())
+}
+
+/// Loads `dir/metrics.jsonl` and the labels from `dir/config.toml`.
+pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
+    let metrics = dir.join("metrics.jsonl");
+    let text = std::fs::read_to_string(&metrics).map_err(io_err(&metrics))?;
+    let mut train = Vec::new();
+    let mut eval = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: String| ReportError::BadLine {
+            path: metrics.clone(),
+            line: i + 1,
+            reason,
+        };
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let step = v["step"]
+            .as_u64()
+            .ok_or_else(|| bad("missing integer \"step\"".into()))? as usize;
+        match v["kind"].as_str() {
+            Some("train") => train.push((step, v)),
+            Some("eval") => eval.push(EvalPoint {
+                step,
+                dataset: v["dataset"].as_str().unwrap_or("eval").to_string(),
+                mean_at_k: v["mean_at_k"]
+                    .as_f64()
+                    .ok_or_else(|| bad("eval line without mean_at_k".into()))?,
+                pass_at_k: v["pass_at_k"].as_f64().unwrap_or(f64::NAN),
+            }),
+            _ => {} // other kinds (warm start, summary) are not part of the comparison
+        }
+    }
+    train.sort_by_key(|(s, _)| *s);
+    eval.sort_by_key(|e| e.step);
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (rule, seed, regime) = labels(&dir.join("config.toml"), &name)?;
+    Ok(Run {
+        dir: dir.to_path_buf(),
+        rule,
+        seed,
+        regime,
+        train,
+        eval,
+    })
+}
+
+fn labels(config: &Path, name: &str) -> Result<(String, u64, String), ReportError> {
+    if !config.exists() {
+        return Ok((name.to_string(), 0, "default".into()));
+    }
+    let text = std::fs::read_to_string(config).map_err(io_err(config))?;
+    let t: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| ReportError::BadLine {
+            path: config.to_path_buf(),
+            line: 0,
+            reason: e.to_string(),
+        })?;
+    let get = |section: &str, key: &str| t.get(section).and_then(|s| s.get(key)).cloned();
+    let rule = get("algorithm", "loss_agg_mode")
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_else(|| name.into());
+    let seed = get("trainer", "seed")
+        .and_then(|v| v.as_integer())
+        .unwrap_or(0) as u64;
+    let regime = get("data", "testbed_regime")
+        .and_then(|v| v.as_str().map(String::from))
+        .filter(|r| !r.is_empty())
+        .or_else(|| get("data", "train_files").and_then(|v| v.as_str().map(String::from)))
+        .unwrap_or_else(|| "default".into());
+    Ok((rule, seed, regime))
+}
