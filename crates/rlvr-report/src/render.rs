@@ -374,7 +374,7 @@ mod tests {
             "{\"kind\":\"train\",\"step\":1}\n{oops\n",
         )
         .unwrap();
-        let err = write_report(&[tmp.clone()], &tmp.join("out"))
+        let err = write_report(std::slice::from_ref(&tmp), &tmp.join("out"))
             .unwrap_err()
             .to_string();
         assert!(err.contains("metrics.jsonl:2:"), "{err}");
