@@ -537,6 +537,13 @@ fn equiv_items(g: &str, p: &str, depth: usize) -> Option<&'static str> {
         if gi.len() > 1 && pi.len() > 1 && multiset_match(&gi, &pi, depth) {
             return Some("same list of answers");
         }
+        // a bare list of answers against a set: the same multiset
+        let (one, many) = if gi.len() == 1 { (&gi[0], &pi) } else { (&pi[0], &gi) };
+        if gi.len() != pi.len() && (gi.len() == 1 || pi.len() == 1) {
+            if let Some(c) = collection(one).filter(|c| c.kind == Kind::Set) {
+                return multiset_match(&c.items, many, depth).then_some("same set");
+            }
+        }
         // "x = 1, y = 2" against "(1, 2)": fall through to a single-item comparison
         if gi.len() != pi.len() {
             return equiv_one(g, p, depth);
