@@ -54,6 +54,10 @@ pub struct Trainer {
     /// GRPO steps completed.
     pub step: usize,
     pub faults: Faults,
+    /// Keep the accumulated (unclipped) gradient of the last optimizer step in `last_grads`
+    /// (tests, debugging).
+    pub keep_grads: bool,
+    pub last_grads: Option<Vec<Option<Tensor>>>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -173,6 +177,8 @@ impl Trainer {
             order,
             step: 0,
             faults: Faults::default(),
+            keep_grads: false,
+            last_grads: None,
         })
     }
 
@@ -560,6 +566,9 @@ impl Trainer {
         if out.skipped.is_some() {
             out.grad_norm = f64::NAN;
             return Ok(out);
+        }
+        if self.keep_grads {
+            self.last_grads = Some(grads.grads.clone());
         }
         // ALGO LOGIC: global-norm clipping, then AdamW; never apply a non-finite gradient
         out.grad_norm = grads.clip(self.cfg.optim.grad_clip)?;

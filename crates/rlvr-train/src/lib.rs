@@ -29,6 +29,7 @@ pub mod metrics;
 pub mod optim;
 pub mod policy;
 pub mod run;
+pub mod testbed;
 pub mod warm_start;
 
 pub use config::{ConfigError, TrainConfig};

@@ -1,1 +1,773 @@
+//! What `rlvr train` does end to end: resolve the config, set up the policy and the tasks
+//! (the testbed's tokenizer, model and warm start, or a Hugging Face checkpoint and a dataset),
+//! evaluate, run GRPO steps with checkpoints and metrics, evaluate again, summarize.
+//!
+//! Also `--dry-run` ([`dry_run`]): check everything that can be checked without training.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use candle_core::{DType, Device};
+use indicatif::{ProgressBar, ProgressStyle};
+use rlvr_tasks::{Dataset, MathVerifier, PromptTemplate};
+
+use crate::checkpoint::{self, mix_seed, DataOrder, PhaseTimes, TrainState};
+use crate::config::TrainConfig;
+use crate::eval::{evaluate, EvalResult, EvalSpec};
+use crate::grpo::{Faults, Trainer};
+use crate::metrics::{self, MetricsWriter};
+use crate::policy::{build_task, Policy, PromptFormat, Task};
+use crate::TrainError;
+
+/// How `rlvr train` was called.
+#[derive(Debug, Clone, Default)]
+pub struct TrainOptions {
+    /// Config file; none = the built-in default (`configs/testbed.toml`).
+    pub config: Option<PathBuf>,
+    /// `section.key=value` overrides.
+    pub overrides: Vec<String>,
+    /// Continue the run in this directory from its last checkpoint.
+    pub resume: Option<PathBuf>,
+    /// Data directory (else `RLVR_DATA_DIR`, else `../shared/data`).
+    pub data_dir: Option<PathBuf>,
+    /// Stop after this many GRPO steps in this session, as if interrupted (tests).
+    pub stop_after: Option<usize>,
+    /// No progress bars and no printed lines (tests).
+    pub quiet: bool,
+    /// Test hooks.
+    pub faults: Faults,
+}
+
+/// What a finished (or stopped) session reports.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub run_dir: PathBuf,
+    pub steps: usize,
+    pub total_steps: usize,
+    pub rule: String,
+    /// Evaluations at step 0 and at the last step (one per dataset).
+    pub before: Vec<EvalResult>,
+    pub after: Vec<EvalResult>,
+    /// Reward mean per step (NaN for skipped steps).
+    pub rewards: Vec<f64>,
+    pub skipped_steps: usize,
+    pub times: PhaseTimes,
+    pub wall_s: f64,
+    pub warm_start: Option<String>,
+    pub n_params: usize,
+}
+
+/// Reads the config: the file (or the default) with overrides, or a run's saved config.
+pub fn resolve_config(opts: &TrainOptions) -> Result<TrainConfig, TrainError> {
+    match &opts.resume {
+        Some(run) => {
+            let path = run.join("config.toml");
+            if !path.is_file() {
+                return Err(TrainError::Resume(format!(
+                    "{}: no config.toml; is this a run directory (runs/<name>)?",
+                    run.display()
+                )));
+            }
+            Ok(TrainConfig::load(Some(&path), &opts.overrides)?)
+        }
+        None => Ok(TrainConfig::load(opts.config.as_deref(), &opts.overrides)?),
+    }
+}
+
+/// The device named by `model.device`.
+pub fn device(name: &str) -> Result<Device, TrainError> {
+    match name {
+        "cpu" => Ok(Device::Cpu),
+        "cuda" => Ok(Device::new_cuda(0)?),
+        other => match other.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
+            Some(n) => Ok(Device::new_cuda(n)?),
+            None => Err(crate::ConfigError::Invalid {
+                key: "model.device".into(),
+                message: format!("`{other}`: expected cpu, cuda or cuda:N"),
+            }
+            .into()),
+        },
+    }
+}
+
+/// The dtype named by `model.dtype` (validated by the config).
+pub fn dtype(name: &str) -> DType {
+    match name {
+        "bf16" => DType::BF16,
+        "f16" => DType::F16,
+        _ => DType::F32,
+    }
+}
+
+fn template(cfg: &TrainConfig) -> Result<PromptTemplate, TrainError> {
+    cfg.data
+        .prompt_template
+        .parse()
+        .map_err(|message| crate::ConfigError::Invalid {
+            key: "data.prompt_template".into(),
+            message,
+        })
+        .map_err(Into::into)
+}
+
+/// Loads a dataset given as a preset name or a file path.
+pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, TrainError> {
+    let path = Path::new(name);
+    let looks_like_file = path.extension().is_some() || name.contains('/');
+    if looks_like_file && path.exists() {
+        let fields = if name.ends_with(".parquet") {
+            rlvr_tasks::FieldMap::verl()
+        } else {
+            rlvr_tasks::FieldMap::problem_answer()
+        };
+        return Ok(rlvr_tasks::load_file(path, &fields)?);
+    }
+    if looks_like_file && rlvr_tasks::data::preset(name).is_err() {
+        return Err(TrainError::Data(rlvr_tasks::DataError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        }));
+    }
+    let dir = rlvr_tasks::resolve_data_dir(data_dir)?;
+    Ok(rlvr_tasks::load_preset(name, &dir)?)
+}
+
+/// Everything a run trains and evaluates with.
+pub struct Setup {
+    pub policy: Policy,
+    pub train: Task,
+    pub evals: Vec<Task>,
+    pub warm_start: Option<String>,
+    pub setup_s: f64,
+    pub warm_start_s: f64,
+}
+
+/// Builds the policy and the tasks. `initial` is a checkpoint to load instead of the config's
+/// model (resume).
+pub fn setup(
+    cfg: &TrainConfig,
+    data_dir: Option<&Path>,
+    initial: Option<&Path>,
+    ui: &Ui,
+) -> Result<Setup, TrainError> {
+    let dev = device(&cfg.model.device)?;
+    let dt = dtype(&cfg.model.dtype);
+    if cfg.model.path == "testbed" || cfg.is_testbed() {
+        return crate::testbed::setup(cfg, initial, &dev, dt, ui);
+    }
+    let t = Instant::now();
+    let policy = match initial {
+        Some(dir) => Policy::load(&dir.to_string_lossy(), dt, &dev)?,
+        None => Policy::load(&cfg.model.path, dt, &dev)?,
+    };
+    let format = PromptFormat {
+        template: template(cfg)?,
+        chat: cfg.data.apply_chat_template,
+    };
+    let ds = load_dataset(
+        &cfg.data.train_files,
+        data_dir.or(cfg.data.data_dir.as_deref()),
+    )?;
+    let verifier: Arc<dyn rlvr_tasks::Verifier> = Arc::new(MathVerifier);
+    let (train, dropped) = build_task(
+        &ds.name,
+        ds.problems,
+        format,
+        &policy.tokenizer,
+        cfg.data.max_prompt_length,
+        verifier.clone(),
+    )?;
+    if dropped > 0 {
+        ui.println(format!(
+            "{}: dropped {dropped} prompts longer than data.max_prompt_length = {}",
+            train.name, cfg.data.max_prompt_length
+        ));
+    }
+    let mut evals = Vec::new();
+    for name in &cfg.eval.datasets {
+        let mut ds = load_dataset(name, data_dir.or(cfg.data.data_dir.as_deref()))?;
+        if cfg.eval.n_problems > 0 {
+            ds.problems.truncate(cfg.eval.n_problems);
+        }
+        let (task, _) = build_task(
+            name,
+            ds.problems,
+            format,
+            &policy.tokenizer,
+            0,
+            verifier.clone(),
+        )?;
+        evals.push(task);
+    }
+    Ok(Setup {
+        policy,
+        train,
+        evals,
+        warm_start: None,
+        setup_s: t.elapsed().as_secs_f64(),
+        warm_start_s: 0.0,
+    })
+}
+
+/// Progress bars and printed lines, or nothing (quiet).
+pub struct Ui {
+    pub quiet: bool,
+    pub bars: bool,
+}
+
+impl Ui {
+    pub fn new(quiet: bool, bars: bool) -> Self {
+        Self {
+            quiet,
+            bars: bars && !quiet,
+        }
+    }
+
+    /// A progress bar of `len` steps (hidden when quiet or bars are off).
+    pub fn bar(&self, len: usize, prefix: &str) -> ProgressBar {
+        if !self.bars {
+            return ProgressBar::hidden();
+        }
+        let pb = ProgressBar::new(len as u64);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>11} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta} {msg}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        pb.set_prefix(prefix.to_string());
+        pb
+    }
+
+    /// Prints a line to stderr (above any progress bar).
+    pub fn println(&self, line: impl AsRef<str>) {
+        if !self.quiet {
+            eprintln!("{}", line.as_ref());
+        }
+    }
+}
+
+fn eval_spec(cfg: &TrainConfig) -> EvalSpec {
+    EvalSpec {
+        k: cfg.eval.k,
+        temperature: cfg.eval.temperature,
+        top_p: cfg.eval.top_p,
+        max_tokens: cfg.eval_max_tokens(),
+        batch_size: cfg.eval.batch_size,
+        seed: mix_seed(cfg.trainer.seed, &[7]),
+    }
+}
+
+fn run_evals(
+    policy: &Policy,
+    tasks: &[Task],
+    cfg: &TrainConfig,
+    step: usize,
+    ui: &Ui,
+    writer: &mut MetricsWriter,
+) -> Result<Vec<EvalResult>, TrainError> {
+    let mut out = Vec::new();
+    for task in tasks {
+        let pb = ui.bar(task.len(), "eval");
+        pb.set_message(format!("{} step {step}", task.name));
+        let r = evaluate(policy, task, &eval_spec(cfg), |done| {
+            pb.set_position(done as u64)
+        })?;
+        pb.finish_and_clear();
+        writer
+            .write(&r.line(step))
+            .map_err(|e| TrainError::io(writer.path(), e))?;
+        ui.println(format!(
+            "eval step {step:>4} {}: mean@{k} = {:.3}, pass@{k} = {:.3} on {} problems ({:.1}s)",
+            r.dataset,
+            r.mean_at_k,
+            r.pass_at_k,
+            r.n_problems,
+            r.secs,
+            k = r.k
+        ));
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// The run directory: `<runs_dir>/<run_name>`; an automatic name gets a numeric suffix when
+/// taken, an explicit one that already holds a run is an error.
+fn new_run_dir(cfg: &TrainConfig, config_name: &str) -> Result<PathBuf, TrainError> {
+    let runs = &cfg.trainer.runs_dir;
+    if !cfg.trainer.run_name.is_empty() {
+        let dir = runs.join(&cfg.trainer.run_name);
+        if dir.join("config.toml").exists() {
+            return Err(TrainError::Resume(format!(
+                "{} already holds a run: continue it with --resume {}, or set trainer.run_name",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        return Ok(dir);
+    }
+    let base = format!(
+        "{config_name}-{}-s{}",
+        cfg.algorithm.loss_agg_mode, cfg.trainer.seed
+    );
+    for i in 1.. {
+        let name = if i == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{i}")
+        };
+        let dir = runs.join(name);
+        if !dir.exists() {
+            return Ok(dir);
+        }
+    }
+    unreachable!()
+}
+
+/// `rlvr train`: a fresh run, or `--resume`.
+pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
+    let wall = Instant::now();
+    let cfg = resolve_config(opts)?;
+    let ui = Ui::new(opts.quiet, cfg.logging.progress);
+    let (run_dir, ckpt) = match &opts.resume {
+        Some(run) => {
+            let ck = checkpoint::find(run).ok_or_else(|| {
+                TrainError::Resume(format!(
+                    "{}: no checkpoint to resume from (checkpoint/state.json)",
+                    run.display()
+                ))
+            })?;
+            (run.clone(), Some(ck))
+        }
+        None => {
+            let name = opts
+                .config
+                .as_ref()
+                .and_then(|p| p.file_stem())
+                .map_or("testbed".to_string(), |s| s.to_string_lossy().into_owned());
+            (new_run_dir(&cfg, &name)?, None)
+        }
+    };
+    std::fs::create_dir_all(&run_dir).map_err(|e| TrainError::io(&run_dir, e))?;
+    let state = match &ckpt {
+        Some(ck) => Some(checkpoint::read_state(ck).map_err(|e| TrainError::io(ck, e))?),
+        None => None,
+    };
+    if let Some(s) = &state {
+        if s.seed != cfg.trainer.seed {
+            return Err(TrainError::Resume(format!(
+                "checkpoint seed {} differs from trainer.seed = {}",
+                s.seed, cfg.trainer.seed
+            )));
+        }
+    }
+    let cfg_path = run_dir.join("config.toml");
+    if opts.resume.is_none() || !opts.overrides.is_empty() {
+        std::fs::write(&cfg_path, cfg.to_toml()).map_err(|e| TrainError::io(&cfg_path, e))?;
+    }
+    ui.println(format!("run directory: {}", run_dir.display()));
+
+    // setup: policy (from the checkpoint when resuming), tasks
+    let s = setup(&cfg, opts.data_dir.as_deref(), ckpt.as_deref(), &ui)?;
+    let mut times = state.as_ref().map(|s| s.time.clone()).unwrap_or_default();
+    times.setup_s += s.setup_s;
+    times.warm_start_s += s.warm_start_s;
+    let n_params = s.policy.params.numel();
+    ui.println(format!(
+        "policy: {} parameters; train task {}: {} prompts; rule {}",
+        n_params,
+        s.train.name,
+        s.train.len(),
+        cfg.algorithm.loss_agg_mode
+    ));
+    let ref_dir = run_dir.join("reference");
+    let mut trainer = Trainer::new(cfg.clone(), s.policy, s.train)?;
+    trainer.faults = opts.faults.clone();
+    if cfg.algorithm.use_kl_loss {
+        if state.is_some() {
+            trainer.reference = Some(
+                Policy::load(
+                    &ref_dir.to_string_lossy(),
+                    dtype(&cfg.model.dtype),
+                    &device(&cfg.model.device)?,
+                )?
+                .model,
+            );
+        } else {
+            trainer.policy.save(&ref_dir)?;
+        }
+    }
+    if let (Some(st), Some(ck)) = (&state, &ckpt) {
+        trainer.step = st.step;
+        trainer.optimizer.load(
+            &trainer.policy.params,
+            &ck.join(checkpoint::OPTIMIZER_FILE),
+            st.optimizer_steps,
+        )?;
+        trainer.order = DataOrder::new(
+            trainer.task.len(),
+            cfg.trainer.seed,
+            cfg.data.shuffle,
+            st.data,
+        );
+        ui.println(format!("resumed at step {} from {}", st.step, ck.display()));
+    }
+    let metrics_path = run_dir.join("metrics.jsonl");
+    let mut writer = MetricsWriter::open(&metrics_path, state.as_ref().map(|s| s.step))
+        .map_err(|e| TrainError::io(&metrics_path, e))?;
+
+    // evaluation before training
+    let total = cfg.trainer.total_training_steps;
+    if trainer.step == 0 && cfg.eval.before_train && !s.evals.is_empty() {
+        let t = Instant::now();
+        run_evals(&trainer.policy, &s.evals, &cfg, 0, &ui, &mut writer)?;
+        times.eval_s += t.elapsed().as_secs_f64();
+    }
+
+    // GRPO
+    let pb = ui.bar(total, "grpo");
+    pb.set_position(trainer.step as u64);
+    let mut session_steps = 0;
+    let mut last_eval_step = if trainer.step == 0 && cfg.eval.before_train {
+        Some(0)
+    } else {
+        None
+    };
+    while trainer.step < total {
+        if opts.stop_after.is_some_and(|n| session_steps >= n) {
+            break;
+        }
+        let report = trainer.step()?;
+        session_steps += 1;
+        let line = report.line;
+        times.rollout_s += line.time_rollout_s;
+        times.reward_s += line.time_reward_s;
+        times.train_s += line.time_train_s;
+        let mut line = line;
+        line.wall_s = times.total();
+        writer
+            .write(&line)
+            .map_err(|e| TrainError::io(&metrics_path, e))?;
+        pb.set_position(trainer.step as u64);
+        pb.set_message(format!(
+            "reward {:.2} len {:.0}",
+            line.reward_mean, line.response_length_mean
+        ));
+        if line.skipped {
+            pb.suspend(|| {
+                ui.println(format!(
+                    "step {}: skipped ({})",
+                    line.step,
+                    line.skip_reason.as_deref().unwrap_or("?")
+                ))
+            });
+        } else if cfg.logging.print_freq > 0 && trainer.step % cfg.logging.print_freq == 0 {
+            pb.suspend(|| {
+                ui.println(format!(
+                    "step {:>4}: reward {:.3} acc {:.3} len {:.1} (cv {:.2}) gap {:+.1} pg_loss {:+.4} grad {:.3} lr {:.2e} [{:.1}s rollout, {:.1}s train]",
+                    line.step,
+                    line.reward_mean,
+                    line.accuracy,
+                    line.response_length_mean,
+                    line.response_length_cv,
+                    line.pos_neg_gap,
+                    line.pg_loss,
+                    line.grad_norm,
+                    line.lr,
+                    line.time_rollout_s,
+                    line.time_train_s
+                ))
+            });
+        }
+        let step = trainer.step;
+        if cfg.eval.test_freq > 0 && step % cfg.eval.test_freq == 0 && step < total {
+            let t = Instant::now();
+            pb.suspend(|| run_evals(&trainer.policy, &s.evals, &cfg, step, &ui, &mut writer))?;
+            times.eval_s += t.elapsed().as_secs_f64();
+            last_eval_step = Some(step);
+        }
+        let stopping = opts.stop_after.is_some_and(|n| session_steps >= n);
+        if step == total
+            || (cfg.trainer.save_freq > 0 && step % cfg.trainer.save_freq == 0)
+            || stopping
+        {
+            let t = Instant::now();
+            save_checkpoint(&run_dir, &trainer, &cfg, &times)?;
+            times.checkpoint_s += t.elapsed().as_secs_f64();
+        }
+    }
+    pb.finish_and_clear();
+
+    // evaluation after training
+    let finished = trainer.step >= total;
+    if finished && last_eval_step != Some(trainer.step) && !s.evals.is_empty() {
+        let t = Instant::now();
+        run_evals(
+            &trainer.policy,
+            &s.evals,
+            &cfg,
+            trainer.step,
+            &ui,
+            &mut writer,
+        )?;
+        times.eval_s += t.elapsed().as_secs_f64();
+        // keep the eval time in the final checkpoint's bookkeeping
+        save_checkpoint(&run_dir, &trainer, &cfg, &times)?;
+    }
+    summarize(
+        &run_dir,
+        &cfg,
+        trainer.step,
+        n_params,
+        s.warm_start,
+        times,
+        wall.elapsed().as_secs_f64(),
+    )
+}
+
+fn save_checkpoint(
+    run_dir: &Path,
+    trainer: &Trainer,
+    cfg: &TrainConfig,
+    times: &PhaseTimes,
+) -> Result<(), TrainError> {
+    let state = TrainState {
+        step: trainer.step,
+        optimizer_steps: trainer.optimizer.t,
+        data: trainer.order.state(),
+        seed: cfg.trainer.seed,
+        time: times.clone(),
+    };
+    checkpoint::save_atomic(run_dir, &state, |dir| -> Result<(), TrainError> {
+        trainer.policy.save(dir)?;
+        trainer.optimizer.save(
+            &trainer.policy.params,
+            &dir.join(checkpoint::OPTIMIZER_FILE),
+        )?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+impl PhaseTimes {
+    /// Seconds over all phases.
+    pub fn total(&self) -> f64 {
+        self.setup_s
+            + self.warm_start_s
+            + self.rollout_s
+            + self.reward_s
+            + self.train_s
+            + self.eval_s
+            + self.checkpoint_s
+    }
+}
+
+/// Builds the summary from the run's metrics file.
+fn summarize(
+    run_dir: &Path,
+    cfg: &TrainConfig,
+    steps: usize,
+    n_params: usize,
+    warm_start: Option<String>,
+    times: PhaseTimes,
+    wall_s: f64,
+) -> Result<RunSummary, TrainError> {
+    let path = run_dir.join("metrics.jsonl");
+    let lines = metrics::read_lines(&path).map_err(|e| TrainError::io(&path, e))?;
+    let eval_at = |step: u64| -> Vec<EvalResult> {
+        lines
+            .iter()
+            .filter(|v| v["kind"] == "eval" && v["step"].as_u64() == Some(step))
+            .map(|v| EvalResult {
+                dataset: v["dataset"].as_str().unwrap_or("?").to_string(),
+                k: v["k"].as_u64().unwrap_or(0) as usize,
+                n_problems: v["n_problems"].as_u64().unwrap_or(0) as usize,
+                mean_at_k: v["mean_at_k"].as_f64().unwrap_or(f64::NAN),
+                pass_at_k: v["pass_at_k"].as_f64().unwrap_or(f64::NAN),
+                correct: Vec::new(),
+                response_length_mean: f64::NAN,
+                secs: 0.0,
+            })
+            .collect()
+    };
+    let train: Vec<&serde_json::Value> = lines.iter().filter(|v| v["kind"] == "train").collect();
+    Ok(RunSummary {
+        run_dir: run_dir.to_path_buf(),
+        steps,
+        total_steps: cfg.trainer.total_training_steps,
+        rule: cfg.algorithm.loss_agg_mode.to_string(),
+        before: eval_at(0),
+        after: if steps > 0 {
+            eval_at(steps as u64)
+        } else {
+            Vec::new()
+        },
+        rewards: train
+            .iter()
+            .map(|v| v["reward_mean"].as_f64().unwrap_or(f64::NAN))
+            .collect(),
+        skipped_steps: train.iter().filter(|v| v["skipped"] == true).count(),
+        times,
+        wall_s,
+        warm_start,
+        n_params,
+    })
+}
+
+impl RunSummary {
+    /// The text printed at the end of `rlvr train`.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let t = &self.times;
+        s += &format!(
+            "\n== rlvr train: {} steps of {} ({} skipped), aggregation `{}` ==\n",
+            self.steps, self.total_steps, self.skipped_steps, self.rule
+        );
+        s += &format!("policy: {} parameters\n", self.n_params);
+        if let Some(w) = &self.warm_start {
+            s += &format!("warm start: {w}\n");
+        }
+        for after in &self.after {
+            let before = self.before.iter().find(|b| b.dataset == after.dataset);
+            match before {
+                Some(b) => {
+                    s += &format!(
+                        "held-out accuracy ({}, {} problems, mean@{k} sampled): {:.3} before -> {:.3} after ({:+.3}); pass@{k}: {:.3} -> {:.3}\n",
+                        after.dataset, after.n_problems, b.mean_at_k, after.mean_at_k,
+                        after.mean_at_k - b.mean_at_k, b.pass_at_k, after.pass_at_k, k = after.k
+                    );
+                }
+                None => {
+                    s += &format!(
+                        "held-out accuracy ({}, {} problems): mean@{k} {:.3}, pass@{k} {:.3}\n",
+                        after.dataset,
+                        after.n_problems,
+                        after.mean_at_k,
+                        after.pass_at_k,
+                        k = after.k
+                    );
+                }
+            }
+        }
+        if !self.rewards.is_empty() {
+            let r = &self.rewards;
+            let last = &r[r.len().saturating_sub(10)..];
+            s += &format!(
+                "training reward: {} (first {:.3}, mean of last {} {:.3})\n",
+                metrics::sparkline(r, 60),
+                r[0],
+                last.len(),
+                crate::warm_start::mean(last)
+            );
+        }
+        s += &format!(
+            "time: {:.0}s wall; setup {:.0}s, warm start {:.0}s, rollout {:.0}s, reward {:.1}s, train {:.0}s, eval {:.0}s, checkpoints {:.1}s\n",
+            self.wall_s, t.setup_s, t.warm_start_s, t.rollout_s, t.reward_s, t.train_s, t.eval_s, t.checkpoint_s
+        );
+        s += &format!(
+            "files: {}/ (metrics.jsonl, config.toml, checkpoint/ in Hugging Face layout)\n",
+            self.run_dir.display()
+        );
+        s
+    }
+}
+
+/// `rlvr train --dry-run`: checks the config, the model's config.json (when available), the
+/// data, and prints three rendered prompts. Trains nothing and writes nothing.
+pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainError> {
+    let cfg = resolve_config(opts)?;
+    let w = |out: &mut dyn Write, s: String| -> Result<(), TrainError> {
+        writeln!(out, "{s}").map_err(|e| TrainError::io("<stdout>", e))
+    };
+    w(
+        out,
+        format!(
+            "config: ok ({}); rule {}, G = {}, {} prompts per step, {} steps, lr {:e}",
+            opts.config
+                .as_ref()
+                .map_or("built-in default".to_string(), |p| p.display().to_string()),
+            cfg.algorithm.loss_agg_mode,
+            cfg.rollout.num_generations,
+            cfg.trainer.train_batch_size,
+            cfg.trainer.total_training_steps,
+            cfg.optim.lr
+        ),
+    )?;
+    if cfg.is_testbed() {
+        return crate::testbed::dry_run(&cfg, out);
+    }
+    // the model: config.json and tokenizer when available locally
+    let mut tokenizer = None;
+    match rlvr_model::resolve_model_dir(&cfg.model.path) {
+        Ok(dir) => {
+            let qc = rlvr_model::QwenConfig::from_file(&dir.join("config.json"))?;
+            w(
+                out,
+                format!(
+                    "model: {} ({}): {} layers, hidden {}, vocab {}, about {:.2}B parameters",
+                    cfg.model.path,
+                    dir.display(),
+                    qc.num_hidden_layers,
+                    qc.hidden_size,
+                    qc.vocab_size,
+                    qc.num_parameters() as f64 / 1e9
+                ),
+            )?;
+            match rlvr_model::ChatTokenizer::from_dir(&dir) {
+                Ok(t) => tokenizer = Some(t),
+                Err(e) => w(
+                    out,
+                    format!("tokenizer: not available ({e}); prompts shown as text"),
+                )?,
+            }
+        }
+        Err(e) => w(
+            out,
+            format!(
+                "model: {} is not available locally ({e}); checking everything else",
+                cfg.model.path
+            ),
+        )?,
+    }
+    if cfg.model.device != "cpu" {
+        w(
+            out,
+            format!("device: {} (not opened in a dry run)", cfg.model.device),
+        )?;
+    }
+    let data_dir = opts.data_dir.as_deref().or(cfg.data.data_dir.as_deref());
+    let ds = load_dataset(&cfg.data.train_files, data_dir)?;
+    w(
+        out,
+        format!("train data: {}: {} problems", ds.name, ds.len()),
+    )?;
+    for name in &cfg.eval.datasets {
+        let e = load_dataset(name, data_dir)?;
+        w(out, format!("eval data: {}: {} problems", name, e.len()))?;
+    }
+    let format = PromptFormat {
+        template: template(&cfg)?,
+        chat: cfg.data.apply_chat_template,
+    };
+    for (i, p) in ds.problems.iter().take(3).enumerate() {
+        let text = format.render(p, tokenizer.as_ref())?;
+        let tokens = match &tokenizer {
+            Some(t) => format!("{} tokens", t.encode(&text, !format.chat)?.len()),
+            None => "not tokenized".to_string(),
+        };
+        w(
+            out,
+            format!(
+                "--- prompt {} of 3 (id {}, answer {:?}, {tokens}) ---\n{text}",
+                i + 1,
+                p.id,
+                p.answer
+            ),
+        )?;
+    }
+    w(out, "dry run: ok".to_string())?;
+    Ok(())
+}

@@ -1,0 +1,316 @@
+//! End-to-end properties of the GRPO loop on a tiny model: micro-batch invariance, non-finite
+//! rewards and losses never reaching the weights, exact resume after SIGKILL.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use candle_core::{DType, Device};
+use common::{read_params, Fixture};
+use rlvr_train::checkpoint;
+use rlvr_train::policy::{build_task, Policy, PromptFormat};
+use rlvr_train::run::{train, TrainOptions};
+use rlvr_train::{TrainConfig, Trainer};
+
+fn trainer(fx: &Fixture, cfg: &TrainConfig) -> Trainer {
+    let policy = Policy::load(&fx.model.to_string_lossy(), DType::F32, &Device::Cpu).unwrap();
+    let ds = rlvr_train::run::load_dataset(&fx.data.to_string_lossy(), None).unwrap();
+    let format = PromptFormat {
+        template: rlvr_tasks::PromptTemplate::Raw,
+        chat: false,
+    };
+    let (task, _) = build_task(
+        "fixture",
+        ds.problems,
+        format,
+        &policy.tokenizer,
+        16,
+        Arc::new(rlvr_tasks::MathVerifier),
+    )
+    .unwrap();
+    Trainer::new(cfg.clone(), policy, task).unwrap()
+}
+
+fn params(t: &Trainer) -> Vec<Vec<f32>> {
+    t.policy
+        .params
+        .snapshot()
+        .unwrap()
+        .iter()
+        .map(|p| p.flatten_all().unwrap().to_vec1().unwrap())
+        .collect()
+}
+
+/// `||a - b|| / ||a||` over all tensors together (L2), the relative difference of two
+/// parameter (or gradient) vectors.
+fn max_rel_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f64 {
+    let (mut d, mut n) = (0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        for (p, q) in x.iter().zip(y) {
+            d += ((p - q) as f64).powi(2);
+            n += (*p as f64).powi(2);
+        }
+    }
+    (d / n.max(1e-300)).sqrt()
+}
+
+/// The largest entry-wise difference, relative to the largest entry of all tensors.
+fn max_abs_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f64 {
+    let scale = a.iter().flatten().fold(0f32, |m, v| m.max(v.abs())) as f64;
+    let d = a
+        .iter()
+        .zip(b)
+        .flat_map(|(x, y)| x.iter().zip(y).map(|(p, q)| (p - q).abs()))
+        .fold(0f32, f32::max) as f64;
+    d / scale.max(1e-300)
+}
+
+/// One GRPO step (one optimizer step over the whole batch of 16 responses) with micro-batches
+/// of 16, 1 and 3 sequences: the accumulated gradients and the parameters after the AdamW step
+/// agree within 1e-5 relative (L2 over all parameters, and entry-wise relative to the largest
+/// parameter).
+///
+/// The run uses the default learning rate (2e-4). AdamW's first step moves each weight by
+/// about `lr * g / |g|`, so float-rounding noise in gradient entries that are nearly zero is
+/// amplified to `lr * noise / |g|` (a zero-initialized bias is then off by ~1e-4 of its own
+/// size). The gradient check is the direct statement of the invariant.
+#[test]
+fn one_step_does_not_depend_on_micro_batch_size() {
+    let fx = Fixture::new();
+    for rule in ["token-mean", "seq-mean-token-mean", "balanced"] {
+        let run = |micro: usize| {
+            let cfg = fx.config(&[
+                &format!("algorithm.loss_agg_mode={rule}"),
+                &format!("algorithm.ppo_micro_batch_size={micro}"),
+                "trainer.train_batch_size=4",
+                "rollout.num_generations=4",
+                "optim.lr=2e-4",
+            ]);
+            let mut t = trainer(&fx, &cfg);
+            t.keep_grads = true;
+            let before = params(&t);
+            let report = t.step().unwrap();
+            assert!(
+                !report.line.skipped,
+                "{rule}: {:?}",
+                report.line.skip_reason
+            );
+            assert!(
+                report.line.reward_std > 0.0,
+                "{rule}: rewards must vary for this test"
+            );
+            assert_eq!(t.optimizer.t, 1, "{rule}: exactly one optimizer step");
+            let grads: Vec<Vec<f32>> = t
+                .last_grads
+                .take()
+                .unwrap()
+                .into_iter()
+                .map(|g| g.unwrap().flatten_all().unwrap().to_vec1().unwrap())
+                .collect();
+            (before, params(&t), grads)
+        };
+        let (before, whole, g_whole) = run(16);
+        let moved = max_rel_diff(&before, &whole);
+        assert!(
+            moved > 1e-3,
+            "{rule}: the step must change the weights (moved {moved})"
+        );
+        for micro in [1, 3] {
+            let (_, p, g) = run(micro);
+            let dg = max_rel_diff(&g_whole, &g);
+            let dp = max_rel_diff(&whole, &p);
+            let dp_max = max_abs_diff(&whole, &p);
+            eprintln!("{rule}, micro-batch {micro}: relative difference of gradients {dg:.1e}, of parameters {dp:.1e} (L2) / {dp_max:.1e} (max)");
+            assert!(
+                dg < 1e-5,
+                "{rule}: micro-batch {micro}: gradients differ by {dg}"
+            );
+            assert!(
+                dp < 1e-5 && dp_max < 1e-5,
+                "{rule}: micro-batch {micro}: parameters differ by {dp} (L2), {dp_max} (max)"
+            );
+        }
+    }
+}
+
+#[test]
+fn nan_reward_or_loss_never_reaches_the_weights() {
+    let fx = Fixture::new();
+    let cfg = fx.config(&[]);
+    for fault in ["reward", "loss"] {
+        let mut t = trainer(&fx, &cfg);
+        match fault {
+            "reward" => t.faults.nan_reward_at_step = Some(2),
+            _ => t.faults.nan_loss_at_step = Some(2),
+        }
+        let r1 = t.step().unwrap();
+        assert!(!r1.line.skipped);
+        let after_one = params(&t);
+        let adam_t = t.optimizer.t;
+        let r2 = t.step().unwrap();
+        assert!(r2.line.skipped, "{fault}: step 2 must be skipped");
+        let reason = r2.line.skip_reason.clone().unwrap();
+        assert!(reason.contains("non-finite"), "{fault}: {reason}");
+        assert_eq!(
+            params(&t),
+            after_one,
+            "{fault}: weights changed by a skipped step"
+        );
+        assert_eq!(t.optimizer.t, adam_t, "{fault}: optimizer state advanced");
+        let all_finite = params(&t).iter().flatten().all(|v| v.is_finite());
+        assert!(all_finite);
+        // the run goes on afterwards
+        let r3 = t.step().unwrap();
+        assert!(!r3.line.skipped, "{fault}: {:?}", r3.line.skip_reason);
+        assert!(params(&t).iter().flatten().all(|v| v.is_finite()));
+        // and the skip is visible in the metrics line
+        let json = serde_json::to_value(&r2.line).unwrap();
+        assert_eq!(json["skipped"], true);
+        assert!(json["skip_reason"].as_str().unwrap().contains("non-finite"));
+    }
+}
+
+const CHILD_ENV: &str = "RLVR_TEST_RESUME_CHILD";
+
+fn options(fx: &Fixture, name: &str, extra: &[&str]) -> TrainOptions {
+    let mut o = fx.overrides(extra);
+    o.push(format!("trainer.run_name={name}"));
+    o.push("trainer.total_training_steps=6".into());
+    TrainOptions {
+        overrides: o,
+        quiet: true,
+        ..TrainOptions::default()
+    }
+}
+
+/// Not a test on its own: the child process of `resume_after_sigkill_is_bit_identical`. It
+/// trains slowly (a sleep per step via many steps) until the parent kills it.
+#[test]
+#[ignore = "spawned by resume_after_sigkill_is_bit_identical"]
+fn resume_child() {
+    let Ok(dir) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let fx = Fixture::at(Path::new(&dir));
+    train(&options(&fx, "killed", &[])).unwrap();
+}
+
+#[test]
+fn resume_after_sigkill_is_bit_identical() {
+    let fx = Fixture::new();
+    // uninterrupted reference run
+    let full = train(&options(&fx, "full", &[])).unwrap();
+    assert_eq!(full.steps, 6);
+    // the same run in a child process, killed with SIGKILL once it has checkpointed step 2
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "resume_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, &fx.root)
+        .spawn()
+        .unwrap();
+    let run_dir = fx.root.join("runs").join("killed");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let step = checkpoint::find(&run_dir)
+            .and_then(|c| checkpoint::read_state(&c).ok())
+            .map_or(0, |s| s.step);
+        if step >= 2 {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("child exited before it could be killed: {status}");
+        }
+        assert!(Instant::now() < deadline, "child made no progress");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    let at_kill = checkpoint::read_state(&checkpoint::find(&run_dir).unwrap())
+        .unwrap()
+        .step;
+    assert!(
+        at_kill < 6,
+        "killed too late to test anything (step {at_kill})"
+    );
+    // resume and finish
+    let resumed = train(&TrainOptions {
+        resume: Some(run_dir.clone()),
+        quiet: true,
+        ..TrainOptions::default()
+    })
+    .unwrap();
+    assert_eq!(resumed.steps, 6);
+    let a = read_params(&fx.root.join("runs/full/checkpoint"));
+    let b = read_params(&run_dir.join("checkpoint"));
+    assert_eq!(a.len(), b.len());
+    for ((na, va), (nb, vb)) in a.iter().zip(&b) {
+        assert_eq!(na, nb);
+        let same = va.iter().zip(vb).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(same, "{na} differs after resume (killed at step {at_kill})");
+    }
+    // the resumed metrics file has each step once
+    let lines = rlvr_train::metrics::read_lines(&run_dir.join("metrics.jsonl")).unwrap();
+    let steps: Vec<u64> = lines
+        .iter()
+        .filter(|v| v["kind"] == "train")
+        .map(|v| v["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, [1, 2, 3, 4, 5, 6]);
+    let full_lines =
+        rlvr_train::metrics::read_lines(&fx.root.join("runs/full/metrics.jsonl")).unwrap();
+    let rewards = |ls: &[serde_json::Value]| -> Vec<f64> {
+        ls.iter()
+            .filter(|v| v["kind"] == "train")
+            .map(|v| v["reward_mean"].as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(rewards(&lines), rewards(&full_lines));
+}
+
+#[test]
+fn stop_and_resume_in_process_matches_too() {
+    let fx = Fixture::new();
+    train(&options(&fx, "full", &["trainer.save_freq=0"])).unwrap();
+    let mut first = options(&fx, "split", &["trainer.save_freq=0"]);
+    first.stop_after = Some(3);
+    let s = train(&first).unwrap();
+    assert_eq!(s.steps, 3);
+    let run_dir = fx.root.join("runs/split");
+    train(&TrainOptions {
+        resume: Some(run_dir.clone()),
+        quiet: true,
+        ..TrainOptions::default()
+    })
+    .unwrap();
+    assert_eq!(
+        read_params(&fx.root.join("runs/full/checkpoint")),
+        read_params(&run_dir.join("checkpoint"))
+    );
+}
+
+#[test]
+fn resume_errors_are_clear() {
+    let fx = Fixture::new();
+    let err = train(&TrainOptions {
+        resume: Some(fx.root.join("runs/nothing")),
+        quiet: true,
+        ..TrainOptions::default()
+    })
+    .unwrap_err();
+    assert!(err.is_user_input());
+    assert!(err.to_string().contains("config.toml"), "{err}");
+    // an explicit run name that already holds a run is refused
+    let mut o = options(&fx, "twice", &["trainer.total_training_steps=1"]);
+    train(&o).unwrap();
+    o.quiet = true;
+    let err = train(&o).unwrap_err().to_string();
+    assert!(err.contains("--resume"), "{err}");
+}
