@@ -221,14 +221,15 @@ fn shares(seqs: &[Sequence], members: &[usize], w: &[f64]) -> RuleShares {
 /// Threshold on `|P(token-mean) - P(balanced)|` above which the verdict reports sign-length
 /// coupling.
 pub const COUPLING_THRESHOLD: f64 = 0.05;
-/// Ratio `Q(seq-mean-token-mean) / Q(token-mean)` below which the verdict reports long-response
-/// down-weighting.
-pub const DOWNWEIGHT_THRESHOLD: f64 = 0.8;
+/// Ratio `Q(seq-mean-token-mean) / Q(balanced)` below which the verdict reports long-response
+/// down-weighting. Both rules balance the signs, and differ only in how a sign's weight spreads
+/// over its responses (per sequence or per token), so their ratio isolates the length effect.
+pub const DOWNWEIGHT_THRESHOLD: f64 = 0.9;
 
 /// A one-line, plain-words verdict on which aggregation bias the batch is exposed to:
 /// sign-length coupling (token aggregation: `|P_token-mean - P_balanced| >=`
 /// [`COUPLING_THRESHOLD`]) and/or long-response down-weighting (sequence aggregation:
-/// `Q_seq-mean-token-mean < `[`DOWNWEIGHT_THRESHOLD`]` · Q_token-mean`).
+/// `Q_seq-mean-token-mean < `[`DOWNWEIGHT_THRESHOLD`]` · Q_balanced`).
 pub fn verdict(d: &BatchDiagnostics) -> String {
     if d.mixed_groups == 0 {
         return "no group has both positive and negative advantages: no policy-gradient signal to aggregate, so no aggregation bias".into();
@@ -249,10 +250,10 @@ pub fn verdict(d: &BatchDiagnostics) -> String {
             ));
         }
     }
-    if let (Some(q_sm), Some(q_tm)) = (sm.longest_quartile_share, tm.longest_quartile_share) {
-        if q_sm < DOWNWEIGHT_THRESHOLD * q_tm {
+    if let (Some(q_sm), Some(q_ba)) = (sm.longest_quartile_share, ba.longest_quartile_share) {
+        if q_sm < DOWNWEIGHT_THRESHOLD * q_ba {
             found.push(format!(
-                "long-response down-weighting under seq-mean-token-mean (the longest quarter gets {q_sm:.2} of the mass, {q_tm:.2} under token-mean)"
+                "long-response down-weighting under seq-mean-token-mean (the longest quarter of responses gets {q_sm:.2} of the gradient mass, {q_ba:.2} under balanced)"
             ));
         }
     }
@@ -310,7 +311,32 @@ mod tests {
             v.contains("sign-length coupling") && v.contains("positive responses are longer"),
             "{v}"
         );
-        assert!(v.contains("down-weighting"), "{v}");
+        // one positive: seq-mean and balanced spread it alike, so no down-weighting is reported
+        assert!(!v.contains("down-weighting"), "{v}");
+    }
+
+    #[test]
+    fn down_weighting_by_hand() {
+        // k = 2 of G = 4, A = ±1: positives of 40 and 10 tokens, negatives of 10 and 10.
+        let s = [
+            Sequence::new(0, 1.0, 40),
+            Sequence::new(0, 1.0, 10),
+            Sequence::new(0, -1.0, 10),
+            Sequence::new(0, -1.0, 10),
+        ];
+        let d = batch_diagnostics(&s, 40).unwrap();
+        let q = |r| d.rule(r).longest_quartile_share.unwrap();
+        // seq-mean: every response carries 1/4 of the mass; balanced: 0.4 (40/50 of the positive half);
+        // token-mean: 40/70.
+        assert!((q(AggRule::SeqMeanTokenMean) - 0.25).abs() < 1e-12);
+        assert!((q(AggRule::Balanced) - 0.4).abs() < 1e-12);
+        assert!((q(AggRule::TokenMean) - 40.0 / 70.0).abs() < 1e-12);
+        assert!((d.rule(AggRule::TokenMean).positive_share.unwrap() - 50.0 / 70.0).abs() < 1e-12);
+        let v = verdict(&d);
+        assert!(
+            v.contains("sign-length coupling") && v.contains("down-weighting"),
+            "{v}"
+        );
     }
 
     #[test]
