@@ -28,7 +28,8 @@
 //!
 //! **Bounds**: only the last [`MAX_RESPONSE_BYTES`] of a response are searched, answers longer
 //! than [`MAX_ANSWER_CHARS`] compare as strings only, expressions longer than 400 characters or
-//! nested deeper than 32 levels are not evaluated, lists hold at most 64 items. All scanning is
+//! nested deeper than 32 levels are not evaluated, lists hold at most 64 items, and one
+//! comparison makes at most 1,000 item comparisons. All scanning is
 //! linear (the `regex` crate has no backtracking), exponentiation is in `f64` (no big powers),
 //! so [`verify`] runs in bounded time on any input; it never panics.
 
@@ -182,13 +183,48 @@ fn balanced(s: &str, open: usize) -> Option<(&str, usize)> {
     None
 }
 
+/// For each `{` of a text, the index of its matching `}` (one linear pass, so that many
+/// unbalanced `\boxed{` cannot make extraction quadratic). `\{` and `\}` do not count.
+struct Braces(Vec<u32>);
+
+impl Braces {
+    const NONE: u32 = u32::MAX;
+
+    fn new(s: &str) -> Self {
+        let bytes = s.as_bytes();
+        let mut close = vec![Self::NONE; bytes.len()];
+        let mut stack: Vec<usize> = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 1,
+                b'{' => stack.push(i),
+                b'}' => {
+                    if let Some(open) = stack.pop() {
+                        close[open] = i as u32;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Braces(close)
+    }
+
+    /// Content of the group opening at `open`, and the index after its `}`.
+    fn group<'a>(&self, s: &'a str, open: usize) -> Option<(&'a str, usize)> {
+        let c = *self.0.get(open)?;
+        (c != Self::NONE).then(|| (&s[open + 1..c as usize], c as usize + 1))
+    }
+}
+
 /// One `\boxed`/`\fbox` argument starting right after the command name at `at`.
-fn boxed_arg(s: &str, at: usize) -> Option<(&str, usize)> {
+fn boxed_arg<'a>(s: &'a str, braces: &Braces, at: usize) -> Option<(&'a str, usize)> {
     let rest = &s[at..];
     let skipped = rest.len() - rest.trim_start().len();
     let start = at + skipped;
     match s[start..].chars().next()? {
-        '{' => balanced(s, start),
+        '{' => braces.group(s, start),
         c if c.is_alphanumeric() || c == '-' || c == '\\' => {
             if skipped == 0 && c.is_alphabetic() {
                 return None; // `\boxedx` is another command
@@ -204,33 +240,33 @@ fn boxed_arg(s: &str, at: usize) -> Option<(&str, usize)> {
 
 /// The content of the last `\boxed{...}` / `\fbox{...}` in `text` (no joining).
 pub fn last_boxed(text: &str) -> Option<String> {
+    let braces = Braces::new(text);
     let mut last = None;
     let mut from = 0;
-    while let Some((p, len)) = find_box_cmd(&text[from..]) {
-        let at = from + p + len;
-        match boxed_arg(text, at) {
-            Some((content, end)) => {
-                last = Some(content.trim().to_string());
-                from = end;
-            }
-            None => from = at,
+    for (p, len) in box_cmds(text) {
+        if p < from {
+            continue; // inside the previous box
+        }
+        if let Some((content, end)) = boxed_arg(text, &braces, p + len) {
+            last = Some(content);
+            from = end;
         }
     }
-    last
+    last.map(|c| c.trim().to_string())
 }
 
 /// The last boxed answer; directly preceding boxes joined by connectors are included.
 fn extract_boxed(s: &str) -> Option<String> {
+    let braces = Braces::new(s);
     let mut boxes: Vec<(usize, usize, &str)> = Vec::new(); // (start, end, content)
     let mut from = 0;
-    while let Some(p) = find_box_cmd(&s[from..]) {
-        let (cmd_start, cmd_len) = (from + p.0, p.1);
-        match boxed_arg(s, cmd_start + cmd_len) {
-            Some((content, end)) => {
-                boxes.push((cmd_start, end, content));
-                from = end;
-            }
-            None => from = cmd_start + cmd_len,
+    for (cmd_start, cmd_len) in box_cmds(s) {
+        if cmd_start < from {
+            continue; // inside the previous box
+        }
+        if let Some((content, end)) = boxed_arg(s, &braces, cmd_start + cmd_len) {
+            boxes.push((cmd_start, end, content));
+            from = end;
         }
         if boxes.len() > 10_000 {
             boxes.drain(..boxes.len() - 1);
@@ -251,13 +287,11 @@ fn extract_boxed(s: &str) -> Option<String> {
     Some(parts.join(", "))
 }
 
-fn find_box_cmd(s: &str) -> Option<(usize, usize)> {
-    let b = s.find("\\boxed").map(|p| (p, 6));
-    let f = s.find("\\fbox").map(|p| (p, 5));
-    match (b, f) {
-        (Some(x), Some(y)) => Some(if x.0 <= y.0 { x } else { y }),
-        (x, y) => x.or(y),
-    }
+/// Start and length of every `\\boxed` / `\\fbox` command, in order (one linear pass).
+fn box_cmds(s: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    regex_cached(&BOX_RE, r"\\boxed|\\fbox")
+        .find_iter(s)
+        .map(|m| (m.start(), m.len()))
 }
 
 fn is_connector(between: &str) -> bool {
@@ -325,6 +359,7 @@ fn last_number(text: &str) -> Option<String> {
 }
 
 static NUMBER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static BOX_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static THOUSANDS_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static DECIMAL_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static LHS_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
@@ -486,8 +521,10 @@ fn strip_trailing_units(s: &str) -> String {
             base
         };
         let word_start = base
-            .rfind(|c: char| !c.is_ascii_alphabetic())
-            .map_or(0, |p| p + 1);
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !c.is_ascii_alphabetic())
+            .map_or(0, |(p, c)| p + c.len_utf8());
         let word = &base[word_start..];
         if word.is_empty() || !UNITS.contains(&word.to_ascii_lowercase().as_str()) {
             break;
@@ -512,7 +549,23 @@ fn strip_trailing_units(s: &str) -> String {
 // equivalence
 // ---------------------------------------------------------------------------------------
 
+thread_local! {
+    /// Comparisons left for the current [`equivalent_reason`] call: nested lists of lists
+    /// cannot blow up the pairwise matching.
+    static BUDGET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+const MAX_COMPARISONS: u32 = 1_000;
+
+fn spend() -> bool {
+    BUDGET.with(|b| {
+        let left = b.get();
+        b.set(left.saturating_sub(1));
+        left > 0
+    })
+}
+
 fn equivalent_reason(gold: &str, pred: &str) -> Option<&'static str> {
+    BUDGET.with(|b| b.set(MAX_COMPARISONS));
     let (g, p) = (canon(gold), canon(pred));
     if g.is_empty() || p.is_empty() {
         return None;
@@ -632,6 +685,9 @@ fn strip_lhs(s: &str) -> &str {
 }
 
 fn equiv_one(g: &str, p: &str, depth: usize) -> Option<&'static str> {
+    if !spend() {
+        return None;
+    }
     let (g, p) = (g.trim(), p.trim());
     if squash(g) == squash(p) {
         return Some("same answer after normalization");

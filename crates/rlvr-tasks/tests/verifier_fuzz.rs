@@ -1,0 +1,182 @@
+//! The math verifier never panics and answers within 100 ms, on random and adversarial input.
+
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use rlvr_tasks::math;
+
+const LIMIT: Duration = Duration::from_millis(100);
+
+fn timed(gold: &str, response: &str) {
+    let t = Instant::now();
+    let s = math::verify(gold, response);
+    let dt = t.elapsed();
+    assert!((0.0..=1.0).contains(&s.reward));
+    assert!(
+        dt < LIMIT,
+        "took {dt:?} on gold of {} bytes, response of {} bytes (starts {:?})",
+        gold.len(),
+        response.len(),
+        &response.chars().take(40).collect::<String>()
+    );
+}
+
+#[test]
+fn adversarial_inputs_are_bounded() {
+    let million_digits = "9".repeat(1_000_000);
+    let cases: Vec<(String, String)> = vec![
+        ("1".into(), million_digits.clone()),
+        (million_digits.clone(), million_digits.clone()),
+        ("1".into(), format!("\\boxed{{{million_digits}}}")),
+        ("1".into(), "{".repeat(200_000)),
+        ("1".into(), "}".repeat(200_000)),
+        ("1".into(), format!("\\boxed{{{}", "{".repeat(100_000))),
+        ("1".into(), "\\boxed{".repeat(50_000)),
+        ("1".into(), "\\boxed{1}".repeat(50_000)),
+        (
+            "1".into(),
+            format!("\\boxed{{{}1{}}}", "(".repeat(5_000), ")".repeat(5_000)),
+        ),
+        (
+            "1".into(),
+            format!(
+                "\\boxed{{{}}}",
+                "\\frac{1}{".repeat(1_000) + &"}".repeat(1_000)
+            ),
+        ),
+        (
+            "1".into(),
+            format!("\\boxed{{{}2}}", "2^{".repeat(1_000) + &"}".repeat(999)),
+        ),
+        ("1".into(), "\\boxed{9^{9^{9^{9^{9^{9}}}}}}".into()),
+        ("1".into(), "\\boxed{10^{10^{100}}}".into()),
+        (
+            "1".into(),
+            format!(
+                "\\boxed{{{}}}",
+                "\\sqrt{".repeat(3_000) + "2" + &"}".repeat(3_000)
+            ),
+        ),
+        ("1".into(), format!("\\boxed{{{}}}", "1,".repeat(100_000))),
+        (
+            "1, 2, 3".into(),
+            format!("\\boxed{{{}}}", "\\{1,".repeat(60) + &"\\}".repeat(60)),
+        ),
+        (
+            "\\{1,\\{2,\\{3,4\\}\\}\\},".repeat(20),
+            "\\{4,\\{3,\\{2,1\\}\\}\\},".repeat(20),
+        ),
+        ("x".into(), "or ".repeat(300_000)),
+        ("1".into(), "Answer: ".repeat(100_000)),
+        ("1".into(), "the answer is ".repeat(100_000)),
+        ("1".into(), "$".repeat(500_000)),
+        ("1".into(), "####".repeat(200_000)),
+        ("1".into(), "\n".repeat(500_000)),
+        ("1".into(), "é\u{0301}∞√π".repeat(100_000)),
+        ("\\boxed{".repeat(10_000), "1".into()),
+        (
+            "1".into(),
+            format!("\\boxed{{{}}}", "\\left(".repeat(10_000)),
+        ),
+        ("1".into(), format!("\\boxed{{{}}}", "\\text{".repeat(10_000))),
+        ("(1,2)".into(), format!("\\boxed{{({})}}", "1,".repeat(10_000))),
+        ("1".into(), format!("\\boxed{{{}}}", "x".repeat(100_000))),
+        (
+            "1".into(),
+            format!("\\boxed{{{}}}", "1e999999999".repeat(10)),
+        ),
+        ("1".into(), "\\boxed{\\begin{pmatrix}".repeat(1000)),
+    ];
+    for (g, r) in &cases {
+        timed(g, r);
+        timed(r, g);
+    }
+}
+
+fn latexish() -> impl Strategy<Value = String> {
+    let atoms = prop::sample::select(vec![
+        "\\boxed{",
+        "\\fbox{",
+        "{",
+        "}",
+        "\\{",
+        "\\}",
+        "(",
+        ")",
+        "[",
+        "]",
+        "\\frac",
+        "\\dfrac",
+        "\\sqrt",
+        "\\pi",
+        "^",
+        "_",
+        "1",
+        "2",
+        "0.5",
+        "-",
+        "+",
+        "*",
+        "/",
+        ",",
+        " or ",
+        " and ",
+        "=",
+        "x",
+        "\\text{",
+        "\\left(",
+        "\\right)",
+        "\\infty",
+        "\\cup",
+        "%",
+        "\\%",
+        "$",
+        "e",
+        "Answer: ",
+        "the answer is ",
+        "####",
+        "\n",
+        " ",
+        "^\\circ",
+        "cm",
+        "\\\\",
+        "&",
+        "\\begin{pmatrix}",
+        "\\end{pmatrix}",
+        "1,000",
+        ".",
+        "\\",
+        "é",
+    ]);
+    prop::collection::vec(atoms, 0..80).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_strings_never_panic(g in ".{0,60}", r in ".{0,400}") {
+        timed(&g, &r);
+    }
+
+    #[test]
+    fn random_latex_never_panics(g in latexish(), r in latexish()) {
+        timed(&g, &r);
+        let _ = math::extract_answer(&r);
+        let _ = math::normalize(&g);
+    }
+
+    #[test]
+    fn fractions_and_integers_verify(n in -100_000i64..100_000, d in 1i64..1000) {
+        let g = format!("\\frac{{{n}}}{{{d}}}");
+        let boxed = format!("\\boxed{{{g}}}");
+        let same = format!("Answer: {n}");
+        let next = format!("Answer: {}", n + 1);
+        let (a, b, c) = (
+            math::verify(&g, &boxed).correct,
+            math::verify(&n.to_string(), &same).correct,
+            math::verify(&n.to_string(), &next).correct,
+        );
+        prop_assert!(a && b && !c, "{} {} {}", a, b, c);
+    }
+}
