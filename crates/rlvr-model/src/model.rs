@@ -10,8 +10,8 @@
 //! Both compute attention scores, the mask and the softmax in f32 and agree within 1e-4 in f32
 //! (tested). Weight names are the Hugging Face tensor names (see [`param_shapes`]).
 
-use candle_core::{DType, Device, Module, Tensor, D};
-use candle_nn::{Linear, VarBuilder};
+use candle_core::{DType, Device, Tensor, D};
+use candle_nn::VarBuilder;
 
 use crate::batch::{ResponseLogProbs, TokenBatch};
 use crate::config::QwenConfig;
@@ -97,13 +97,58 @@ pub(crate) fn log_softmax_train(xs: &Tensor) -> Result<Tensor> {
     Ok(shifted.broadcast_sub(&lse)?)
 }
 
-/// `x * cos + rotate_half(x) * sin` with `rotate_half(x) = cat(-x2, x1)`; plain ops only.
-fn apply_rope(xs: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
-    let d = xs.dim(D::Minus1)?;
-    let x1 = xs.narrow(D::Minus1, 0, d / 2)?;
-    let x2 = xs.narrow(D::Minus1, d / 2, d / 2)?;
-    let rotated = Tensor::cat(&[&x2.neg()?, &x1], D::Minus1)?;
+/// `x * cos + rotate_half(x) * sin` with `rotate_half(x) = cat(-x2, x1)`, the rotation done as
+/// a matmul with the fixed signed permutation `rot` (exact, differentiable, and faster in candle
+/// than narrow + cat). `xs` is `[.., d]`, `cos`/`sin` broadcast against it.
+fn apply_rope(xs: &Tensor, cos: &Tensor, sin: &Tensor, rot: &Tensor) -> Result<Tensor> {
+    let dims = xs.dims().to_vec();
+    let d = dims[dims.len() - 1];
+    let rotated = xs.reshape(((), d))?.matmul(rot)?.reshape(dims)?;
     Ok((xs.broadcast_mul(cos)? + rotated.broadcast_mul(sin)?)?)
+}
+
+/// The `[d, d]` matrix `R` with `x R = cat(-x2, x1)`.
+fn rotate_half_matrix(d: usize, dtype: DType, device: &Device) -> Result<Tensor> {
+    let h = d / 2;
+    let mut m = vec![0f32; d * d];
+    for j in 0..h {
+        m[(j + h) * d + j] = -1.0; // out[j] = -x[j + h]
+        m[j * d + j + h] = 1.0; // out[j + h] = x[j]
+    }
+    Ok(Tensor::from_vec(m, (d, d), device)?.to_dtype(dtype)?)
+}
+
+/// `x W^T + b` over the last dimension. The leading dimensions are flattened into one matmul
+/// (candle's `Linear` broadcasts the weight over the batch instead, whose backward materializes
+/// one weight-sized gradient per batch row).
+struct Linear {
+    weight_t: Tensor,
+    bias: Option<Tensor>,
+}
+
+impl Linear {
+    fn new(weight: Tensor, bias: Option<Tensor>) -> Result<Self> {
+        Ok(Self {
+            weight_t: weight.t()?,
+            bias,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let dims = x.dims();
+        let (rows, inner) = (
+            dims[..dims.len() - 1].iter().product::<usize>(),
+            dims[dims.len() - 1],
+        );
+        let y = x.reshape((rows, inner))?.matmul(&self.weight_t)?;
+        let y = match &self.bias {
+            Some(b) => y.broadcast_add(b)?,
+            None => y,
+        };
+        let mut out_dims = dims.to_vec();
+        *out_dims.last_mut().expect("x has a last dimension") = self.weight_t.dim(1)?;
+        Ok(y.reshape(out_dims)?)
+    }
 }
 
 struct Attention {
@@ -173,6 +218,7 @@ pub struct Qwen {
     norm: Tensor,
     lm_head: Tensor,
     inv_freq: Vec<f32>,
+    rot: Tensor,
     dtype: DType,
     device: Device,
 }
@@ -196,7 +242,7 @@ impl Qwen {
             } else {
                 None
             };
-            Ok(Linear::new(w, b))
+            Linear::new(w, b)
         };
         let embed_tokens = get("model.embed_tokens.weight", &[v, h])?;
         let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
@@ -243,7 +289,9 @@ impl Qwen {
         let inv_freq = (0..hd / 2)
             .map(|i| 1.0 / (cfg.rope_theta as f32).powf((2 * i) as f32 / hd as f32))
             .collect();
+        let rot = rotate_half_matrix(hd, embed_tokens.dtype(), embed_tokens.device())?;
         Ok(Self {
+            rot,
             cfg: cfg.clone(),
             dtype: embed_tokens.dtype(),
             device: embed_tokens.device().clone(),
@@ -332,17 +380,20 @@ impl Qwen {
                 (Some(qn), Some(kn)) => (norm(&q, qn)?, norm(&k, kn)?),
                 _ => (q, k),
             };
-            let q = apply_rope(&q.transpose(1, 2)?, cos, sin)?;
-            let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin)?;
+            let q = apply_rope(&q.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
+            let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
             let v = v.transpose(1, 2)?.contiguous()?;
             let (k, v) = match cache.as_deref_mut() {
                 Some(c) => {
+                    // detached: the weights are variables, so an attached cache would keep
+                    // every earlier step's graph (and cache) alive
                     let kv = match c.layers[li].take() {
                         Some((pk, pv)) => {
                             (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?)
                         }
                         None => (k, v),
                     };
+                    let kv = (kv.0.detach(), kv.1.detach());
                     c.layers[li] = Some(kv.clone());
                     kv
                 }
@@ -557,6 +608,9 @@ impl Qwen {
             .reshape((b, t, self.cfg.hidden_size))?;
         let h = self.decoder(xs, &cos, &sin, &mask, Some(cache), true)?;
         let last = h.narrow(1, t - 1, 1)?.squeeze(1)?;
-        Ok(last.matmul(&self.lm_head.t()?)?.to_dtype(DType::F32)?)
+        Ok(last
+            .matmul(&self.lm_head.t()?)?
+            .to_dtype(DType::F32)?
+            .detach())
     }
 }
