@@ -1,1 +1,605 @@
-//! testbed (in progress)
+//! The CPU testbed: generated multi-step addition problems that a model of a few million
+//! parameters learns in minutes on two cores, with a difficulty knob, a seed, and the two
+//! regimes of the paper's analysis.
+//!
+//! A problem is `Add: 7 9 5 =`; its worked solution writes the running sum step by step and
+//! ends with `Answer: <sum>`:
+//!
+//! ```text
+//! concise:  " 7+9=16 16+5=21 Answer: 21"
+//! verbose:  " Step by step. 7+9=16, so 16. 16+5=21, so 21. Answer: 21"
+//! ```
+//!
+//! Solutions used for the supervised warm start contain *slips*: at each step, with a
+//! per-step probability that depends on the style, the running sum is written off by 1 or 2,
+//! and the solution carries on from the wrong value, so its final answer is wrong. A model
+//! warm-started on them samples right and wrong solutions at rates RL can improve.
+//!
+//! Regimes ([`Regime`]):
+//! - `length-variation`: one (concise) style, 2..=difficulty terms. Length grows with the
+//!   number of terms, so lengths vary a lot across prompts (CV about 0.4 for difficulty 8), but
+//!   right and wrong answers to the same prompt have the same length: a small pos-neg gap.
+//! - `pos-neg-gap`: the style is chosen at the first response token (verbose with probability
+//!   [`StyleMix::p_verbose`]); verbose solutions are about twice as long and slip far more
+//!   often, so for the same prompt wrong answers are about 1.5-2x longer than right ones.
+//!
+//! Held-out problems are disjoint from training problems by construction: a term sequence is
+//! held out iff its FNV-1a hash is divisible by [`HELDOUT_MODULUS`].
+//!
+//! The tokenizer ([`train_tokenizer`]) is a small BPE trained with the `tokenizers` crate on
+//! generated text: digits stay single characters, words may merge, spaces are their own tokens,
+//! and `<|endoftext|>` / `<|pad|>` are special tokens. It round-trips through `tokenizer.json`,
+//! so the testbed model loads through the same path as a Hugging Face checkpoint.
+
+use std::collections::HashSet;
+use std::str::FromStr;
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+use tokenizers::models::bpe::{BpeTrainerBuilder, BPE};
+use tokenizers::models::TrainerWrapper;
+use tokenizers::pre_tokenizers::split::{Split as SplitPre, SplitPattern};
+use tokenizers::{AddedToken, SplitDelimiterBehavior, Tokenizer};
+
+use crate::{Problem, Prompt, Score, Verifier};
+
+/// End-of-sequence token of the testbed tokenizer.
+pub const EOS: &str = "<|endoftext|>";
+/// Padding token of the testbed tokenizer.
+pub const PAD: &str = "<|pad|>";
+/// A term sequence is held out iff `fnv1a(terms) % HELDOUT_MODULUS == 0` (1 in 8).
+pub const HELDOUT_MODULUS: u64 = 8;
+
+/// Which length regime the warm-start solutions put a run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Regime {
+    /// High response-length variation, small pos-neg gap.
+    LengthVariation,
+    /// Large pos-neg gap: wrong answers longer than right ones for the same prompt.
+    PosNegGap,
+}
+
+impl Regime {
+    /// Every regime.
+    pub const ALL: [Regime; 2] = [Regime::LengthVariation, Regime::PosNegGap];
+
+    /// The name users type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Regime::LengthVariation => "length-variation",
+            Regime::PosNegGap => "pos-neg-gap",
+        }
+    }
+
+    /// The style mix and slip rates of the regime's warm-start solutions.
+    pub fn style_mix(self) -> StyleMix {
+        match self {
+            Regime::LengthVariation => StyleMix {
+                p_verbose: 0.0,
+                slip_concise: 0.05,
+                slip_verbose: 0.05,
+            },
+            Regime::PosNegGap => StyleMix {
+                p_verbose: 0.5,
+                slip_concise: 0.02,
+                slip_verbose: 0.25,
+            },
+        }
+    }
+}
+
+impl FromStr for Regime {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Regime::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s.trim())
+            .ok_or_else(|| {
+                format!("unknown testbed regime {s:?}; expected length-variation or pos-neg-gap")
+            })
+    }
+}
+
+/// Style probabilities of warm-start solutions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StyleMix {
+    /// Probability that a solution is written in the verbose style.
+    pub p_verbose: f64,
+    /// Per-step slip probability of the concise style.
+    pub slip_concise: f64,
+    /// Per-step slip probability of the verbose style.
+    pub slip_verbose: f64,
+}
+
+/// Settings of the testbed task.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestbedConfig {
+    /// The length regime.
+    pub regime: Regime,
+    /// Difficulty: the largest number of terms (at least 2); problems have 2..=difficulty terms.
+    pub difficulty: usize,
+    /// Terms are drawn from 1..=max_operand.
+    pub max_operand: u32,
+    /// Seed of the problem streams and of the warm-start solutions.
+    pub seed: u64,
+}
+
+impl Default for TestbedConfig {
+    /// `length-variation`, difficulty 8, single-digit terms, seed 0.
+    fn default() -> Self {
+        Self {
+            regime: Regime::LengthVariation,
+            difficulty: 8,
+            max_operand: 9,
+            seed: 0,
+        }
+    }
+}
+
+impl TestbedConfig {
+    /// Checks the knobs: difficulty >= 2, 1 <= max_operand <= 999.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.difficulty < 2 {
+            return Err(format!(
+                "testbed difficulty must be at least 2 terms, got {}",
+                self.difficulty
+            ));
+        }
+        if !(1..=999).contains(&self.max_operand) {
+            return Err(format!(
+                "testbed max_operand must be in 1..=999, got {}",
+                self.max_operand
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Which side of the train / held-out split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// Problems for training (warm start and RL).
+    Train,
+    /// Problems for evaluation only.
+    Heldout,
+}
+
+/// FNV-1a over the terms (platform-independent).
+fn fnv1a(terms: &[u32]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for t in terms {
+        for b in t.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Which split a term sequence belongs to.
+pub fn split_of(terms: &[u32]) -> Split {
+    if fnv1a(terms) % HELDOUT_MODULUS == 0 {
+        Split::Heldout
+    } else {
+        Split::Train
+    }
+}
+
+/// The prompt text of a term sequence: `Add: 7 9 5 =`.
+pub fn prompt_text(terms: &[u32]) -> String {
+    let list: Vec<String> = terms.iter().map(u32::to_string).collect();
+    format!("Add: {} =", list.join(" "))
+}
+
+/// The terms of a testbed prompt (inverse of [`prompt_text`]).
+pub fn parse_prompt(prompt: &str) -> Option<Vec<u32>> {
+    let body = prompt
+        .trim()
+        .strip_prefix("Add:")?
+        .trim()
+        .strip_suffix('=')?;
+    let terms: Option<Vec<u32>> = body.split_whitespace().map(|t| t.parse().ok()).collect();
+    terms.filter(|t| t.len() >= 2)
+}
+
+/// A problem from its terms.
+pub fn problem(terms: &[u32]) -> Problem {
+    let ids: Vec<String> = terms.iter().map(u32::to_string).collect();
+    Problem {
+        id: format!("testbed-{}", ids.join("-")),
+        prompt: Prompt::Text(prompt_text(terms)),
+        answer: terms.iter().map(|&t| u64::from(t)).sum::<u64>().to_string(),
+        solution: None,
+        data_source: "testbed".into(),
+    }
+}
+
+/// Draws one term sequence of `split` (rejection sampling on the split hash).
+pub fn sample_terms(cfg: &TestbedConfig, split: Split, rng: &mut StdRng) -> Vec<u32> {
+    loop {
+        let n = rng.random_range(2..=cfg.difficulty.max(2));
+        let terms: Vec<u32> = (0..n)
+            .map(|_| rng.random_range(1..=cfg.max_operand.max(1)))
+            .collect();
+        if split_of(&terms) == split {
+            return terms;
+        }
+    }
+}
+
+/// `count` problems of `split`, deterministic in `(cfg.seed, split, count)`. Train and held-out
+/// streams use different seeds, and never share a problem.
+pub fn problems(cfg: &TestbedConfig, split: Split, count: usize) -> Vec<Problem> {
+    let stream = match split {
+        Split::Train => 0x7261_696e,
+        Split::Heldout => 0x6865_6c64,
+    };
+    let mut rng = StdRng::seed_from_u64(cfg.seed ^ stream);
+    (0..count)
+        .map(|_| problem(&sample_terms(cfg, split, &mut rng)))
+        .collect()
+}
+
+/// The two solution styles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// ` 7+9=16 16+5=21 Answer: 21`.
+    Concise,
+    /// ` Step by step. 7+9=16, so 16. 16+5=21, so 21. Answer: 21`.
+    Verbose,
+}
+
+/// A worked solution written in `style`; `slip = Some((step, delta))` writes the running sum
+/// after step `step` (0-based) off by `delta` and carries on from it. Returns the text and the
+/// final answer it states.
+pub fn write_solution(terms: &[u32], style: Style, slip: Option<(usize, i64)>) -> (String, i64) {
+    let mut out = String::new();
+    if style == Style::Verbose {
+        out.push_str(" Step by step.");
+    }
+    let mut acc = i64::from(terms[0]);
+    for (step, &t) in terms[1..].iter().enumerate() {
+        let mut next = acc + i64::from(t);
+        if let Some((s, d)) = slip {
+            if s == step {
+                next = (next + d).max(0);
+            }
+        }
+        match style {
+            Style::Concise => out.push_str(&format!(" {acc}+{t}={next}")),
+            Style::Verbose => out.push_str(&format!(" {acc}+{t}={next}, so {next}.")),
+        }
+        acc = next;
+    }
+    out.push_str(&format!(" Answer: {acc}"));
+    (out, acc)
+}
+
+/// One warm-start solution for `terms`, drawn from the regime's [`StyleMix`]: the style, then a
+/// possible slip at each step. Returns the text (without EOS) and whether it is correct.
+pub fn worked_solution(cfg: &TestbedConfig, terms: &[u32], rng: &mut StdRng) -> (String, bool) {
+    let mix = cfg.regime.style_mix();
+    let style = if rng.random_bool(mix.p_verbose) {
+        Style::Verbose
+    } else {
+        Style::Concise
+    };
+    let p = match style {
+        Style::Concise => mix.slip_concise,
+        Style::Verbose => mix.slip_verbose,
+    };
+    let steps = terms.len() - 1;
+    let slip = (0..steps).find(|_| rng.random_bool(p)).map(|s| {
+        let d = rng.random_range(1..=2i64);
+        (s, if rng.random_bool(0.5) { d } else { -d })
+    });
+    let (text, answer) = write_solution(terms, style, slip);
+    let truth: i64 = terms.iter().map(|&t| i64::from(t)).sum();
+    (text, answer == truth)
+}
+
+/// The answer a response states: the integer after the last `Answer:` (None if there is none).
+pub fn extract_answer(response: &str) -> Option<i64> {
+    let at = response.rfind("Answer:")?;
+    let rest = response[at + "Answer:".len()..].trim_start();
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-')))
+        .map_or(rest.len(), |(i, _)| i);
+    let digits = &rest[..end];
+    if digits.len() > 18 {
+        return None; // longer than any testbed answer; avoid overflow
+    }
+    digits.parse().ok()
+}
+
+/// The testbed's verifier: reward 1 iff the stated answer equals the sum of the terms.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TestbedVerifier;
+
+impl Verifier for TestbedVerifier {
+    fn score(&self, response: &str, problem: &Problem) -> Score {
+        let Ok(gold) = problem.answer.trim().parse::<i64>() else {
+            return Score::binary(
+                false,
+                None,
+                format!("reference {:?} is not an integer", problem.answer),
+            );
+        };
+        match extract_answer(response) {
+            None => Score::binary(false, None, "no \"Answer: <integer>\" found"),
+            Some(a) if a == gold => Score::binary(true, Some(a.to_string()), "exact integer match"),
+            Some(a) => Score::binary(false, Some(a.to_string()), format!("{a} != {gold}")),
+        }
+    }
+}
+
+/// Trains the testbed's BPE tokenizer on `texts` with the `tokenizers` crate: at most
+/// `vocab_size` tokens, digits and spaces kept as single-character tokens (words may merge),
+/// `<|endoftext|>` (id 0) and `<|pad|>` (id 1) as special tokens, a fusing decoder so that
+/// decode(encode(s)) = s.
+pub fn train_tokenizer<I, S>(texts: I, vocab_size: usize) -> Result<Tokenizer, String>
+where
+    I: Iterator<Item = S> + Send,
+    S: AsRef<str> + Send,
+{
+    let specials = vec![AddedToken::from(EOS, true), AddedToken::from(PAD, true)];
+    // Every printable ASCII character is in the alphabet, so no input character is unknown.
+    let alphabet: HashSet<char> = (' '..='~').collect();
+    let mut trainer = TrainerWrapper::BpeTrainer(
+        BpeTrainerBuilder::new()
+            .vocab_size(vocab_size)
+            .min_frequency(2)
+            .show_progress(false)
+            .special_tokens(specials.clone())
+            .initial_alphabet(alphabet)
+            .build(),
+    );
+    let mut tok = Tokenizer::new(BPE::default());
+    let split = SplitPre::new(
+        SplitPattern::Regex(r"[0-9]|\s|[A-Za-z]+|[^0-9A-Za-z\s]".into()),
+        SplitDelimiterBehavior::Isolated,
+        false,
+    )
+    .map_err(|e| format!("tokenizer pre-tokenizer: {e}"))?;
+    tok.with_pre_tokenizer(Some(split));
+    tok.with_decoder(Some(tokenizers::decoders::fuse::Fuse::new()));
+    tok.train(&mut trainer, texts)
+        .map_err(|e| format!("training the testbed tokenizer: {e}"))?;
+    tok.add_special_tokens(specials)
+        .map_err(|e| format!("adding special tokens: {e}"))?;
+    Ok(tok)
+}
+
+/// The testbed tokenizer for `cfg`: trained on prompts and solutions of both styles
+/// (deterministic in `cfg.seed`), 128 tokens at most.
+pub fn testbed_tokenizer(cfg: &TestbedConfig) -> Result<Tokenizer, String> {
+    let mut rng = StdRng::seed_from_u64(cfg.seed ^ 0x746f_6b65);
+    let mut texts = Vec::new();
+    for i in 0..2000 {
+        let terms = sample_terms(cfg, Split::Train, &mut rng);
+        let style = if i % 2 == 0 {
+            Style::Concise
+        } else {
+            Style::Verbose
+        };
+        texts.push(format!(
+            "{}{}",
+            prompt_text(&terms),
+            write_solution(&terms, style, None).0
+        ));
+    }
+    train_tokenizer(texts.into_iter(), 128)
+}
+
+/// Length statistics of the warm-start solution distribution, measured by sampling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SolutionStats {
+    /// Fraction of correct solutions.
+    pub accuracy: f64,
+    /// Coefficient of variation of solution lengths over all samples.
+    pub length_cv: f64,
+    /// Mean over groups with both right and wrong solutions of `L+ - L-` (right minus wrong).
+    pub pos_neg_gap: f64,
+    /// Mean over those groups of `L- / L+` (wrong over right).
+    pub neg_pos_ratio: f64,
+    /// Groups with both right and wrong solutions.
+    pub mixed_groups: usize,
+}
+
+/// Samples `g` warm-start solutions for each of `prompts` training problems and measures the
+/// length CV and the within-group pos-neg gap; `length` measures a solution (characters, or
+/// tokens with a tokenizer).
+pub fn solution_stats(
+    cfg: &TestbedConfig,
+    prompts: usize,
+    g: usize,
+    length: &dyn Fn(&str) -> usize,
+) -> SolutionStats {
+    let mut rng = StdRng::seed_from_u64(cfg.seed ^ 0x7374_6174);
+    let (mut all, mut right_count) = (Vec::new(), 0usize);
+    let (mut gaps, mut ratios) = (Vec::new(), Vec::new());
+    for _ in 0..prompts {
+        let terms = sample_terms(cfg, Split::Train, &mut rng);
+        let (mut pos, mut neg) = (Vec::new(), Vec::new());
+        for _ in 0..g {
+            let (text, ok) = worked_solution(cfg, &terms, &mut rng);
+            let l = length(&text) as f64;
+            all.push(l);
+            if ok {
+                right_count += 1;
+                pos.push(l);
+            } else {
+                neg.push(l);
+            }
+        }
+        if !pos.is_empty() && !neg.is_empty() {
+            let (lp, ln) = (mean(&pos), mean(&neg));
+            gaps.push(lp - ln);
+            ratios.push(ln / lp);
+        }
+    }
+    let m = mean(&all);
+    let sd = (all.iter().map(|l| (l - m) * (l - m)).sum::<f64>() / all.len().max(1) as f64).sqrt();
+    SolutionStats {
+        accuracy: right_count as f64 / all.len().max(1) as f64,
+        length_cv: if m > 0.0 { sd / m } else { 0.0 },
+        pos_neg_gap: mean(&gaps),
+        neg_pos_ratio: mean(&ratios),
+        mixed_groups: gaps.len(),
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solutions_by_hand() {
+        assert_eq!(
+            write_solution(&[7, 9, 5], Style::Concise, None),
+            (" 7+9=16 16+5=21 Answer: 21".into(), 21)
+        );
+        assert_eq!(
+            write_solution(&[7, 9, 5], Style::Verbose, None).0,
+            " Step by step. 7+9=16, so 16. 16+5=21, so 21. Answer: 21"
+        );
+        // a slip of +1 at the first step carries on
+        assert_eq!(
+            write_solution(&[7, 9, 5], Style::Concise, Some((0, 1))),
+            (" 7+9=17 17+5=22 Answer: 22".into(), 22)
+        );
+        assert_eq!(prompt_text(&[7, 9, 5]), "Add: 7 9 5 =");
+        assert_eq!(parse_prompt("Add: 7 9 5 ="), Some(vec![7, 9, 5]));
+        assert_eq!(parse_prompt("Add: 7 ="), None);
+    }
+
+    #[test]
+    fn verifier_reads_the_last_answer() {
+        let p = problem(&[7, 9, 5]);
+        assert_eq!(p.answer, "21");
+        let v = TestbedVerifier;
+        assert!(v.score(" 7+9=16 16+5=21 Answer: 21", &p).correct);
+        assert!(
+            v.score(" Answer: 20 ... Answer: 21<|endoftext|>", &p)
+                .correct
+        );
+        let s = v.score(" 7+9=17 17+5=22 Answer: 22", &p);
+        assert!(!s.correct && s.extracted.as_deref() == Some("22"));
+        assert!(!v.score(" 7+9=16 16+5=21", &p).correct);
+        assert!(!v.score(" Answer: 99999999999999999999999999", &p).correct);
+        assert_eq!(v.score(" Answer: 21", &p).reward, 1.0);
+    }
+
+    #[test]
+    fn splits_are_disjoint_and_deterministic() {
+        let cfg = TestbedConfig::default();
+        let train = problems(&cfg, Split::Train, 3000);
+        let held = problems(&cfg, Split::Heldout, 500);
+        let train_ids: HashSet<&str> = train.iter().map(|p| p.id.as_str()).collect();
+        assert!(held.iter().all(|p| !train_ids.contains(p.id.as_str())));
+        assert_eq!(problems(&cfg, Split::Heldout, 500), held);
+        let lens: HashSet<usize> = held
+            .iter()
+            .map(|p| parse_prompt(p.prompt.text()).unwrap().len())
+            .collect();
+        assert_eq!(lens, (2..=8).collect::<HashSet<_>>(), "every size appears");
+    }
+
+    #[test]
+    fn tokenizer_round_trips_and_keeps_digits_single() {
+        let cfg = TestbedConfig::default();
+        let tok = testbed_tokenizer(&cfg).unwrap();
+        assert!(tok.get_vocab_size(true) <= 128);
+        assert_eq!(tok.token_to_id(EOS), Some(0));
+        assert_eq!(tok.token_to_id(PAD), Some(1));
+        let text = "Add: 17 9 5 = Step by step. 17+9=26, so 26. Answer: 31";
+        let enc = tok.encode(text, false).unwrap();
+        assert_eq!(tok.decode(enc.get_ids(), false).unwrap(), text);
+        // digits are never merged
+        for t in enc.get_tokens() {
+            assert!(
+                !(t.len() > 1 && t.chars().any(|c| c.is_ascii_digit())),
+                "merged digit token {t:?}"
+            );
+        }
+        // through tokenizer.json and back
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokenizer.json");
+        tok.save(&path, false).unwrap();
+        let back = Tokenizer::from_file(&path).unwrap();
+        assert_eq!(back.encode(text, false).unwrap().get_ids(), enc.get_ids());
+        // special token decodes away with skip_special_tokens
+        let mut ids = enc.get_ids().to_vec();
+        ids.push(0);
+        assert_eq!(back.decode(&ids, true).unwrap(), text);
+    }
+
+    #[test]
+    fn regimes_differ_as_claimed() {
+        let tok = testbed_tokenizer(&TestbedConfig::default()).unwrap();
+        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
+        let lv = solution_stats(
+            &TestbedConfig {
+                regime: Regime::LengthVariation,
+                ..Default::default()
+            },
+            400,
+            8,
+            &tokens,
+        );
+        let gap = solution_stats(
+            &TestbedConfig {
+                regime: Regime::PosNegGap,
+                ..Default::default()
+            },
+            400,
+            8,
+            &tokens,
+        );
+        eprintln!("length-variation: {lv:?}\npos-neg-gap: {gap:?}");
+        // (a) high length variation, small within-group gap
+        assert!(lv.length_cv > 0.35, "{lv:?}");
+        assert!((lv.neg_pos_ratio - 1.0).abs() < 0.1, "{lv:?}");
+        // (b) wrong answers 1.5-2x longer than right ones for the same prompt
+        assert!(
+            gap.neg_pos_ratio > 1.4 && gap.neg_pos_ratio < 2.2,
+            "{gap:?}"
+        );
+        assert!(gap.pos_neg_gap < -10.0, "{gap:?}");
+        // reward off the ceiling and off the floor in both
+        for s in [lv, gap] {
+            assert!(s.accuracy > 0.5 && s.accuracy < 0.95, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn config_validation() {
+        assert!(TestbedConfig {
+            difficulty: 1,
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
+        assert!(TestbedConfig {
+            max_operand: 0,
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
+        assert!(TestbedConfig::default().validate().is_ok());
+        assert_eq!("pos-neg-gap".parse::<Regime>().unwrap(), Regime::PosNegGap);
+        assert!("gap".parse::<Regime>().is_err());
+    }
+}
