@@ -181,7 +181,7 @@ fn fnv1a(terms: &[u32]) -> u64 {
 
 /// Which split a term sequence belongs to.
 pub fn split_of(terms: &[u32]) -> Split {
-    if fnv1a(terms) % HELDOUT_MODULUS == 0 {
+    if fnv1a(terms).is_multiple_of(HELDOUT_MODULUS) {
         Split::Heldout
     } else {
         Split::Train
