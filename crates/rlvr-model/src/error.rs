@@ -13,6 +13,9 @@ pub enum Error {
         file: String,
         needed: String,
     },
+    /// The model argument is neither an existing directory nor a hub id.
+    #[error("{}: no such model directory (and not a hub id owner/name)", .path.display())]
+    NotFound { path: PathBuf },
     /// A file exists but could not be read or parsed.
     #[error("{}: {reason}", .path.display())]
     BadFile { path: PathBuf, reason: String },

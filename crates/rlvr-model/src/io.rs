@@ -445,11 +445,7 @@ pub fn resolve_model_dir(dir_or_hub_id: &str) -> Result<PathBuf> {
         return Ok(path.to_path_buf());
     }
     if !looks_like_hub_id(dir_or_hub_id) {
-        return Err(Error::MissingFile {
-            dir: path.into(),
-            file: String::new(),
-            needed: "a model directory (or a hub id owner/name)".into(),
-        });
+        return Err(Error::NotFound { path: path.into() });
     }
     resolve_in_cache(dir_or_hub_id, &hub_cache_dir())
 }
