@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod diagnose;
+mod eval;
+mod train;
 mod report;
 mod generate;
 mod score;
@@ -24,6 +26,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Train a policy with GRPO; no arguments: the CPU testbed run (about 10 minutes).
+    Train(train::Args),
+    /// Evaluate a checkpoint on a dataset: mean@k and pass@k.
+    Eval(eval::Args),
     /// Aggregation-bias diagnostics for rollouts dumped by any framework (verl, TRL, OpenRLHF).
     Diagnose(diagnose::Args),
     /// Compare aggregation rules across runs and seeds: report.md, report.html, PNG plots.
@@ -42,6 +48,8 @@ pub struct BadInput(pub String);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Train(args) => train::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Diagnose(args) => diagnose::run(args),
         Command::Report(args) => report::run(args),
         Command::Score(args) => score::run(args),

@@ -139,8 +139,8 @@ pub struct DataConfig {
     pub shuffle: bool,
     /// Testbed only: problem difficulty (the largest number of terms in a sum).
     pub testbed_difficulty: usize,
-    /// Testbed only: the length regime, `"mixed"` (length varies with the prompt) or `"gap"`
-    /// (the style chosen at the first token makes wrong answers longer); see rlvr-tasks.
+    /// Testbed only: the length regime, `"length-variation"` (length varies with the prompt,
+    /// small pos-neg gap) or `"pos-neg-gap"` (wrong answers longer); see `rlvr_tasks::testbed`.
     pub testbed_regime: String,
     /// Testbed only: number of distinct training problems generated.
     pub testbed_train_size: usize,
@@ -156,7 +156,7 @@ impl Default for DataConfig {
             max_prompt_length: 64,
             shuffle: true,
             testbed_difficulty: 8,
-            testbed_regime: "mixed".into(),
+            testbed_regime: "length-variation".into(),
             testbed_train_size: 20_000,
         }
     }
@@ -422,8 +422,6 @@ pub struct LoggingConfig {
     pub progress: bool,
     /// Print a one-line summary every this many steps (0 = never).
     pub print_freq: usize,
-    /// Also write every rollout (prompt, response, reward, advantage) to `rollouts.jsonl`.
-    pub dump_rollouts: bool,
 }
 
 impl Default for LoggingConfig {
@@ -431,7 +429,6 @@ impl Default for LoggingConfig {
         Self {
             progress: true,
             print_freq: 10,
-            dump_rollouts: false,
         }
     }
 }

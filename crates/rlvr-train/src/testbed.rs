@@ -1,24 +1,326 @@
-//! The CPU testbed run (stub until rlvr-tasks' testbed lands).
+//! The CPU testbed run: rlvr-tasks' testbed task (multi-term sums solved step by step, see
+//! `rlvr_tasks::testbed`) learned by a tiny Qwen with the testbed's BPE tokenizer.
+//!
+//! Setup: the tokenizer and a randomly initialized model are saved in Hugging Face layout and
+//! loaded back (the same path as any checkpoint), warm-started by supervised training on the
+//! task's worked solutions (which carry slips, so the model starts imperfect), and cached under
+//! a key of every setting they depend on; a second run with the same settings loads the cache.
+//! Training problems follow `trainer.seed`; the held-out evaluation problems do not (runs with
+//! different seeds evaluate on the same problems), and never overlap the training problems.
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
 
 use candle_core::{DType, Device};
+use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
+use rlvr_tasks::testbed::{self as tb, Regime, Split, TestbedConfig, TestbedVerifier};
+use rlvr_tasks::{Problem, PromptTemplate};
 
+use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
-use crate::run::{Setup, Ui};
+use crate::policy::{build_task, Policy, PromptFormat, Task};
+use crate::run::{load_dataset, Setup, Ui};
+use crate::warm_start::{self, WarmStartSpec};
 use crate::TrainError;
 
-pub fn setup(
-    _cfg: &TrainConfig,
-    _initial: Option<&Path>,
-    _dev: &Device,
-    _dt: DType,
-    _ui: &Ui,
-) -> Result<Setup, TrainError> {
-    Err(TrainError::Msg("testbed: not available yet".into()))
+/// Bumped whenever the setup or warm start change, so that old caches are not reused.
+const CACHE_VERSION: u32 = 2;
+
+/// The seed of the held-out problem stream (fixed: every run evaluates on the same problems).
+const HELDOUT_SEED: u64 = 0x7E57;
+
+/// The rlvr-tasks testbed settings of a config (training problems seeded by `trainer.seed`).
+pub fn task_config(cfg: &TrainConfig) -> Result<TestbedConfig, TrainError> {
+    let regime: Regime = cfg.data.testbed_regime.parse().map_err(|message| {
+        TrainError::Config(crate::ConfigError::Invalid {
+            key: "data.testbed_regime".into(),
+            message,
+        })
+    })?;
+    let t = TestbedConfig {
+        regime,
+        difficulty: cfg.data.testbed_difficulty,
+        max_operand: 9,
+        seed: cfg.trainer.seed,
+    };
+    t.validate().map_err(|message| {
+        TrainError::Config(crate::ConfigError::Invalid {
+            key: "data.testbed_difficulty".into(),
+            message,
+        })
+    })?;
+    Ok(t)
 }
 
-pub fn dry_run(_cfg: &TrainConfig, _out: &mut dyn Write) -> Result<(), TrainError> {
-    Err(TrainError::Msg("testbed: not available yet".into()))
+/// The testbed tokenizer (trained by rlvr-tasks, deterministic in the seed).
+pub fn tokenizer(t: &TestbedConfig) -> Result<ChatTokenizer, TrainError> {
+    let tok = tb::testbed_tokenizer(t).map_err(TrainError::Msg)?;
+    Ok(ChatTokenizer::new(tok, Some(tb::EOS))?)
+}
+
+/// The testbed model's configuration from `[model]`.
+pub fn model_config(cfg: &TrainConfig, tok: &ChatTokenizer) -> QwenConfig {
+    let m = &cfg.model;
+    let mut c = QwenConfig::tiny(tok.tokenizer.get_vocab_size(true));
+    c.hidden_size = m.hidden_size;
+    c.intermediate_size = m.intermediate_size;
+    c.num_hidden_layers = m.num_hidden_layers;
+    c.num_attention_heads = m.num_attention_heads;
+    c.num_key_value_heads = m.num_attention_heads;
+    c.head_dim = m.hidden_size / m.num_attention_heads.max(1);
+    c.max_position_embeddings = m.max_position_embeddings;
+    c.eos_token_ids = tok.eos_token_ids.clone();
+    c
+}
+
+fn check(cfg: &TrainConfig) -> Result<TestbedConfig, TrainError> {
+    let m = &cfg.model;
+    if m.num_attention_heads == 0
+        || m.hidden_size % m.num_attention_heads != 0
+        || (m.hidden_size / m.num_attention_heads) % 2 != 0
+    {
+        return Err(crate::ConfigError::Invalid {
+            key: "model.num_attention_heads".into(),
+            message: format!(
+                "must divide model.hidden_size ({}) into heads of even size",
+                m.hidden_size
+            ),
+        }
+        .into());
+    }
+    task_config(cfg)
+}
+
+fn train_problems(cfg: &TrainConfig, t: &TestbedConfig) -> Vec<Problem> {
+    tb::problems(t, Split::Train, cfg.data.testbed_train_size)
+}
+
+/// Held-out problems for evaluation (`eval.n_problems` of them; 0 means 500).
+pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainError> {
+    let t = check(cfg)?;
+    let n = if cfg.eval.n_problems == 0 {
+        500
+    } else {
+        cfg.eval.n_problems
+    };
+    let fixed = TestbedConfig {
+        seed: HELDOUT_SEED,
+        ..t
+    };
+    let problems = tb::problems(&fixed, Split::Heldout, n);
+    Ok(build_task(
+        "testbed",
+        problems,
+        raw(),
+        &policy.tokenizer,
+        0,
+        Arc::new(TestbedVerifier),
+    )?
+    .0)
+}
+
+fn raw() -> PromptFormat {
+    PromptFormat {
+        template: PromptTemplate::Raw,
+        chat: false,
+    }
+}
+
+/// Tokenizer, model (from the warm-start cache, or built, warm-started and cached; through
+/// the Hugging Face save/load path either way), training and evaluation tasks.
+pub fn setup(
+    cfg: &TrainConfig,
+    initial: Option<&Path>,
+    dev: &Device,
+    dt: DType,
+    ui: &Ui,
+) -> Result<Setup, TrainError> {
+    let tcfg = check(cfg)?;
+    let t = Instant::now();
+    let problems = train_problems(cfg, &tcfg);
+    let mut warm_note = None;
+    let mut warm_s = 0.0;
+    let policy = match initial {
+        Some(dir) => Policy::load(&dir.to_string_lossy(), dt, dev)?,
+        None => {
+            let key = warm_start::cache_key(&format!(
+                "v{CACHE_VERSION} model={:?} testbed={tcfg:?} train_size={} warm=({}, {}, {}) seed={} dtype={}",
+                cfg.model,
+                cfg.data.testbed_train_size,
+                cfg.trainer.warm_start_steps,
+                cfg.trainer.warm_start_batch_size,
+                cfg.trainer.warm_start_lr,
+                cfg.trainer.seed,
+                cfg.model.dtype,
+            ));
+            let dir = warm_start::cache_path(&cfg.trainer.cache_dir, &key);
+            let cached = dir
+                .join("model.safetensors")
+                .is_file()
+                .then(|| Policy::load(&dir.to_string_lossy(), dt, dev))
+                .and_then(Result::ok);
+            match cached {
+                Some(p) => {
+                    warm_note = Some(format!(
+                        "{} supervised steps, loaded from the cache {}",
+                        cfg.trainer.warm_start_steps,
+                        dir.display()
+                    ));
+                    p
+                }
+                None => {
+                    let w = Instant::now();
+                    let tok = tokenizer(&tcfg)?;
+                    let mc = model_config(cfg, &tok);
+                    let (model, varmap) =
+                        init_random(&mc, mix_seed(cfg.trainer.seed, &[11]), dt, dev)?;
+                    let params = crate::optim::Params::from_varmap(&varmap);
+                    let mut policy = Policy {
+                        model,
+                        varmap,
+                        params,
+                        config: mc,
+                        tokenizer: tok,
+                        device: dev.clone(),
+                        dtype: dt,
+                    };
+                    let steps = cfg.trainer.warm_start_steps;
+                    if steps > 0 {
+                        let examples = warm_examples(&tcfg, &problems, &policy)?;
+                        let pb = ui.bar(steps, "warm start");
+                        let spec = WarmStartSpec {
+                            steps,
+                            batch_size: cfg.trainer.warm_start_batch_size,
+                            lr: cfg.trainer.warm_start_lr,
+                            seed: cfg.trainer.seed,
+                        };
+                        let report =
+                            warm_start::supervised(&mut policy, &examples, &spec, |s, loss| {
+                                pb.set_position(s as u64);
+                                pb.set_message(format!("loss {loss:.3}"));
+                            })?;
+                        pb.finish_and_clear();
+                        let tail = &report.losses[report.losses.len().saturating_sub(20)..];
+                        warm_note = Some(format!(
+                            "{steps} supervised steps on worked solutions in {:.0}s (final loss {:.3}), cached in {}",
+                            report.secs,
+                            warm_start::mean(tail),
+                            dir.display()
+                        ));
+                        ui.println(format!(
+                            "warm start: {}",
+                            warm_note.as_deref().unwrap_or("")
+                        ));
+                    }
+                    warm_start::store(&policy, &dir)?;
+                    warm_s = w.elapsed().as_secs_f64();
+                    Policy::load(&dir.to_string_lossy(), dt, dev)?
+                }
+            }
+        }
+    };
+    let (train_task, _) = build_task(
+        "testbed",
+        problems,
+        raw(),
+        &policy.tokenizer,
+        cfg.data.max_prompt_length,
+        Arc::new(TestbedVerifier),
+    )?;
+    let mut evals = Vec::new();
+    for name in &cfg.eval.datasets {
+        if name == "testbed" {
+            evals.push(heldout_task(cfg, &policy)?);
+        } else {
+            let mut ds = load_dataset(name, cfg.data.data_dir.as_deref())?;
+            if cfg.eval.n_problems > 0 {
+                ds.problems.truncate(cfg.eval.n_problems);
+            }
+            let verifier = Arc::new(rlvr_tasks::MathVerifier);
+            evals.push(build_task(name, ds.problems, raw(), &policy.tokenizer, 0, verifier)?.0);
+        }
+    }
+    Ok(Setup {
+        policy,
+        train: train_task,
+        evals,
+        warm_start: warm_note,
+        setup_s: t.elapsed().as_secs_f64() - warm_s,
+        warm_start_s: warm_s,
+    })
+}
+
+/// (prompt, worked solution + eos) token pairs, one per training problem, drawn from the
+/// regime's solution distribution (slips included).
+fn warm_examples(
+    t: &TestbedConfig,
+    problems: &[Problem],
+    policy: &Policy,
+) -> Result<Vec<(Vec<u32>, Vec<u32>)>, TrainError> {
+    use rand::SeedableRng;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(mix_seed(t.seed, &[12]));
+    let eos = *policy
+        .tokenizer
+        .eos_token_ids
+        .first()
+        .ok_or_else(|| TrainError::Msg("testbed tokenizer has no eos id".into()))?;
+    let mut out = Vec::with_capacity(problems.len());
+    for p in problems {
+        let terms = tb::parse_prompt(p.prompt.text()).ok_or_else(|| {
+            TrainError::Msg(format!("not a testbed prompt: {:?}", p.prompt.text()))
+        })?;
+        let (text, _) = tb::worked_solution(t, &terms, &mut rng);
+        let prompt = policy.tokenizer.encode(p.prompt.text(), false)?;
+        let mut sol = policy.tokenizer.encode(&text, false)?;
+        sol.push(eos);
+        out.push((prompt, sol));
+    }
+    Ok(out)
+}
+
+/// `--dry-run` of a testbed config: what would be built, three prompts.
+pub fn dry_run(cfg: &TrainConfig, out: &mut dyn Write) -> Result<(), TrainError> {
+    let t = check(cfg)?;
+    let tok = tokenizer(&t)?;
+    let mc = model_config(cfg, &tok);
+    let train = train_problems(cfg, &t);
+    let mut lines = vec![
+        format!(
+            "model: testbed (built here): {} layers, hidden {}, vocab {}, {} parameters",
+            mc.num_hidden_layers,
+            mc.hidden_size,
+            mc.vocab_size,
+            mc.num_parameters()
+        ),
+        format!(
+            "warm start: {} supervised steps of {} sequences (cached under {})",
+            cfg.trainer.warm_start_steps,
+            cfg.trainer.warm_start_batch_size,
+            cfg.trainer.cache_dir.display()
+        ),
+        format!(
+            "train data: testbed ({}): {} problems of 2..={} terms; eval: {:?}",
+            t.regime.as_str(),
+            train.len(),
+            t.difficulty,
+            cfg.eval.datasets
+        ),
+    ];
+    for (i, p) in train.iter().take(3).enumerate() {
+        let ids = tok.encode(p.prompt.text(), false)?;
+        lines.push(format!(
+            "--- prompt {} of 3 ({} tokens, answer {}) ---\n{}",
+            i + 1,
+            ids.len(),
+            p.answer,
+            p.prompt.text()
+        ));
+    }
+    lines.push("dry run: ok".into());
+    for l in lines {
+        writeln!(out, "{l}").map_err(|e| TrainError::io("<stdout>", e))?;
+    }
+    Ok(())
 }

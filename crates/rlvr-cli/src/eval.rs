@@ -1,0 +1,145 @@
+//! `rlvr eval`: sampled accuracy (mean@k) and pass@k of a checkpoint on a dataset.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Result;
+use rlvr_train::eval::{evaluate, EvalSpec};
+use rlvr_train::policy::{build_task, Policy, PromptFormat};
+use rlvr_train::run::{device, dtype, load_dataset};
+use rlvr_train::TrainError;
+
+use crate::train::wrap;
+use crate::BadInput;
+
+/// Evaluate a checkpoint: k samples per problem, mean@k and pass@k.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Model directory in Hugging Face layout (a run's checkpoint/ works), or a hub id in the
+    /// local cache.
+    #[arg(long)]
+    model: String,
+    /// A dataset preset (math500, aime24, ...), a file (.jsonl/.json/.parquet), or `testbed`
+    /// (held-out testbed problems; their settings come from --config, else the defaults).
+    #[arg(long)]
+    data: String,
+    /// Samples per problem.
+    #[arg(long, default_value_t = 4)]
+    k: usize,
+    /// Sampling temperature.
+    #[arg(long, default_value_t = 1.0)]
+    temperature: f64,
+    /// Nucleus sampling mass.
+    #[arg(long, default_value_t = 1.0)]
+    top_p: f64,
+    /// Most tokens per response.
+    #[arg(long, default_value_t = 1024)]
+    max_tokens: usize,
+    /// Evaluate only the first N problems (0 = all).
+    #[arg(long, default_value_t = 0)]
+    n_problems: usize,
+    /// Prompt template: dapo, qwen-boxed or raw.
+    #[arg(long, default_value = "raw")]
+    template: String,
+    /// Wrap prompts in the tokenizer's chat template.
+    #[arg(long)]
+    chat: bool,
+    /// Prompts per generation call.
+    #[arg(long, default_value_t = 32)]
+    batch_size: usize,
+    /// Sampling seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// f32, bf16 or f16.
+    #[arg(long, default_value = "f32")]
+    dtype: String,
+    /// A training config (for `--data testbed`: the testbed's settings).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Data directory for presets (else RLVR_DATA_DIR, else ../shared/data).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if args.k == 0 {
+        return Err(BadInput("--k must be at least 1".into()).into());
+    }
+    if !matches!(args.dtype.as_str(), "f32" | "bf16" | "f16") {
+        return Err(BadInput(format!("--dtype {}: expected f32, bf16 or f16", args.dtype)).into());
+    }
+    let dev = device(&args.device).map_err(wrap)?;
+    let policy = Policy::load(&args.model, dtype(&args.dtype), &dev).map_err(wrap)?;
+    let task = if args.data == "testbed" {
+        let cfg = rlvr_train::TrainConfig::load(args.config.as_deref(), &[])
+            .map_err(|e| wrap(e.into()))?;
+        let mut t = rlvr_train::testbed::heldout_task(&cfg, &policy).map_err(wrap)?;
+        if args.n_problems > 0 {
+            t.problems.truncate(args.n_problems);
+            t.prompts.truncate(args.n_problems);
+        }
+        t
+    } else {
+        let template = args
+            .template
+            .parse()
+            .map_err(|e: String| BadInput(format!("--template: {e}")))?;
+        let mut ds = load_dataset(&args.data, args.data_dir.as_deref()).map_err(wrap)?;
+        if args.n_problems > 0 {
+            ds.problems.truncate(args.n_problems);
+        }
+        let format = PromptFormat {
+            template,
+            chat: args.chat,
+        };
+        build_task(
+            &args.data,
+            ds.problems,
+            format,
+            &policy.tokenizer,
+            0,
+            Arc::new(rlvr_tasks::MathVerifier),
+        )
+        .map_err(wrap)?
+        .0
+    };
+    if task.is_empty() {
+        return Err(BadInput(format!("{}: no problems to evaluate", args.data)).into());
+    }
+    let spec = EvalSpec {
+        k: args.k,
+        temperature: args.temperature,
+        top_p: args.top_p,
+        max_tokens: args.max_tokens,
+        batch_size: args.batch_size.max(1),
+        seed: args.seed,
+    };
+    let n = task.len();
+    let r = evaluate(&policy, &task, &spec, |done| {
+        eprint!("\r{done}/{n} problems")
+    })
+    .map_err(|e: TrainError| wrap(e))?;
+    eprintln!();
+    if args.json {
+        println!("{}", serde_json::to_string(&r.line(0))?);
+    } else {
+        println!(
+            "{}: {} problems, k = {}: mean@{k} = {:.4}, pass@{k} = {:.4} (mean response {:.1} tokens, {:.1}s)",
+            r.dataset,
+            r.n_problems,
+            r.k,
+            r.mean_at_k,
+            r.pass_at_k,
+            r.response_length_mean,
+            r.secs,
+            k = r.k
+        );
+    }
+    Ok(())
+}
