@@ -1,0 +1,81 @@
+//! `rlvr train --dry-run` of the shipped GPU configs against the real data directory, on a
+//! machine without their weights (or with them in the local Hugging Face cache).
+
+use std::path::{Path, PathBuf};
+
+use rlvr_train::run::{dry_run, TrainOptions};
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+}
+
+/// The data directory, or None (printed reason) when there is none; under CI=true a missing
+/// data directory fails the test.
+fn data_dir() -> Option<PathBuf> {
+    match rlvr_tasks::resolve_data_dir(None) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("CI=true but no data directory: {e}");
+            }
+            eprintln!("skipping: no data directory ({e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn gpu_configs_pass_dry_run() {
+    let Some(dir) = data_dir() else { return };
+    for file in [
+        "configs/dapo17k-qwen2.5-math-7b.toml",
+        "configs/dapo17k-qwen3-1.7b.toml",
+    ] {
+        let mut out = Vec::new();
+        let opts = TrainOptions {
+            config: Some(repo(file)),
+            data_dir: Some(dir.clone()),
+            ..TrainOptions::default()
+        };
+        dry_run(&opts, &mut out).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("train data: dapo_math_17k: 17917 problems"), "{file}:\n{text}");
+        assert!(text.contains("--- prompt 3 of 3"), "{file}:\n{text}");
+        assert!(text.contains("Solve the following math problem"), "{file}: DAPO template\n{text}");
+        assert!(text.contains("eval data: aime24"), "{file}:\n{text}");
+        assert!(text.trim_end().ends_with("dry run: ok"), "{file}:\n{text}");
+        // without the weights it says so and goes on; with them it reads config.json
+        assert!(
+            text.contains("is not available locally") || text.contains("layers, hidden"),
+            "{file}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn testbed_dry_run_prints_prompts() {
+    let mut out = Vec::new();
+    dry_run(&TrainOptions::default(), &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("--- prompt 3 of 3"), "{text}");
+    assert!(text.contains("Add: "), "{text}");
+    assert!(text.trim_end().ends_with("dry run: ok"), "{text}");
+}
+
+#[test]
+fn bad_config_key_is_named_in_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[rollout]\nnum_generation = 16\n").unwrap();
+    let err = dry_run(
+        &TrainOptions {
+            config: Some(path.clone()),
+            ..TrainOptions::default()
+        },
+        &mut Vec::new(),
+    )
+    .unwrap_err();
+    assert!(err.is_user_input());
+    let msg = err.to_string();
+    assert!(msg.contains("rollout.num_generation") && msg.contains("bad.toml"), "{msg}");
+}
