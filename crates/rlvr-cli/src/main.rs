@@ -15,6 +15,7 @@ mod train;
 mod report;
 mod generate;
 mod score;
+mod verify;
 
 /// rlvr: GRPO-style RLVR with exact loss aggregation (token, sequence, Balanced Aggregation).
 #[derive(Debug, Parser)]
@@ -38,6 +39,8 @@ enum Command {
     Score(score::Args),
     /// Sample responses from a model (raw text or --chat template).
     Generate(generate::Args),
+    /// Check answers with the math verifier: one --gold/--response pair, or a --jsonl file.
+    Verify(verify::Args),
 }
 
 /// Marks an error as caused by the user's input (exit code 2).
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Score(args) => score::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Verify(args) => verify::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,188 @@
+//! `rlvr verify`: the math verifier from the command line.
+//!
+//! - `rlvr verify --gold G --response TEXT` prints the verdict, the extracted answer and the
+//!   reason (`--response -` reads the response from stdin). Exit code 0 whatever the verdict.
+//! - `rlvr verify --jsonl FILE` reads lines `{"gold": ..., "response": ...}` (`-` for stdin)
+//!   and writes every line back, in order, with `"correct": true|false` appended (and
+//!   `"extracted"`, `"reason"` with `--details`); blank lines are written back unchanged.
+//!   Each line is written as soon as it is checked, so a bad line (exit code 2, with its line
+//!   number) loses nothing before it. Field names are configurable.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use crate::BadInput;
+
+/// Check answers with rlvr's math verifier (extraction, normalization, equivalence).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The gold answer (with --response).
+    #[arg(long, requires = "response", conflicts_with = "jsonl")]
+    gold: Option<String>,
+    /// The model response to check; `-` reads it from stdin.
+    #[arg(long, requires = "gold")]
+    response: Option<String>,
+    /// JSONL file of {"gold": ..., "response": ...} lines (`-`: stdin).
+    #[arg(long, required_unless_present = "gold")]
+    jsonl: Option<PathBuf>,
+    /// Where --jsonl output goes (default: stdout).
+    #[arg(long, short, requires = "jsonl")]
+    output: Option<PathBuf>,
+    /// Field holding the gold answer in --jsonl lines.
+    #[arg(long, default_value = "gold")]
+    gold_field: String,
+    /// Field holding the response in --jsonl lines.
+    #[arg(long, default_value = "response")]
+    response_field: String,
+    /// Also add "extracted" and "reason" to each --jsonl line.
+    #[arg(long)]
+    details: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    match (&args.gold, &args.jsonl) {
+        (Some(gold), None) => {
+            let response = match args.response.as_deref() {
+                Some("-") => {
+                    let mut s = String::new();
+                    io::stdin().read_to_string(&mut s).context("reading stdin")?;
+                    s
+                }
+                Some(r) => r.to_string(),
+                None => return Err(BadInput("--gold needs --response".into()).into()),
+            };
+            let s = rlvr_tasks::math::verify(gold, &response);
+            println!("correct: {}", s.correct);
+            println!("extracted: {}", s.extracted.as_deref().unwrap_or("(none)"));
+            println!("reason: {}", s.reason);
+            Ok(())
+        }
+        (None, Some(path)) => run_jsonl(&args, path),
+        _ => Err(BadInput("give --gold and --response, or --jsonl FILE".into()).into()),
+    }
+}
+
+fn run_jsonl(args: &Args, path: &PathBuf) -> Result<()> {
+    let name = path.display().to_string();
+    let input: Box<dyn BufRead> = if name == "-" {
+        Box::new(BufReader::new(io::stdin()))
+    } else {
+        let f = File::open(path).map_err(|e| BadInput(format!("{name}: {e}")))?;
+        Box::new(BufReader::new(f))
+    };
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(BufWriter::new(
+            File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        )),
+        None => Box::new(BufWriter::new(io::stdout().lock())),
+    };
+    for (i, line) in input.lines().enumerate() {
+        let line = line.with_context(|| format!("{name}: reading line {}", i + 1))?;
+        let result = check_line(&line, args).map_err(|e| BadInput(format!("{name}:{}: {e}", i + 1)));
+        let written = match result {
+            Ok(text) => text,
+            Err(e) => {
+                out.flush()?;
+                return Err(e.into());
+            }
+        };
+        writeln!(out, "{written}")?;
+        out.flush()?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The output line for one input line.
+fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
+    if line.trim().is_empty() {
+        return Ok(line.to_string());
+    }
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    let Value::Object(mut obj) = v else {
+        return Err("expected a JSON object".into());
+    };
+    let text = |field: &str| -> std::result::Result<String, String> {
+        match obj.get(field) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::Number(n)) => Ok(n.to_string()),
+            Some(_) => Err(format!("field `{field}` must be a string")),
+            None => Err(format!("missing field `{field}`")),
+        }
+    };
+    let gold = text(&args.gold_field)?;
+    let response = text(&args.response_field)?;
+    let s = rlvr_tasks::math::verify(&gold, &response);
+    let mut added = vec![("correct", Value::Bool(s.correct))];
+    if args.details {
+        added.push(("extracted", s.extracted.map_or(Value::Null, Value::String)));
+        added.push(("reason", Value::String(s.reason)));
+    }
+    if added.iter().any(|(k, _)| obj.contains_key(*k)) {
+        // replace existing fields (key order may change)
+        for (k, val) in added {
+            obj.insert(k.to_string(), val);
+        }
+        return Ok(Value::Object(obj).to_string());
+    }
+    // append to the original text, keeping its key order and formatting
+    let trimmed = line.trim_end();
+    let body = trimmed
+        .strip_suffix('}')
+        .ok_or("expected a JSON object")?
+        .trim_end();
+    let sep = if body.trim_start() == "{" { "" } else { "," };
+    let extra: Vec<String> = added
+        .into_iter()
+        .map(|(k, val)| format!("\"{k}\":{val}"))
+        .collect();
+    Ok(format!("{body}{sep}{}}}", extra.join(",")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(details: bool) -> Args {
+        Args {
+            gold: None,
+            response: None,
+            jsonl: Some(PathBuf::from("-")),
+            output: None,
+            gold_field: "gold".into(),
+            response_field: "response".into(),
+            details,
+        }
+    }
+
+    #[test]
+    fn lines_keep_their_text_and_gain_correct() {
+        let a = args(false);
+        assert_eq!(
+            check_line(r#"{"response": "\\boxed{1/2}", "gold": "0.5", "z": 1}"#, &a).unwrap(),
+            r#"{"response": "\\boxed{1/2}", "gold": "0.5", "z": 1,"correct":true}"#
+        );
+        assert_eq!(
+            check_line(r#"{"gold": 3, "response": "Answer: 4"}  "#, &a).unwrap(),
+            r#"{"gold": 3, "response": "Answer: 4","correct":false}"#
+        );
+        assert_eq!(check_line("  ", &a).unwrap(), "  ");
+        let d = check_line(r#"{"gold": "3", "response": "x", "correct": null}"#, &args(true)).unwrap();
+        let v: Value = serde_json::from_str(&d).unwrap();
+        assert_eq!(v["correct"], Value::Bool(false));
+        assert_eq!(v["extracted"], Value::String("x".into()));
+    }
+
+    #[test]
+    fn bad_lines_say_why() {
+        let a = args(false);
+        assert!(check_line("{oops", &a).unwrap_err().contains("invalid JSON"));
+        assert!(check_line("[1]", &a).unwrap_err().contains("object"));
+        assert!(check_line(r#"{"gold": "1"}"#, &a).unwrap_err().contains("`response`"));
+        assert!(check_line(r#"{"gold": [1], "response": "1"}"#, &a).unwrap_err().contains("`gold`"));
+    }
+}
