@@ -25,6 +25,7 @@ pub mod batch;
 pub mod config;
 pub mod error;
 pub mod io;
+mod logits;
 pub mod model;
 pub mod sample;
 pub mod tokenizer;

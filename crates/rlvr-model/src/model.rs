@@ -219,6 +219,7 @@ pub struct Qwen {
     lm_head: Tensor,
     inv_freq: Vec<f32>,
     rot: Tensor,
+    logits_chunk_elems: usize,
     dtype: DType,
     device: Device,
 }
@@ -292,6 +293,7 @@ impl Qwen {
         let rot = rotate_half_matrix(hd, embed_tokens.dtype(), embed_tokens.device())?;
         Ok(Self {
             rot,
+            logits_chunk_elems: LOGITS_CHUNK_ELEMS,
             cfg: cfg.clone(),
             dtype: embed_tokens.dtype(),
             device: embed_tokens.device().clone(),
@@ -301,6 +303,12 @@ impl Qwen {
             lm_head,
             inv_freq,
         })
+    }
+
+    /// Sets the most logits one chunk of the training forward's vocabulary projection may hold
+    /// (default 2^22, 16 MiB in f32; at least one row per chunk). Smaller saves memory.
+    pub fn set_logits_chunk_elems(&mut self, elems: usize) {
+        self.logits_chunk_elems = elems.max(1);
     }
 
     /// The configuration the model was built from.
@@ -495,17 +503,41 @@ impl Qwen {
     /// The training forward at a sampling temperature: for response token `r` of row `b`,
     /// `logprobs[b, r] = log softmax(logits / temperature)[token]`, and `entropy[b, r]` the
     /// entropy of that same distribution (nats). Both are `[B, R]` f32 (f64 for an f64 model)
-    /// with `R` the longest response and 0 at padding. Built from differentiable ops only.
+    /// with `R` the longest response and 0 at padding. Differentiable with respect to every
+    /// parameter.
     ///
-    /// The vocabulary projection runs only at the positions that predict response tokens, in
-    /// chunks of at most 2^22 logits, so the whole `B x T x vocab` tensor never exists. Note
-    /// that candle's autograd keeps each chunk's intermediates for the backward pass, so the
-    /// retained memory is still proportional to `B x R x vocab`.
+    /// The vocabulary projection runs only at the positions that predict response tokens. On
+    /// the CPU it is a custom op whose forward and backward both work on chunks of at most 2^22
+    /// logits ([`Self::set_logits_chunk_elems`]) and recompute them, so the `B x R x vocab`
+    /// logits never sit in memory, not even for autograd (see `logits.rs`). On other devices
+    /// the same chunks are plain tensor ops, which autograd keeps until the backward.
     pub fn response_logprobs_at(
         &self,
         batch: &TokenBatch,
         with_entropy: bool,
         temperature: f64,
+    ) -> Result<ResponseLogProbs> {
+        self.response_logprobs_impl(batch, with_entropy, temperature, self.device.is_cpu())
+    }
+
+    /// [`Self::response_logprobs_at`] with the vocabulary projection as plain tensor ops on
+    /// every device (the reference the chunked custom op is tested against).
+    #[doc(hidden)]
+    pub fn response_logprobs_plain(
+        &self,
+        batch: &TokenBatch,
+        with_entropy: bool,
+        temperature: f64,
+    ) -> Result<ResponseLogProbs> {
+        self.response_logprobs_impl(batch, with_entropy, temperature, false)
+    }
+
+    fn response_logprobs_impl(
+        &self,
+        batch: &TokenBatch,
+        with_entropy: bool,
+        temperature: f64,
+        fused: bool,
     ) -> Result<ResponseLogProbs> {
         if !(temperature > 0.0 && temperature.is_finite()) {
             return Err(Error::InvalidArgument(format!(
@@ -514,8 +546,9 @@ impl Qwen {
         }
         let (b, t) = batch.input_ids.dims2()?;
         let r = batch.max_response_len();
+        let up = upcast(self.dtype);
         if r == 0 {
-            let z = Tensor::zeros((b, 0), upcast(self.dtype), &self.device)?;
+            let z = Tensor::zeros((b, 0), up, &self.device)?;
             return Ok(ResponseLogProbs {
                 logprobs: z.clone(),
                 entropy: with_entropy.then_some(z),
@@ -540,38 +573,45 @@ impl Qwen {
         let n = rows.len();
         let rows = Tensor::from_vec(rows, n, &self.device)?;
         let targets = Tensor::from_vec(targets, (n, 1), &self.device)?;
-        let valid = Tensor::from_vec(valid, (b, r), &self.device)?.to_dtype(upcast(self.dtype))?;
+        let valid = Tensor::from_vec(valid, (b, r), &self.device)?.to_dtype(up)?;
         let h = hidden
             .reshape((b * t, self.cfg.hidden_size))?
             .index_select(&rows, 0)?;
-        let chunk = (LOGITS_CHUNK_ELEMS / self.cfg.vocab_size).max(1);
-        let head_t = self.lm_head.t()?;
-        let (mut lps, mut ents) = (Vec::new(), Vec::new());
-        let mut start = 0;
-        while start < n {
-            let len = chunk.min(n - start);
-            let logits = h
-                .narrow(0, start, len)?
-                .matmul(&head_t)?
-                .to_dtype(upcast(self.dtype))?;
-            let logits = if temperature == 1.0 {
-                logits
-            } else {
-                (logits / temperature)?
-            };
-            let logp = log_softmax_train(&logits)?;
-            lps.push(
-                logp.gather(&targets.narrow(0, start, len)?, 1)?
-                    .squeeze(1)?,
-            );
-            if with_entropy {
+        let chunk = (self.logits_chunk_elems / self.cfg.vocab_size).max(1);
+        let (lp, ent) = if fused {
+            let out = crate::logits::target_logprobs(
+                &h,
+                &self.lm_head,
+                &targets,
+                temperature,
+                chunk,
+                up,
+            )?;
+            (
+                out.narrow(1, 0, 1)?.squeeze(1)?,
+                out.narrow(1, 1, 1)?.squeeze(1)?,
+            )
+        } else {
+            let head_t = self.lm_head.t()?;
+            let (mut lps, mut ents) = (Vec::new(), Vec::new());
+            let mut start = 0;
+            while start < n {
+                let len = chunk.min(n - start);
+                let logits =
+                    (h.narrow(0, start, len)?.matmul(&head_t)?.to_dtype(up)? / temperature)?;
+                let logp = log_softmax_train(&logits)?;
+                lps.push(
+                    logp.gather(&targets.narrow(0, start, len)?, 1)?
+                        .squeeze(1)?,
+                );
                 ents.push((logp.exp()? * &logp)?.sum(1)?.neg()?);
+                start += len;
             }
-            start += len;
-        }
-        let logprobs = (Tensor::cat(&lps, 0)?.reshape((b, r))? * &valid)?;
+            (Tensor::cat(&lps, 0)?, Tensor::cat(&ents, 0)?)
+        };
+        let logprobs = (lp.reshape((b, r))? * &valid)?;
         let entropy = if with_entropy {
-            Some((Tensor::cat(&ents, 0)?.reshape((b, r))? * &valid)?)
+            Some((ent.reshape((b, r))? * &valid)?)
         } else {
             None
         };
