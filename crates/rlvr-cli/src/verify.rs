@@ -49,7 +49,9 @@ pub fn run(args: Args) -> Result<()> {
             let response = match args.response.as_deref() {
                 Some("-") => {
                     let mut s = String::new();
-                    io::stdin().read_to_string(&mut s).context("reading stdin")?;
+                    io::stdin()
+                        .read_to_string(&mut s)
+                        .context("reading stdin")?;
                     s
                 }
                 Some(r) => r.to_string(),
@@ -82,7 +84,8 @@ fn run_jsonl(args: &Args, path: &PathBuf) -> Result<()> {
     };
     for (i, line) in input.lines().enumerate() {
         let line = line.with_context(|| format!("{name}: reading line {}", i + 1))?;
-        let result = check_line(&line, args).map_err(|e| BadInput(format!("{name}:{}: {e}", i + 1)));
+        let result =
+            check_line(&line, args).map_err(|e| BadInput(format!("{name}:{}: {e}", i + 1)));
         let written = match result {
             Ok(text) => text,
             Err(e) => {
@@ -171,7 +174,11 @@ mod tests {
             r#"{"gold": 3, "response": "Answer: 4","correct":false}"#
         );
         assert_eq!(check_line("  ", &a).unwrap(), "  ");
-        let d = check_line(r#"{"gold": "3", "response": "x", "correct": null}"#, &args(true)).unwrap();
+        let d = check_line(
+            r#"{"gold": "3", "response": "x", "correct": null}"#,
+            &args(true),
+        )
+        .unwrap();
         let v: Value = serde_json::from_str(&d).unwrap();
         assert_eq!(v["correct"], Value::Bool(false));
         assert_eq!(v["extracted"], Value::String("x".into()));
@@ -180,9 +187,15 @@ mod tests {
     #[test]
     fn bad_lines_say_why() {
         let a = args(false);
-        assert!(check_line("{oops", &a).unwrap_err().contains("invalid JSON"));
+        assert!(check_line("{oops", &a)
+            .unwrap_err()
+            .contains("invalid JSON"));
         assert!(check_line("[1]", &a).unwrap_err().contains("object"));
-        assert!(check_line(r#"{"gold": "1"}"#, &a).unwrap_err().contains("`response`"));
-        assert!(check_line(r#"{"gold": [1], "response": "1"}"#, &a).unwrap_err().contains("`gold`"));
+        assert!(check_line(r#"{"gold": "1"}"#, &a)
+            .unwrap_err()
+            .contains("`response`"));
+        assert!(check_line(r#"{"gold": [1], "response": "1"}"#, &a)
+            .unwrap_err()
+            .contains("`gold`"));
     }
 }

@@ -244,7 +244,11 @@ fn cstr(s: &str) -> Result<std::ffi::CString, SandboxError> {
 }
 
 /// Runs `code` (a Python program) with `stdin` in the sandbox (see the module docs).
-pub fn run_python(code: &str, stdin: &str, cfg: &SandboxConfig) -> Result<RunOutcome, SandboxError> {
+pub fn run_python(
+    code: &str,
+    stdin: &str,
+    cfg: &SandboxConfig,
+) -> Result<RunOutcome, SandboxError> {
     let isolate = isolation_available();
     if cfg.require_isolation && !isolate {
         return Err(SandboxError::NoIsolation);
@@ -309,7 +313,14 @@ pub fn run_python(code: &str, stdin: &str, cfg: &SandboxConfig) -> Result<RunOut
                 }
                 let null: *const libc::c_char = std::ptr::null();
                 let nodata: *const libc::c_void = std::ptr::null();
-                if libc::mount(null, c_root.as_ptr(), null, libc::MS_REC | libc::MS_PRIVATE, nodata) != 0 {
+                if libc::mount(
+                    null,
+                    c_root.as_ptr(),
+                    null,
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    nodata,
+                ) != 0
+                {
                     return err();
                 }
                 for t in &tmp_targets {
@@ -527,7 +538,11 @@ impl CodeVerifier {
                     match run_python(program, &t.input, &self.sandbox) {
                         Ok(o) if o.success() && outputs_match(&t.output, &o.stdout) => passed += 1,
                         Ok(o) => {
-                            let why = if o.success() { "wrong output".into() } else { o.reason() };
+                            let why = if o.success() {
+                                "wrong output".into()
+                            } else {
+                                o.reason()
+                            };
                             first_fail.get_or_insert(format!("test {i}: {why}"));
                             if self.mode == RewardMode::AllOrNothing {
                                 break;

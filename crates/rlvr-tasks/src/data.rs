@@ -433,7 +433,11 @@ pub fn preset(name: &str) -> Result<&'static Preset, DataError> {
         .find(|p| p.name == name)
         .ok_or_else(|| DataError::UnknownPreset {
             name: name.to_string(),
-            known: PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
+            known: PRESETS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }
 
@@ -532,7 +536,11 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
             let text = std::fs::read_to_string(path).map_err(io)?;
             let v: Value = serde_json::from_str(&text).map_err(|e| DataError::BadFile {
                 path: path.to_path_buf(),
-                reason: format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()),
+                reason: format!(
+                    "invalid JSON at line {} column {}: {e}",
+                    e.line(),
+                    e.column()
+                ),
             })?;
             let Value::Array(items) = v else {
                 return Err(DataError::BadFile {
@@ -598,7 +606,9 @@ fn field_to_json(f: &parquet::record::Field) -> Value {
         Field::UShort(x) => (*x).into(),
         Field::UInt(x) => (*x).into(),
         Field::ULong(x) => (*x).into(),
-        Field::Float(x) => serde_json::Number::from_f64(f64::from(*x)).map_or(Value::Null, Value::Number),
+        Field::Float(x) => {
+            serde_json::Number::from_f64(f64::from(*x)).map_or(Value::Null, Value::Number)
+        }
         Field::Double(x) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
         Field::Str(s) => Value::String(s.clone()),
         Field::Group(r) => row_to_json(r),
@@ -606,7 +616,12 @@ fn field_to_json(f: &parquet::record::Field) -> Value {
         Field::MapInternal(m) => Value::Object(
             m.entries()
                 .iter()
-                .map(|(k, v)| (k.to_string().trim_matches('"').to_string(), field_to_json(v)))
+                .map(|(k, v)| {
+                    (
+                        k.to_string().trim_matches('"').to_string(),
+                        field_to_json(v),
+                    )
+                })
                 .collect(),
         ),
         other => Value::String(other.to_string()),
@@ -725,7 +740,9 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
             Value::Array(items) => {
                 let parts: Option<Vec<String>> = items.iter().map(scalar_text).collect();
                 parts
-                    .ok_or_else(|| format!("field `{apath}`: expected a list of strings or numbers"))?
+                    .ok_or_else(|| {
+                        format!("field `{apath}`: expected a list of strings or numbers")
+                    })?
                     .join(", ")
             }
             other => scalar_text(other)
@@ -838,10 +855,21 @@ mod tests {
         assert_eq!(ds.problems[1].id, "a-1");
         assert_eq!(ds.problems[1].prompt, Prompt::Text("2+2?".into()));
 
-        let bad = write(dir.path(), "b.jsonl", "{\"q\": \"x\", \"meta\": {\"gold\": 1}}\n{\"q\": \"y\"}\n");
+        let bad = write(
+            dir.path(),
+            "b.jsonl",
+            "{\"q\": \"x\", \"meta\": {\"gold\": 1}}\n{\"q\": \"y\"}\n",
+        );
         let err = load_file(&bad, &fields).unwrap_err().to_string();
-        assert!(err.contains("b.jsonl: line 2: missing field `meta.gold`"), "{err}");
-        let bad = write(dir.path(), "c.jsonl", "{\"q\": \"x\", \"meta\": {\"gold\": 1}}\n{oops\n");
+        assert!(
+            err.contains("b.jsonl: line 2: missing field `meta.gold`"),
+            "{err}"
+        );
+        let bad = write(
+            dir.path(),
+            "c.jsonl",
+            "{\"q\": \"x\", \"meta\": {\"gold\": 1}}\n{oops\n",
+        );
         let err = load_file(&bad, &fields).unwrap_err().to_string();
         assert!(err.contains("c.jsonl: line 2: invalid JSON"), "{err}");
     }
@@ -858,11 +886,18 @@ mod tests {
         assert_eq!(ds.problems[0].prompt.text(), "hi");
         assert_eq!(ds.problems[0].answer, "1, 2");
         assert_eq!(ds.problems[0].data_source, "x");
-        let p = write(dir.path(), "b.json", r#"[{"prompt": 3, "reward_model": {"ground_truth": "1"}}]"#);
+        let p = write(
+            dir.path(),
+            "b.json",
+            r#"[{"prompt": 3, "reward_model": {"ground_truth": "1"}}]"#,
+        );
         let err = load_file(&p, &FieldMap::verl()).unwrap_err().to_string();
         assert!(err.contains("b.json: element 0: field `prompt`"), "{err}");
         let p = write(dir.path(), "c.txt", "");
-        assert!(load_file(&p, &FieldMap::verl()).unwrap_err().to_string().contains("unknown format"));
+        assert!(load_file(&p, &FieldMap::verl())
+            .unwrap_err()
+            .to_string()
+            .contains("unknown format"));
     }
 
     #[test]
@@ -873,13 +908,24 @@ mod tests {
             "g.jsonl",
             "{\"question\": \"q\", \"answer\": \"3 + 4 = <<3+4=7>>7\\n#### 1,007\", \"solution\": \"so \\\\boxed{\\\\frac{1}{2}} ok\"}\n",
         );
-        let mut f = fm("question", AnswerSource::AfterHashes("answer".into()), None, None);
+        let mut f = fm(
+            "question",
+            AnswerSource::AfterHashes("answer".into()),
+            None,
+            None,
+        );
         assert_eq!(load_file(&p, &f).unwrap().problems[0].answer, "1007");
         f.answer = AnswerSource::LastBoxedIn("solution".into());
-        assert_eq!(load_file(&p, &f).unwrap().problems[0].answer, "\\frac{1}{2}");
+        assert_eq!(
+            load_file(&p, &f).unwrap().problems[0].answer,
+            "\\frac{1}{2}"
+        );
         f.answer = AnswerSource::LastBoxedIn("question".into());
         let err = load_file(&p, &f).unwrap_err().to_string();
-        assert!(err.contains("line 1: field `question`: no \\boxed"), "{err}");
+        assert!(
+            err.contains("line 1: field `question`: no \\boxed"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -889,9 +935,13 @@ mod tests {
         assert_eq!(resolve_data_dir_from(Some(d), None).unwrap(), d);
         assert_eq!(resolve_data_dir_from(None, Some(d)).unwrap(), d);
         let missing = d.join("nope");
-        let err = resolve_data_dir_from(Some(&missing), Some(d)).unwrap_err().to_string();
+        let err = resolve_data_dir_from(Some(&missing), Some(d))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("nope") && err.contains("--data-dir"), "{err}");
-        let err = resolve_data_dir_from(None, Some(&missing)).unwrap_err().to_string();
+        let err = resolve_data_dir_from(None, Some(&missing))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(DATA_DIR_ENV), "{err}");
     }
 

@@ -199,7 +199,9 @@ mod tests {
 
     #[test]
     fn templates_render_and_parse() {
-        assert!(PromptTemplate::Dapo.render("1+1?").contains("Answer: $Answer"));
+        assert!(PromptTemplate::Dapo
+            .render("1+1?")
+            .contains("Answer: $Answer"));
         assert!(PromptTemplate::QwenBoxed
             .render("1+1?")
             .ends_with("within \\boxed{}."));

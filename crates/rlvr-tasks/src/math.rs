@@ -377,15 +377,100 @@ fn regex_cached<'a>(
 
 /// Units dropped from the end of an answer (after a number or a closing bracket).
 const UNITS: &[&str] = &[
-    "units", "unit", "cm", "mm", "km", "m", "meters", "meter", "metres", "centimeters",
-    "centimeter", "kilometers", "kilometer", "inches", "inch", "in", "feet", "foot", "ft",
-    "yards", "yard", "miles", "mile", "mph", "dollars", "dollar", "cents", "cent", "degrees",
-    "degree", "seconds", "second", "sec", "s", "minutes", "minute", "min", "hours", "hour",
-    "hr", "hrs", "h", "days", "day", "weeks", "week", "years", "year", "months", "month",
-    "pounds", "pound", "lbs", "lb", "kg", "g", "grams", "gram", "liters", "liter", "l", "ml",
-    "sq", "square", "cubic", "people", "students", "points", "ways", "times", "percent", "mg",
-    "nm", "cents", "kw", "w", "j", "k", "ev", "mev", "kev", "hz", "mhz", "ghz", "pc", "kpc",
-    "mpc", "au", "ly", "v", "pa", "atm", "mol", "n",
+    "units",
+    "unit",
+    "cm",
+    "mm",
+    "km",
+    "m",
+    "meters",
+    "meter",
+    "metres",
+    "centimeters",
+    "centimeter",
+    "kilometers",
+    "kilometer",
+    "inches",
+    "inch",
+    "in",
+    "feet",
+    "foot",
+    "ft",
+    "yards",
+    "yard",
+    "miles",
+    "mile",
+    "mph",
+    "dollars",
+    "dollar",
+    "cents",
+    "cent",
+    "degrees",
+    "degree",
+    "seconds",
+    "second",
+    "sec",
+    "s",
+    "minutes",
+    "minute",
+    "min",
+    "hours",
+    "hour",
+    "hr",
+    "hrs",
+    "h",
+    "days",
+    "day",
+    "weeks",
+    "week",
+    "years",
+    "year",
+    "months",
+    "month",
+    "pounds",
+    "pound",
+    "lbs",
+    "lb",
+    "kg",
+    "g",
+    "grams",
+    "gram",
+    "liters",
+    "liter",
+    "l",
+    "ml",
+    "sq",
+    "square",
+    "cubic",
+    "people",
+    "students",
+    "points",
+    "ways",
+    "times",
+    "percent",
+    "mg",
+    "nm",
+    "cents",
+    "kw",
+    "w",
+    "j",
+    "k",
+    "ev",
+    "mev",
+    "kev",
+    "hz",
+    "mhz",
+    "ghz",
+    "pc",
+    "kpc",
+    "mpc",
+    "au",
+    "ly",
+    "v",
+    "pa",
+    "atm",
+    "mol",
+    "n",
 ];
 
 /// The canonical form of an answer used for comparisons, with all whitespace removed.
@@ -450,8 +535,18 @@ fn canon(answer: &str) -> String {
     }
     // `\left.` / `\right.` leave a lone dot before a delimiter: harmless after the above.
     for cmd in [
-        "\\text", "\\textbf", "\\textit", "\\mathrm", "\\mathbf", "\\mathit", "\\mbox",
-        "\\operatorname", "\\textrm", "\\mathsf", "\\emph", "\\textsf",
+        "\\text",
+        "\\textbf",
+        "\\textit",
+        "\\mathrm",
+        "\\mathbf",
+        "\\mathit",
+        "\\mbox",
+        "\\operatorname",
+        "\\textrm",
+        "\\mathsf",
+        "\\emph",
+        "\\textsf",
     ] {
         s = unwrap_command(&s, cmd);
     }
@@ -591,7 +686,11 @@ fn equiv_items(g: &str, p: &str, depth: usize) -> Option<&'static str> {
             return Some("same list of answers");
         }
         // a bare list of answers against a set: the same multiset
-        let (one, many) = if gi.len() == 1 { (&gi[0], &pi) } else { (&pi[0], &gi) };
+        let (one, many) = if gi.len() == 1 {
+            (&gi[0], &pi)
+        } else {
+            (&pi[0], &gi)
+        };
         if gi.len() != pi.len() && (gi.len() == 1 || pi.len() == 1) {
             if let Some(c) = collection(one).filter(|c| c.kind == Kind::Set) {
                 return multiset_match(&c.items, many, depth).then_some("same set");
@@ -792,7 +891,10 @@ fn matching_outer(s: &str, open_len: usize) -> bool {
             i += 1;
             (n == b'{', n == b'}')
         } else {
-            (matches!(b, b'(' | b'[' | b'{'), matches!(b, b')' | b']' | b'}'))
+            (
+                matches!(b, b'(' | b'[' | b'{'),
+                matches!(b, b')' | b']' | b'}'),
+            )
         };
         if opening {
             depth += 1;
@@ -894,7 +996,8 @@ fn decimal(s: &str) -> Option<String> {
     let c = re.captures(s)?;
     let int = c.get(2).map_or("", |m| m.as_str()).trim_start_matches('0');
     let frac = c.get(3).map_or("", |m| m.as_str()).trim_end_matches('0');
-    if c.get(2).is_none_or(|m| m.as_str().is_empty()) && c.get(3).is_none_or(|m| m.as_str().is_empty())
+    if c.get(2).is_none_or(|m| m.as_str().is_empty())
+        && c.get(3).is_none_or(|m| m.as_str().is_empty())
     {
         return None;
     }
@@ -929,7 +1032,7 @@ fn equiv_exprs(g: &str, p: &str, gp: bool, pp: bool) -> Option<&'static str> {
         return None;
     }
     // same variables: equal at three fixed points
-    let points = [0.7312_f64, 1.4142, 2.3117];
+    let points = [0.7312_f64, 1.3717, 2.3117];
     let mut checked = 0;
     for (k, base) in points.iter().enumerate() {
         let vals: Vec<f64> = (0..gv.len())
@@ -989,8 +1092,27 @@ struct Conv<'a> {
 }
 
 const GREEK: &[&str] = &[
-    "alpha", "beta", "gamma", "delta", "theta", "lambda", "mu", "sigma", "phi", "omega", "rho",
-    "tau", "epsilon", "varepsilon", "eta", "xi", "psi", "chi", "kappa", "nu", "zeta",
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "theta",
+    "lambda",
+    "mu",
+    "sigma",
+    "phi",
+    "omega",
+    "rho",
+    "tau",
+    "epsilon",
+    "varepsilon",
+    "eta",
+    "xi",
+    "psi",
+    "chi",
+    "kappa",
+    "nu",
+    "zeta",
 ];
 
 impl Conv<'_> {
@@ -1270,7 +1392,10 @@ mod tests {
         assert_eq!(extract_answer("$\\boxed 5$").as_deref(), Some("5"));
         assert_eq!(extract_answer("x\n#### 1,234\n").as_deref(), Some("1,234"));
         assert_eq!(extract_answer("work\nAnswer: $42$").as_deref(), Some("42"));
-        assert_eq!(extract_answer("work\n**Final Answer:** 3.5.").as_deref(), Some("3.5"));
+        assert_eq!(
+            extract_answer("work\n**Final Answer:** 3.5.").as_deref(),
+            Some("3.5")
+        );
         assert_eq!(
             extract_answer("So the answer is 3.5. Done").as_deref(),
             Some("3.5")
@@ -1283,15 +1408,24 @@ mod tests {
             extract_answer("\\boxed{2} and \\boxed{3}").as_deref(),
             Some("2, 3")
         );
-        assert_eq!(extract_answer("we get $180+24=204$. -sepehr2010").as_deref(), Some("204"));
+        assert_eq!(
+            extract_answer("we get $180+24=204$. -sepehr2010").as_deref(),
+            Some("204")
+        );
         assert_eq!(extract_answer("x = 3").as_deref(), Some("x = 3"));
-        assert_eq!(extract_answer("unbalanced \\boxed{1 + {2"), Some("unbalanced \\boxed{1 + {2".into()));
+        assert_eq!(
+            extract_answer("unbalanced \\boxed{1 + {2"),
+            Some("unbalanced \\boxed{1 + {2".into())
+        );
         assert_eq!(extract_answer(""), None);
     }
 
     #[test]
     fn normalization() {
-        assert_eq!(normalize("\\left( 3, \\dfrac{\\pi}{2} \\right)"), "(3,\\frac{\\pi}{2})");
+        assert_eq!(
+            normalize("\\left( 3, \\dfrac{\\pi}{2} \\right)"),
+            "(3,\\frac{\\pi}{2})"
+        );
         assert_eq!(normalize("10\\text{ cm}^2"), "10");
         assert_eq!(normalize("90^\\circ"), "90");
         assert_eq!(normalize("1,000,000."), "1000000");
@@ -1341,10 +1475,13 @@ mod tests {
         yes("x = 3", "3");
         yes("3", "x=3");
         yes("-2, 1", "x = 1 \\text{ or } x = -2");
-        yes("(-\\infty, 3] \\cup (5, \\infty)", "(5,\\infty)\\cup(-\\infty,3]");
+        yes(
+            "(-\\infty, 3] \\cup (5, \\infty)",
+            "(5,\\infty)\\cup(-\\infty,3]",
+        );
         yes(
             "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}",
-            "\\begin{pmatrix}1\\\\ 2.0\\end{pmatrix}"
+            "\\begin{pmatrix}1\\\\ 2.0\\end{pmatrix}",
         );
         no("1, 2", "1, 3");
         no("1, 2", "1");
@@ -1359,7 +1496,10 @@ mod tests {
         let s = verify("42", "blah \\boxed{42}");
         assert!(s.correct && s.reward == 1.0);
         assert_eq!(s.extracted.as_deref(), Some("42"));
-        let s = verify("42", "no digits here, long enough to not be a bare answer at all, no\nreally");
+        let s = verify(
+            "42",
+            "no digits here, long enough to not be a bare answer at all, no\nreally",
+        );
         assert!(!s.correct);
         assert_eq!(s.reason, "no answer found");
         assert!(verify("\\boxed{7}", "Answer: 7").correct);

@@ -30,10 +30,25 @@ fn every_preset_in_the_data_dir_loads_with_its_record_count() {
             continue;
         };
         let ds = load_preset(p.name, &dir).unwrap_or_else(|e| panic!("{}: {e}", p.name));
-        assert_eq!(ds.len() + ds.skipped.len(), expected, "{}: record count", p.name);
+        assert_eq!(
+            ds.len() + ds.skipped.len(),
+            expected,
+            "{}: record count",
+            p.name
+        );
         for prob in &ds.problems {
-            assert!(!prob.answer.trim().is_empty(), "{}: {} empty answer", p.name, prob.id);
-            assert!(!prob.prompt.text().trim().is_empty(), "{}: {} empty prompt", p.name, prob.id);
+            assert!(
+                !prob.answer.trim().is_empty(),
+                "{}: {} empty answer",
+                p.name,
+                prob.id
+            );
+            assert!(
+                !prob.prompt.text().trim().is_empty(),
+                "{}: {} empty prompt",
+                p.name,
+                prob.id
+            );
         }
         eprintln!(
             "{:<18} {:>6} records, {} skipped {:?}",
@@ -65,10 +80,7 @@ fn every_data_file_is_read() {
         }
     }
     for f in &files {
-        assert!(
-            PRESETS.iter().any(|p| p.file == f),
-            "{f} has no preset"
-        );
+        assert!(PRESETS.iter().any(|p| p.file == f), "{f} has no preset");
         let n = data::read_records(&dir.join(f)).unwrap().len();
         assert!(n > 0, "{f}");
     }
@@ -111,12 +123,21 @@ fn reference_solutions_score_correct() {
 #[test]
 fn gold_answers_verify_against_themselves() {
     let Some(dir) = data_dir() else { return };
-    for p in PRESETS.iter().filter(|p| !matches!(p.name, "codeforces" | "leetcode" | "polaris")) {
+    for p in PRESETS
+        .iter()
+        .filter(|p| !matches!(p.name, "codeforces" | "leetcode" | "polaris"))
+    {
         let ds = load_preset(p.name, &dir).unwrap();
         let bad: Vec<_> = ds
             .problems
             .iter()
-            .filter(|q| !math::verify(&q.answer, &format!("The final answer is $\\boxed{{{}}}$.", q.answer)).correct)
+            .filter(|q| {
+                !math::verify(
+                    &q.answer,
+                    &format!("The final answer is $\\boxed{{{}}}$.", q.answer),
+                )
+                .correct
+            })
             .map(|q| q.answer.clone())
             .collect();
         assert!(bad.is_empty(), "{}: {bad:?}", p.name);

@@ -30,7 +30,10 @@ fn cfg(wall_ms: u64, cpu_secs: u64) -> SandboxConfig {
 fn python_available() -> bool {
     let ok = SandboxConfig::default().python.exists();
     if !ok {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but no python3");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but no python3"
+        );
         eprintln!("skipping: no {}", SandboxConfig::default().python.display());
     }
     ok
@@ -78,7 +81,12 @@ fn echo_program_runs_and_reads_stdin() {
     if !python_available() {
         return;
     }
-    let o = run_python("import sys\nprint(sum(map(int, sys.stdin.read().split())))", "1 2 3\n", &cfg(5000, 2)).unwrap();
+    let o = run_python(
+        "import sys\nprint(sum(map(int, sys.stdin.read().split())))",
+        "1 2 3\n",
+        &cfg(5000, 2),
+    )
+    .unwrap();
     assert_eq!(o.termination, Termination::Exited(0), "{o:?}");
     assert_eq!(o.stdout.trim(), "6");
     // writing inside its own directory works
@@ -98,11 +106,21 @@ fn infinite_loop_hits_the_cpu_limit() {
     }
     let o = run_python("while True:\n    pass\n", "", &cfg(8000, 1)).unwrap();
     assert!(
-        matches!(o.termination, Termination::Signaled(libc::SIGXCPU) | Termination::Signaled(libc::SIGKILL)),
+        matches!(
+            o.termination,
+            Termination::Signaled(libc::SIGXCPU) | Termination::Signaled(libc::SIGKILL)
+        ),
         "{o:?}"
     );
     assert!(o.wall < Duration::from_secs(5), "{o:?}");
-    assert_eq!(o.reason(), if o.termination == Termination::Signaled(libc::SIGXCPU) { "CPU time limit" } else { "signal 9" });
+    assert_eq!(
+        o.reason(),
+        if o.termination == Termination::Signaled(libc::SIGXCPU) {
+            "CPU time limit"
+        } else {
+            "signal 9"
+        }
+    );
 }
 
 #[test]
@@ -127,7 +145,15 @@ fn fork_bomb_is_contained_and_cleaned_up() {
     if let Some(uid) = o.uid {
         // every process of the run's uid is dead; orphans that died after their parent are
         // zombies of init until it reaps them
-        let (live, zombies) = processes_of(uid);
+        // (SIGKILL is asynchronous: a process may take a moment to finish dying)
+        let (mut live, mut zombies) = processes_of(uid);
+        for _ in 0..40 {
+            if live == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            (live, zombies) = processes_of(uid);
+        }
         assert_eq!(live, 0, "processes of uid {uid} survived");
         let mut left = zombies;
         for _ in 0..50 {
@@ -137,10 +163,15 @@ fn fork_bomb_is_contained_and_cleaned_up() {
             std::thread::sleep(Duration::from_millis(100));
             left = processes_of(uid).1;
         }
-        eprintln!("fork bomb: {zombies} zombies right after the run, {left} after waiting for init");
+        eprintln!(
+            "fork bomb: {zombies} zombies right after the run, {left} after waiting for init"
+        );
     }
     // the machine is fine: a new process starts and a normal run works
-    assert!(std::process::Command::new("true").status().unwrap().success());
+    assert!(std::process::Command::new("true")
+        .status()
+        .unwrap()
+        .success());
     let ok = run_python("print('alive')", "", &cfg(5000, 2)).unwrap();
     assert_eq!(ok.stdout.trim(), "alive", "{ok:?}");
 }
@@ -150,12 +181,22 @@ fn memory_hog_is_stopped() {
     if !python_available() {
         return;
     }
-    let o = run_python("x = bytearray(2 << 30)\nprint('allocated')\n", "", &cfg(5000, 2)).unwrap();
+    let o = run_python(
+        "x = bytearray(2 << 30)\nprint('allocated')\n",
+        "",
+        &cfg(5000, 2),
+    )
+    .unwrap();
     assert!(!o.success(), "{o:?}");
     assert!(!o.stdout.contains("allocated"));
     assert_eq!(o.reason(), "memory limit", "{o:?}");
     // growing slowly hits the same limit
-    let o = run_python("a = []\nwhile True:\n    a.append(bytearray(1 << 20))\n", "", &cfg(5000, 3)).unwrap();
+    let o = run_python(
+        "a = []\nwhile True:\n    a.append(bytearray(1 << 20))\n",
+        "",
+        &cfg(5000, 3),
+    )
+    .unwrap();
     assert_eq!(o.reason(), "memory limit", "{o:?}");
 }
 
@@ -186,7 +227,11 @@ fn writes_outside_the_temporary_directory_fail() {
     }
     // a world-writable host directory in /tmp, a file next to this crate, and /dev/shm
     let host = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(host.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(
+        host.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let in_tmp = host.path().join("escaped.txt");
     let in_repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("sandbox-escaped.txt");
     let in_shm = Path::new("/dev/shm").join(format!("rlvr-escaped-{}", std::process::id()));
@@ -200,10 +245,16 @@ fn writes_outside_the_temporary_directory_fail() {
     }
     let o = run_python(&code, "", &cfg(5000, 2)).unwrap();
     assert!(o.success(), "{o:?}");
-    assert!(!in_tmp.exists() && !in_repo.exists() && !in_shm.exists(), "{o:?}");
+    assert!(
+        !in_tmp.exists() && !in_repo.exists() && !in_shm.exists(),
+        "{o:?}"
+    );
     // /tmp and /dev/shm are private tmpfs in the sandbox: a write may "succeed" there but
     // never reaches the host; the repository is read-only
-    assert!(o.stdout.lines().nth(1).unwrap_or("").starts_with("denied"), "{o:?}");
+    assert!(
+        o.stdout.lines().nth(1).unwrap_or("").starts_with("denied"),
+        "{o:?}"
+    );
 }
 
 fn problem(tests: &str) -> Problem {
@@ -221,7 +272,9 @@ fn code_verifier_rewards_fraction_or_all_or_nothing() {
     if !python_available() {
         return;
     }
-    let p = problem(r#"[{"input": "3 1\n", "output": "1 3\n"}, {"input": "2 5", "output": "2 5"}, {"input": "4 4", "output": "4 4"}]"#);
+    let p = problem(
+        r#"[{"input": "3 1\n", "output": "1 3\n"}, {"input": "2 5", "output": "2 5"}, {"input": "4 4", "output": "4 4"}]"#,
+    );
     let right = "```python\na, b = map(int, input().split())\nprint(min(a, b), max(a, b))\n```";
     let half = "```python\na, b = map(int, input().split())\nprint(a, b)\n```";
     let v = CodeVerifier::default();
@@ -235,6 +288,9 @@ fn code_verifier_rewards_fraction_or_all_or_nothing() {
     };
     assert_eq!(strict.score(half, &p).reward, 0.0);
     assert_eq!(v.score("no code here", &p).reward, 0.0);
-    let s = v.score("```python\nwhile True: pass\n```", &problem(r#"[{"input": "", "output": "1"}]"#));
+    let s = v.score(
+        "```python\nwhile True: pass\n```",
+        &problem(r#"[{"input": "", "output": "1"}]"#),
+    );
     assert_eq!(s.reward, 0.0);
 }

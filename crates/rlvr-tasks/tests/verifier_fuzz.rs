@@ -78,8 +78,14 @@ fn adversarial_inputs_are_bounded() {
             "1".into(),
             format!("\\boxed{{{}}}", "\\left(".repeat(10_000)),
         ),
-        ("1".into(), format!("\\boxed{{{}}}", "\\text{".repeat(10_000))),
-        ("(1,2)".into(), format!("\\boxed{{({})}}", "1,".repeat(10_000))),
+        (
+            "1".into(),
+            format!("\\boxed{{{}}}", "\\text{".repeat(10_000)),
+        ),
+        (
+            "(1,2)".into(),
+            format!("\\boxed{{({})}}", "1,".repeat(10_000)),
+        ),
         ("1".into(), format!("\\boxed{{{}}}", "x".repeat(100_000))),
         (
             "1".into(),

@@ -48,9 +48,19 @@ fn rlvr_is_right_on_99_percent_and_at_least_as_often_as_math_verify() {
     let acc = rlvr_right as f64 / n;
     eprintln!("rlvr: {rlvr_right}/{} = {acc:.4}", pairs.len());
     if mv_known > 0 {
-        eprintln!("math-verify: {mv_right}/{mv_known} = {:.4}", mv_right as f64 / mv_known as f64);
-        assert_eq!(mv_known, pairs.len(), "math-verify verdicts missing for some pairs");
-        assert!(rlvr_right >= mv_right, "rlvr {rlvr_right} < math-verify {mv_right}");
+        eprintln!(
+            "math-verify: {mv_right}/{mv_known} = {:.4}",
+            mv_right as f64 / mv_known as f64
+        );
+        assert_eq!(
+            mv_known,
+            pairs.len(),
+            "math-verify verdicts missing for some pairs"
+        );
+        assert!(
+            rlvr_right >= mv_right,
+            "rlvr {rlvr_right} < math-verify {mv_right}"
+        );
     }
     assert!(acc >= 0.99, "rlvr accuracy {acc:.4} < 0.99");
 }

@@ -5,7 +5,10 @@ use std::path::Path;
 
 use rlvr_tasks::{load_file, load_preset, FieldMap, MathVerifier, Prompt, Verifier};
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/polaris_tiny.parquet");
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/polaris_tiny.parquet"
+);
 
 #[test]
 fn polaris_preset_reads_verl_layout() {
@@ -44,7 +47,10 @@ fn parquet_with_other_field_names() {
         context: None,
     };
     let ds = load_file(Path::new(FIXTURE), &fields).unwrap();
-    assert_eq!(ds.problems[0].prompt, Prompt::Text(ds.problems[0].prompt.text().to_string()));
+    assert_eq!(
+        ds.problems[0].prompt,
+        Prompt::Text(ds.problems[0].prompt.text().to_string())
+    );
     assert_eq!(ds.problems[0].data_source, "math");
     assert_eq!(ds.problems[2].id, "polaris_tiny-2");
     let bad = FieldMap {
@@ -52,7 +58,10 @@ fn parquet_with_other_field_names() {
         ..fields
     };
     let err = load_file(Path::new(FIXTURE), &bad).unwrap_err().to_string();
-    assert!(err.contains("polaris_tiny.parquet: row 0: missing field `reward_model.nope`"), "{err}");
+    assert!(
+        err.contains("polaris_tiny.parquet: row 0: missing field `reward_model.nope`"),
+        "{err}"
+    );
 }
 
 #[test]
