@@ -186,14 +186,29 @@ impl RunOutcome {
     }
 
     /// A short reason for a failed run: `wall-clock limit`, `CPU time limit`,
-    /// `memory limit`, `exit code N`, `signal N`.
+    /// `memory limit`, `exit code N: <last stderr line>`, `signal N`.
     pub fn reason(&self) -> String {
         match self.termination {
             Termination::WallTimeout => "wall-clock limit".into(),
             Termination::Signaled(libc::SIGXCPU) => "CPU time limit".into(),
             Termination::Signaled(s) => format!("signal {s}"),
             Termination::Exited(_) if self.stderr.contains("MemoryError") => "memory limit".into(),
-            Termination::Exited(c) => format!("exit code {c}"),
+            Termination::Exited(c) => {
+                let last: String = self
+                    .stderr
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .chars()
+                    .take(200)
+                    .collect();
+                if last.is_empty() {
+                    format!("exit code {c}")
+                } else {
+                    format!("exit code {c}: {last}")
+                }
+            }
         }
     }
 }
@@ -524,7 +539,7 @@ pub struct CodeVerifier {
 }
 
 /// Put before functional (LeetCode) tests: the imports their reference solutions assume.
-pub const FUNCTIONAL_PRELUDE: &str = "from typing import *\nimport collections, heapq, math, itertools, bisect, functools, string, re\nfrom collections import *\nfrom functools import *\nfrom itertools import *\nfrom heapq import *\nfrom bisect import *\nfrom math import *\n";
+pub const FUNCTIONAL_PRELUDE: &str = "from typing import *\nimport collections, heapq, math, itertools, bisect, functools, string, re\nfrom collections import *\nfrom functools import *\nfrom itertools import *\nfrom heapq import *\nfrom bisect import *\nfrom math import *\nfrom string import *\n";
 
 impl CodeVerifier {
     /// Runs `program` on `tests`: (passed, total, first failure reason).
