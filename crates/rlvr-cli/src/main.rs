@@ -11,15 +11,16 @@ use clap::{Parser, Subcommand};
 
 mod diagnose;
 mod eval;
-mod train;
-mod report;
 mod generate;
+mod report;
 mod score;
+mod sweep;
+mod train;
 mod verify;
 
 /// rlvr: GRPO-style RLVR with exact loss aggregation (token, sequence, Balanced Aggregation).
 #[derive(Debug, Parser)]
-#[command(name = "rlvr", version, about, long_about = None)]
+#[command(name = "rlvr", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -35,6 +36,8 @@ enum Command {
     Diagnose(diagnose::Args),
     /// Compare aggregation rules across runs and seeds: report.md, report.html, PNG plots.
     Report(report::Args),
+    /// Run the aggregation-rule comparison grid (rules x seeds), resumable; then report on it.
+    Sweep(sweep::Args),
     /// Log-prob of each response token under a model (raw text, no template).
     Score(score::Args),
     /// Sample responses from a model (raw text or --chat template).
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Diagnose(args) => diagnose::run(args),
         Command::Report(args) => report::run(args),
+        Command::Sweep(args) => sweep::run(args),
         Command::Score(args) => score::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Verify(args) => verify::run(args),
