@@ -14,10 +14,16 @@
 //! GPU-specific kernels (candle's CUDA/Metal devices may work but are untested here).
 //!
 //! # Contract
-//! * Training forward: only ops with a backward; every trainable parameter gets a gradient
-//!   (tested), log-probs agree with the sampling forward within 1e-4 in f32 and with
-//!   transformers on tiny random Qwen2 / Qwen3 checkpoints within 1e-4 (tested against
-//!   committed fixtures).
+//! * Training forward: only ops with a backward (plain-op RMSNorm, RoPE and softmax, and a
+//!   chunked log-prob custom op with its own backward); every trainable parameter gets a
+//!   finite non-zero gradient, and the gradient matches finite differences in f64 (tested).
+//!   Log-probs agree with the sampling forward within 1e-4 in f32, and with transformers on
+//!   tiny random Qwen2, Qwen3 and Llama checkpoints within 1e-4 (committed fixtures, made by
+//!   scripts/model/make_fixtures.py).
+//! * Sampling log-probs are `log softmax(logits / T)[token]` before top-k / top-p, the value
+//!   [`Qwen::response_logprobs_at`] recomputes at the same temperature (tested within 1e-4).
+//! * Hub ids resolve only through the local cache; this crate never downloads (the error
+//!   names the files and the directory they must be in).
 //! * Save then load reproduces log-probs bit for bit (tested).
 //! * Tensor names in the [`candle_nn::VarMap`] are the Hugging Face names.
 

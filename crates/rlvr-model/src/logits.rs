@@ -133,3 +133,44 @@ pub(crate) fn target_logprobs(
     };
     Ok(h.apply_op2(w, op)?)
 }
+
+/// Softmax over the last dimension: candle's fused forward, with the backward written out,
+/// `dx = p * (g - sum(g * p))`, so gradients flow (candle's own fused softmax has none) and
+/// autograd keeps only `p`.
+struct SoftmaxWithGrad {
+    /// The forward result, computed before the op is applied.
+    out: Tensor,
+}
+
+impl candle_core::CustomOp1 for SoftmaxWithGrad {
+    fn name(&self) -> &'static str {
+        "softmax-last-dim-with-grad"
+    }
+
+    fn cpu_fwd(&self, _: &CpuStorage, _: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let flat = self.out.flatten_all()?;
+        let storage = match self.out.dtype() {
+            DType::F64 => CpuStorage::F64(flat.to_vec1::<f64>()?),
+            DType::F32 => CpuStorage::F32(flat.to_vec1::<f32>()?),
+            other => candle_core::bail!("softmax-last-dim-with-grad: unsupported dtype {other:?}"),
+        };
+        Ok((storage, self.out.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        _arg: &Tensor,
+        res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<Option<Tensor>> {
+        let p = res.detach();
+        let dot = (grad * &p)?.sum_keepdim(D::Minus1)?;
+        Ok(Some((grad.broadcast_sub(&dot)? * p)?))
+    }
+}
+
+/// Differentiable softmax over the last dimension of an f32 or f64 CPU tensor.
+pub(crate) fn softmax_with_grad(xs: &Tensor) -> Result<Tensor> {
+    let out = candle_nn::ops::softmax_last_dim(&xs.detach())?;
+    Ok(xs.apply_op1(SoftmaxWithGrad { out })?)
+}

@@ -1,9 +1,11 @@
 //! The Qwen-family decoder: one set of weights, two forwards.
 //!
-//! * [`Qwen::response_logprobs`] is the training forward. It is built only from candle ops that
-//!   have a backward (matmul, plain-op RMSNorm, rotate-half RoPE, `exp`/`sum` softmax), so every
-//!   parameter receives its gradient; candle's fused `softmax_last_dim`, `rms_norm` and `rope*`
-//!   would silently cut the graph.
+//! * [`Qwen::response_logprobs`] is the training forward. It is built only from ops that have a
+//!   backward, so every parameter receives its gradient (candle's fused `softmax_last_dim`,
+//!   `rms_norm` and `rope*` would silently cut the graph): matmuls, plain-op RMSNorm,
+//!   rotate-half RoPE, and on the CPU two custom ops of `logits.rs` with hand-written
+//!   backwards, the attention softmax (fused forward) and the chunked vocabulary log-prob;
+//!   on other devices plain-op softmax and log-softmax replace them.
 //! * [`Qwen::forward_cached`] is the sampling forward with a [`KvCache`]; it uses the fused
 //!   kernels and must not be differentiated.
 //!
@@ -418,7 +420,11 @@ impl Qwen {
             let probs = if fused {
                 candle_nn::ops::softmax_last_dim(&scores)?
             } else {
-                softmax_train(&scores)?
+                if self.device.is_cpu() {
+                    crate::logits::softmax_with_grad(&scores)?
+                } else {
+                    softmax_train(&scores)?
+                }
             };
             let probs = probs
                 .to_dtype(self.dtype)?
@@ -460,11 +466,18 @@ impl Qwen {
 
     /// Final hidden states `[B, T, H]` of the training forward (differentiable ops only).
     /// `attention_mask` is `[B, T]` (1 = token, 0 = pad); positions are `0..T` in every row, so
-    /// the batch must be right-padded (as [`TokenBatch`] builds it).
+    /// the batch must be right-padded (as [`TokenBatch`] builds it). Hidden states at padding
+    /// positions are unspecified.
     pub fn hidden_states(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
         let (b, t) = input_ids.dims2()?;
         let am = attention_mask.to_dtype(DType::U32)?.to_vec2::<u32>()?;
-        let mask = if am.iter().all(|row| row.iter().all(|&x| x != 0)) {
+        // Right padding (ones then zeros in every row): a real query at i only sees keys
+        // j <= i, all real, so the causal mask alone gives identical outputs at real positions
+        // and one [T, T] mask serves the whole batch.
+        let right_padded = am
+            .iter()
+            .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
+        let mask = if right_padded {
             self.mask(&[vec![true; t]], 0, t)?
         } else {
             self.mask(
