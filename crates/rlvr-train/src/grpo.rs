@@ -64,12 +64,12 @@ pub struct Trainer {
 // Phase outputs
 // ---------------------------------------------------------------------------------------
 
-/// 1. The problems of one generation round (indices into `task`).
+/// Phase 1: The problems of one generation round (indices into `task`).
 pub struct PromptBatch {
     pub problems: Vec<usize>,
 }
 
-/// 2. G responses per prompt: `groups[g]` are the responses to `problems[g]`.
+/// Phase 2: G responses per prompt: `groups[g]` are the responses to `problems[g]`.
 pub struct Rollouts {
     pub problems: Vec<usize>,
     pub groups: Vec<Vec<Generation>>,
@@ -77,14 +77,14 @@ pub struct Rollouts {
     pub secs: f64,
 }
 
-/// 3. One reward per response, and whether the verifier called it correct.
+/// Phase 3: One reward per response, and whether the verifier called it correct.
 pub struct Rewards {
     pub reward: Vec<Vec<f64>>,
     pub correct: Vec<Vec<bool>>,
     pub secs: f64,
 }
 
-/// 4. One advantage per response.
+/// Phase 4: One advantage per response.
 pub struct Advantages {
     pub adv: Vec<Vec<f64>>,
 }
@@ -107,7 +107,7 @@ pub struct TrainSeq {
     pub advantage: f64,
 }
 
-/// 5. Log-probs of every response token under the sampling policy and the reference.
+/// Phase 5: Log-probs of every response token under the sampling policy and the reference.
 pub struct OldLogProbs {
     /// `None` when the update is exactly on-policy (one epoch, one mini-batch, no KL): the
     /// ratio is then 1 by construction and the current log-probs, detached, serve as old.
@@ -116,7 +116,7 @@ pub struct OldLogProbs {
     pub secs: f64,
 }
 
-/// 6. What the optimizer steps did.
+/// Phase 6: What the optimizer steps did.
 #[derive(Debug, Default, Clone)]
 pub struct UpdateStats {
     pub pg_loss: f64,
@@ -132,7 +132,7 @@ pub struct UpdateStats {
     pub secs: f64,
 }
 
-/// 7. The step's metrics line.
+/// Phase 7: The step's metrics line.
 pub struct StepReport {
     pub line: TrainLine,
 }
@@ -226,14 +226,14 @@ impl Trainer {
         Ok(self.report(&seen, rounds, kept.len(), &batch, &old, &update))
     }
 
-    /// 1. The next `n` problems in the data order.
+    /// Phase 1: The next `n` problems in the data order.
     pub fn sample_prompts(&mut self, n: usize) -> PromptBatch {
         PromptBatch {
             problems: (0..n).map(|_| self.order.next_index()).collect(),
         }
     }
 
-    /// 2. `num_generations` responses per prompt, seeded by (seed, step, round, chunk).
+    /// Phase 2: `num_generations` responses per prompt, seeded by (seed, step, round, chunk).
     pub fn rollout(&self, prompts: &PromptBatch, round: usize) -> Result<Rollouts, TrainError> {
         let t = Instant::now();
         let r = &self.cfg.rollout;
@@ -274,7 +274,7 @@ impl Trainer {
         })
     }
 
-    /// 3. Verifier rewards, plus DAPO's soft overlong penalty when configured.
+    /// Phase 3: Verifier rewards, plus DAPO's soft overlong penalty when configured.
     pub fn reward(&self, rollouts: &Rollouts) -> Result<Rewards, TrainError> {
         let t = Instant::now();
         let a = &self.cfg.algorithm;
@@ -313,7 +313,7 @@ impl Trainer {
         })
     }
 
-    /// 4. Group-relative advantages (rlvr-core).
+    /// Phase 4: Group-relative advantages (rlvr-core).
     pub fn advantage(&self, rewards: &Rewards) -> Result<Advantages, TrainError> {
         let a = &self.cfg.algorithm;
         let cfg = AdvantageConfig {
@@ -371,7 +371,7 @@ impl Trainer {
         a.ppo_epochs == 1 && a.ppo_mini_batch_size >= self.cfg.trainer.train_batch_size
     }
 
-    /// 5. Old log-probs (and reference log-probs for the KL), without gradient.
+    /// Phase 5: Old log-probs (and reference log-probs for the KL), without gradient.
     pub fn old_logprobs(&self, batch: &TrainBatch) -> Result<OldLogProbs, TrainError> {
         let t = Instant::now();
         let old = if self.on_policy() {
@@ -418,8 +418,8 @@ impl Trainer {
         Ok(out)
     }
 
-    /// 6. `ppo_epochs` passes; each mini-batch of `ppo_mini_batch_size` groups is one optimizer
-    /// step whose aggregation weights span the whole mini-batch.
+    /// Phase 6: `ppo_epochs` passes; each mini-batch of `ppo_mini_batch_size` groups is one
+    /// optimizer step whose aggregation weights span the whole mini-batch.
     pub fn update(
         &mut self,
         batch: &TrainBatch,
@@ -580,7 +580,7 @@ impl Trainer {
         Ok(out)
     }
 
-    /// 7. The metrics line of a step that trained.
+    /// Phase 7: The metrics line of a step that trained.
     fn report(
         &self,
         seen: &SeenStats,

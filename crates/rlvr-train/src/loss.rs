@@ -72,7 +72,7 @@ pub struct LossOutput {
 }
 
 fn sum(t: &Tensor) -> Result<f64> {
-    Ok(t.sum_all()?.to_dtype(DType::F64)?.to_scalar::<f64>()?)
+    t.sum_all()?.to_dtype(DType::F64)?.to_scalar::<f64>()
 }
 
 /// The per-token KL estimate for `d = logp - ref_logp` (differentiable in `logp`), as

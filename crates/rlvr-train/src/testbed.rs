@@ -78,8 +78,8 @@ pub fn model_config(cfg: &TrainConfig, tok: &ChatTokenizer) -> QwenConfig {
 fn check(cfg: &TrainConfig) -> Result<TestbedConfig, TrainError> {
     let m = &cfg.model;
     if m.num_attention_heads == 0
-        || m.hidden_size % m.num_attention_heads != 0
-        || (m.hidden_size / m.num_attention_heads) % 2 != 0
+        || !m.hidden_size.is_multiple_of(m.num_attention_heads)
+        || !(m.hidden_size / m.num_attention_heads).is_multiple_of(2)
     {
         return Err(crate::ConfigError::Invalid {
             key: "model.num_attention_heads".into(),
@@ -258,7 +258,7 @@ fn warm_examples(
     t: &TestbedConfig,
     problems: &[Problem],
     policy: &Policy,
-) -> Result<Vec<(Vec<u32>, Vec<u32>)>, TrainError> {
+) -> Result<Vec<crate::warm_start::Example>, TrainError> {
     use rand::SeedableRng;
     let mut rng = rand::rngs::StdRng::seed_from_u64(mix_seed(t.seed, &[12]));
     let eos = *policy

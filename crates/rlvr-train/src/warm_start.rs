@@ -14,6 +14,9 @@ use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
 use crate::policy::Policy;
 use crate::TrainError;
 
+/// One supervised example: prompt ids and target ids (the target ends with eos).
+pub type Example = (Vec<u32>, Vec<u32>);
+
 /// Settings of the warm start.
 #[derive(Debug, Clone)]
 pub struct WarmStartSpec {
@@ -38,7 +41,7 @@ pub struct WarmStartReport {
 /// `progress(step, loss)` is called after every step.
 pub fn supervised(
     policy: &mut Policy,
-    examples: &[(Vec<u32>, Vec<u32>)],
+    examples: &[Example],
     spec: &WarmStartSpec,
     mut progress: impl FnMut(usize, f64),
 ) -> Result<WarmStartReport, TrainError> {

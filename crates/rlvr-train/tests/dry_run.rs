@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use rlvr_train::run::{dry_run, TrainOptions};
 
 fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
 }
 
 /// The data directory, or None (printed reason) when there is none; under CI=true a missing
@@ -39,9 +41,15 @@ fn gpu_configs_pass_dry_run() {
         };
         dry_run(&opts, &mut out).unwrap_or_else(|e| panic!("{file}: {e}"));
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("train data: dapo_math_17k: 17917 problems"), "{file}:\n{text}");
+        assert!(
+            text.contains("train data: dapo_math_17k: 17917 problems"),
+            "{file}:\n{text}"
+        );
         assert!(text.contains("--- prompt 3 of 3"), "{file}:\n{text}");
-        assert!(text.contains("Solve the following math problem"), "{file}: DAPO template\n{text}");
+        assert!(
+            text.contains("Solve the following math problem"),
+            "{file}: DAPO template\n{text}"
+        );
         assert!(text.contains("eval data: aime24"), "{file}:\n{text}");
         assert!(text.trim_end().ends_with("dry run: ok"), "{file}:\n{text}");
         // without the weights it says so and goes on; with them it reads config.json
@@ -77,5 +85,8 @@ fn bad_config_key_is_named_in_dry_run() {
     .unwrap_err();
     assert!(err.is_user_input());
     let msg = err.to_string();
-    assert!(msg.contains("rollout.num_generation") && msg.contains("bad.toml"), "{msg}");
+    assert!(
+        msg.contains("rollout.num_generation") && msg.contains("bad.toml"),
+        "{msg}"
+    );
 }

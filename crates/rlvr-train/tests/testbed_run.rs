@@ -111,3 +111,77 @@ fn timing_probe() {
     .unwrap();
     println!("{}", s.render());
 }
+
+/// Cost probe of the warm start's pieces (manual).
+#[test]
+#[ignore = "manual timing probe"]
+fn cost_probe() {
+    use std::time::Instant;
+    let cfg = rlvr_train::TrainConfig::default();
+    let t = Instant::now();
+    let tcfg = rlvr_train::testbed::task_config(&cfg).unwrap();
+    let tok = rlvr_train::testbed::tokenizer(&tcfg).unwrap();
+    println!(
+        "tokenizer {:.2}s, vocab {}",
+        t.elapsed().as_secs_f64(),
+        tok.tokenizer.get_vocab_size(true)
+    );
+    let mc = rlvr_train::testbed::model_config(&cfg, &tok);
+    let (model, varmap) =
+        rlvr_model::init_random(&mc, 0, candle_core::DType::F32, &candle_core::Device::Cpu)
+            .unwrap();
+    let params = rlvr_train::optim::Params::from_varmap(&varmap);
+    println!("params {}", params.numel());
+    let t = Instant::now();
+    let probs = rlvr_tasks::testbed::problems(&tcfg, rlvr_tasks::testbed::Split::Train, 64);
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
+    let pairs: Vec<(Vec<u32>, Vec<u32>)> = probs
+        .iter()
+        .map(|p| {
+            let terms = rlvr_tasks::testbed::parse_prompt(p.prompt.text()).unwrap();
+            let (s, _) = rlvr_tasks::testbed::worked_solution(&tcfg, &terms, &mut rng);
+            (
+                tok.encode(p.prompt.text(), false).unwrap(),
+                tok.encode(&s, false).unwrap(),
+            )
+        })
+        .collect();
+    println!(
+        "examples {:.3}s; mean solution tokens {:.1}",
+        t.elapsed().as_secs_f64(),
+        pairs.iter().map(|p| p.1.len()).sum::<usize>() as f64 / pairs.len() as f64
+    );
+    for bs in [32usize, 64] {
+        let batch =
+            rlvr_model::TokenBatch::new(&pairs[..bs], 1, &candle_core::Device::Cpu).unwrap();
+        for _ in 0..3 {
+            let t = Instant::now();
+            let lp = model.response_logprobs(&batch, false).unwrap().logprobs;
+            let f = t.elapsed().as_secs_f64();
+            let loss = lp.sum_all().unwrap();
+            let g = loss.backward().unwrap();
+            let b = t.elapsed().as_secs_f64() - f;
+            let _ = g;
+            println!("batch {bs}: forward {f:.3}s backward {b:.3}s");
+        }
+    }
+    let t = Instant::now();
+    let prompts: Vec<Vec<u32>> = pairs[..16].iter().map(|p| p.0.clone()).collect();
+    let gens = rlvr_model::generate(
+        &model,
+        None,
+        &prompts,
+        &rlvr_model::SamplingParams {
+            n: 8,
+            max_new_tokens: 96,
+            eos_token_ids: tok.eos_token_ids.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    println!(
+        "generate 16x8: {:.3}s, {} tokens",
+        t.elapsed().as_secs_f64(),
+        gens.iter().map(|g| g.tokens.len()).sum::<usize>()
+    );
+}
