@@ -1325,12 +1325,20 @@ fn is_operand_end(t: &Tok) -> bool {
 fn render(toks: &[Tok]) -> String {
     let mut out = String::new();
     let mut prev: Option<&Tok> = None;
-    for t in toks {
+    for (i, t) in toks.iter().enumerate() {
         let starts_operand = !matches!(t, Tok::Op(_));
         let glue = match (prev, t) {
             (Some(Tok::Num(n)), Tok::Frac(_, _, true)) if !n.contains('.') && !n.contains('-') => {
-                // mixed number: 2\frac{1}{2} = 2 + 1/2 (integer literal prefix only)
-                "+"
+                // mixed number: 2\frac{1}{2} = 2 + 1/2 (integer literal prefix only);
+                // after a minus, -1\frac{1}{2} = -1 - 1/2
+                let negated = i >= 2 && toks[i - 2] == Tok::Op('-');
+                let powered = i >= 2
+                    && matches!(&toks[i - 2], Tok::Group(g) if g.first() == Some(&Tok::Op('^')));
+                match (negated, powered) {
+                    (_, true) => "*",
+                    (true, false) => "-",
+                    (false, false) => "+",
+                }
             }
             (Some(p), _) if is_operand_end(p) && starts_operand => "*",
             _ => "",
@@ -1441,6 +1449,9 @@ mod tests {
         yes("0.5", "\\frac{1}{2}");
         yes("\\frac{1}{2}", "\\dfrac12");
         yes("2\\frac{1}{2}", "\\frac{5}{2}");
+        yes("-1\\frac{1}{2}", "-1.5");
+        yes("3-1\\frac{1}{2}", "1.5");
+        yes("2\\frac{\\sqrt{3}}{2}", "\\sqrt{3}");
         yes("50\\%", "0.5");
         yes("50\\%", "50");
         yes("1.5\\times10^{3}", "1500");
