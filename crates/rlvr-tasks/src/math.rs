@@ -54,9 +54,11 @@ const REL_TOL: f64 = 1e-9;
 /// A gold answer written as `\boxed{..}` is unwrapped first. `extracted` is the raw extracted
 /// answer; `reason` says which rule matched or why it did not.
 pub fn verify(gold: &str, response: &str) -> Score {
-    let gold = match extract_boxed(gold) {
-        Some(b) if gold.trim_start().starts_with("\\boxed") => b,
-        _ => gold.to_string(),
+    // a gold answer is short: only its first MAX_ANSWER_CHARS characters count
+    let gold = head(gold, 4 * MAX_ANSWER_CHARS);
+    let gold = match gold.trim_start().starts_with("\\boxed") {
+        true => last_boxed(gold).unwrap_or_else(|| gold.to_string()),
+        false => gold.to_string(),
     };
     // joined boxes ("\boxed{1} and \boxed{2}") only when the gold has several answers, so
     // that a response cannot hedge between boxes of one answer
@@ -126,6 +128,17 @@ fn tail(s: &str, max: usize) -> &str {
         start += 1;
     }
     &s[start..]
+}
+
+fn head(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 fn non_empty(s: String) -> Option<String> {
@@ -306,10 +319,13 @@ fn is_connector(between: &str) -> bool {
 }
 
 fn answer_line(text: &str) -> Option<String> {
-    for line in text.lines().rev() {
-        let lower = line.to_ascii_lowercase();
-        if let Some(p) = lower.rfind("answer") {
-            let after = &line[p + 6..];
+    // lines from the last one up, lowercased once (ASCII lowercase keeps byte offsets)
+    let lower = text.to_ascii_lowercase();
+    let mut end = text.len();
+    loop {
+        let start = lower[..end].rfind('\n').map_or(0, |p| p + 1);
+        if let Some(p) = lower[start..end].rfind("answer") {
+            let after = &text[start + p + 6..end];
             let after = after.trim_start_matches(['*', ' ']);
             if let Some(rest) = after.strip_prefix(':').or_else(|| after.strip_prefix('：')) {
                 if let Some(a) = non_empty(clean_inline(rest)) {
@@ -317,8 +333,11 @@ fn answer_line(text: &str) -> Option<String> {
                 }
             }
         }
+        if start == 0 {
+            return None;
+        }
+        end = start - 1;
     }
-    None
 }
 
 fn answer_is(text: &str) -> Option<String> {

@@ -93,10 +93,15 @@ fn adversarial_inputs_are_bounded() {
         ),
         ("1".into(), "\\boxed{\\begin{pmatrix}".repeat(1000)),
     ];
+    let mut slowest = Duration::ZERO;
     for (g, r) in &cases {
-        timed(g, r);
-        timed(r, g);
+        for (a, b) in [(g, r), (r, g)] {
+            let t = Instant::now();
+            timed(a, b);
+            slowest = slowest.max(t.elapsed());
+        }
     }
+    eprintln!("slowest adversarial case: {slowest:?} (limit {LIMIT:?})");
 }
 
 fn latexish() -> impl Strategy<Value = String> {
