@@ -250,6 +250,21 @@ def rewrites(gold, rng):
     return out
 
 
+def other_rewrites(gold):
+    """Any other gold shape (expressions with variables, matrices, text, unions, ...):
+    rewrites that hold for every answer. Correct: the same answer, and the same with \\dfrac,
+    \\left/\\right dropped and a space after each comma. Wrong: the answer plus one."""
+    g = gold.strip()
+    out = [(g, True, "other: same answer")]
+    alt = g.replace("\\frac", "\\dfrac").replace("\\left", "").replace("\\right", "")
+    alt = re.sub(r",(?=\S)", ", ", alt)
+    if alt != g:
+        out.append((alt, True, "other: dfrac, no left/right, spaces"))
+    if "infty" not in g and "\\pm" not in g and "\\mp" not in g:
+        out.append((f"{g}+1", False, "other: plus one"))
+    return out
+
+
 def golds(data_dir):
     """(source, gold) pairs, in file order."""
     d = pathlib.Path(data_dir)
@@ -297,7 +312,20 @@ def main():
     rows = []
     for source, gold in golds(args.data_dir):
         shape = classify(gold)
-        if shape is None or (source, gold) in seen:
+        if (source, gold) in seen:
+            continue
+        if shape is None:
+            if source not in ("math500", "olympiadbench") or len(gold) > 60:
+                continue
+            key = (source, "other")
+            if taken.get(key, 0) >= args.per_shape * 4:
+                continue
+            taken[key] = taken.get(key, 0) + 1
+            seen.add((source, gold))
+            for ans, label, kind in other_rewrites(gold):
+                style = rng.choice(["boxed", "final_bold", "boxed_mid"])
+                rows.append({"source": source, "gold": gold, "response": fmt_response(ans, style, rng),
+                             "label": label, "kind": f"{kind} [{style}]"})
             continue
         key = (source, shape)
         cap = args.per_shape if source != "math500" else args.per_shape * 2

@@ -986,8 +986,8 @@ fn equiv_scalar(g: &str, p: &str) -> Option<&'static str> {
         }
         return None;
     }
-    if let (Some(ge), Some(pe)) = (to_expr(gs), to_expr(ps)) {
-        if let Some(reason) = equiv_exprs(&ge, &pe, gp, pp) {
+    if let (Some(gt), Some(pt)) = (to_toks(gs), to_toks(ps)) {
+        if let Some(reason) = equiv_exprs(&gt, &pt, gp, pp) {
             return Some(reason);
         }
     }
@@ -1031,9 +1031,12 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 + REL_TOL * a.abs().max(b.abs())
 }
 
-fn equiv_exprs(g: &str, p: &str, gp: bool, pp: bool) -> Option<&'static str> {
-    let ge = exmex::parse::<f64>(g).ok()?;
-    let pe = exmex::parse::<f64>(p).ok()?;
+/// Largest magnitude where `f64` still tells consecutive integers apart.
+const F64_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+
+fn equiv_exprs(gt: &[Tok], pt: &[Tok], gp: bool, pp: bool) -> Option<&'static str> {
+    let ge = exmex::parse::<f64>(&render(gt)).ok()?;
+    let pe = exmex::parse::<f64>(&render(pt)).ok()?;
     let gv: Vec<String> = ge.var_names().to_vec();
     let pv: Vec<String> = pe.var_names().to_vec();
     if gv != pv || gv.len() > 8 {
@@ -1042,7 +1045,14 @@ fn equiv_exprs(g: &str, p: &str, gp: bool, pp: bool) -> Option<&'static str> {
     if gv.is_empty() {
         let (x, y) = (ge.eval(&[]).ok()?, pe.eval(&[]).ok()?);
         if close(x, y) {
-            return Some("same value");
+            if x.abs().max(y.abs()) < F64_EXACT {
+                return Some("same value");
+            }
+            // too large for f64 to decide: exact integers, else not equivalent
+            return match (exact_int(gt), exact_int(pt)) {
+                (Some(a), Some(b)) if a == b => Some("same integer"),
+                _ => None,
+            };
         }
         if gp != pp {
             let (x, y) = if gp { (x / 100.0, y) } else { (x, y / 100.0) };
@@ -1073,9 +1083,9 @@ fn equiv_exprs(g: &str, p: &str, gp: bool, pp: bool) -> Option<&'static str> {
 // LaTeX -> exmex expression
 // ---------------------------------------------------------------------------------------
 
-/// Converts a (normalized, space-free) LaTeX scalar to an exmex expression string.
-/// None when it holds anything this converter does not understand.
-fn to_expr(s: &str) -> Option<String> {
+/// Parses a (normalized, space-free) LaTeX scalar into tokens ([`render`] makes them an exmex
+/// expression). None when it holds anything this converter does not understand.
+fn to_toks(s: &str) -> Option<Vec<Tok>> {
     if s.len() > MAX_EVAL_CHARS || s.is_empty() {
         return None;
     }
@@ -1089,7 +1099,80 @@ fn to_expr(s: &str) -> Option<String> {
     if conv.i != chars.len() {
         return None;
     }
-    Some(render(&toks))
+    Some(toks)
+}
+
+/// Exact value of an integer expression (`+ - *`, exact `/` and `\\frac`, `^` with exponent
+/// 0..=127, parentheses, implicit products) in `i128`; None on anything else or on overflow.
+/// Used where `f64` cannot tell numbers apart (beyond 2^53: `2^{1009}` vs `2^{1009}+1`).
+fn exact_int(toks: &[Tok]) -> Option<i128> {
+    fn operand(t: &Tok) -> Option<i128> {
+        match t {
+            Tok::Num(n) => n.parse().ok(),
+            Tok::Group(g) if !matches!(g.first(), Some(Tok::Op(_)) | Some(Tok::Func(_))) => {
+                exact_int(g)
+            }
+            Tok::Group(g) if matches!(g.first(), Some(Tok::Op('-'))) => exact_int(g),
+            Tok::Frac(n, d, _) => {
+                let (n, d) = (exact_int(n)?, exact_int(d)?);
+                (d != 0 && n % d == 0).then(|| n / d)
+            }
+            _ => None,
+        }
+    }
+    // sum of signed terms; a term is a product of operands with powers
+    let (mut sum, mut term, mut sign) = (0i128, None::<i128>, 1i128);
+    let mut pending_div = false;
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Op('+') | Tok::Op('-') => {
+                if let Some(t) = term.take() {
+                    sum = sum.checked_add(sign.checked_mul(t)?)?;
+                    sign = 1;
+                }
+                if toks[i] == Tok::Op('-') {
+                    sign = -sign;
+                }
+            }
+            Tok::Op('*') => {}
+            Tok::Op('/') => pending_div = true,
+            t => {
+                // a mixed number (2\frac{1}{2}) is not an integer product
+                if matches!(t, Tok::Frac(_, _, true))
+                    && matches!(toks.get(i.wrapping_sub(1)), Some(Tok::Num(_)))
+                {
+                    return None;
+                }
+                let mut v = operand(t)?;
+                while let Some(Tok::Group(g)) = toks.get(i + 1) {
+                    if g.first() != Some(&Tok::Op('^')) {
+                        break;
+                    }
+                    let e = exact_int(&g[1..])?;
+                    if !(0..=127).contains(&e) {
+                        return None;
+                    }
+                    v = v.checked_pow(e as u32)?;
+                    i += 1;
+                }
+                term = Some(match (term, pending_div) {
+                    (None, false) => v,
+                    (None, true) => return None,
+                    (Some(t), false) => t.checked_mul(v)?,
+                    (Some(t), true) => {
+                        if v == 0 || t % v != 0 {
+                            return None;
+                        }
+                        t / v
+                    }
+                });
+                pending_div = false;
+            }
+        }
+        i += 1;
+    }
+    sum.checked_add(sign.checked_mul(term?)?)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1332,6 +1415,15 @@ impl Conv<'_> {
         if text == "." {
             return None;
         }
+        if text.bytes().all(|b| b.is_ascii_digit()) {
+            // integer literals stay verbatim (exact arithmetic needs every digit)
+            let t = text.trim_start_matches('0');
+            return Some(Tok::Num(if t.is_empty() {
+                "0".into()
+            } else {
+                t.to_string()
+            }));
+        }
         let v: f64 = text.parse().ok()?;
         Some(Tok::Num(format!("{v}")))
     }
@@ -1480,6 +1572,12 @@ mod tests {
         no("204", "205");
         no("0.33", "\\frac{1}{3}");
         no("123456789012", "123456789013");
+        no("2^{1009}", "2^{1009}+1");
+        yes("2^{100}", "1267650600228229401496703205376");
+        no("2^{100}", "1267650600228229401496703205377");
+        yes("2^{10}\\cdot 3", "3072");
+        yes("\\frac{2^{70}}{4}", "2^{68}");
+        no("3^{200}", "3^{200}-1");
         no("\\frac{1}{2}", "\\frac{1}{3}");
     }
 
