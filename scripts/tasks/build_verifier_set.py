@@ -257,7 +257,8 @@ def other_rewrites(gold):
     g = gold.strip()
     out = [(g, True, "other: same answer")]
     alt = g.replace("\\frac", "\\dfrac").replace("\\left", "").replace("\\right", "")
-    alt = re.sub(r",(?=\S)", ", ", alt)
+    # a space after list commas, never inside a number (10,\\!080 or 1,000 stay as they are)
+    alt = re.sub(r",(?!\\!|\d{3}(?!\d))(?=\S)", ", ", alt)
     if alt != g:
         out.append((alt, True, "other: dfrac, no left/right, spaces"))
     if "infty" not in g and "\\pm" not in g and "\\mp" not in g:
