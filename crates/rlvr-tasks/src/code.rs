@@ -12,7 +12,8 @@
 //! - **memory**: `RLIMIT_AS` (address space; Python raises `MemoryError` or the process dies);
 //! - **processes**: the program runs as a fresh unprivileged uid/gid (`60000 + n`, no
 //!   supplementary groups, `no_new_privs`) with `RLIMIT_NPROC`, so a fork bomb hits the limit;
-//!   the uid is never shared between concurrent runs;
+//!   uids rotate through 64 values per process, so up to 64 concurrent runs of one process
+//!   never share one (more would: keep concurrency at or below 64);
 //! - **files**: `RLIMIT_FSIZE` caps any file written, `RLIMIT_NOFILE` caps open files, no core
 //!   dumps;
 //! - **isolation** (when the kernel lets the caller create namespaces, e.g. as root): a new
