@@ -27,6 +27,7 @@ fn two_rule_sweep_runs_resumes_and_reports() {
         "model.intermediate_size=64",
         "trainer.total_training_steps=2",
         "trainer.train_batch_size=4",
+        "algorithm.ppo_mini_batch_size=4",
         "trainer.warm_start_steps=5",
         "trainer.save_freq=1",
         "rollout.num_generations=4",
