@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 const MASK_VALUE: f32 = -1e9;
 
 /// Upper bound on the elements of one `[rows, vocab]` logits chunk in the training forward.
-const LOGITS_CHUNK_ELEMS: usize = 1 << 22;
+const LOGITS_CHUNK_ELEMS: usize = 1 << 25;
 
 /// The Hugging Face tensor names and shapes `cfg` implies, in a stable order. `lm_head.weight`
 /// is absent when the embeddings are tied.
@@ -308,7 +308,8 @@ impl Qwen {
     }
 
     /// Sets the most logits one chunk of the training forward's vocabulary projection may hold
-    /// (default 2^22, 16 MiB in f32; at least one row per chunk). Smaller saves memory.
+    /// (default 2^25, 128 MiB in f32; at least one row per chunk). Smaller saves memory; larger
+    /// means fewer vocabulary-sized weight-gradient accumulations in the backward.
     pub fn set_logits_chunk_elems(&mut self, elems: usize) {
         self.logits_chunk_elems = elems.max(1);
     }
@@ -520,7 +521,7 @@ impl Qwen {
     /// parameter.
     ///
     /// The vocabulary projection runs only at the positions that predict response tokens. On
-    /// the CPU it is a custom op whose forward and backward both work on chunks of at most 2^22
+    /// the CPU it is a custom op whose forward and backward both work on chunks of at most 2^25
     /// logits ([`Self::set_logits_chunk_elems`]) and recompute them, so the `B x R x vocab`
     /// logits never sit in memory, not even for autograd (see `logits.rs`). On other devices
     /// the same chunks are plain tensor ops, which autograd keeps until the backward.
