@@ -168,3 +168,28 @@ fn bf16_load_is_close_to_reference() {
     let d = max_abs_diff(&lp[0], &want);
     assert!(d < 0.25, "bf16 differs from the f32 reference by {d}");
 }
+
+/// `forward_logits` (all positions, full vocabulary) agrees with the reference too.
+#[test]
+fn forward_logits_match_transformers() {
+    let m = load_model(
+        fixture("qwen3-tiny").to_str().unwrap(),
+        DType::F32,
+        &Device::Cpu,
+    )
+    .unwrap();
+    for (ids, want, _) in ref_sequences("qwen3-tiny") {
+        let n = ids.len();
+        let input = Tensor::from_vec(ids.clone(), (1, n), &Device::Cpu).unwrap();
+        let mask = Tensor::ones((1, n), DType::U32, &Device::Cpu).unwrap();
+        let logits = m.model.forward_logits(&input, &mask).unwrap();
+        let logp = candle_nn::ops::log_softmax(&logits, 2)
+            .unwrap()
+            .to_vec3::<f32>()
+            .unwrap();
+        let got: Vec<f32> = (0..n - 1)
+            .map(|i| logp[0][i][ids[i + 1] as usize])
+            .collect();
+        assert!(max_abs_diff(&got, &want) < 1e-4);
+    }
+}
