@@ -155,7 +155,7 @@ impl Default for DataConfig {
             apply_chat_template: false,
             max_prompt_length: 64,
             shuffle: true,
-            testbed_difficulty: 8,
+            testbed_difficulty: 6,
             testbed_regime: "length-variation".into(),
             testbed_train_size: 20_000,
         }
@@ -360,15 +360,15 @@ pub struct TrainerConfig {
 impl Default for TrainerConfig {
     fn default() -> Self {
         Self {
-            total_training_steps: 60,
+            total_training_steps: 50,
             train_batch_size: 16,
             seed: 0,
             run_name: String::new(),
             runs_dir: "runs".into(),
-            save_freq: 20,
-            warm_start_steps: 600,
+            save_freq: 25,
+            warm_start_steps: 300,
             warm_start_batch_size: 32,
-            warm_start_lr: 2e-3,
+            warm_start_lr: 3e-3,
             cache_dir: "runs/.cache".into(),
         }
     }
@@ -402,9 +402,9 @@ impl Default for EvalConfig {
     fn default() -> Self {
         Self {
             datasets: vec!["testbed".into()],
-            test_freq: 20,
+            test_freq: 25,
             before_train: true,
-            n_problems: 500,
+            n_problems: 400,
             k: 4,
             temperature: 1.0,
             top_p: 1.0,

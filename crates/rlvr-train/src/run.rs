@@ -351,7 +351,6 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
             (new_run_dir(&cfg, &name)?, None)
         }
     };
-    std::fs::create_dir_all(&run_dir).map_err(|e| TrainError::io(&run_dir, e))?;
     let state = match &ckpt {
         Some(ck) => Some(checkpoint::read_state(ck).map_err(|e| TrainError::io(ck, e))?),
         None => None,
@@ -364,14 +363,15 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
             )));
         }
     }
-    let cfg_path = run_dir.join("config.toml");
-    if opts.resume.is_none() || !opts.overrides.is_empty() {
-        std::fs::write(&cfg_path, cfg.to_toml()).map_err(|e| TrainError::io(&cfg_path, e))?;
-    }
     ui.println(format!("run directory: {}", run_dir.display()));
 
     // setup: policy (from the checkpoint when resuming), tasks
     let s = setup(&cfg, opts.data_dir.as_deref(), ckpt.as_deref(), &ui)?;
+    std::fs::create_dir_all(&run_dir).map_err(|e| TrainError::io(&run_dir, e))?;
+    let cfg_path = run_dir.join("config.toml");
+    if opts.resume.is_none() || !opts.overrides.is_empty() {
+        std::fs::write(&cfg_path, cfg.to_toml()).map_err(|e| TrainError::io(&cfg_path, e))?;
+    }
     let mut times = state.as_ref().map(|s| s.time.clone()).unwrap_or_default();
     times.setup_s += s.setup_s;
     times.warm_start_s += s.warm_start_s;

@@ -200,6 +200,12 @@ pub fn setup(
                             warm_start::supervised(&mut policy, &examples, &spec, |s, loss| {
                                 pb.set_position(s as u64);
                                 pb.set_message(format!("loss {loss:.3}"));
+                                if !ui.bars && s % 100 == 0 {
+                                    ui.println(format!(
+                                        "warm start step {s}/{steps}: loss {loss:.3} ({:.0}s)",
+                                        w.elapsed().as_secs_f64()
+                                    ));
+                                }
                             })?;
                         pb.finish_and_clear();
                         let tail = &report.losses[report.losses.len().saturating_sub(20)..];
