@@ -8,7 +8,7 @@ use base64::Engine as _;
 
 use crate::plot::{line_band_plot, Curve};
 use crate::runs::{load_run, Run};
-use crate::stats::{band, rule_summaries, RuleSummary, Spread};
+use crate::stats::{band, mean_over_runs, rule_summaries, RuleSummary, Spread};
 use crate::{io_err, ReportError};
 
 /// The training metrics plotted per regime: (metrics key, file stem, title, y label).
@@ -154,21 +154,11 @@ fn regime_section(
         "positive share (0.5 = signs balanced)",
         shares,
     )?;
-    let run_mean = |key: &str| {
-        let v: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| {
-                let s = r.series(key);
-                (!s.is_empty()).then(|| s.iter().map(|p| p.1).sum::<f64>() / s.len() as f64)
-            })
-            .collect();
-        Spread::of(&v)
-    };
     Ok(Section {
         regime: regime.to_string(),
         rows: rule_summaries(runs),
-        length_cv: run_mean("response_length_cv"),
-        pos_neg_gap: run_mean("pos_neg_gap"),
+        length_cv: mean_over_runs(runs, "response_length_cv"),
+        pos_neg_gap: mean_over_runs(runs, "pos_neg_gap"),
         plots,
     })
 }

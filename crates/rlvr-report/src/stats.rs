@@ -72,27 +72,30 @@ pub fn rule_summaries(runs: &[&Run]) -> Vec<RuleSummary> {
                 .collect();
             let lasts: Vec<f64> = accs.iter().map(|a| a.last().unwrap().1).collect();
             let drops: Vec<f64> = peaks.iter().zip(&lasts).map(|(p, l)| p - l).collect();
-            let mean_of = |key: &str| {
-                let v: Vec<f64> = rs
-                    .iter()
-                    .filter_map(|r| {
-                        let s = r.series(key);
-                        (!s.is_empty()).then(|| s.iter().map(|p| p.1).sum::<f64>() / s.len() as f64)
-                    })
-                    .collect();
-                Spread::of(&v)
-            };
             Some(RuleSummary {
                 rule: rule.to_string(),
                 seeds: rs.iter().map(|r| r.seed).collect(),
                 peak: Spread::of(&peaks)?,
                 last: Spread::of(&lasts)?,
                 drop: Spread::of(&drops)?,
-                length_cv: mean_of("response_length_cv"),
-                pos_neg_gap: mean_of("pos_neg_gap"),
+                length_cv: mean_over_runs(&rs, "response_length_cv"),
+                pos_neg_gap: mean_over_runs(&rs, "pos_neg_gap"),
             })
         })
         .collect()
+}
+
+/// The spread over `runs` of each run's mean of the train metric `key` over its steps
+/// (runs without the metric are left out).
+pub(crate) fn mean_over_runs(runs: &[&Run], key: &str) -> Option<Spread> {
+    let v: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| {
+            let s = r.series(key);
+            (!s.is_empty()).then(|| s.iter().map(|p| p.1).sum::<f64>() / s.len() as f64)
+        })
+        .collect();
+    Spread::of(&v)
 }
 
 /// A curve over seeds: for every step present in at least one run, the mean, min and max of
