@@ -155,7 +155,7 @@ impl Default for DataConfig {
             apply_chat_template: false,
             max_prompt_length: 64,
             shuffle: true,
-            testbed_difficulty: 6,
+            testbed_difficulty: 4,
             testbed_regime: "length-variation".into(),
             testbed_train_size: 20_000,
         }
@@ -310,7 +310,7 @@ pub struct OptimConfig {
 impl Default for OptimConfig {
     fn default() -> Self {
         Self {
-            lr: 2e-4,
+            lr: 5e-5,
             weight_decay: 0.0,
             beta1: 0.9,
             beta2: 0.999,
@@ -360,13 +360,13 @@ pub struct TrainerConfig {
 impl Default for TrainerConfig {
     fn default() -> Self {
         Self {
-            total_training_steps: 50,
+            total_training_steps: 70,
             train_batch_size: 16,
             seed: 0,
             run_name: String::new(),
             runs_dir: "runs".into(),
-            save_freq: 25,
-            warm_start_steps: 300,
+            save_freq: 35,
+            warm_start_steps: 450,
             warm_start_batch_size: 32,
             warm_start_lr: 3e-3,
             cache_dir: "runs/.cache".into(),
@@ -402,7 +402,7 @@ impl Default for EvalConfig {
     fn default() -> Self {
         Self {
             datasets: vec!["testbed".into()],
-            test_freq: 25,
+            test_freq: 35,
             before_train: true,
             n_problems: 400,
             k: 4,
