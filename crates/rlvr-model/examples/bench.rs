@@ -4,6 +4,7 @@
 //!     cargo build --release -p rlvr-model --example bench
 //!     target/release/examples/bench tiny          # QwenConfig::tiny(512)
 //!     target/release/examples/bench bench-tiny    # TRL's bench-tiny shape (/work/shared/bench)
+//!     target/release/examples/bench testbed       # tiny(256), 128 x 44 tokens (the GRPO testbed)
 //!     target/release/examples/bench qwen2.5-0.5b [LAYERS]
 //!
 //! Work, as in /work/shared/bench/README.md: sampling 8 prompts x 8 responses x 128 new tokens
@@ -41,11 +42,15 @@ fn main() {
     let (cfg, prompts, n, new_tokens, train_rows) = match which {
         "tiny" => (QwenConfig::tiny(512), 8, 8, 128, 64),
         "bench-tiny" => (QwenConfig::bench_tiny(), 8, 8, 128, 64),
+        // the GRPO testbed's shape: 16 prompts x G=8, short responses
+        "testbed" => (QwenConfig::tiny(256), 16, 8, 32, 128),
         "qwen2.5-0.5b" => {
             let layers = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(24);
             (QwenConfig::qwen25_05b_shaped(layers), 4, 4, 32, 4)
         }
-        other => panic!("unknown model {other:?}: tiny, bench-tiny, qwen2.5-0.5b [LAYERS]"),
+        other => {
+            panic!("unknown model {other:?}: tiny, bench-tiny, testbed, qwen2.5-0.5b [LAYERS]")
+        }
     };
     let dev = Device::Cpu;
     let t0 = Instant::now();

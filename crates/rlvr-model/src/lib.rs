@@ -14,8 +14,9 @@
 //! GPU-specific kernels (candle's CUDA/Metal devices may work but are untested here).
 //!
 //! # Contract
-//! * Training forward: only ops with a backward (plain-op RMSNorm, RoPE and softmax, and a
-//!   chunked log-prob custom op with its own backward); every trainable parameter gets a
+//! * Training forward: only ops with a backward (plain ops, or on the CPU fused custom ops
+//!   for RMSNorm, SwiGLU, attention and the chunked log-prob, each with a hand-written
+//!   backward); every trainable parameter gets a
 //!   finite non-zero gradient, and the gradient matches finite differences in f64 (tested).
 //!   Log-probs agree with the sampling forward within 1e-4 in f32, and with transformers on
 //!   tiny random Qwen2, Qwen3 and Llama checkpoints within 1e-4 (committed fixtures, made by
@@ -30,6 +31,7 @@
 pub mod batch;
 pub mod config;
 pub mod error;
+mod fused;
 pub mod io;
 mod logits;
 pub mod model;

@@ -3,9 +3,12 @@
 //! * [`Qwen::response_logprobs`] is the training forward. It is built only from ops that have a
 //!   backward, so every parameter receives its gradient (candle's fused `softmax_last_dim`,
 //!   `rms_norm` and `rope*` would silently cut the graph): matmuls, plain-op RMSNorm,
-//!   rotate-half RoPE, and on the CPU two custom ops of `logits.rs` with hand-written
-//!   backwards, the attention softmax (fused forward) and the chunked vocabulary log-prob;
-//!   on other devices plain-op softmax and log-softmax replace them.
+//!   rotate-half RoPE and softmax. On the CPU in f32 / f64 it runs as
+//!   `decoder_train_cpu`: custom ops with hand-written backwards for RMSNorm, SwiGLU and the
+//!   whole attention (RoPE, mask, softmax; `fused.rs`), one matmul over the concatenated
+//!   q/k/v and gate/up weights, and the chunked vocabulary log-prob of `logits.rs`, so that
+//!   autograd tracks a handful of nodes per layer. On other devices (and for bf16 / f16)
+//!   the plain ops remain.
 //! * [`Qwen::forward_cached`] is the sampling forward with a [`KvCache`]; it uses the fused
 //!   kernels and must not be differentiated.
 //!
@@ -124,6 +127,7 @@ fn rotate_half_matrix(d: usize, dtype: DType, device: &Device) -> Result<Tensor>
 /// (candle's `Linear` broadcasts the weight over the batch instead, whose backward materializes
 /// one weight-sized gradient per batch row).
 struct Linear {
+    weight: Tensor,
     weight_t: Tensor,
     bias: Option<Tensor>,
 }
@@ -132,8 +136,29 @@ impl Linear {
     fn new(weight: Tensor, bias: Option<Tensor>) -> Result<Self> {
         Ok(Self {
             weight_t: weight.t()?,
+            weight,
             bias,
         })
+    }
+
+    /// `x W^T + b` for 2-D `x` with the weights (and biases) of `parts` concatenated along the
+    /// output dimension: one matmul instead of several, and the concatenation's backward hands
+    /// each weight its own gradient.
+    fn forward_cat(parts: &[&Linear], x: &Tensor) -> Result<Tensor> {
+        let w = Tensor::cat(&parts.iter().map(|l| &l.weight).collect::<Vec<_>>(), 0)?;
+        let y = x.matmul(&w.t()?)?;
+        if parts.iter().all(|l| l.bias.is_some()) {
+            let b = Tensor::cat(
+                &parts
+                    .iter()
+                    .filter_map(|l| l.bias.as_ref())
+                    .collect::<Vec<_>>(),
+                0,
+            )?;
+            Ok(y.broadcast_add(&b)?)
+        } else {
+            Ok(y)
+        }
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
@@ -445,6 +470,74 @@ impl Qwen {
         norm(&xs, &self.norm)
     }
 
+    /// The training decoder on the CPU in f32 / f64: the same computation as [`Self::decoder`]
+    /// on `[B*T, H]` rows, built from the fused kernels of `fused.rs` (RMSNorm, attention with
+    /// RoPE, SwiGLU; each one graph node with a hand-written backward) and single matmuls over
+    /// the concatenated q/k/v and gate/up weights, so autograd tracks a few nodes per layer
+    /// instead of dozens. `key_ok` is `None` for a right-padded batch.
+    fn decoder_train_cpu(
+        &self,
+        mut xs: Tensor,
+        b: usize,
+        t: usize,
+        key_ok: Option<Vec<Vec<bool>>>,
+    ) -> Result<Tensor> {
+        use crate::fused;
+        let cfg = &self.cfg;
+        let eps = cfg.rms_norm_eps;
+        let (nh, kvh, hd) = (
+            cfg.num_attention_heads,
+            cfg.num_key_value_heads,
+            cfg.head_dim,
+        );
+        let n = b * t;
+        let (mut cos, mut sin) = (Vec::with_capacity(t * hd), Vec::with_capacity(t * hd));
+        for p in 0..t {
+            for _half in 0..2 {
+                for &f in &self.inv_freq {
+                    // as in `rope_tables`: the angle and its cos/sin in f32
+                    let a = p as f32 * f;
+                    cos.push(a.cos() as f64);
+                    sin.push(a.sin() as f64);
+                }
+            }
+        }
+        let spec = std::sync::Arc::new(fused::AttnSpec {
+            b,
+            t,
+            heads: nh,
+            kv_heads: kvh,
+            head_dim: hd,
+            scale: 1.0 / (hd as f64).sqrt(),
+            cos,
+            sin,
+            key_ok,
+        });
+        for layer in &self.layers {
+            let at = &layer.self_attn;
+            let x = fused::rms_norm(&xs, &layer.input_layernorm, eps)?;
+            let qkv = Linear::forward_cat(&[&at.q_proj, &at.k_proj, &at.v_proj], &x)?;
+            let qkv = match (&at.q_norm, &at.k_norm) {
+                (Some(qn), Some(kn)) => {
+                    let (qd, kvd) = (nh * hd, kvh * hd);
+                    let q = qkv.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
+                    let k = qkv.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
+                    let q = fused::rms_norm(&q, qn, eps)?.reshape((n, qd))?;
+                    let k = fused::rms_norm(&k, kn, eps)?.reshape((n, kvd))?;
+                    Tensor::cat(&[&q, &k, &qkv.narrow(1, qd + kvd, kvd)?], 1)?
+                }
+                _ => qkv,
+            };
+            let attn = fused::attention(&qkv, spec.clone())?;
+            xs = (xs + attn.matmul(&at.o_proj.weight_t)?)?;
+            let x = fused::rms_norm(&xs, &layer.post_attention_layernorm, eps)?;
+            let m = &layer.mlp;
+            let gu = Linear::forward_cat(&[&m.gate_proj, &m.up_proj], &x)?;
+            xs = (xs + fused::swiglu(&gu)?.matmul(&m.down_proj.weight_t)?)?;
+        }
+        fused::rms_norm(&xs, &self.norm, eps)
+    }
+
     /// Additive causal + key-padding mask `[B, 1, 1, T, past + T]` in f32 (f64 for f64 models). Key `j` is visible to
     /// query `i` (absolute index `past + i`) when `j <= past + i` and `j` is not a pad key; a query
     /// always sees itself, so no row is fully masked.
@@ -478,6 +571,19 @@ impl Qwen {
         let right_padded = am
             .iter()
             .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
+        if self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) {
+            let key_ok = (!right_padded).then(|| {
+                am.iter()
+                    .map(|r| r.iter().map(|&x| x != 0).collect())
+                    .collect()
+            });
+            let xs = self.embed_tokens.embedding(&input_ids.flatten_all()?)?;
+            return Ok(self.decoder_train_cpu(xs, b, t, key_ok)?.reshape((
+                b,
+                t,
+                self.cfg.hidden_size,
+            ))?);
+        }
         let mask = if right_padded {
             self.mask(&[vec![true; t]], 0, t)?
         } else {

@@ -1,0 +1,592 @@
+//! Fused CPU kernels with hand-written backwards for the training forward.
+//!
+//! candle's autograd pays for every graph node: the op itself, a zero-filled gradient buffer
+//! and an `add` into it in the backward, each a pass over a full activation. For a small model
+//! these elementwise passes (and their allocations) cost more than the matmuls, so the
+//! elementwise chains of the training forward are single custom ops here, each with an exact
+//! backward written out (checked against finite differences in f64 by tests/grad.rs):
+//!
+//! * [`rms_norm`]: `y = w * x / sqrt(mean(x^2) + eps)` over the last dimension;
+//! * [`swiglu`]: `silu(g) * u` for `[.., 2F]` input holding `g` then `u` in each row;
+//! * [`attention`]: causal grouped-query self-attention with rotate-half RoPE, from the packed
+//!   `q | k | v` projection `[B*T, (heads + 2 kv_heads) * head_dim]` to the attention output
+//!   `[B*T, heads * head_dim]` (the batched matmuls run through candle, the rest in place).
+//!
+//! The backward kernels are themselves custom ops applied without a backward, which is how
+//! they reach the CPU slices. CPU only, f32 or f64, contiguous inputs (the wrappers copy
+//! otherwise).
+
+use std::sync::Mutex;
+
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, Layout, Shape, Tensor};
+
+use crate::error::Result;
+
+/// The float types the kernels run on.
+trait Fl:
+    candle_core::WithDType
+    + Copy
+    + Send
+    + Sync
+    + 'static
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+    + std::ops::AddAssign
+    + std::ops::MulAssign
+    + std::ops::DivAssign
+{
+    const ZERO: Self;
+    const ONE: Self;
+    fn of(x: f64) -> Self;
+    fn sqrt(self) -> Self;
+    fn exp(self) -> Self;
+    fn slice(s: &CpuStorage) -> Option<&[Self]>;
+    fn wrap(v: Vec<Self>) -> CpuStorage;
+}
+
+impl Fl for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    fn of(x: f64) -> Self {
+        x as f32
+    }
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    fn exp(self) -> Self {
+        f32::exp(self)
+    }
+    fn slice(s: &CpuStorage) -> Option<&[Self]> {
+        match s {
+            CpuStorage::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn wrap(v: Vec<Self>) -> CpuStorage {
+        CpuStorage::F32(v)
+    }
+}
+
+impl Fl for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    fn of(x: f64) -> Self {
+        x
+    }
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+    fn exp(self) -> Self {
+        f64::exp(self)
+    }
+    fn slice(s: &CpuStorage) -> Option<&[Self]> {
+        match s {
+            CpuStorage::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn wrap(v: Vec<Self>) -> CpuStorage {
+        CpuStorage::F64(v)
+    }
+}
+
+/// The contiguous elements of a tensor argument of a custom op.
+fn view<'a, T: Fl>(s: &'a CpuStorage, l: &Layout, op: &str) -> candle_core::Result<&'a [T]> {
+    let data = T::slice(s)
+        .ok_or_else(|| candle_core::Error::Msg(format!("{op}: mixed or unsupported dtypes")))?;
+    match l.contiguous_offsets() {
+        Some((a, b)) => Ok(&data[a..b]),
+        None => candle_core::bail!("{op}: non-contiguous input"),
+    }
+}
+
+/// Dispatches `$body` with `$t` bound to f32 or f64 by the dtype of storage `$s`.
+macro_rules! by_dtype {
+    ($s:expr, $op:expr, |$t:ident| $body:expr) => {
+        match $s {
+            CpuStorage::F32(_) => {
+                type $t = f32;
+                $body
+            }
+            CpuStorage::F64(_) => {
+                type $t = f64;
+                $body
+            }
+            _ => candle_core::bail!("{}: unsupported dtype (f32 or f64 only)", $op),
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// RMSNorm
+
+struct RmsNorm {
+    eps: f64,
+}
+
+fn rms_norm_fwd<T: Fl>(x: &[T], w: &[T], eps: f64) -> Vec<T> {
+    let h = w.len();
+    let mut y = Vec::with_capacity(x.len());
+    let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
+    for row in x.chunks_exact(h) {
+        let mut ss = T::ZERO;
+        for &v in row {
+            ss += v * v;
+        }
+        let d = (ss * inv_h + eps).sqrt();
+        y.extend(row.iter().zip(w).map(|(&v, &wi)| (v / d) * wi));
+    }
+    y
+}
+
+/// `[N + 1, H]`: rows `0..N` are `dx`, row `N` is `dw`.
+fn rms_norm_bwd<T: Fl>(x: &[T], w: &[T], g: &[T], eps: f64) -> Vec<T> {
+    let h = w.len();
+    let mut out = Vec::with_capacity(x.len() + h);
+    let mut dw = vec![T::ZERO; h];
+    let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
+    for (row, grow) in x.chunks_exact(h).zip(g.chunks_exact(h)) {
+        let (mut ss, mut dot) = (T::ZERO, T::ZERO);
+        for i in 0..h {
+            ss += row[i] * row[i];
+            dot += grow[i] * w[i] * row[i];
+        }
+        let r = T::ONE / (ss * inv_h + eps).sqrt();
+        let c = r * r * r * dot * inv_h;
+        for i in 0..h {
+            out.push(grow[i] * w[i] * r - row[i] * c);
+            dw[i] += grow[i] * row[i] * r;
+        }
+    }
+    out.extend(dw);
+    out
+}
+
+impl CustomOp2 for RmsNorm {
+    fn name(&self) -> &'static str {
+        "rms-norm-with-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        xs: &CpuStorage,
+        xl: &Layout,
+        ws: &CpuStorage,
+        wl: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = self.name();
+        let y = by_dtype!(xs, op, |T| T::wrap(rms_norm_fwd::<T>(
+            view(xs, xl, op)?,
+            view(ws, wl, op)?,
+            self.eps
+        )));
+        Ok((y, xl.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        w: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let h = w.elem_count();
+        let n = x.elem_count() / h;
+        let both = x.apply_op3_no_bwd(w, &grad.contiguous()?, &RmsNormBwd { eps: self.eps })?;
+        let dx = both.narrow(0, 0, n)?.reshape(x.shape())?;
+        let dw = both.narrow(0, n, 1)?.reshape(w.shape())?;
+        Ok((Some(dx), Some(dw)))
+    }
+}
+
+struct RmsNormBwd {
+    eps: f64,
+}
+
+impl CustomOp3 for RmsNormBwd {
+    fn name(&self) -> &'static str {
+        "rms-norm-bwd"
+    }
+
+    fn cpu_fwd(
+        &self,
+        xs: &CpuStorage,
+        xl: &Layout,
+        ws: &CpuStorage,
+        wl: &Layout,
+        gs: &CpuStorage,
+        gl: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = self.name();
+        let h = wl.shape().elem_count();
+        let n = xl.shape().elem_count() / h;
+        let out = by_dtype!(xs, op, |T| T::wrap(rms_norm_bwd::<T>(
+            view(xs, xl, op)?,
+            view(ws, wl, op)?,
+            view(gs, gl, op)?,
+            self.eps
+        )));
+        Ok((out, Shape::from((n + 1, h))))
+    }
+}
+
+/// Differentiable RMSNorm over the last dimension: `w * x / sqrt(mean(x^2) + eps)` (CPU, f32
+/// or f64, `x` and `w` of one dtype).
+pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f64) -> Result<Tensor> {
+    let x = x.contiguous()?;
+    let w = w.contiguous()?;
+    Ok(x.apply_op2(&w, RmsNorm { eps })?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// SwiGLU
+
+struct SwiGlu;
+
+fn swiglu_fwd<T: Fl>(x: &[T], f: usize) -> Vec<T> {
+    let mut y = Vec::with_capacity(x.len() / 2);
+    for row in x.chunks_exact(2 * f) {
+        let (g, u) = row.split_at(f);
+        y.extend(
+            g.iter()
+                .zip(u)
+                .map(|(&g, &u)| (g / (T::ONE + (-g).exp())) * u),
+        );
+    }
+    y
+}
+
+fn swiglu_bwd<T: Fl>(x: &[T], grad: &[T], f: usize) -> Vec<T> {
+    let mut dx = Vec::with_capacity(x.len());
+    for (row, go) in x.chunks_exact(2 * f).zip(grad.chunks_exact(f)) {
+        let (g, u) = row.split_at(f);
+        dx.extend((0..f).map(|j| {
+            let s = T::ONE / (T::ONE + (-g[j]).exp());
+            go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s))
+        }));
+        dx.extend((0..f).map(|j| {
+            let s = T::ONE / (T::ONE + (-g[j]).exp());
+            go[j] * g[j] * s
+        }));
+    }
+    dx
+}
+
+impl CustomOp1 for SwiGlu {
+    fn name(&self) -> &'static str {
+        "swiglu-with-grad"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = self.name();
+        let dims = l.dims();
+        let f = dims[dims.len() - 1] / 2;
+        let y = by_dtype!(s, op, |T| T::wrap(swiglu_fwd::<T>(view(s, l, op)?, f)));
+        let mut out = dims.to_vec();
+        *out.last_mut().expect("rank >= 1") = f;
+        Ok((y, Shape::from(out)))
+    }
+
+    fn bwd(
+        &self,
+        arg: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<Option<Tensor>> {
+        Ok(Some(arg.apply_op2_no_bwd(&grad.contiguous()?, &SwiGluBwd)?))
+    }
+}
+
+struct SwiGluBwd;
+
+impl CustomOp2 for SwiGluBwd {
+    fn name(&self) -> &'static str {
+        "swiglu-bwd"
+    }
+
+    fn cpu_fwd(
+        &self,
+        xs: &CpuStorage,
+        xl: &Layout,
+        gs: &CpuStorage,
+        gl: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = self.name();
+        let dims = xl.dims();
+        let f = dims[dims.len() - 1] / 2;
+        let dx = by_dtype!(xs, op, |T| T::wrap(swiglu_bwd::<T>(
+            view(xs, xl, op)?,
+            view(gs, gl, op)?,
+            f
+        )));
+        Ok((dx, xl.shape().clone()))
+    }
+}
+
+/// Differentiable `silu(g) * u` where each row of `x` (`[.., 2F]`) holds `g` then `u`; the
+/// result is `[.., F]` (CPU, f32 or f64).
+pub(crate) fn swiglu(x: &Tensor) -> Result<Tensor> {
+    Ok(x.contiguous()?.apply_op1(SwiGlu)?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attention
+
+/// Shapes, RoPE tables and mask of one attention call.
+pub(crate) struct AttnSpec {
+    pub b: usize,
+    pub t: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub scale: f64,
+    /// `[T, head_dim]` cos and sin (rotate-half layout), positions `0..T` in every row.
+    pub cos: Vec<f64>,
+    pub sin: Vec<f64>,
+    /// Per row and key, false for a padding key (`None`: every key is real). A query always
+    /// sees itself and never a later key.
+    pub key_ok: Option<Vec<Vec<bool>>>,
+}
+
+/// What the backward needs: rotated queries `[B, kvh, g*T, hd]` (query heads folded into the
+/// rows of their kv head), rotated keys and values `[B, kvh, T, hd]`, probabilities
+/// `[B, kvh, g*T, T]`.
+struct AttnSaved {
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    p: Tensor,
+}
+
+struct Attention {
+    spec: std::sync::Arc<AttnSpec>,
+    saved: Mutex<Option<AttnSaved>>,
+}
+
+/// `y = x cos + rotate_half(x) sin` for one head vector (`rotate_half(x) = cat(-x2, x1)`).
+#[inline]
+fn rope_row<T: Fl>(x: &[T], cos: &[f64], sin: &[f64], y: &mut [T]) {
+    let h = x.len() / 2;
+    for j in 0..h {
+        y[j] = x[j] * T::of(cos[j]) - x[j + h] * T::of(sin[j]);
+        y[j + h] = x[j + h] * T::of(cos[j + h]) + x[j] * T::of(sin[j + h]);
+    }
+}
+
+/// The transpose of [`rope_row`]: `dx` from `dy`.
+#[inline]
+fn unrope_row<T: Fl>(g: &[T], cos: &[f64], sin: &[f64], dx: &mut [T]) {
+    let h = g.len() / 2;
+    for j in 0..h {
+        dx[j] = g[j] * T::of(cos[j]) + g[j + h] * T::of(sin[j + h]);
+        dx[j + h] = g[j + h] * T::of(cos[j + h]) - g[j] * T::of(sin[j]);
+    }
+}
+
+fn to_vec<T: Fl>(t: &Tensor) -> candle_core::Result<Vec<T>> {
+    t.flatten_all()?.to_vec1::<T>()
+}
+
+impl AttnSpec {
+    fn visible(&self, row: usize, i: usize, j: usize) -> bool {
+        j == i
+            || (j < i
+                && self
+                    .key_ok
+                    .as_ref()
+                    .is_none_or(|ok| ok[row].get(j).copied().unwrap_or(true)))
+    }
+
+    fn forward<T: Fl>(&self, qkv: &[T]) -> candle_core::Result<(Vec<T>, AttnSaved)> {
+        let (b, t, nh, kvh, hd) = (self.b, self.t, self.heads, self.kv_heads, self.head_dim);
+        let g = nh / kvh;
+        let width = (nh + 2 * kvh) * hd;
+        let dev = candle_core::Device::Cpu;
+        // split, rotate and transpose to head-major
+        let mut q = vec![T::ZERO; b * nh * t * hd];
+        let mut k = vec![T::ZERO; b * kvh * t * hd];
+        let mut v = vec![T::ZERO; b * kvh * t * hd];
+        for bi in 0..b {
+            for i in 0..t {
+                let row = &qkv[(bi * t + i) * width..(bi * t + i + 1) * width];
+                let (cos, sin) = (
+                    &self.cos[i * hd..(i + 1) * hd],
+                    &self.sin[i * hd..(i + 1) * hd],
+                );
+                for h in 0..nh {
+                    let o = ((bi * nh + h) * t + i) * hd;
+                    rope_row(&row[h * hd..(h + 1) * hd], cos, sin, &mut q[o..o + hd]);
+                }
+                for h in 0..kvh {
+                    let o = ((bi * kvh + h) * t + i) * hd;
+                    let src = (nh + h) * hd;
+                    rope_row(&row[src..src + hd], cos, sin, &mut k[o..o + hd]);
+                    let src = (nh + kvh + h) * hd;
+                    v[o..o + hd].copy_from_slice(&row[src..src + hd]);
+                }
+            }
+        }
+        let q = Tensor::from_vec(q, (b, kvh, g * t, hd), &dev)?;
+        let k = Tensor::from_vec(k, (b, kvh, t, hd), &dev)?;
+        let v = Tensor::from_vec(v, (b, kvh, t, hd), &dev)?;
+        let mut s = to_vec::<T>(&q.matmul(&k.t()?)?)?;
+        // scale, mask, softmax in place; rows are (b, kv head, group, query)
+        let scale = T::of(self.scale);
+        for (r, srow) in s.chunks_exact_mut(t).enumerate() {
+            let (i, bi) = (r % t, r / (kvh * g * t));
+            let mut max = T::of(f64::NEG_INFINITY);
+            for (j, x) in srow.iter_mut().enumerate() {
+                if self.visible(bi, i, j) {
+                    *x *= scale;
+                    if *x > max {
+                        max = *x;
+                    }
+                }
+            }
+            let mut sum = T::ZERO;
+            for (j, x) in srow.iter_mut().enumerate() {
+                if self.visible(bi, i, j) {
+                    *x = (*x - max).exp();
+                    sum += *x;
+                } else {
+                    *x = T::ZERO;
+                }
+            }
+            for x in srow.iter_mut() {
+                *x /= sum;
+            }
+        }
+        let p = Tensor::from_vec(s, (b, kvh, g * t, t), &dev)?;
+        let o = to_vec::<T>(&p.matmul(&v)?)?;
+        // [B, kvh, g, T, hd] -> [B, T, (kvh g) hd]
+        let mut out = vec![T::ZERO; b * t * nh * hd];
+        for bi in 0..b {
+            for h in 0..nh {
+                for i in 0..t {
+                    let src = ((bi * nh + h) * t + i) * hd;
+                    let dst = (bi * t + i) * nh * hd + h * hd;
+                    out[dst..dst + hd].copy_from_slice(&o[src..src + hd]);
+                }
+            }
+        }
+        Ok((out, AttnSaved { q, k, v, p }))
+    }
+
+    fn backward<T: Fl>(&self, saved: &AttnSaved, grad: &[T]) -> candle_core::Result<Vec<T>> {
+        let (b, t, nh, kvh, hd) = (self.b, self.t, self.heads, self.kv_heads, self.head_dim);
+        let g = nh / kvh;
+        let width = (nh + 2 * kvh) * hd;
+        let dev = candle_core::Device::Cpu;
+        // [B, T, nh hd] -> [B, kvh, g T, hd]
+        let mut d_o = vec![T::ZERO; b * nh * t * hd];
+        for bi in 0..b {
+            for h in 0..nh {
+                for i in 0..t {
+                    let dst = ((bi * nh + h) * t + i) * hd;
+                    let src = (bi * t + i) * nh * hd + h * hd;
+                    d_o[dst..dst + hd].copy_from_slice(&grad[src..src + hd]);
+                }
+            }
+        }
+        let d_o = Tensor::from_vec(d_o, (b, kvh, g * t, hd), &dev)?;
+        let dv = to_vec::<T>(&saved.p.t()?.matmul(&d_o)?)?;
+        let dp = to_vec::<T>(&d_o.matmul(&saved.v.t()?)?)?;
+        let p = to_vec::<T>(&saved.p)?;
+        // dS = scale * p * (dp - sum(dp * p))
+        let scale = T::of(self.scale);
+        let mut ds = dp;
+        for (drow, prow) in ds.chunks_exact_mut(t).zip(p.chunks_exact(t)) {
+            let mut dot = T::ZERO;
+            for (d, &pv) in drow.iter().zip(prow) {
+                dot += *d * pv;
+            }
+            for (d, &pv) in drow.iter_mut().zip(prow) {
+                *d = scale * pv * (*d - dot);
+            }
+        }
+        let ds = Tensor::from_vec(ds, (b, kvh, g * t, t), &dev)?;
+        let dq = to_vec::<T>(&ds.matmul(&saved.k)?)?;
+        let dk = to_vec::<T>(&ds.t()?.matmul(&saved.q)?)?;
+        // un-rotate and pack to [B, T, (nh + 2 kvh) hd]
+        let mut out = vec![T::ZERO; b * t * width];
+        for bi in 0..b {
+            for i in 0..t {
+                let row = &mut out[(bi * t + i) * width..(bi * t + i + 1) * width];
+                let (cos, sin) = (
+                    &self.cos[i * hd..(i + 1) * hd],
+                    &self.sin[i * hd..(i + 1) * hd],
+                );
+                for h in 0..nh {
+                    let o = ((bi * nh + h) * t + i) * hd;
+                    unrope_row(&dq[o..o + hd], cos, sin, &mut row[h * hd..(h + 1) * hd]);
+                }
+                for h in 0..kvh {
+                    let o = ((bi * kvh + h) * t + i) * hd;
+                    let dst = (nh + h) * hd;
+                    unrope_row(&dk[o..o + hd], cos, sin, &mut row[dst..dst + hd]);
+                    let dst = (nh + kvh + h) * hd;
+                    row[dst..dst + hd].copy_from_slice(&dv[o..o + hd]);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl CustomOp1 for Attention {
+    fn name(&self) -> &'static str {
+        "attention-with-grad"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = self.name();
+        let spec = &self.spec;
+        let (out, saved) = by_dtype!(s, op, |T| {
+            let (out, saved) = spec.forward::<T>(view(s, l, op)?)?;
+            (T::wrap(out), saved)
+        });
+        *self.saved.lock().expect("attention: poisoned lock") = Some(saved);
+        Ok((
+            out,
+            Shape::from((spec.b * spec.t, spec.heads * spec.head_dim)),
+        ))
+    }
+
+    fn bwd(
+        &self,
+        arg: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<Option<Tensor>> {
+        let guard = self.saved.lock().expect("attention: poisoned lock");
+        let saved = guard
+            .as_ref()
+            .ok_or_else(|| candle_core::Error::Msg("attention: backward before forward".into()))?;
+        let grad = grad.contiguous()?;
+        let (gs, gl) = grad.storage_and_layout();
+        let gs = match &*gs {
+            candle_core::Storage::Cpu(c) => c,
+            _ => candle_core::bail!("attention: CPU only"),
+        };
+        let op = self.name();
+        let dx = by_dtype!(gs, op, |T| Tensor::from_vec(
+            self.spec.backward::<T>(saved, view(gs, gl, op)?)?,
+            arg.shape(),
+            arg.device()
+        )?);
+        Ok(Some(dx))
+    }
+}
+
+/// Differentiable causal self-attention (see the module docs): `qkv` is `[B*T, (heads + 2
+/// kv_heads) * head_dim]`, the result `[B*T, heads * head_dim]` (CPU, f32 or f64).
+pub(crate) fn attention(qkv: &Tensor, spec: std::sync::Arc<AttnSpec>) -> Result<Tensor> {
+    let op = Attention {
+        spec,
+        saved: Mutex::new(None),
+    };
+    Ok(qkv.contiguous()?.apply_op1(op)?)
+}
