@@ -260,17 +260,19 @@ fn swiglu_fwd<T: Fl>(x: &[T], f: usize) -> Vec<T> {
 }
 
 fn swiglu_bwd<T: Fl>(x: &[T], grad: &[T], f: usize) -> Vec<T> {
-    let mut dx = Vec::with_capacity(x.len());
-    for (row, go) in x.chunks_exact(2 * f).zip(grad.chunks_exact(f)) {
+    let mut dx = vec![T::ZERO; x.len()];
+    for ((row, go), drow) in x
+        .chunks_exact(2 * f)
+        .zip(grad.chunks_exact(f))
+        .zip(dx.chunks_exact_mut(2 * f))
+    {
         let (g, u) = row.split_at(f);
-        dx.extend((0..f).map(|j| {
+        let (dg, du) = drow.split_at_mut(f);
+        for j in 0..f {
             let s = T::ONE / (T::ONE + (-g[j]).exp());
-            go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s))
-        }));
-        dx.extend((0..f).map(|j| {
-            let s = T::ONE / (T::ONE + (-g[j]).exp());
-            go[j] * g[j] * s
-        }));
+            dg[j] = go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s));
+            du[j] = go[j] * g[j] * s;
+        }
     }
     dx
 }
