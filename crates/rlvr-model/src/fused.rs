@@ -7,6 +7,7 @@
 //! backward written out (checked against finite differences in f64 by tests/grad.rs):
 //!
 //! * [`rms_norm`]: `y = w * x / sqrt(mean(x^2) + eps)` over the last dimension;
+//! * [`add_bias`]: `y + b` with the bias gradient summed row by row;
 //! * [`swiglu`]: `silu(g) * u` for `[.., 2F]` input holding `g` then `u` in each row;
 //! * [`attention`]: causal grouped-query self-attention with rotate-half RoPE, from the packed
 //!   `q | k | v` projection `[B*T, (heads + 2 kv_heads) * head_dim]` to the attention output
@@ -239,6 +240,79 @@ pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f64) -> Result<Tensor> {
     let x = x.contiguous()?;
     let w = w.contiguous()?;
     Ok(x.apply_op2(&w, RmsNorm { eps })?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bias
+
+struct AddBias;
+
+impl CustomOp2 for AddBias {
+    fn name(&self) -> &'static str {
+        "add-bias-with-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        ys: &CpuStorage,
+        yl: &Layout,
+        bs: &CpuStorage,
+        bl: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = self.name();
+        let out = by_dtype!(ys, op, |T| {
+            let (y, b) = (view::<T>(ys, yl, op)?, view::<T>(bs, bl, op)?);
+            let mut out = Vec::with_capacity(y.len());
+            for row in y.chunks_exact(b.len()) {
+                out.extend(row.iter().zip(b).map(|(&v, &bi)| v + bi));
+            }
+            T::wrap(out)
+        });
+        Ok((out, yl.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        _y: &Tensor,
+        b: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let db = grad
+            .contiguous()?
+            .apply_op1_no_bwd(&ColumnSum(b.elem_count()))?;
+        Ok((Some(grad.clone()), Some(db)))
+    }
+}
+
+/// Sums of the columns of a row-major `[.., C]` tensor, row after row.
+struct ColumnSum(usize);
+
+impl CustomOp1 for ColumnSum {
+    fn name(&self) -> &'static str {
+        "column-sum"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = self.name();
+        let c = self.0;
+        let out = by_dtype!(s, op, |T| {
+            let mut acc = vec![T::ZERO; c];
+            for row in view::<T>(s, l, op)?.chunks_exact(c) {
+                for (a, &v) in acc.iter_mut().zip(row) {
+                    *a += v;
+                }
+            }
+            T::wrap(acc)
+        });
+        Ok((out, Shape::from(c)))
+    }
+}
+
+/// Differentiable `y + b` for `y` `[N, C]` and `b` `[C]` (CPU, f32 or f64); the bias gradient
+/// sums rows in place of candle's strided reduction.
+pub(crate) fn add_bias(y: &Tensor, b: &Tensor) -> Result<Tensor> {
+    Ok(y.contiguous()?.apply_op2(&b.contiguous()?, AddBias)?)
 }
 
 // ---------------------------------------------------------------------------------------------

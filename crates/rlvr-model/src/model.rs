@@ -143,7 +143,7 @@ impl Linear {
 
     /// `x W^T + b` for 2-D `x` with the weights (and biases) of `parts` concatenated along the
     /// output dimension: one matmul instead of several, and the concatenation's backward hands
-    /// each weight its own gradient.
+    /// each weight its own gradient. CPU training forward only (the bias add is a fused op).
     fn forward_cat(parts: &[&Linear], x: &Tensor) -> Result<Tensor> {
         let w = Tensor::cat(&parts.iter().map(|l| &l.weight).collect::<Vec<_>>(), 0)?;
         let y = x.matmul(&w.t()?)?;
@@ -155,7 +155,7 @@ impl Linear {
                     .collect::<Vec<_>>(),
                 0,
             )?;
-            Ok(y.broadcast_add(&b)?)
+            crate::fused::add_bias(&y, &b)
         } else {
             Ok(y)
         }
