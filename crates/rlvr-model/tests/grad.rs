@@ -181,3 +181,46 @@ fn chunked_custom_op_matches_plain_ops() {
         );
     }
 }
+
+/// A mask that is not right padding (pad keys inside or before the tokens) takes the
+/// key-padding path of the training forward; its last-position logits equal the sampling
+/// forward's with the same positions and key flags.
+#[test]
+fn training_forward_honours_key_padding() {
+    for arch in ["qwen2", "qwen3"] {
+        let cfg = small_config(arch, 40);
+        let (model, _varmap) = peaky_model(&cfg, 3, DType::F32);
+        let ids: Vec<Vec<u32>> = vec![vec![0, 0, 5, 9, 11, 3], vec![7, 0, 2, 8, 0, 4]];
+        let mask: Vec<Vec<u32>> = vec![vec![0, 0, 1, 1, 1, 1], vec![1, 0, 1, 1, 0, 1]];
+        let t = ids[0].len();
+        let input = Tensor::new(ids.clone(), &Device::Cpu).unwrap();
+        let am = Tensor::new(mask.clone(), &Device::Cpu).unwrap();
+        let train = model
+            .forward_logits(&input, &am)
+            .unwrap()
+            .narrow(1, t - 1, 1)
+            .unwrap()
+            .squeeze(1)
+            .unwrap()
+            .to_vec2::<f32>()
+            .unwrap();
+        let key_ok: Vec<Vec<bool>> = mask
+            .iter()
+            .map(|r| r.iter().map(|&x| x != 0).collect())
+            .collect();
+        let positions = vec![(0..t as u32).collect::<Vec<_>>(); 2];
+        let mut cache = rlvr_model::KvCache::new(cfg.num_hidden_layers);
+        let sample = model
+            .forward_cached(&input, &positions, &key_ok, &mut cache)
+            .unwrap()
+            .to_vec2::<f32>()
+            .unwrap();
+        for (a, b) in train.iter().zip(&sample) {
+            let d = max_abs_diff(a, b);
+            assert!(
+                d < 1e-3,
+                "{arch}: training vs sampling logits differ by {d}"
+            );
+        }
+    }
+}
