@@ -360,12 +360,12 @@ pub struct TrainerConfig {
 impl Default for TrainerConfig {
     fn default() -> Self {
         Self {
-            total_training_steps: 70,
+            total_training_steps: 100,
             train_batch_size: 16,
             seed: 0,
             run_name: String::new(),
             runs_dir: "runs".into(),
-            save_freq: 35,
+            save_freq: 50,
             warm_start_steps: 450,
             warm_start_batch_size: 32,
             warm_start_lr: 3e-3,
@@ -402,7 +402,7 @@ impl Default for EvalConfig {
     fn default() -> Self {
         Self {
             datasets: vec!["testbed".into()],
-            test_freq: 35,
+            test_freq: 50,
             before_train: true,
             n_problems: 400,
             k: 4,
