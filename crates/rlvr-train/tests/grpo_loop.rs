@@ -387,3 +387,50 @@ fn sampler_and_training_forward_agree() {
         "sampler vs training forward: max |diff| = {worst}"
     );
 }
+
+/// The off-policy path: two epochs over two mini-batches (old log-probs recomputed), with
+/// the KL penalty to the frozen initial policy, an entropy bonus and dual clip; dynamic
+/// sampling keeps only groups whose rewards vary.
+#[test]
+fn kl_epochs_minibatches_and_dynamic_sampling_run() {
+    let fx = Fixture::new();
+    let cfg = fx.config(&[
+        "trainer.train_batch_size=4",
+        "algorithm.ppo_mini_batch_size=2",
+        "algorithm.ppo_epochs=2",
+        "algorithm.ppo_micro_batch_size=3",
+        "algorithm.use_kl_loss=true",
+        "algorithm.kl_loss_type=k2",
+        "algorithm.kl_loss_coef=0.1",
+        "algorithm.entropy_coeff=0.01",
+        "algorithm.clip_ratio_c=3.0",
+        "algorithm.filter_groups=true",
+        "algorithm.max_num_gen_batches=4",
+    ]);
+    let mut t = trainer(&fx, &cfg);
+    assert!(t.reference.is_some());
+    for _ in 0..3 {
+        let line = t.step().unwrap().line;
+        assert!(
+            !line.skipped || line.skip_reason.as_deref() == Some("no group with reward variation")
+        );
+        if line.skipped {
+            continue;
+        }
+        assert!(
+            line.groups_kept >= 1 && line.groups_kept <= 4,
+            "{}",
+            line.groups_kept
+        );
+        assert!(line.gen_batches >= 1 && line.gen_batches <= 4);
+        assert!(line.kl.is_finite() && line.kl >= 0.0, "kl {}", line.kl);
+        assert!(line.entropy > 0.0);
+    }
+    // 3 steps x 2 epochs x 2 mini-batches, fewer when a step kept fewer groups
+    assert!(
+        t.optimizer.t >= 3 && t.optimizer.t <= 12,
+        "{}",
+        t.optimizer.t
+    );
+    assert!(params(&t).iter().flatten().all(|v| v.is_finite()));
+}
