@@ -7,6 +7,11 @@
 //! ones from their last checkpoint (`rlvr train --resume`), and restarts runs that never reached
 //! a checkpoint. At the end it writes the report of every finished run to `<out>/report/`.
 //!
+//! The grid is pinned: the first invocation copies the config file and the `--set` overrides
+//! to `<out>/sweep-config.toml` and `<out>/sweep-overrides.txt`, and every cell, now or on a
+//! later resume, trains from that copy, so editing the config file mid-sweep cannot make the
+//! cells differ. A later invocation with a different config or different overrides is refused.
+//!
 //! Each cell runs as a child process of this binary, so a crash in one run does not take the
 //! sweep down, and `--jobs J` runs J cells at once with the CPU threads split between them.
 
@@ -98,6 +103,7 @@ pub fn run(args: Args) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(format!("sweep-{stem}")));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let pinned = pin_config(&args, &out)?;
     let cells: Vec<Cell> = rules
         .iter()
         .flat_map(|&rule| (1..=args.seeds).map(move |seed| (rule, seed)))
@@ -127,6 +133,7 @@ pub fn run(args: Args) -> Result<()> {
                     let child = spawn(
                         &exe,
                         &args,
+                        &pinned,
                         &cell,
                         &out,
                         s == CellState::Resume,
@@ -209,9 +216,40 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// Copies the config and overrides into the sweep directory on the first run; on later runs
+/// checks that they are unchanged. Returns the pinned config's path.
+fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
+    let text = std::fs::read_to_string(&args.config)
+        .map_err(|e| BadInput(format!("{}: {e}", args.config.display())))?;
+    let overrides = args.overrides.join("\n");
+    let (cfg_path, ovr_path) = (
+        out.join("sweep-config.toml"),
+        out.join("sweep-overrides.txt"),
+    );
+    if cfg_path.exists() {
+        let old_cfg = std::fs::read_to_string(&cfg_path)?;
+        let old_ovr = std::fs::read_to_string(&ovr_path).unwrap_or_default();
+        if old_cfg != text || old_ovr != overrides {
+            return Err(BadInput(format!(
+                "{} was started with a different config or --set overrides (pinned in {} and {}); \
+                 resume it with the same ones, or give a new --out",
+                out.display(),
+                cfg_path.display(),
+                ovr_path.display()
+            ))
+            .into());
+        }
+    } else {
+        std::fs::write(&cfg_path, &text)?;
+        std::fs::write(&ovr_path, &overrides)?;
+    }
+    Ok(cfg_path)
+}
+
 fn spawn(
     exe: &Path,
     args: &Args,
+    config: &Path,
     cell: &Cell,
     out: &Path,
     resume: bool,
@@ -231,7 +269,7 @@ fn spawn(
         for f in ["config.toml", "metrics.jsonl"] {
             let _ = std::fs::remove_file(cell.dir.join(f));
         }
-        cmd.arg("--config").arg(&args.config);
+        cmd.arg("--config").arg(config);
         for o in &args.overrides {
             cmd.arg("--set").arg(o);
         }

@@ -113,6 +113,17 @@ fn two_rule_sweep_runs_resumes_and_reports() {
         log(&again)
     );
 
+    // The grid is pinned: other overrides on the same sweep directory are refused.
+    let mut changed = args.clone();
+    changed.extend(["--set", "optim.lr=1e-3"]);
+    let refused = rlvr(&changed, tmp.path());
+    assert_eq!(refused.status.code(), Some(2), "{}", log(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("different config"),
+        "{}",
+        log(&refused)
+    );
+
     // `rlvr report` on the run directories directly.
     let rep = tmp.path().join("rep");
     let r = rlvr(
