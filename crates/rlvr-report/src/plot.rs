@@ -110,6 +110,7 @@ fn draw(
     chart
         .configure_mesh()
         .x_desc("training step")
+        .x_label_formatter(&|x| format!("{x:.0}"))
         .y_desc(y_label)
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
