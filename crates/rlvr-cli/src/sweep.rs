@@ -104,9 +104,11 @@ pub fn run(args: Args) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from("runs").join(format!("sweep-{stem}")));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let pinned = pin_config(&args, &out)?;
-    let cells: Vec<Cell> = rules
-        .iter()
-        .flat_map(|&rule| (1..=args.seeds).map(move |seed| (rule, seed)))
+    // Seed-major order: a sweep stopped part-way holds the same seeds for every rule, so its
+    // partial report still compares like with like (and each seed's warm start is built once,
+    // by its first rule, then reused from the cache).
+    let cells: Vec<Cell> = (1..=args.seeds)
+        .flat_map(|seed| rules.iter().map(move |&rule| (rule, seed)))
         .map(|(rule, seed)| Cell {
             rule,
             seed,
