@@ -176,16 +176,17 @@ fn fmt_opt(s: &Option<Spread>) -> String {
 }
 
 fn table_md(rows: &[RuleSummary]) -> String {
-    let mut t = String::from("| rule | seeds | peak accuracy | last-step accuracy | peak-to-last drop | length CV | pos-neg gap |\n|---|---|---|---|---|---|---|\n");
+    let mut t = String::from("| rule | seeds | peak accuracy | last-step accuracy | peak-to-last drop | gain over step 0 | length CV | pos-neg gap |\n|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         let _ = writeln!(
             t,
-            "| `{}` | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
             r.rule,
             r.seeds.len(),
             fmt_spread(&r.peak),
             fmt_spread(&r.last),
             fmt_spread(&r.drop),
+            fmt_spread(&r.gain),
             fmt_opt(&r.length_cv),
             fmt_opt(&r.pos_neg_gap)
         );
@@ -199,7 +200,7 @@ fn markdown(runs: &[Run], sections: &[Section]) -> String {
         md,
         "{} runs. Accuracy is the sampled held-out accuracy (mean@k) of the first evaluated dataset. \
 Each cell is the mean over seeds with [min, max] when there are several. Peak = best evaluation of a run; \
-drop = peak minus last-step accuracy. Length CV and gap are measured on the runs' own training batches \
+drop = peak minus last-step accuracy; gain = last-step minus step-0 accuracy of the same run. Length CV and gap are measured on the runs' own training batches \
 (mean over steps, then over runs).\n",
         runs.len()
     );
@@ -261,16 +262,17 @@ Peak = best evaluation of a run; drop = peak minus last-step accuracy.</p>",
             fmt_opt(&s.length_cv),
             fmt_opt(&s.pos_neg_gap)
         );
-        h += "<table><tr><th>rule</th><th>seeds</th><th>peak accuracy</th><th>last-step accuracy</th><th>peak-to-last drop</th><th>length CV</th><th>pos-neg gap</th></tr>";
+        h += "<table><tr><th>rule</th><th>seeds</th><th>peak accuracy</th><th>last-step accuracy</th><th>peak-to-last drop</th><th>gain over step 0</th><th>length CV</th><th>pos-neg gap</th></tr>";
         for r in &s.rows {
             let _ = write!(
                 h,
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&r.rule),
                 r.seeds.len(),
                 fmt_spread(&r.peak),
                 fmt_spread(&r.last),
                 fmt_spread(&r.drop),
+                fmt_spread(&r.gain),
                 fmt_opt(&r.length_cv),
                 fmt_opt(&r.pos_neg_gap)
             );
@@ -344,7 +346,7 @@ mod tests {
         }
         let md = std::fs::read_to_string(out.join("report.md")).unwrap();
         // token-mean peaks at step 2 (0.70, 0.71) and ends at 0.50, 0.51: drop 0.2
-        assert!(md.contains("| `token-mean` | 2 | 0.705 [0.700, 0.710] | 0.505 [0.500, 0.510] | 0.200 [0.200, 0.200]"), "{md}");
+        assert!(md.contains("| `token-mean` | 2 | 0.705 [0.700, 0.710] | 0.505 [0.500, 0.510] | 0.200 [0.200, 0.200] | -0.200 [-0.200, -0.200]"), "{md}");
         assert!(
             md.contains("| `balanced` | 2 | 0.705 [0.700, 0.710] | 0.705 [0.700, 0.710] | 0.000"),
             "{md}"

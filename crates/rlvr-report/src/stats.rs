@@ -46,6 +46,9 @@ pub struct RuleSummary {
     pub last: Spread,
     /// Peak minus last per run.
     pub drop: Spread,
+    /// Last minus first evaluation per run (the gain over the starting checkpoint; runs of one
+    /// seed share their warm start, so this removes most of the seed-to-seed spread).
+    pub gain: Spread,
     /// Mean response-length CV over the run's training steps.
     pub length_cv: Option<Spread>,
     /// Mean within-group pos-neg length gap over the run's training steps.
@@ -72,12 +75,14 @@ pub fn rule_summaries(runs: &[&Run]) -> Vec<RuleSummary> {
                 .collect();
             let lasts: Vec<f64> = accs.iter().map(|a| a.last().unwrap().1).collect();
             let drops: Vec<f64> = peaks.iter().zip(&lasts).map(|(p, l)| p - l).collect();
+            let gains: Vec<f64> = accs.iter().map(|a| a.last().unwrap().1 - a[0].1).collect();
             Some(RuleSummary {
                 rule: rule.to_string(),
                 seeds: rs.iter().map(|r| r.seed).collect(),
                 peak: Spread::of(&peaks)?,
                 last: Spread::of(&lasts)?,
                 drop: Spread::of(&drops)?,
+                gain: Spread::of(&gains)?,
                 length_cv: mean_over_runs(&rs, "response_length_cv"),
                 pos_neg_gap: mean_over_runs(&rs, "pos_neg_gap"),
             })
@@ -154,6 +159,12 @@ mod tests {
             (ba.drop.mean - 0.05).abs() < 1e-12
                 && ba.drop.min == 0.0
                 && (ba.drop.max - 0.1).abs() < 1e-12
+        );
+        // gains: 0.5 - 0.2 and 0.4 - 0.2
+        assert!(
+            (ba.gain.mean - 0.25).abs() < 1e-12
+                && (ba.gain.min - 0.2).abs() < 1e-12
+                && (ba.gain.max - 0.3).abs() < 1e-12
         );
         assert!((ba.length_cv.unwrap().mean - 0.4).abs() < 1e-12);
         assert_eq!(
