@@ -175,21 +175,42 @@ fn fmt_opt(s: &Option<Spread>) -> String {
     s.as_ref().map_or_else(|| "n/a".into(), fmt_spread)
 }
 
+/// The column names of the per-rule table (Markdown and HTML alike).
+const COLUMNS: [&str; 8] = [
+    "rule",
+    "seeds",
+    "peak accuracy",
+    "last-step accuracy",
+    "peak-to-last drop",
+    "gain over step 0",
+    "length CV",
+    "pos-neg gap",
+];
+
+/// The cells of one rule's row, in [`COLUMNS`] order (the rule name unescaped).
+fn row_cells(r: &RuleSummary) -> [String; 8] {
+    [
+        r.rule.clone(),
+        r.seeds.len().to_string(),
+        fmt_spread(&r.peak),
+        fmt_spread(&r.last),
+        fmt_spread(&r.drop),
+        fmt_spread(&r.gain),
+        fmt_opt(&r.length_cv),
+        fmt_opt(&r.pos_neg_gap),
+    ]
+}
+
 fn table_md(rows: &[RuleSummary]) -> String {
-    let mut t = String::from("| rule | seeds | peak accuracy | last-step accuracy | peak-to-last drop | gain over step 0 | length CV | pos-neg gap |\n|---|---|---|---|---|---|---|---|\n");
+    let mut t = format!(
+        "| {} |\n|{}\n",
+        COLUMNS.join(" | "),
+        "---|".repeat(COLUMNS.len())
+    );
     for r in rows {
-        let _ = writeln!(
-            t,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
-            r.rule,
-            r.seeds.len(),
-            fmt_spread(&r.peak),
-            fmt_spread(&r.last),
-            fmt_spread(&r.drop),
-            fmt_spread(&r.gain),
-            fmt_opt(&r.length_cv),
-            fmt_opt(&r.pos_neg_gap)
-        );
+        let mut cells = row_cells(r);
+        cells[0] = format!("`{}`", cells[0]);
+        let _ = writeln!(t, "| {} |", cells.join(" | "));
     }
     t
 }
@@ -262,20 +283,15 @@ Peak = best evaluation of a run; drop = peak minus last-step accuracy.</p>",
             fmt_opt(&s.length_cv),
             fmt_opt(&s.pos_neg_gap)
         );
-        h += "<table><tr><th>rule</th><th>seeds</th><th>peak accuracy</th><th>last-step accuracy</th><th>peak-to-last drop</th><th>gain over step 0</th><th>length CV</th><th>pos-neg gap</th></tr>";
+        h += "<table><tr>";
+        for c in COLUMNS {
+            let _ = write!(h, "<th>{c}</th>");
+        }
+        h += "</tr>";
         for r in &s.rows {
-            let _ = write!(
-                h,
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&r.rule),
-                r.seeds.len(),
-                fmt_spread(&r.peak),
-                fmt_spread(&r.last),
-                fmt_spread(&r.drop),
-                fmt_spread(&r.gain),
-                fmt_opt(&r.length_cv),
-                fmt_opt(&r.pos_neg_gap)
-            );
+            let mut cells = row_cells(r).map(|c| escape(&c));
+            cells[0] = format!("<code>{}</code>", cells[0]);
+            let _ = write!(h, "<tr><td>{}</td></tr>", cells.join("</td><td>"));
         }
         h += "</table>";
         for (title, file) in &s.plots {
