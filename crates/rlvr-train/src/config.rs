@@ -209,6 +209,11 @@ pub struct AlgorithmConfig {
     /// `seq-mean-token-mean`, `seq-mean-token-sum`, `seq-mean-token-sum-norm`,
     /// `group-token-mean`, `balanced`, `balanced-mass`.
     pub loss_agg_mode: AggRule,
+    /// Per-token policy loss (verl `policy_loss.loss_mode`): `vanilla` (PPO's clipped
+    /// surrogate with clip-higher and optional dual clip), `gspo` (sequence-level ratio
+    /// `exp(mean_t log r_t)` in every token, clipped; no dual clip) or `cispo` (REINFORCE with a
+    /// clipped, stop-gradient ratio weight). Formulas: `rlvr_core::policy_loss`.
+    pub policy_loss: PolicyLossMode,
     /// Lower PPO clip: the ratio is clipped at `1 - clip_ratio_low`.
     pub clip_ratio_low: f64,
     /// Upper PPO clip: at `1 + clip_ratio_high` (DAPO's clip-higher uses 0.28).
@@ -253,6 +258,7 @@ impl Default for AlgorithmConfig {
             adv_estimator: AdvEstimator::Grpo,
             norm_adv_by_std_in_grpo: true,
             loss_agg_mode: AggRule::Balanced,
+            policy_loss: PolicyLossMode::Vanilla,
             clip_ratio_low: 0.2,
             clip_ratio_high: 0.28,
             clip_ratio_c: None,
@@ -268,6 +274,30 @@ impl Default for AlgorithmConfig {
             mask_truncated: false,
             overlong_buffer_len: 0,
             overlong_penalty_factor: 1.0,
+        }
+    }
+}
+
+/// The per-token policy-gradient loss (verl `actor.policy_loss.loss_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyLossMode {
+    /// PPO's clipped surrogate (`rlvr_core::policy_loss::ppo_clip`).
+    #[serde(alias = "ppo")]
+    Vanilla,
+    /// GSPO's token form (`rlvr_core::policy_loss::gspo`).
+    Gspo,
+    /// CISPO (`rlvr_core::policy_loss::cispo`).
+    Cispo,
+}
+
+impl PolicyLossMode {
+    /// The name the config file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Vanilla => "vanilla",
+            Self::Gspo => "gspo",
+            Self::Cispo => "cispo",
         }
     }
 }
@@ -563,6 +593,15 @@ impl TrainConfig {
             if !(c > 1.0 && c.is_finite()) {
                 return bad("algorithm.clip_ratio_c", format!("must be > 1, got {c}"));
             }
+            if a.policy_loss != PolicyLossMode::Vanilla {
+                return bad(
+                    "algorithm.clip_ratio_c",
+                    format!(
+                        "dual clip applies to policy_loss = \"vanilla\" only, not \"{}\"; unset it",
+                        a.policy_loss.name()
+                    ),
+                );
+            }
         }
         if a.overlong_buffer_len >= r.max_response_length && a.overlong_buffer_len > 0 {
             return bad(
@@ -730,6 +769,39 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../..")
             .join(rel)
+    }
+
+    #[test]
+    fn policy_loss_modes_parse_and_dual_clip_is_vanilla_only() {
+        for (text, want) in [
+            ("vanilla", PolicyLossMode::Vanilla),
+            ("ppo", PolicyLossMode::Vanilla),
+            ("gspo", PolicyLossMode::Gspo),
+            ("cispo", PolicyLossMode::Cispo),
+        ] {
+            let cfg = TrainConfig::load(None, &[format!("algorithm.policy_loss={text}")]).unwrap();
+            assert_eq!(cfg.algorithm.policy_loss, want);
+        }
+        let err = TrainConfig::load(None, &["algorithm.policy_loss=reinforce".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("policy_loss") && err.contains("reinforce"),
+            "{err}"
+        );
+        let err = TrainConfig::load(
+            None,
+            &[
+                "algorithm.policy_loss=gspo".into(),
+                "algorithm.clip_ratio_c=3.0".into(),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("algorithm.clip_ratio_c") && err.contains("gspo"),
+            "{err}"
+        );
     }
 
     #[test]

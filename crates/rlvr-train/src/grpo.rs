@@ -485,6 +485,7 @@ impl Trainer {
         let weights =
             aggregation::weights(a.loss_agg_mode, &seqs, self.cfg.rollout.max_response_length)?;
         let spec = LossSpec {
+            mode: a.policy_loss,
             clip_ratio_low: a.clip_ratio_low,
             clip_ratio_high: a.clip_ratio_high,
             clip_ratio_c: a.clip_ratio_c,

@@ -6,6 +6,10 @@
 //!
 //! - PPO clip (clip-higher): `max(-A ratio, -A clip(ratio, 1 - low, 1 + high))`;
 //! - dual clip (`clip_ratio_c = c`): for `A < 0`, `min(that, -A c)`;
+//! - GSPO (`policy_loss = "gspo"`): the same clipped surrogate with the sequence's ratio
+//!   `s_i = exp(mean_t (logp - old_logp))` as every token's ratio value and the gradient passed
+//!   straight through to the token's log-prob (`ratio_t = sg[s_i] exp(logp_t - sg[logp_t])`);
+//! - CISPO (`policy_loss = "cispo"`): `-sg[clip(ratio, 1 - low, 1 + high)] A logp`;
 //! - KL to the reference (`d = logp - ref_logp`): k1 `d`, k2 `d^2/2`, k3 `exp(-d) + d - 1`
 //!   clamped to at most 10 (verl's `low_var_kl`);
 //! - entropy bonus: `- entropy_coeff * H_t`.
@@ -21,11 +25,13 @@ use candle_core::{DType, Result, Tensor};
 
 use rlvr_core::kl::K3_CLAMP;
 
-use crate::config::KlType;
+use crate::config::{KlType, PolicyLossMode};
 
 /// Coefficients of the loss terms.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LossSpec {
+    /// Which per-token policy-gradient term.
+    pub mode: PolicyLossMode,
     pub clip_ratio_low: f64,
     pub clip_ratio_high: f64,
     pub clip_ratio_c: Option<f64>,
@@ -91,6 +97,49 @@ pub fn kl_term(kind: KlType, logp: &Tensor, ref_logp: &Tensor) -> Result<Tensor>
     }
 }
 
+/// Bound on `|logp - old|` before `exp` (verl's 20), as `rlvr_core::policy_loss::ClipConfig`.
+const LOG_RATIO_CLAMP: f32 = 20.0;
+
+/// A per-token policy-gradient term and where it was clipped (1.0 / 0.0 per token).
+struct Surrogate {
+    pg: Tensor,
+    /// `A > 0` tokens clipped above (CISPO: any token whose ratio is above the bound).
+    clip_high: Tensor,
+    /// `A < 0` tokens clipped below or by the dual clip (CISPO: any ratio below the bound).
+    clip_low: Tensor,
+}
+
+/// `max(-A ratio, -A clip(ratio, lo, hi))`, then for `A < 0` `min(that, -A c)` when the dual
+/// clip `c` is given. `ratio` is differentiable; the clipped branches are constant in it.
+fn clipped_surrogate(
+    ratio: &Tensor,
+    adv: &Tensor,
+    lo: f64,
+    hi: f64,
+    dual_clip: Option<f64>,
+) -> Result<Surrogate> {
+    let r = ratio.detach();
+    let pos = adv.gt(0f32)?.to_dtype(DType::F32)?;
+    let neg = adv.lt(0f32)?.to_dtype(DType::F32)?;
+    let clip_high = (&pos * r.gt(hi)?.to_dtype(DType::F32)?)?;
+    let clip_low = (&neg * r.lt(lo)?.to_dtype(DType::F32)?)?;
+    let (clip_dual, c) = match dual_clip {
+        Some(c) => ((&neg * r.gt(c)?.to_dtype(DType::F32)?)?, c),
+        None => (r.zeros_like()?, 0.0),
+    };
+    let clipped = ((&clip_high + &clip_low)? + &clip_dual)?;
+    let free = (1.0 - &clipped)?;
+    let neg_adv = adv.neg()?;
+    // value of the clipped branches: -A times the clip bound, constant in the log-prob
+    let bound = (((&clip_high * hi)? + (&clip_low * lo)?)? + (&clip_dual * c)?)?;
+    let pg = ((&neg_adv * ratio)?.mul(&free)? + (&neg_adv * &bound)?)?;
+    Ok(Surrogate {
+        pg,
+        clip_high,
+        clip_low: (clip_low + clip_dual)?,
+    })
+}
+
 /// The weighted loss of one micro-batch.
 pub fn policy_loss(spec: &LossSpec, x: &LossInputs) -> Result<LossOutput> {
     let shape = x.logp.shape().clone();
@@ -105,25 +154,46 @@ pub fn policy_loss(spec: &LossSpec, x: &LossInputs) -> Result<LossOutput> {
     let weight = f32s(x.weight)?.unsqueeze(1)?.broadcast_as(&shape)?;
     let wmask = (weight * &mask)?;
 
-    // ALGO LOGIC: PPO clipped surrogate with clip-higher and optional dual clip.
-    let ratio = (&logp - &old)?.clamp(-20f32, 20f32)?.exp()?;
-    let r = ratio.detach();
-    let pos = adv.gt(0f32)?.to_dtype(DType::F32)?;
-    let neg = adv.lt(0f32)?.to_dtype(DType::F32)?;
     let hi = 1.0 + spec.clip_ratio_high;
     let lo = 1.0 - spec.clip_ratio_low;
-    let clip_high = (&pos * r.gt(hi)?.to_dtype(DType::F32)?)?;
-    let clip_low = (&neg * r.lt(lo)?.to_dtype(DType::F32)?)?;
-    let (clip_dual, c) = match spec.clip_ratio_c {
-        Some(c) => ((&neg * r.gt(c)?.to_dtype(DType::F32)?)?, c),
-        None => (Tensor::zeros(&shape, DType::F32, logp.device())?, 0.0),
+    let log_ratio = (&logp - &old)?;
+    let Surrogate {
+        pg,
+        clip_high,
+        clip_low,
+    } = match spec.mode {
+        PolicyLossMode::Vanilla => {
+            // ALGO LOGIC: PPO clipped surrogate with clip-higher and optional dual clip.
+            let ratio = log_ratio.clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)?.exp()?;
+            clipped_surrogate(&ratio, &adv, lo, hi, spec.clip_ratio_c)?
+        }
+        PolicyLossMode::Gspo => {
+            // ALGO LOGIC: GSPO: value s_i = exp(mean_t log r_t) in every token of sequence i,
+            // gradient straight through to the token's own log-prob (d r_t / d logp_t = s_i).
+            let tokens = mask.sum_keepdim(1)?.clamp(1f32, f32::MAX)?;
+            let seq_log_ratio = (log_ratio.detach() * &mask)?
+                .sum_keepdim(1)?
+                .div(&tokens)?
+                .clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)?;
+            let seq_ratio = seq_log_ratio.exp()?.broadcast_as(&shape)?;
+            let straight_through = (&logp - logp.detach())?.exp()?;
+            let ratio = (seq_ratio * straight_through)?;
+            clipped_surrogate(&ratio, &adv, lo, hi, None)?
+        }
+        PolicyLossMode::Cispo => {
+            // ALGO LOGIC: CISPO: -sg[clip(r, lo, hi)] * A * logp; clipped tokens keep gradient.
+            let r = log_ratio
+                .detach()
+                .clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)?
+                .exp()?;
+            let weight = r.clamp(lo as f32, hi as f32)?;
+            Surrogate {
+                pg: (weight * &adv)?.neg()?.mul(&logp)?,
+                clip_high: r.gt(hi)?.to_dtype(DType::F32)?,
+                clip_low: r.lt(lo)?.to_dtype(DType::F32)?,
+            }
+        }
     };
-    let clipped = ((&clip_high + &clip_low)? + &clip_dual)?;
-    let free = (1.0 - &clipped)?;
-    let neg_adv = adv.neg()?;
-    // value of the clipped branches: -A times the clip bound, constant in logp
-    let bound = (((&clip_high * hi)? + (&clip_low * lo)?)? + (&clip_dual * c)?)?;
-    let pg = ((&neg_adv * &ratio)?.mul(&free)? + (&neg_adv * &bound)?)?;
     let mut per_token = pg.clone();
 
     let mut kl_sum = 0.0;
@@ -149,7 +219,7 @@ pub fn policy_loss(spec: &LossSpec, x: &LossInputs) -> Result<LossOutput> {
         kl_sum,
         entropy_sum,
         clipped_high: sum(&(clip_high * &mask)?)?,
-        clipped_low: sum(&((clip_low + clip_dual)? * &mask)?)?,
+        clipped_low: sum(&(clip_low * &mask)?)?,
         tokens: sum(&mask)?,
         loss,
     })
@@ -161,7 +231,7 @@ mod tests {
     use candle_core::{Device, Var};
 
     use rlvr_core::kl::{kl, KlEstimator};
-    use rlvr_core::policy_loss::{ppo_clip, ClipConfig};
+    use rlvr_core::policy_loss::{cispo, gspo, ppo_clip, ClipConfig};
 
     #[test]
     fn matches_scalar_formula_value_and_gradient() {
@@ -172,6 +242,7 @@ mod tests {
         let adv = [1.0f32, -1.0];
         let w = [0.1f32, 0.3];
         let spec = LossSpec {
+            mode: PolicyLossMode::Vanilla,
             clip_ratio_low: 0.2,
             clip_ratio_high: 0.28,
             clip_ratio_c: Some(3.0),
@@ -240,12 +311,117 @@ mod tests {
     }
 
     #[test]
+    fn gspo_and_cispo_match_scalar_formulas_value_and_gradient() {
+        let dev = Device::Cpu;
+        // sequence 0: A > 0, mean log-ratio (0 + 0.5 - 0.2 + 0.1)/4 = 0.1 inside the clip;
+        // sequence 1: A < 0, live tokens -0.6, -0.4, 0.3 (mean -0.2333, ratio 0.79 < 0.8: clipped
+        // low under GSPO); its last token is padding and must not enter the mean.
+        let old: Vec<f32> = vec![-1.0, -1.0, -1.0, -1.0, -2.0, -2.0, -0.5, -0.5];
+        let delta = [0.0f32, 0.5, -0.2, 0.1, -0.6, -0.4, 0.3, 5.0];
+        let logp: Vec<f32> = old.iter().zip(delta).map(|(o, d)| o + d).collect();
+        let adv = [1.5f32, -0.7];
+        let w = [0.2f32, 0.3];
+        let live = [true, true, true, true, true, true, true, false];
+        let core_cfg = ClipConfig {
+            clip_ratio_low: 0.2,
+            clip_ratio_high: 0.28,
+            clip_ratio_c: None,
+            log_ratio_clamp: 20.0,
+        };
+        let seq_mean = |seq: usize| {
+            let live_deltas: Vec<f64> = (0..4)
+                .map(|t| seq * 4 + t)
+                .filter(|&i| live[i])
+                .map(|i| logp[i] as f64 - old[i] as f64)
+                .collect();
+            live_deltas.iter().sum::<f64>() / live_deltas.len() as f64
+        };
+        for mode in [PolicyLossMode::Gspo, PolicyLossMode::Cispo] {
+            let spec = LossSpec {
+                mode,
+                clip_ratio_low: 0.2,
+                clip_ratio_high: 0.28,
+                clip_ratio_c: None,
+                kl: None,
+                entropy_coeff: 0.0,
+            };
+            let logp_v =
+                Var::from_tensor(&Tensor::from_vec(logp.clone(), (2, 4), &dev).unwrap()).unwrap();
+            let old_t = Tensor::from_vec(old.clone(), (2, 4), &dev).unwrap();
+            let mask_v: Vec<f32> = live.iter().map(|&l| f32::from(u8::from(l))).collect();
+            let mask = Tensor::from_vec(mask_v, (2, 4), &dev).unwrap();
+            let out = policy_loss(
+                &spec,
+                &LossInputs {
+                    logp: logp_v.as_tensor(),
+                    old_logp: &old_t,
+                    ref_logp: None,
+                    entropy: None,
+                    adv: &Tensor::new(&adv, &dev).unwrap(),
+                    weight: &Tensor::new(&w, &dev).unwrap(),
+                    mask: &mask,
+                },
+            )
+            .unwrap();
+            let g: Vec<f32> = out
+                .loss
+                .backward()
+                .unwrap()
+                .get(logp_v.as_tensor())
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1()
+                .unwrap();
+            let (mut want, mut high, mut low) = (0.0, 0.0, 0.0);
+            for i in 0..8 {
+                let seq = i / 4;
+                let t = match mode {
+                    PolicyLossMode::Gspo => gspo(seq_mean(seq), adv[seq] as f64, &core_cfg),
+                    _ => cispo(logp[i] as f64, old[i] as f64, adv[seq] as f64, &core_cfg),
+                };
+                let m = if live[i] { w[seq] as f64 } else { 0.0 };
+                want += m * t.loss;
+                let dl = m * t.dloss_dlogp;
+                assert!(
+                    (g[i] as f64 - dl).abs() < 1e-5,
+                    "{mode:?} token {i}: grad {} vs {dl}",
+                    g[i]
+                );
+                if live[i] {
+                    high += f64::from(u8::from(t.clipped_high));
+                    low += f64::from(u8::from(t.clipped_low));
+                }
+            }
+            let got = out.loss.to_scalar::<f32>().unwrap() as f64;
+            assert!((got - want).abs() < 1e-5, "{mode:?}: {got} vs {want}");
+            assert_eq!((out.clipped_high, out.clipped_low), (high, low), "{mode:?}");
+            match mode {
+                // sequence 1's three live tokens share the clipped-low sequence ratio: no gradient
+                PolicyLossMode::Gspo => {
+                    assert_eq!((high, low), (0.0, 3.0));
+                    assert!(g[4..7].iter().all(|&x| x == 0.0), "{g:?}");
+                }
+                // tokens 1 (e^0.5) and 6 (e^0.3, A<0: CISPO clips either sign) above 1.28;
+                // tokens 4 (e^-0.6) and 5 (e^-0.4) below 0.8; CISPO keeps their gradient,
+                // scaled by the clipped weight
+                _ => {
+                    assert_eq!((high, low), (2.0, 2.0));
+                    assert!((g[1] as f64 + 0.2 * 1.28 * 1.5).abs() < 1e-5, "{}", g[1]);
+                    assert!((g[4] as f64 - 0.3 * 0.8 * 0.7).abs() < 1e-5, "{}", g[4]);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn on_policy_gradient_is_minus_weighted_advantage() {
         // At ratio 1 the gradient of l wrt logp is -A (no halving at the clip tie).
         let dev = Device::Cpu;
         let lp = Var::from_tensor(&Tensor::new(&[[-1.0f32, -2.0]], &dev).unwrap()).unwrap();
         let old = lp.as_tensor().detach();
         let spec = LossSpec {
+            mode: PolicyLossMode::Vanilla,
             clip_ratio_low: 0.2,
             clip_ratio_high: 0.2,
             clip_ratio_c: None,

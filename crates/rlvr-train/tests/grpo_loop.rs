@@ -136,6 +136,75 @@ fn one_step_does_not_depend_on_micro_batch_size() {
     }
 }
 
+/// GSPO and CISPO are wired into the loop: on-policy (the first mini-batch of a step, ratio 1)
+/// their gradient equals PPO's (`-A` per token for every mode), off-policy (the second epoch,
+/// with clip ranges of 1e-3 so that ratios leave them; inside the range CISPO's gradient is
+/// PPO's) they move the weights differently from PPO, and a micro-batch split does not change
+/// them (second epoch, clip 0.2)
+/// (GSPO's sequence ratio is taken over whole sequences, which micro-batches never cut).
+#[test]
+fn gspo_and_cispo_run_and_do_not_depend_on_micro_batch_size() {
+    let fx = Fixture::new();
+    let run = |mode: &str, micro: usize, epochs: usize, clip: f64| {
+        let cfg = fx.config(&[
+            &format!("algorithm.policy_loss={mode}"),
+            &format!("algorithm.ppo_micro_batch_size={micro}"),
+            &format!("algorithm.ppo_epochs={epochs}"),
+            "trainer.train_batch_size=4",
+            "rollout.num_generations=4",
+            "optim.lr=2e-4",
+            &format!("algorithm.clip_ratio_low={clip}"),
+            &format!("algorithm.clip_ratio_high={clip}"),
+        ]);
+        let mut t = trainer(&fx, &cfg);
+        t.keep_grads = true;
+        let line = t.step().unwrap().line;
+        assert!(!line.skipped, "{mode}: {:?}", line.skip_reason);
+        assert!(line.reward_std > 0.0, "{mode}: rewards must vary");
+        let grads: Vec<Vec<f32>> = t
+            .last_grads
+            .take()
+            .unwrap()
+            .into_iter()
+            .map(|g| g.unwrap().flatten_all().unwrap().to_vec1().unwrap())
+            .collect();
+        (params(&t), grads, line)
+    };
+    let (_, g_ppo, _) = run("vanilla", 16, 1, 0.2);
+    let (p_ppo2, _, _) = run("vanilla", 16, 2, 1e-3);
+    for mode in ["gspo", "cispo"] {
+        let (_, g_on, _) = run(mode, 16, 1, 0.2);
+        let dg = max_rel_diff(&g_ppo, &g_on);
+        assert!(
+            dg < 1e-5,
+            "{mode}: on-policy gradient differs from PPO's by {dg}"
+        );
+        let (tight, _, line) = run(mode, 16, 2, 1e-3);
+        assert!(line.pg_loss.is_finite(), "{mode}: pg_loss {}", line.pg_loss);
+        let clipped = line.pg_clipfrac_low + line.pg_clipfrac_high;
+        assert!(
+            clipped > 0.0,
+            "{mode}: the second epoch must clip some tokens"
+        );
+        let off = max_rel_diff(&p_ppo2, &tight);
+        assert!(
+            off > 1e-6,
+            "{mode}: second epoch identical to PPO's ({off})"
+        );
+        let (whole, g_whole, _) = run(mode, 16, 2, 0.2);
+        let (split, g_split, _) = run(mode, 1, 2, 0.2);
+        assert!(
+            g_whole.iter().flatten().any(|&g| g != 0.0),
+            "{mode}: zero gradient"
+        );
+        let dg = max_rel_diff(&g_whole, &g_split);
+        let dp = max_rel_diff(&whole, &split);
+        eprintln!("{mode}: off-policy vs PPO {off:.1e}; micro 1 vs whole: grads {dg:.1e}, params {dp:.1e}");
+        assert!(dg < 1e-5, "{mode}: micro-batch 1 gradients differ by {dg}");
+        assert!(dp < 1e-5, "{mode}: micro-batch 1 parameters differ by {dp}");
+    }
+}
+
 #[test]
 fn nan_reward_or_loss_never_reaches_the_weights() {
     let fx = Fixture::new();
