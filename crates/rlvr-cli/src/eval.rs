@@ -1,11 +1,13 @@
 //! `rlvr eval`: sampled accuracy (mean@k) and pass@k of a checkpoint on a dataset.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
-use rlvr_train::eval::{evaluate, EvalSpec};
-use rlvr_train::policy::{build_task, Policy, PromptFormat};
+use rlvr_train::eval::{evaluate, EvalResult, EvalSpec};
+use rlvr_train::policy::{build_task, Policy, PromptFormat, Task};
 use rlvr_train::run::{device, dtype, load_dataset};
 use rlvr_train::TrainError;
 
@@ -65,6 +67,10 @@ pub struct Args {
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Write every sample to this JSON-lines file: problem index, id, data_source, sample
+    /// index, gold answer, response, tokens, truncated, correct.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -126,6 +132,11 @@ pub fn run(args: Args) -> Result<()> {
     })
     .map_err(|e: TrainError| wrap(e))?;
     eprintln!();
+    if let Some(path) = &args.out {
+        write_samples(path, &task, &r).map_err(|e| {
+            anyhow::Error::new(e).context(format!("writing --out {}", path.display()))
+        })?;
+    }
     if args.json {
         println!("{}", serde_json::to_string(&r.line(0))?);
     } else {
@@ -142,4 +153,31 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// One JSON line per sample, problem-major, as documented on `--out`.
+fn write_samples(path: &Path, task: &Task, r: &EvalResult) -> std::io::Result<()> {
+    let mut w = BufWriter::new(File::create(path)?);
+    let mut sample_index = 0;
+    for (n, s) in r.samples.iter().enumerate() {
+        if n > 0 && r.samples[n - 1].problem != s.problem {
+            sample_index = 0;
+        }
+        let problem = &task.problems[s.problem];
+        let line = serde_json::json!({
+            "problem": s.problem,
+            "id": problem.id,
+            "data_source": problem.data_source,
+            "sample": sample_index,
+            "answer": problem.answer,
+            "response": s.text,
+            "tokens": s.tokens,
+            "truncated": s.truncated,
+            "correct": s.correct,
+        });
+        serde_json::to_writer(&mut w, &line)?;
+        w.write_all(b"\n")?;
+        sample_index += 1;
+    }
+    w.flush()
 }

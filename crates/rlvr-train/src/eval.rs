@@ -35,9 +35,26 @@ pub struct EvalResult {
     pub pass_at_k: f64,
     /// Correct samples per problem.
     pub correct: Vec<usize>,
+    /// Every sample, problem-major (`k` per problem, in problem order).
+    pub samples: Vec<EvalSample>,
     /// Mean response length in tokens.
     pub response_length_mean: f64,
     pub secs: f64,
+}
+
+/// One sampled response of an evaluation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalSample {
+    /// Index of the problem in the task.
+    pub problem: usize,
+    /// The decoded response.
+    pub text: String,
+    /// Response length in tokens.
+    pub tokens: usize,
+    /// Cut off by the token limit.
+    pub truncated: bool,
+    /// The verifier's verdict.
+    pub correct: bool,
 }
 
 impl EvalResult {
@@ -65,7 +82,7 @@ pub fn evaluate(
 ) -> Result<EvalResult, TrainError> {
     let t = Instant::now();
     let mut correct = Vec::with_capacity(task.len());
-    let mut flags = Vec::new();
+    let mut samples = Vec::with_capacity(task.len() * spec.k);
     let (mut len_sum, mut n_resp) = (0usize, 0usize);
     let idx: Vec<usize> = (0..task.len()).collect();
     for (c, chunk) in idx.chunks(spec.batch_size.max(1)).enumerate() {
@@ -87,9 +104,15 @@ pub fn evaluate(
                 let text = policy.decode(&g.tokens)?;
                 let right = task.verifier.score(&text, &task.problems[i]).correct;
                 ok += usize::from(right);
-                flags.push(right);
                 len_sum += g.tokens.len();
                 n_resp += 1;
+                samples.push(EvalSample {
+                    problem: i,
+                    text,
+                    tokens: g.tokens.len(),
+                    truncated: g.truncated,
+                    correct: right,
+                });
             }
             correct.push(ok);
         }
@@ -109,9 +132,10 @@ pub fn evaluate(
         dataset: task.name.clone(),
         k: spec.k,
         n_problems: n,
-        mean_at_k: mean_at_k(&flags),
+        mean_at_k: mean_at_k(&samples.iter().map(|s| s.correct).collect::<Vec<_>>()),
         pass_at_k: pass,
         correct,
+        samples,
         response_length_mean: len_sum as f64 / n_resp.max(1) as f64,
         secs: t.elapsed().as_secs_f64(),
     })

@@ -588,6 +588,7 @@ fn summarize(
                 mean_at_k: v["mean_at_k"].as_f64().unwrap_or(f64::NAN),
                 pass_at_k: v["pass_at_k"].as_f64().unwrap_or(f64::NAN),
                 correct: Vec::new(),
+                samples: Vec::new(),
                 response_length_mean: f64::NAN,
                 secs: 0.0,
             })
