@@ -141,9 +141,9 @@ pub fn run(args: Args) -> Result<()> {
         println!("{}", serde_json::to_string(&r.line(0))?);
     } else {
         println!(
-            "{}: {} problems, k = {}: mean@{k} = {:.4}, pass@{k} = {:.4} (mean response {:.1} tokens, {:.1}s)",
+            "{}: {}, k = {}: mean@{k} = {:.4}, pass@{k} = {:.4} (mean response {:.1} tokens, {:.1}s)",
             r.dataset,
-            r.n_problems,
+            r.problems_text(),
             r.k,
             r.mean_at_k,
             r.pass_at_k,

@@ -155,8 +155,8 @@ impl Default for DataConfig {
             apply_chat_template: false,
             max_prompt_length: 64,
             shuffle: true,
-            testbed_difficulty: 4,
-            testbed_regime: "length-variation".into(),
+            testbed_difficulty: 3,
+            testbed_regime: "pos-neg-gap".into(),
             testbed_train_size: 20_000,
         }
     }

@@ -31,6 +31,8 @@ pub struct EvalResult {
     pub dataset: String,
     pub k: usize,
     pub n_problems: usize,
+    /// Distinct problem ids among the `n_problems`.
+    pub distinct_problems: usize,
     pub mean_at_k: f64,
     pub pass_at_k: f64,
     /// Correct samples per problem.
@@ -58,6 +60,18 @@ pub struct EvalSample {
 }
 
 impl EvalResult {
+    /// `"400 problems"`, or `"400 problems (101 distinct)"` when some repeat.
+    pub fn problems_text(&self) -> String {
+        if self.distinct_problems > 0 && self.distinct_problems < self.n_problems {
+            format!(
+                "{} problems ({} distinct)",
+                self.n_problems, self.distinct_problems
+            )
+        } else {
+            format!("{} problems", self.n_problems)
+        }
+    }
+
     /// The metrics line at `step`.
     pub fn line(&self, step: usize) -> EvalLine {
         EvalLine {
@@ -66,6 +80,7 @@ impl EvalResult {
             dataset: self.dataset.clone(),
             k: self.k,
             n_problems: self.n_problems,
+            distinct_problems: self.distinct_problems,
             mean_at_k: self.mean_at_k,
             pass_at_k: self.pass_at_k,
         }
@@ -132,6 +147,12 @@ pub fn evaluate(
         dataset: task.name.clone(),
         k: spec.k,
         n_problems: n,
+        distinct_problems: task
+            .problems
+            .iter()
+            .map(|p| p.id.as_str())
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
         mean_at_k: mean_at_k(&samples.iter().map(|s| s.correct).collect::<Vec<_>>()),
         pass_at_k: pass,
         correct,

@@ -64,7 +64,12 @@ pub struct EvalLine {
     pub step: usize,
     pub dataset: String,
     pub k: usize,
+    /// Problems evaluated (the testbed draws held-out problems with replacement, so some
+    /// repeat; see `distinct_problems`).
     pub n_problems: usize,
+    /// Distinct problems among them.
+    #[serde(default)]
+    pub distinct_problems: usize,
     pub mean_at_k: f64,
     pub pass_at_k: f64,
 }

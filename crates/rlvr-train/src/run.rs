@@ -47,6 +47,8 @@ pub struct RunSummary {
     pub steps: usize,
     pub total_steps: usize,
     pub rule: String,
+    /// What it trained on: the testbed's regime and term counts, or the train files.
+    pub task: String,
     /// Evaluations at step 0 and at the last step (one per dataset).
     pub before: Vec<EvalResult>,
     pub after: Vec<EvalResult>,
@@ -281,11 +283,11 @@ fn run_evals(
             .write(&r.line(step))
             .map_err(|e| TrainError::io(writer.path(), e))?;
         ui.println(format!(
-            "eval step {step:>4} {}: mean@{k} = {:.3}, pass@{k} = {:.3} on {} problems ({:.1}s)",
+            "eval step {step:>4} {}: mean@{k} = {:.3}, pass@{k} = {:.3} on {} ({:.1}s)",
             r.dataset,
             r.mean_at_k,
             r.pass_at_k,
-            r.n_problems,
+            r.problems_text(),
             r.secs,
             k = r.k
         ));
@@ -585,6 +587,7 @@ fn summarize(
                 dataset: v["dataset"].as_str().unwrap_or("?").to_string(),
                 k: v["k"].as_u64().unwrap_or(0) as usize,
                 n_problems: v["n_problems"].as_u64().unwrap_or(0) as usize,
+                distinct_problems: v["distinct_problems"].as_u64().unwrap_or(0) as usize,
                 mean_at_k: v["mean_at_k"].as_f64().unwrap_or(f64::NAN),
                 pass_at_k: v["pass_at_k"].as_f64().unwrap_or(f64::NAN),
                 correct: Vec::new(),
@@ -600,6 +603,14 @@ fn summarize(
         steps,
         total_steps: cfg.trainer.total_training_steps,
         rule: cfg.algorithm.loss_agg_mode.to_string(),
+        task: if cfg.is_testbed() {
+            format!(
+                "testbed, regime {}, sums of 2 to {} terms",
+                cfg.data.testbed_regime, cfg.data.testbed_difficulty
+            )
+        } else {
+            cfg.data.train_files.clone()
+        },
         before: eval_at(0),
         after: if steps > 0 {
             eval_at(steps as u64)
@@ -627,6 +638,7 @@ impl RunSummary {
             "\n== rlvr train: {} steps of {} ({} skipped), aggregation `{}` ==\n",
             self.steps, self.total_steps, self.skipped_steps, self.rule
         );
+        s += &format!("task: {}\n", self.task);
         s += &format!("policy: {} parameters\n", self.n_params);
         if let Some(w) = &self.warm_start {
             s += &format!("warm start: {w}\n");
@@ -636,16 +648,16 @@ impl RunSummary {
             match before {
                 Some(b) => {
                     s += &format!(
-                        "held-out accuracy ({}, {} problems, mean@{k} sampled): {:.3} before -> {:.3} after ({:+.3}); pass@{k}: {:.3} -> {:.3}\n",
-                        after.dataset, after.n_problems, b.mean_at_k, after.mean_at_k,
+                        "held-out accuracy ({}, {}, mean@{k} sampled): {:.3} before -> {:.3} after ({:+.3}); pass@{k}: {:.3} -> {:.3}\n",
+                        after.dataset, after.problems_text(), b.mean_at_k, after.mean_at_k,
                         after.mean_at_k - b.mean_at_k, b.pass_at_k, after.pass_at_k, k = after.k
                     );
                 }
                 None => {
                     s += &format!(
-                        "held-out accuracy ({}, {} problems): mean@{k} {:.3}, pass@{k} {:.3}\n",
+                        "held-out accuracy ({}, {}): mean@{k} {:.3}, pass@{k} {:.3}\n",
                         after.dataset,
-                        after.n_problems,
+                        after.problems_text(),
                         after.mean_at_k,
                         after.pass_at_k,
                         k = after.k
