@@ -3,25 +3,12 @@
 //! with the per-sample file, the run must be reproducible from its seed, greedy decoding must
 //! give k identical samples, and bad input must exit 2 naming what is wrong.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn rlvr(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rlvr"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run rlvr")
-}
-
-fn log(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{log, rlvr, TINY_TESTBED};
 
 /// A tiny testbed checkpoint: warm start plus two GRPO steps.
 fn tiny_checkpoint(dir: &Path) -> PathBuf {
@@ -29,24 +16,15 @@ fn tiny_checkpoint(dir: &Path) -> PathBuf {
     let cache = format!("trainer.cache_dir={}", dir.join("cache").display());
     let runs = format!("trainer.runs_dir={}", dir.join("runs").display());
     let mut args = vec!["train", "--config", config.to_str().unwrap()];
-    for kv in [
-        "model.hidden_size=32",
-        "model.num_hidden_layers=1",
-        "model.num_attention_heads=2",
-        "model.intermediate_size=64",
-        "trainer.total_training_steps=2",
-        "trainer.train_batch_size=4",
-        "algorithm.ppo_mini_batch_size=4",
+    for kv in TINY_TESTBED.into_iter().chain([
         "trainer.warm_start_steps=40",
         "trainer.run_name=tiny",
-        "rollout.num_generations=4",
-        "rollout.max_response_length=48",
         "eval.n_problems=4",
         "eval.k=2",
         "logging.progress=false",
         cache.as_str(),
         runs.as_str(),
-    ] {
+    ]) {
         args.extend(["--set", kv]);
     }
     let o = rlvr(&args, dir);

@@ -1,16 +1,11 @@
 //! Smoke test of the comparison pipeline: a 2-rule x 1-seed sweep of a few GRPO steps on a
 //! tiny testbed model, resumed (finished runs are skipped), then reported on.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn rlvr(args: &[&str], cwd: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_rlvr"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run rlvr")
-}
+use std::path::Path;
+
+use common::{log, rlvr, TINY_TESTBED};
 
 #[test]
 fn two_rule_sweep_runs_resumes_and_reports() {
@@ -20,22 +15,16 @@ fn two_rule_sweep_runs_resumes_and_reports() {
     let out = tmp.path().join("sweep");
     let out_s = out.to_str().unwrap();
     let config_s = config.to_str().unwrap();
-    let tiny = [
-        "model.hidden_size=32",
-        "model.num_hidden_layers=1",
-        "model.num_attention_heads=2",
-        "model.intermediate_size=64",
-        "trainer.total_training_steps=2",
-        "trainer.train_batch_size=4",
-        "algorithm.ppo_mini_batch_size=4",
-        "trainer.warm_start_steps=5",
-        "trainer.save_freq=1",
-        "rollout.num_generations=4",
-        "rollout.max_response_length=48",
-        "eval.n_problems=8",
-        "eval.k=2",
-        "eval.test_freq=1",
-    ];
+    let tiny: Vec<&str> = TINY_TESTBED
+        .into_iter()
+        .chain([
+            "trainer.warm_start_steps=5",
+            "trainer.save_freq=1",
+            "eval.n_problems=8",
+            "eval.k=2",
+            "eval.test_freq=1",
+        ])
+        .collect();
     let cache = format!("trainer.cache_dir={}", tmp.path().join("cache").display());
     let mut args = vec![
         "sweep",
@@ -52,13 +41,6 @@ fn two_rule_sweep_runs_resumes_and_reports() {
         args.extend(["--set", t]);
     }
     let first = rlvr(&args, tmp.path());
-    let log = |o: &std::process::Output| {
-        format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    };
     assert!(first.status.success(), "sweep failed:\n{}", log(&first));
     for cell in ["token-mean-s1", "balanced-s1"] {
         let dir = out.join(cell);

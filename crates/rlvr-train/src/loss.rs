@@ -233,9 +233,47 @@ mod tests {
     use rlvr_core::kl::{kl, KlEstimator};
     use rlvr_core::policy_loss::{cispo, gspo, ppo_clip, ClipConfig};
 
+    /// `policy_loss` on two sequences of four tokens (no KL, no entropy) and the gradient of
+    /// its loss with respect to `logp`, flattened.
+    fn loss_and_grad(
+        spec: &LossSpec,
+        logp: &[f32],
+        old: &[f32],
+        adv: [f32; 2],
+        w: [f32; 2],
+        mask: &[f32],
+    ) -> (LossOutput, Vec<f32>) {
+        let dev = Device::Cpu;
+        let t = |v: &[f32]| Tensor::from_vec(v.to_vec(), (2, 4), &dev).unwrap();
+        let logp_v = Var::from_tensor(&t(logp)).unwrap();
+        let out = policy_loss(
+            spec,
+            &LossInputs {
+                logp: logp_v.as_tensor(),
+                old_logp: &t(old),
+                ref_logp: None,
+                entropy: None,
+                adv: &Tensor::new(&adv, &dev).unwrap(),
+                weight: &Tensor::new(&w, &dev).unwrap(),
+                mask: &t(mask),
+            },
+        )
+        .unwrap();
+        let g = out
+            .loss
+            .backward()
+            .unwrap()
+            .get(logp_v.as_tensor())
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap();
+        (out, g)
+    }
+
     #[test]
     fn matches_scalar_formula_value_and_gradient() {
-        let dev = Device::Cpu;
         let old: Vec<f32> = vec![-1.0, -1.0, -1.0, -1.0, -2.0, -2.0, -0.5, -0.5];
         let delta = [0.0f32, 0.5, -0.5, 0.1, 1.5, -0.4, 0.3, 0.0];
         let logp: Vec<f32> = old.iter().zip(delta).map(|(o, d)| o + d).collect();
@@ -249,33 +287,8 @@ mod tests {
             kl: None,
             entropy_coeff: 0.0,
         };
-        let logp_v =
-            Var::from_tensor(&Tensor::from_vec(logp.clone(), (2, 4), &dev).unwrap()).unwrap();
-        let old_t = Tensor::from_vec(old.clone(), (2, 4), &dev).unwrap();
-        let mask = Tensor::from_vec(vec![1f32, 1., 1., 1., 1., 1., 1., 0.], (2, 4), &dev).unwrap();
-        let adv_t = Tensor::new(&adv, &dev).unwrap();
-        let w_t = Tensor::new(&w, &dev).unwrap();
-        let out = policy_loss(
-            &spec,
-            &LossInputs {
-                logp: logp_v.as_tensor(),
-                old_logp: &old_t,
-                ref_logp: None,
-                entropy: None,
-                adv: &adv_t,
-                weight: &w_t,
-                mask: &mask,
-            },
-        )
-        .unwrap();
-        let grads = out.loss.backward().unwrap();
-        let g: Vec<f32> = grads
-            .get(logp_v.as_tensor())
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1()
-            .unwrap();
+        let mask = [1f32, 1., 1., 1., 1., 1., 1., 0.];
+        let (out, g) = loss_and_grad(&spec, &logp, &old, adv, w, &mask);
         let core_cfg = ClipConfig {
             clip_ratio_low: 0.2,
             clip_ratio_high: 0.28,
@@ -312,7 +325,6 @@ mod tests {
 
     #[test]
     fn gspo_and_cispo_match_scalar_formulas_value_and_gradient() {
-        let dev = Device::Cpu;
         // sequence 0: A > 0, mean log-ratio (0 + 0.5 - 0.2 + 0.1)/4 = 0.1 inside the clip;
         // sequence 1: A < 0, live tokens -0.6, -0.4, 0.3 (mean -0.2333, ratio 0.79 < 0.8: clipped
         // low under GSPO); its last token is padding and must not enter the mean.
@@ -345,34 +357,8 @@ mod tests {
                 kl: None,
                 entropy_coeff: 0.0,
             };
-            let logp_v =
-                Var::from_tensor(&Tensor::from_vec(logp.clone(), (2, 4), &dev).unwrap()).unwrap();
-            let old_t = Tensor::from_vec(old.clone(), (2, 4), &dev).unwrap();
-            let mask_v: Vec<f32> = live.iter().map(|&l| f32::from(u8::from(l))).collect();
-            let mask = Tensor::from_vec(mask_v, (2, 4), &dev).unwrap();
-            let out = policy_loss(
-                &spec,
-                &LossInputs {
-                    logp: logp_v.as_tensor(),
-                    old_logp: &old_t,
-                    ref_logp: None,
-                    entropy: None,
-                    adv: &Tensor::new(&adv, &dev).unwrap(),
-                    weight: &Tensor::new(&w, &dev).unwrap(),
-                    mask: &mask,
-                },
-            )
-            .unwrap();
-            let g: Vec<f32> = out
-                .loss
-                .backward()
-                .unwrap()
-                .get(logp_v.as_tensor())
-                .unwrap()
-                .flatten_all()
-                .unwrap()
-                .to_vec1()
-                .unwrap();
+            let mask: Vec<f32> = live.iter().map(|&l| f32::from(u8::from(l))).collect();
+            let (out, g) = loss_and_grad(&spec, &logp, &old, adv, w, &mask);
             let (mut want, mut high, mut low) = (0.0, 0.0, 0.0);
             for i in 0..8 {
                 let seq = i / 4;

@@ -46,6 +46,16 @@ fn params(t: &Trainer) -> Vec<Vec<f32>> {
 
 /// `||a - b|| / ||a||` over all tensors together (L2), the relative difference of two
 /// parameter (or gradient) vectors.
+/// The gradient of the last optimizer step (needs `keep_grads`), flattened per parameter.
+fn take_grads(t: &mut Trainer) -> Vec<Vec<f32>> {
+    t.last_grads
+        .take()
+        .expect("keep_grads was set")
+        .into_iter()
+        .map(|g| g.unwrap().flatten_all().unwrap().to_vec1().unwrap())
+        .collect()
+}
+
 fn max_rel_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f64 {
     let (mut d, mut n) = (0f64, 0f64);
     for (x, y) in a.iter().zip(b) {
@@ -103,13 +113,7 @@ fn one_step_does_not_depend_on_micro_batch_size() {
                 "{rule}: rewards must vary for this test"
             );
             assert_eq!(t.optimizer.t, 1, "{rule}: exactly one optimizer step");
-            let grads: Vec<Vec<f32>> = t
-                .last_grads
-                .take()
-                .unwrap()
-                .into_iter()
-                .map(|g| g.unwrap().flatten_all().unwrap().to_vec1().unwrap())
-                .collect();
+            let grads = take_grads(&mut t);
             (before, params(&t), grads)
         };
         let (before, whole, g_whole) = run(16);
@@ -161,13 +165,7 @@ fn gspo_and_cispo_run_and_do_not_depend_on_micro_batch_size() {
         let line = t.step().unwrap().line;
         assert!(!line.skipped, "{mode}: {:?}", line.skip_reason);
         assert!(line.reward_std > 0.0, "{mode}: rewards must vary");
-        let grads: Vec<Vec<f32>> = t
-            .last_grads
-            .take()
-            .unwrap()
-            .into_iter()
-            .map(|g| g.unwrap().flatten_all().unwrap().to_vec1().unwrap())
-            .collect();
+        let grads = take_grads(&mut t);
         (params(&t), grads, line)
     };
     let (_, g_ppo, _) = run("vanilla", 16, 1, 0.2);
