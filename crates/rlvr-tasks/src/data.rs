@@ -20,7 +20,7 @@
 //! By extension: `.jsonl`/`.ndjson` (one object per line, blank lines skipped), `.json` (an
 //! array of objects), `.parquet` (read with parquet's record API, so nested verl columns
 //! `prompt: list<struct<content, role>>`, `reward_model: struct<ground_truth, style>` map to
-//! JSON-like values; snappy-compressed or uncompressed files).
+//! JSON-like values; uncompressed, snappy, zstd, gzip or lz4 files; brotli is not built in).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -831,6 +831,77 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    /// Writes `rows` of (problem, answer) as a parquet file with `codec`.
+    fn write_parquet(path: &Path, rows: &[(&str, &str)], codec: parquet::basic::Compression) {
+        use parquet::data_type::{ByteArray, ByteArrayType};
+        use parquet::file::properties::WriterProperties;
+        use parquet::file::writer::SerializedFileWriter;
+        use parquet::schema::parser::parse_message_type;
+        use std::sync::Arc;
+        let schema = Arc::new(
+            parse_message_type(
+                "message m { required binary problem (UTF8); required binary answer (UTF8); }",
+            )
+            .unwrap(),
+        );
+        let props = Arc::new(WriterProperties::builder().set_compression(codec).build());
+        let mut w = SerializedFileWriter::new(File::create(path).unwrap(), schema, props).unwrap();
+        let mut group = w.next_row_group().unwrap();
+        let mut column = 0;
+        while let Some(mut col) = group.next_column().unwrap() {
+            let values: Vec<ByteArray> = rows
+                .iter()
+                .map(|r| ByteArray::from(if column == 0 { r.0 } else { r.1 }))
+                .collect();
+            col.typed::<ByteArrayType>()
+                .write_batch(&values, None, None)
+                .unwrap();
+            col.close().unwrap();
+            column += 1;
+        }
+        group.close().unwrap();
+        w.close().unwrap();
+    }
+
+    /// Parquet files as pandas/pyarrow (snappy), polars (zstd) and others (gzip, lz4) write
+    /// them load to the same problems as an uncompressed one.
+    #[test]
+    fn parquet_codecs_round_trip() {
+        use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+        let dir = tempfile::tempdir().unwrap();
+        let rows = [
+            ("What is $1+1$?", "2"),
+            ("Compute $\\frac{1}{2}+\\frac{1}{3}$.", "\\frac{5}{6}"),
+            ("An empty-ish one: 0", "0"),
+        ];
+        let codecs = [
+            ("none", Compression::UNCOMPRESSED),
+            ("snappy", Compression::SNAPPY),
+            ("zstd", Compression::ZSTD(ZstdLevel::default())),
+            ("gzip", Compression::GZIP(GzipLevel::default())),
+            ("lz4", Compression::LZ4_RAW),
+        ];
+        for (name, codec) in codecs {
+            let p = dir.path().join(format!("{name}.parquet"));
+            write_parquet(&p, &rows, codec);
+            let ds = load_file(&p, &FieldMap::problem_answer()).unwrap();
+            let got: Vec<(String, String)> = ds
+                .problems
+                .iter()
+                .map(|q| match &q.prompt {
+                    Prompt::Text(t) => (t.clone(), q.answer.clone()),
+                    other => panic!("{name}: {other:?}"),
+                })
+                .collect();
+            let want: Vec<(String, String)> = rows
+                .iter()
+                .map(|(q, a)| (q.to_string(), a.to_string()))
+                .collect();
+            assert_eq!(got, want, "{name}");
+            assert_eq!(ds.problems[2].id, format!("{name}-2"), "{name}");
+        }
     }
 
     #[test]
