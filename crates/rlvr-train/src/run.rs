@@ -79,19 +79,35 @@ pub fn resolve_config(opts: &TrainOptions) -> Result<TrainConfig, TrainError> {
 }
 
 /// The device named by `model.device`.
+///
+/// A CUDA device needs a build with the `cuda` feature (`cargo build --release --features
+/// cuda`, with the CUDA toolkit installed); without it the error says so.
 pub fn device(name: &str) -> Result<Device, TrainError> {
-    match name {
-        "cpu" => Ok(Device::Cpu),
-        "cuda" => Ok(Device::new_cuda(0)?),
+    let ordinal = match name {
+        "cpu" => return Ok(Device::Cpu),
+        "cuda" => 0,
         other => match other.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
-            Some(n) => Ok(Device::new_cuda(n)?),
-            None => Err(crate::ConfigError::Invalid {
-                key: "model.device".into(),
-                message: format!("`{other}`: expected cpu, cuda or cuda:N"),
+            Some(n) => n,
+            None => {
+                return Err(crate::ConfigError::Invalid {
+                    key: "model.device".into(),
+                    message: format!("`{other}`: expected cpu, cuda or cuda:N"),
+                }
+                .into())
             }
-            .into()),
         },
+    };
+    if !candle_core::utils::cuda_is_available() {
+        return Err(crate::ConfigError::Invalid {
+            key: "model.device".into(),
+            message: format!(
+                "`{name}`: this rlvr was built without CUDA; rebuild it with \
+                 `cargo build --release --features cuda` (needs the CUDA toolkit), or use cpu"
+            ),
+        }
+        .into());
     }
+    Ok(Device::new_cuda(ordinal)?)
 }
 
 /// The dtype named by `model.dtype` (validated by the config).
@@ -783,4 +799,28 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     }
     w(out, "dry run: ok".to_string())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_names_and_errors() {
+        assert!(matches!(device("cpu"), Ok(Device::Cpu)));
+        let err = device("tpu").unwrap_err();
+        assert!(err.is_user_input());
+        let msg = err.to_string();
+        assert!(msg.contains("model.device") && msg.contains("tpu"), "{msg}");
+        #[cfg(not(feature = "cuda"))]
+        for name in ["cuda", "cuda:1"] {
+            let err = device(name).unwrap_err();
+            assert!(err.is_user_input());
+            let msg = err.to_string();
+            assert!(
+                msg.contains("--features cuda") && msg.contains(name),
+                "{msg}"
+            );
+        }
+    }
 }
