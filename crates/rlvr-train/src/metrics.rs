@@ -10,7 +10,8 @@
 //!   `rollout_tokens_per_s`, `train_tokens_per_s`, `time_rollout_s`, `time_reward_s`,
 //!   `time_train_s`, `skipped` and, when skipped, `skip_reason`. Also `groups_kept`,
 //!   `gen_batches` (dynamic sampling) and `wall_s` (seconds since the run started).
-//! - `"eval"`: `step`, `dataset`, `k`, `n_problems`, `mean_at_k`, `pass_at_k`.
+//! - `"eval"`: `step`, `dataset`, `k`, `n_problems`, `distinct_problems`, `mean_at_k`,
+//!   `pass_at_k`.
 //!
 //! Non-finite numbers are written as `null` (JSON has no NaN).
 //! `rlvr report` (issue 5) reads these lines; keep the names stable.

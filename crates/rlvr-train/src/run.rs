@@ -55,10 +55,53 @@ pub struct RunSummary {
     /// Reward mean per step (NaN for skipped steps).
     pub rewards: Vec<f64>,
     pub skipped_steps: usize,
+    /// The bias diagnostics of the live batches, averaged over steps.
+    pub live_bias: Option<LiveBias>,
     pub times: PhaseTimes,
     pub wall_s: f64,
     pub warm_start: Option<String>,
     pub n_params: usize,
+}
+
+/// DESIGN.md §3 diagnostics of a run's batches, each the mean over the steps that have it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveBias {
+    /// Response length coefficient of variation.
+    pub length_cv: f64,
+    /// Within-group `L+ - L-` in tokens (None when no step had a group with both signs).
+    pub pos_neg_gap: Option<f64>,
+    /// Per rule: share of the advantage-weighted token mass on positive responses.
+    pub positive_share: Vec<(String, f64)>,
+}
+
+impl LiveBias {
+    /// From the `"train"` lines of `metrics.jsonl` (skipped steps and nulls left out).
+    pub fn from_lines(train: &[&serde_json::Value]) -> Option<Self> {
+        let live: Vec<&serde_json::Value> = train
+            .iter()
+            .copied()
+            .filter(|v| v["skipped"] != true)
+            .collect();
+        let mean = |get: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+            let xs: Vec<f64> = live.iter().filter_map(|v| get(v)).collect();
+            (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+        };
+        let length_cv = mean(&|v| v["response_length_cv"].as_f64())?;
+        let rules: Vec<String> = live
+            .first()
+            .and_then(|v| v["positive_share"].as_object())
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        let positive_share = rules
+            .into_iter()
+            .filter_map(|r| Some((r.clone(), mean(&|v| v["positive_share"][&r].as_f64())?)))
+            .collect();
+        Some(Self {
+            length_cv,
+            pos_neg_gap: mean(&|v| v["pos_neg_gap"].as_f64()),
+            positive_share,
+        })
+    }
 }
 
 /// Reads the config: the file (or the default) with overrides, or a run's saved config.
@@ -638,6 +681,7 @@ fn summarize(
             .map(|v| v["reward_mean"].as_f64().unwrap_or(f64::NAN))
             .collect(),
         skipped_steps: train.iter().filter(|v| v["skipped"] == true).count(),
+        live_bias: LiveBias::from_lines(&train),
         times,
         wall_s,
         warm_start,
@@ -690,6 +734,32 @@ impl RunSummary {
                 r[0],
                 last.len(),
                 crate::warm_start::mean(last)
+            );
+        }
+        if let Some(b) = &self.live_bias {
+            let gap = b
+                .pos_neg_gap
+                .map_or("n/a".to_string(), |g| format!("{g:+.1} tokens"));
+            let mut rules = vec!["token-mean", "seq-mean-token-mean", "balanced"];
+            if !rules.contains(&self.rule.as_str()) {
+                rules.push(&self.rule);
+            }
+            let shares: Vec<String> = rules
+                .iter()
+                .filter_map(|r| {
+                    let (_, v) = b.positive_share.iter().find(|(n, _)| n == r)?;
+                    let this = if *r == self.rule { " (this run)" } else { "" };
+                    Some(format!("{r} {v:.3}{this}"))
+                })
+                .collect();
+            let shares = if shares.is_empty() {
+                "n/a (no step had both right and wrong responses)".to_string()
+            } else {
+                shares.join(", ")
+            };
+            s += &format!(
+                "live batches (mean over steps): length CV {:.2}, L+ - L- {gap}; gradient share on correct responses: {shares}\n",
+                b.length_cv,
             );
         }
         s += &format!(
@@ -804,6 +874,29 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_bias_averages_the_live_steps() {
+        let lines: Vec<serde_json::Value> = [
+            r#"{"kind":"train","skipped":false,"response_length_cv":0.4,"pos_neg_gap":-2.0,
+               "positive_share":{"balanced":0.5,"token-mean":0.44}}"#,
+            r#"{"kind":"train","skipped":false,"response_length_cv":0.2,"pos_neg_gap":null,
+               "positive_share":{"balanced":0.5,"token-mean":0.48}}"#,
+            r#"{"kind":"train","skipped":true,"response_length_cv":9.0,"pos_neg_gap":9.0,
+               "positive_share":{"balanced":0.0,"token-mean":0.0}}"#,
+        ]
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+        let refs: Vec<&serde_json::Value> = lines.iter().collect();
+        let b = LiveBias::from_lines(&refs).unwrap();
+        assert!((b.length_cv - 0.3).abs() < 1e-12);
+        assert_eq!(b.pos_neg_gap, Some(-2.0));
+        let share = |r: &str| b.positive_share.iter().find(|(n, _)| n == r).unwrap().1;
+        assert!((share("token-mean") - 0.46).abs() < 1e-12);
+        assert_eq!(share("balanced"), 0.5);
+        assert_eq!(LiveBias::from_lines(&refs[2..]), None);
+    }
 
     #[test]
     fn device_names_and_errors() {
