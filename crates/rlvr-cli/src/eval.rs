@@ -155,20 +155,17 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// One JSON line per sample, problem-major, as documented on `--out`.
+/// One JSON line per sample, as documented on `--out`. `r.samples` is problem-major with
+/// `r.k` samples per problem, so the sample's index within its problem is `n % k`.
 fn write_samples(path: &Path, task: &Task, r: &EvalResult) -> std::io::Result<()> {
     let mut w = BufWriter::new(File::create(path)?);
-    let mut sample_index = 0;
     for (n, s) in r.samples.iter().enumerate() {
-        if n > 0 && r.samples[n - 1].problem != s.problem {
-            sample_index = 0;
-        }
         let problem = &task.problems[s.problem];
         let line = serde_json::json!({
             "problem": s.problem,
             "id": problem.id,
             "data_source": problem.data_source,
-            "sample": sample_index,
+            "sample": n % r.k,
             "answer": problem.answer,
             "response": s.text,
             "tokens": s.tokens,
@@ -177,7 +174,6 @@ fn write_samples(path: &Path, task: &Task, r: &EvalResult) -> std::io::Result<()
         });
         serde_json::to_writer(&mut w, &line)?;
         w.write_all(b"\n")?;
-        sample_index += 1;
     }
     w.flush()
 }

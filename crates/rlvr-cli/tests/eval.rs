@@ -163,18 +163,14 @@ fn eval_reads_a_users_jsonl_and_rejects_bad_input() {
         "mine-out.jsonl",
     );
     assert_eq!(e.summary["n_problems"], 2);
-    let ids: Vec<&str> = e
-        .samples
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["p1", "p1", "p2", "p2"]);
-    let answers: Vec<&str> = e
-        .samples
-        .iter()
-        .map(|s| s["answer"].as_str().unwrap())
-        .collect();
-    assert_eq!(answers, ["5", "5", "8", "8"]);
+    let field = |name: &str| -> Vec<String> {
+        e.samples
+            .iter()
+            .map(|s| s[name].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(field("id"), ["p1", "p1", "p2", "p2"]);
+    assert_eq!(field("answer"), ["5", "5", "8", "8"]);
 
     let model = ckpt.to_str().unwrap();
     let data_s = data.to_str().unwrap();

@@ -272,6 +272,41 @@ mod tests {
         (out, g)
     }
 
+    /// Checks `out` and its gradient `g` against rlvr-core's per-token terms `core(i)` for the
+    /// eight tokens of [`loss_and_grad`] (weight `w[i / 4]` where `mask[i] = 1`): each
+    /// gradient entry, the loss and the clip counts (dual clips count as low). Returns the
+    /// counted (clipped high, clipped low) tokens.
+    fn assert_matches_core(
+        label: &str,
+        out: &LossOutput,
+        g: &[f32],
+        w: [f32; 2],
+        mask: &[f32],
+        core: impl Fn(usize) -> rlvr_core::policy_loss::TokenLoss,
+    ) -> (f64, f64) {
+        let (mut want, mut high, mut low) = (0.0, 0.0, 0.0);
+        for i in 0..8 {
+            let t = core(i);
+            let m = f64::from(w[i / 4] * mask[i]);
+            want += m * t.loss;
+            let dl = m * t.dloss_dlogp;
+            assert!(
+                (g[i] as f64 - dl).abs() < 1e-5,
+                "{label} token {i}: grad {} vs {dl}",
+                g[i]
+            );
+            if mask[i] > 0.0 {
+                high += f64::from(u8::from(t.clipped_high));
+                low += f64::from(u8::from(t.clipped_low || t.dual_clipped));
+            }
+        }
+        let got = out.loss.to_scalar::<f32>().unwrap() as f64;
+        assert!((got - want).abs() < 1e-5, "{label}: {got} vs {want}");
+        assert!((out.pg_loss - want).abs() < 1e-5, "{label}: pg_loss");
+        assert_eq!((out.clipped_high, out.clipped_low), (high, low), "{label}");
+        (high, low)
+    }
+
     #[test]
     fn matches_scalar_formula_value_and_gradient() {
         let old: Vec<f32> = vec![-1.0, -1.0, -1.0, -1.0, -2.0, -2.0, -0.5, -0.5];
@@ -295,27 +330,9 @@ mod tests {
             clip_ratio_c: Some(3.0),
             log_ratio_clamp: 20.0,
         };
-        let (mut want, mut high, mut low) = (0.0, 0.0, 0.0);
-        for i in 0..8 {
-            let (seq, live) = (i / 4, i != 7);
-            let t = ppo_clip(logp[i] as f64, old[i] as f64, adv[seq] as f64, &core_cfg);
-            let m = if live { w[seq] as f64 } else { 0.0 };
-            want += m * t.loss;
-            let dl = m * t.dloss_dlogp;
-            assert!(
-                (g[i] as f64 - dl).abs() < 1e-5,
-                "token {i}: grad {} vs {dl}",
-                g[i]
-            );
-            if live {
-                high += f64::from(u8::from(t.clipped_high));
-                low += f64::from(u8::from(t.clipped_low || t.dual_clipped));
-            }
-        }
-        assert_eq!((out.clipped_high, out.clipped_low), (high, low));
-        let got = out.loss.to_scalar::<f32>().unwrap() as f64;
-        assert!((got - want).abs() < 1e-5, "{got} vs {want}");
-        assert!((out.pg_loss - want).abs() < 1e-5);
+        assert_matches_core("ppo", &out, &g, w, &mask, |i| {
+            ppo_clip(logp[i] as f64, old[i] as f64, adv[i / 4] as f64, &core_cfg)
+        });
         assert_eq!(out.tokens, 7.0);
         // token 4 (A<0, ratio e^1.5 > 3) hits the dual clip; token 1 (A>0, e^0.5) clips high;
         // token 5 (A<0, e^-0.4 < 0.8) clips low.
@@ -359,29 +376,13 @@ mod tests {
             };
             let mask: Vec<f32> = live.iter().map(|&l| f32::from(u8::from(l))).collect();
             let (out, g) = loss_and_grad(&spec, &logp, &old, adv, w, &mask);
-            let (mut want, mut high, mut low) = (0.0, 0.0, 0.0);
-            for i in 0..8 {
+            let (high, low) = assert_matches_core(&format!("{mode:?}"), &out, &g, w, &mask, |i| {
                 let seq = i / 4;
-                let t = match mode {
+                match mode {
                     PolicyLossMode::Gspo => gspo(seq_mean(seq), adv[seq] as f64, &core_cfg),
                     _ => cispo(logp[i] as f64, old[i] as f64, adv[seq] as f64, &core_cfg),
-                };
-                let m = if live[i] { w[seq] as f64 } else { 0.0 };
-                want += m * t.loss;
-                let dl = m * t.dloss_dlogp;
-                assert!(
-                    (g[i] as f64 - dl).abs() < 1e-5,
-                    "{mode:?} token {i}: grad {} vs {dl}",
-                    g[i]
-                );
-                if live[i] {
-                    high += f64::from(u8::from(t.clipped_high));
-                    low += f64::from(u8::from(t.clipped_low));
                 }
-            }
-            let got = out.loss.to_scalar::<f32>().unwrap() as f64;
-            assert!((got - want).abs() < 1e-5, "{mode:?}: {got} vs {want}");
-            assert_eq!((out.clipped_high, out.clipped_low), (high, low), "{mode:?}");
+            });
             match mode {
                 // sequence 1's three live tokens share the clipped-low sequence ratio: no gradient
                 PolicyLossMode::Gspo => {
