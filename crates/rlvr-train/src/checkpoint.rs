@@ -1,6 +1,9 @@
 //! Checkpoints: `runs/<name>/checkpoint/` holds the model in Hugging Face layout
-//! (config.json, model.safetensors, tokenizer.json), `optimizer.safetensors` (AdamW moments,
-//! exact f32) and `state.json` (step, optimizer step count, data order, seeds).
+//! (config.json, model.safetensors, tokenizer.json) in the dtype the user asked for
+//! (`model.dtype`), `optimizer.safetensors` (AdamW moments and, for a bf16/f16 model, the f32
+//! master weights, all exact f32) and `state.json` (step, optimizer step count, data order,
+//! seeds). A resumed bf16 run continues from the master weights, not from the rounded model
+//! files, so it stays bit-identical to an uninterrupted one.
 //!
 //! Written atomically: everything goes to `checkpoint.tmp/`, which is then renamed over the old
 //! checkpoint (the old one is first moved to `checkpoint.old/` and removed afterwards; a reader

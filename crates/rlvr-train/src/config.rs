@@ -93,6 +93,9 @@ pub struct ModelConfig {
     pub dtype: String,
     /// `cpu`, or `cuda` / `cuda:N` (needs a build with candle's CUDA support).
     pub device: String,
+    /// Memory of one device in GiB: `--dry-run` says whether the memory plan fits it
+    /// (`memory_plan.rs`). 0 = not given (the plan is printed without a verdict).
+    pub device_memory_gib: f64,
     /// Testbed model only: hidden size.
     pub hidden_size: usize,
     /// Testbed model only: number of transformer layers.
@@ -111,6 +114,7 @@ impl Default for ModelConfig {
             path: "testbed".into(),
             dtype: "f32".into(),
             device: "cpu".into(),
+            device_memory_gib: 0.0,
             hidden_size: 128,
             num_hidden_layers: 4,
             num_attention_heads: 4,
@@ -235,8 +239,18 @@ pub struct AlgorithmConfig {
     /// one optimizer step whose aggregation weights span all its responses.
     pub ppo_mini_batch_size: usize,
     /// Sequences per forward/backward pass (verl `ppo_micro_batch_size_per_gpu`); memory only,
-    /// the gradient does not depend on it.
+    /// the gradient does not depend on it. Unused with `use_dynamic_bsz`.
     pub ppo_micro_batch_size: usize,
+    /// Cut micro-batches by a token budget instead of a sequence count (verl
+    /// `use_dynamic_bsz`): sequences are taken longest first and a micro-batch holds at most
+    /// `ppo_max_token_len_per_gpu` padded tokens (`sequences x longest prompt+response`; one
+    /// longer sequence gets a micro-batch of its own). Applies to the update and to the
+    /// no-gradient passes (old and reference log-probs). Memory only: the gradient does not
+    /// change (`rlvr_core::split::by_padded_tokens`).
+    pub use_dynamic_bsz: bool,
+    /// With `use_dynamic_bsz`: padded tokens per micro-batch (verl
+    /// `ppo_max_token_len_per_gpu`). Also the token budget of the `--dry-run` memory plan.
+    pub ppo_max_token_len_per_gpu: usize,
     /// Dynamic sampling (DAPO `filter_groups`): drop groups whose rewards are all equal and
     /// sample more prompts until the batch is full.
     pub filter_groups: bool,
@@ -269,6 +283,8 @@ impl Default for AlgorithmConfig {
             ppo_epochs: 1,
             ppo_mini_batch_size: 16,
             ppo_micro_batch_size: 128,
+            use_dynamic_bsz: false,
+            ppo_max_token_len_per_gpu: 16384,
             filter_groups: false,
             max_num_gen_batches: 3,
             mask_truncated: false,
@@ -580,6 +596,12 @@ impl TrainConfig {
                 "must be at least 1".into(),
             );
         }
+        if a.ppo_max_token_len_per_gpu < 1 {
+            return bad(
+                "algorithm.ppo_max_token_len_per_gpu",
+                "must be at least 1".into(),
+            );
+        }
         if a.ppo_epochs < 1 {
             return bad("algorithm.ppo_epochs", "must be at least 1".into());
         }
@@ -623,6 +645,9 @@ impl TrainConfig {
         }
         if e.batch_size < 1 {
             return bad("eval.batch_size", "must be at least 1".into());
+        }
+        if !(self.model.device_memory_gib >= 0.0 && self.model.device_memory_gib.is_finite()) {
+            return bad("model.device_memory_gib", "must be a number >= 0".into());
         }
         match self.model.dtype.as_str() {
             "f32" | "bf16" | "f16" => {}

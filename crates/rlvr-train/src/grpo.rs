@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use candle_core::{DType, Tensor};
 use rlvr_core::{
-    advantage, aggregation, diagnostics, AdvantageConfig, AggRule, Sequence, StdScope,
+    advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
 use rlvr_model::{generate, Generation, Qwen, SamplingParams};
 
@@ -395,8 +395,10 @@ impl Trainer {
         model: &Qwen,
         batch: &TrainBatch,
     ) -> Result<Vec<Vec<f32>>, TrainError> {
-        let mut out = Vec::with_capacity(batch.seqs.len());
-        for micro in batch.seqs.chunks(self.cfg.algorithm.ppo_micro_batch_size) {
+        let all: Vec<usize> = (0..batch.seqs.len()).collect();
+        let mut out = vec![Vec::new(); batch.seqs.len()];
+        for micro_idx in self.micro_batches(batch, &all)? {
+            let micro: Vec<&TrainSeq> = micro_idx.iter().map(|&i| &batch.seqs[i]).collect();
             let pairs: Vec<(Vec<u32>, Vec<u32>)> = micro
                 .iter()
                 .map(|s| (s.prompt.clone(), s.response.clone()))
@@ -411,11 +413,33 @@ impl Trainer {
             } else {
                 lp.to_vec2()?
             };
-            for (s, row) in micro.iter().zip(rows) {
-                out.push(row[..s.response.len()].to_vec());
+            for ((s, row), &i) in micro.iter().zip(rows).zip(&micro_idx) {
+                out[i] = row[..s.response.len()].to_vec();
             }
         }
         Ok(out)
+    }
+
+    /// The micro-batches of the sequences `idx` of `batch`, as positions into `idx`: by count
+    /// (`ppo_micro_batch_size`, in order), or with `use_dynamic_bsz` by a budget of padded
+    /// tokens (`ppo_max_token_len_per_gpu`, longest first; `rlvr_core::split`). Every position
+    /// appears once, so the summed loss and gradient do not depend on the plan.
+    pub fn micro_batches(
+        &self,
+        batch: &TrainBatch,
+        idx: &[usize],
+    ) -> Result<Vec<Vec<usize>>, TrainError> {
+        let a = &self.cfg.algorithm;
+        let lens: Vec<usize> = idx
+            .iter()
+            .map(|&i| batch.seqs[i].prompt.len() + batch.seqs[i].response.len())
+            .collect();
+        let plan = if a.use_dynamic_bsz {
+            split::by_padded_tokens(&lens, 1, a.ppo_max_token_len_per_gpu)?
+        } else {
+            split::by_count(lens.len(), 1, a.ppo_micro_batch_size)?
+        };
+        Ok(plan.into_iter().flatten().collect())
     }
 
     /// Phase 6: `ppo_epochs` passes; each mini-batch of `ppo_mini_batch_size` groups is one
@@ -494,8 +518,7 @@ impl Trainer {
         };
         let mut out = MiniBatchStep::default();
         let mut grads = GradAccum::new(&self.policy.params);
-        let positions: Vec<usize> = (0..idx.len()).collect();
-        for (m, micro) in positions.chunks(a.ppo_micro_batch_size).enumerate() {
+        for (m, micro) in self.micro_batches(batch, idx)?.iter().enumerate() {
             let rows: Vec<&TrainSeq> = micro.iter().map(|&p| &batch.seqs[idx[p]]).collect();
             let pairs: Vec<(Vec<u32>, Vec<u32>)> = rows
                 .iter()

@@ -25,6 +25,7 @@ pub mod config;
 pub mod eval;
 pub mod grpo;
 pub mod loss;
+pub mod memory_plan;
 pub mod metrics;
 pub mod optim;
 pub mod policy;

@@ -800,9 +800,11 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     }
     // the model: config.json and tokenizer when available locally
     let mut tokenizer = None;
+    let mut shape = None;
     match rlvr_model::resolve_model_dir(&cfg.model.path) {
         Ok(dir) => {
             let qc = rlvr_model::QwenConfig::from_file(&dir.join("config.json"))?;
+            shape = Some(qc.clone());
             w(
                 out,
                 format!(
@@ -837,6 +839,13 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
             format!("device: {} (not opened in a dry run)", cfg.model.device),
         )?;
     }
+    match shape.or_else(|| crate::memory_plan::known_shape(&cfg.model.path)) {
+        Some(qc) => w(out, memory_plan_text(&cfg, &qc))?,
+        None => w(
+            out,
+            "memory plan: needs the model's config.json (not available locally)".into(),
+        )?,
+    }
     let data_dir = opts.data_dir.as_deref().or(cfg.data.data_dir.as_deref());
     let ds = load_dataset(&cfg.data.train_files, data_dir)?;
     w(
@@ -869,6 +878,22 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     }
     w(out, "dry run: ok".to_string())?;
     Ok(())
+}
+
+/// The `--dry-run` memory plan of `cfg` for a model of shape `qc` (`memory_plan.rs`).
+pub fn memory_plan_text(cfg: &TrainConfig, qc: &rlvr_model::QwenConfig) -> String {
+    let plan = crate::memory_plan::MemoryPlan::new(
+        qc,
+        &crate::memory_plan::PlanInputs::from_config(cfg),
+    );
+    plan.render(gradient_checkpointing(cfg), cfg.model.device_memory_gib)
+        .trim_end()
+        .to_string()
+}
+
+/// Whether the run recomputes decoder layers in the backward.
+fn gradient_checkpointing(_cfg: &TrainConfig) -> bool {
+    false
 }
 
 #[cfg(test)]

@@ -314,6 +314,7 @@ pub fn dry_run(cfg: &TrainConfig, out: &mut dyn Write) -> Result<(), TrainError>
             cfg.eval.datasets
         ),
     ];
+    lines.push(crate::run::memory_plan_text(cfg, &mc));
     for (i, p) in train.iter().take(3).enumerate() {
         let ids = tok.encode(p.prompt.text(), false)?;
         lines.push(format!(

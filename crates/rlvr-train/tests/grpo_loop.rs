@@ -203,6 +203,39 @@ fn gspo_and_cispo_run_and_do_not_depend_on_micro_batch_size() {
     }
 }
 
+/// Micro-batches by a token budget (`use_dynamic_bsz`, longest first) instead of by count: two
+/// epochs over one batch (so the old log-probs come from the no-gradient pass, whose rows are
+/// put back in batch order), and the parameters after both optimizer steps equal those of
+/// count-based splitting within 1e-6 relative (L2), for budgets that cut the batch into many
+/// micro-batches of different sizes.
+#[test]
+fn token_budget_micro_batches_match_count_split() {
+    let fx = Fixture::new();
+    let run = |extra: &[&str]| {
+        let mut o = vec![
+            "trainer.train_batch_size=4",
+            "rollout.num_generations=4",
+            "algorithm.ppo_epochs=2",
+            "optim.lr=2e-4",
+        ];
+        o.extend_from_slice(extra);
+        let cfg = fx.config(&o);
+        let mut t = trainer(&fx, &cfg);
+        let line = t.step().unwrap().line;
+        assert!(!line.skipped, "{extra:?}: {:?}", line.skip_reason);
+        assert_eq!(t.optimizer.t, 2);
+        params(&t)
+    };
+    let whole = run(&["algorithm.ppo_micro_batch_size=16"]);
+    for budget in [22, 40, 64] {
+        let b = format!("algorithm.ppo_max_token_len_per_gpu={budget}");
+        let p = run(&["algorithm.use_dynamic_bsz=true", &b]);
+        let dp = max_rel_diff(&whole, &p);
+        eprintln!("token budget {budget}: parameters differ from count-based splitting by {dp:.1e} (L2, relative)");
+        assert!(dp < 1e-6, "budget {budget}: parameters differ by {dp}");
+    }
+}
+
 #[test]
 fn nan_reward_or_loss_never_reaches_the_weights() {
     let fx = Fixture::new();
@@ -344,9 +377,29 @@ fn resume_after_sigkill_is_bit_identical() {
 
 #[test]
 fn stop_and_resume_in_process_matches_too() {
+    stop_and_resume_matches("f32");
+}
+
+/// The same in bf16: the checkpoint's model files are bf16 (the user's dtype), the f32 master
+/// weights travel in the optimizer state, and the resumed run ends bit-identical.
+#[test]
+fn bf16_stop_and_resume_in_process_matches() {
+    let fx = stop_and_resume_matches("bf16");
+    let ck = fx.root.join("runs/split/checkpoint");
+    let model = candle_core::safetensors::load(ck.join("model.safetensors"), &Device::Cpu).unwrap();
+    assert!(model.values().all(|t| t.dtype() == DType::BF16));
+    let opt = candle_core::safetensors::load(ck.join(checkpoint::OPTIMIZER_FILE), &Device::Cpu)
+        .unwrap();
+    let masters: Vec<_> = opt.iter().filter(|(k, _)| k.starts_with("master.")).collect();
+    assert!(!masters.is_empty(), "no master weights in the optimizer state");
+    assert!(masters.iter().all(|(_, t)| t.dtype() == DType::F32));
+}
+
+fn stop_and_resume_matches(dtype: &str) -> Fixture {
     let fx = Fixture::new();
-    train(&options(&fx, "full", &["trainer.save_freq=0"])).unwrap();
-    let mut first = options(&fx, "split", &["trainer.save_freq=0"]);
+    let d = format!("model.dtype={dtype}");
+    train(&options(&fx, "full", &["trainer.save_freq=0", &d])).unwrap();
+    let mut first = options(&fx, "split", &["trainer.save_freq=0", &d]);
     first.stop_after = Some(3);
     let s = train(&first).unwrap();
     assert_eq!(s.steps, 3);
@@ -357,10 +410,14 @@ fn stop_and_resume_in_process_matches_too() {
         ..TrainOptions::default()
     })
     .unwrap();
-    assert_eq!(
+    let (a, b) = (
         read_params(&fx.root.join("runs/full/checkpoint")),
-        read_params(&run_dir.join("checkpoint"))
+        read_params(&run_dir.join("checkpoint")),
     );
+    assert_eq!(a, b, "{dtype}");
+    let init = read_params(&fx.model);
+    assert_ne!(a, init, "{dtype}: training must move the weights");
+    fx
 }
 
 #[test]

@@ -1,0 +1,462 @@
+//! The memory plan of one device: what `rlvr train --dry-run` prints, from the model's shape
+//! and the config alone (no weights, no device).
+//!
+//! Notation: `P` parameters, `b` bytes per element of the compute dtype (`model.dtype`: 4 for
+//! f32, 2 for bf16 / f16), `u = 4` (f32: norms, attention scores, log-softmax and everything
+//! the optimizer holds), `L` layers, `h` hidden size, `qd = heads * head_dim`,
+//! `kvd = kv_heads * head_dim`, `f` MLP size, `V` vocabulary, `N` padded tokens of one
+//! micro-batch, `T` tokens of one sequence (`max_prompt_length + max_response_length`).
+//!
+//! Persistent (whole run):
+//! - weights `P b`; master weights `P u` when `b != u` (none for f32, `optim.rs`);
+//! - optimizer state `2 P u` (AdamW `m`, `v`);
+//! - the KL reference model `P b` when `use_kl_loss`.
+//!
+//! Training (one micro-batch's forward and backward, `rlvr_model`'s training walk):
+//! - gradients `P u` (the f32 accumulator) `+ P b` (one backward's gradients, in the weights'
+//!   dtype, alive while they are added);
+//! - activations. One decoder layer on the device-generic path stores per token
+//!   `A = b (h + 2h + 2h + 4f + qd + 2 kvd (1 + bias) + qd (1 + bias) + (qd + 2 kvd)
+//!   + 4 (qd + kvd) + 2 qd) + 2 n(h) + [qk_norm] n(hd) (heads + kv_heads) + u heads`:
+//!   its input, the two residual adds and the o/down projections, the MLP's gate, SiLU, up and
+//!   product, the q/k/v projections (and biases), their head-major copies, RoPE (rotation,
+//!   two products, sum) of q and k, the attention output and its token-major copy, the two
+//!   RMSNorms (`n(d) = 3 u d` in f32; `(3 u + 2 b) d` otherwise: the f32 upcast, square,
+//!   quotient, the cast back and the weight product) and the attention's row log-sum-exp
+//!   (attention is `flash.rs`: no `T x T` tensor is stored). The backward of one layer needs
+//!   a working set `W = N (3 b f + 2 u h) + 6 u heads min(c, T) N` (the largest intermediate
+//!   gradients, the upstream and input gradients, and six f32 score tiles of `c` query rows
+//!   against at most `T` keys; `c` = 256, the model's attention chunk).
+//!   - without checkpointing every layer keeps its graph: `N (L A) + W`;
+//!   - with checkpointing (`model.gradient_checkpointing`) only layer inputs are kept and one
+//!     layer is recomputed in the backward: `N (L b h + A) + W`;
+//!   - the final norm's output and the hidden-state gradient: `N (b h + n(h) + u h)`, in both.
+//! - the logits chunk: `rows = min(N, max(1, C / V))` rows of `V` logits (`C` = 2^25, the
+//!   model's chunk), five copies (the projection in `b`, then `u`: logits, shifted
+//!   exponentials, probabilities, their gradient): `rows V (b + 4 u)`.
+//! - the optimizer step (after the backward, activations freed): the f32 gradients `P u` and
+//!   the AdamW temporaries of the largest parameter, `6 u P_max` (new m, new v, the update and
+//!   its parts, the new weight).
+//!
+//! Rollout: the KV cache of one generation call at full length,
+//! `S (T) L 2 kvd b` for `S = generation_batch_size * num_generations` sequences, plus their
+//! sampling logits `S V u 2` (the larger of rollout and evaluation generation is planned).
+//!
+//! Peaks: training the larger of `weights + master + optimizer + reference + gradients +
+//! activations + logits` and `weights + master + optimizer + reference + P u + 6 u P_max`;
+//! rollout `weights + master + optimizer + reference + KV cache`; the device's peak is
+//! the larger. It fits when that is at most `model.device_memory_gib` GiB.
+
+use rlvr_model::QwenConfig;
+
+use crate::config::TrainConfig;
+
+/// Bytes of one f32.
+const U: f64 = 4.0;
+
+/// Elements of one logits chunk of the training walk (the model's default).
+pub const LOGITS_CHUNK_ELEMS: usize = 1 << 25;
+
+/// Query rows per chunk of the device-generic attention (the model's default).
+pub const ATTN_CHUNK_ROWS: usize = 256;
+
+/// What the plan depends on besides the model's shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanInputs {
+    /// Bytes per element of the compute dtype.
+    pub dtype_bytes: usize,
+    /// Padded tokens of one training micro-batch, `N`.
+    pub micro_tokens: usize,
+    /// Tokens of one sequence, `T`.
+    pub seq_tokens: usize,
+    /// Sequences of one generation call at full length `gen_tokens`.
+    pub gen_seqs: usize,
+    pub gen_tokens: usize,
+    /// A frozen KL reference model is held.
+    pub reference: bool,
+    pub logits_chunk_elems: usize,
+    pub attn_chunk_rows: usize,
+}
+
+impl PlanInputs {
+    /// From a config: `N` is `ppo_max_token_len_per_gpu` with `use_dynamic_bsz` (or one
+    /// sequence if longer), else `ppo_micro_batch_size * T`; the generation call is the larger
+    /// of the rollout's (`generation_batch_size * num_generations` sequences of `T` tokens) and
+    /// the evaluation's (`eval.batch_size * eval.k` of `max_prompt_length +
+    /// eval.max_response_length`).
+    pub fn from_config(cfg: &TrainConfig) -> Self {
+        let a = &cfg.algorithm;
+        let t = cfg.data.max_prompt_length + cfg.rollout.max_response_length;
+        let n = if a.use_dynamic_bsz {
+            a.ppo_max_token_len_per_gpu.max(t)
+        } else {
+            a.ppo_micro_batch_size * t
+        };
+        let rollout = (
+            cfg.rollout.generation_batch_size * cfg.rollout.num_generations,
+            t,
+        );
+        let eval = (
+            cfg.eval.batch_size * cfg.eval.k,
+            cfg.data.max_prompt_length + cfg.eval_max_tokens(),
+        );
+        let (gen_seqs, gen_tokens) = if eval.0 * eval.1 > rollout.0 * rollout.1 {
+            eval
+        } else {
+            rollout
+        };
+        Self {
+            dtype_bytes: match cfg.model.dtype.as_str() {
+                "bf16" | "f16" => 2,
+                _ => 4,
+            },
+            micro_tokens: n,
+            seq_tokens: t,
+            gen_seqs,
+            gen_tokens,
+            reference: a.use_kl_loss,
+            logits_chunk_elems: LOGITS_CHUNK_ELEMS,
+            attn_chunk_rows: ATTN_CHUNK_ROWS,
+        }
+    }
+}
+
+/// The plan, every entry in bytes (formulas in the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryPlan {
+    pub params: usize,
+    pub inputs: PlanInputs,
+    pub weights: f64,
+    pub master: f64,
+    pub optimizer: f64,
+    pub reference: f64,
+    pub gradients: f64,
+    /// Activations of one micro-batch without / with activation checkpointing.
+    pub activations: f64,
+    pub activations_checkpointed: f64,
+    /// Per token per layer, stored (`A`), for the report.
+    pub layer_bytes_per_token: f64,
+    pub logits_chunk: f64,
+    /// AdamW's temporaries for the largest parameter, `6 u P_max`.
+    pub optimizer_step: f64,
+    pub kv_cache: f64,
+}
+
+/// `n(d)` of the module docs: bytes per token of one RMSNorm over `d` values.
+fn norm_bytes(d: f64, b: f64) -> f64 {
+    if b == U {
+        3.0 * U * d
+    } else {
+        (3.0 * U + 2.0 * b) * d
+    }
+}
+
+impl MemoryPlan {
+    pub fn new(c: &QwenConfig, i: &PlanInputs) -> Self {
+        let p = c.num_parameters();
+        let pf = p as f64;
+        let b = i.dtype_bytes as f64;
+        let (h, f, v) = (
+            c.hidden_size as f64,
+            c.intermediate_size as f64,
+            c.vocab_size as f64,
+        );
+        let l = c.num_hidden_layers as f64;
+        let (nh, nkv, hd) = (
+            c.num_attention_heads as f64,
+            c.num_key_value_heads as f64,
+            c.head_dim as f64,
+        );
+        let (qd, kvd) = (nh * hd, nkv * hd);
+        let bias = if c.attention_bias { 1.0 } else { 0.0 };
+        let n = i.micro_tokens as f64;
+        let t = i.seq_tokens as f64;
+        let a = b * (h + 2.0 * h + 2.0 * h + 4.0 * f)
+            + b * (qd * (1.0 + bias) + 2.0 * kvd * (1.0 + bias))
+            + b * (qd + 2.0 * kvd)
+            + b * 4.0 * (qd + kvd)
+            + b * 2.0 * qd
+            + 2.0 * norm_bytes(h, b)
+            + if c.qk_norm {
+                norm_bytes(hd, b) * (nh + nkv)
+            } else {
+                0.0
+            }
+            + U * nh;
+        let chunk = (i.attn_chunk_rows as f64).min(t);
+        let work = n * (3.0 * b * f + 2.0 * U * h) + 6.0 * U * nh * chunk * n;
+        let head = n * (b * h + norm_bytes(h, b) + U * h);
+        let rows = (i.logits_chunk_elems as f64 / v).floor().max(1.0).min(n);
+        let p_max = rlvr_model::param_shapes(c)
+            .iter()
+            .map(|(_, s)| s.iter().product::<usize>())
+            .max()
+            .unwrap_or(0) as f64;
+        Self {
+            params: p,
+            inputs: i.clone(),
+            weights: pf * b,
+            master: if b == U { 0.0 } else { pf * U },
+            optimizer: 2.0 * pf * U,
+            reference: if i.reference { pf * b } else { 0.0 },
+            gradients: pf * U + pf * b,
+            activations: n * l * a + work + head,
+            activations_checkpointed: n * (l * b * h + a) + work + head,
+            layer_bytes_per_token: a,
+            logits_chunk: rows * v * (b + 4.0 * U),
+            optimizer_step: 6.0 * U * p_max,
+            kv_cache: i.gen_seqs as f64
+                * (i.gen_tokens as f64 * l * 2.0 * kvd * b + v * U * 2.0),
+        }
+    }
+
+    /// Held for the whole run.
+    pub fn persistent(&self) -> f64 {
+        self.weights + self.master + self.optimizer + self.reference
+    }
+
+    /// Peak of a training micro-batch.
+    pub fn train_peak(&self, checkpointing: bool) -> f64 {
+        let act = if checkpointing {
+            self.activations_checkpointed
+        } else {
+            self.activations
+        };
+        let micro = self.persistent() + self.gradients + act + self.logits_chunk;
+        let step = self.persistent() + self.params as f64 * U + self.optimizer_step;
+        micro.max(step)
+    }
+
+    /// Peak of a generation call.
+    pub fn rollout_peak(&self) -> f64 {
+        self.persistent() + self.kv_cache
+    }
+
+    /// The device's peak.
+    pub fn peak(&self, checkpointing: bool) -> f64 {
+        self.train_peak(checkpointing).max(self.rollout_peak())
+    }
+
+    /// The plan as printed by `--dry-run`; `device_gib` = `model.device_memory_gib` (0: no
+    /// verdict).
+    pub fn render(&self, checkpointing: bool, device_gib: f64) -> String {
+        let g = |x: f64| x / GIB;
+        let i = &self.inputs;
+        let dt = if i.dtype_bytes == 4 { "f32" } else { "16-bit" };
+        let on = |c: bool| if c { "on" } else { "off" };
+        let mut s = format!(
+            "memory plan per device ({:.3}B parameters, {dt} compute, micro-batch of {} padded tokens, sequences of {} tokens; generation call of {} sequences x {} tokens):\n",
+            self.params as f64 / 1e9,
+            i.micro_tokens,
+            i.seq_tokens,
+            i.gen_seqs,
+            i.gen_tokens
+        );
+        let mut row = |name: &str, x: f64| s += &format!("  {name:<52} {:>9.2} GiB\n", g(x));
+        row("weights", self.weights);
+        row("master weights (f32)", self.master);
+        row("gradients (f32 accumulator + one backward's)", self.gradients);
+        row("optimizer state (AdamW m, v in f32)", self.optimizer);
+        if i.reference {
+            row("KL reference model", self.reference);
+        }
+        row("activations, checkpointing off", self.activations);
+        row("activations, checkpointing on", self.activations_checkpointed);
+        row("logits chunk", self.logits_chunk);
+        row("optimizer step temporaries (largest parameter)", self.optimizer_step);
+        row("KV cache of the generation call at full length", self.kv_cache);
+        row(
+            &format!("peak: training (checkpointing {})", on(checkpointing)),
+            self.train_peak(checkpointing),
+        );
+        row(
+            &format!("peak: training (checkpointing {})", on(!checkpointing)),
+            self.train_peak(!checkpointing),
+        );
+        row("peak: rollout", self.rollout_peak());
+        let peak = self.peak(checkpointing);
+        if device_gib > 0.0 {
+            let verdict = if g(peak) <= device_gib {
+                "fits"
+            } else {
+                "does NOT fit"
+            };
+            s += &format!(
+                "  {verdict} model.device_memory_gib = {device_gib} (peak {:.1} GiB with checkpointing {})\n",
+                g(peak),
+                on(checkpointing)
+            );
+        } else {
+            s += &format!(
+                "  peak {:.1} GiB with checkpointing {}; set model.device_memory_gib to check the fit\n",
+                g(peak),
+                on(checkpointing)
+            );
+        }
+        s
+    }
+}
+
+/// Bytes per GiB.
+pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// The published shapes of the models the shipped recipes name (their config.json), for a
+/// plan without the weights at hand. None for other models.
+pub fn known_shape(path: &str) -> Option<QwenConfig> {
+    let json = match path.trim_end_matches('/') {
+        "Qwen/Qwen3-1.7B-Base" | "Qwen/Qwen3-1.7B" => serde_json::json!({
+            "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+            "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+            "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8,
+            "head_dim": 128, "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
+            "rope_theta": 1000000.0, "tie_word_embeddings": true, "attention_bias": false
+        }),
+        "Qwen/Qwen2.5-Math-7B" => serde_json::json!({
+            "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
+            "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944,
+            "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+            "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+            "tie_word_embeddings": false
+        }),
+        _ => return None,
+    };
+    QwenConfig::from_json(&json, std::path::Path::new("built-in shape")).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(b: usize, n: usize, t: usize) -> PlanInputs {
+        PlanInputs {
+            dtype_bytes: b,
+            micro_tokens: n,
+            seq_tokens: t,
+            gen_seqs: 2,
+            gen_tokens: 10,
+            reference: false,
+            logits_chunk_elems: 1000,
+            attn_chunk_rows: 4,
+        }
+    }
+
+    /// A 1-layer model small enough to count by hand: vocab 10, hidden 4, 2 heads of 2 (1 kv
+    /// head), MLP 6, tied, biases (Qwen2), no qk norm.
+    fn tiny() -> QwenConfig {
+        let mut c = QwenConfig::tiny(10);
+        c.hidden_size = 4;
+        c.num_hidden_layers = 1;
+        c.num_attention_heads = 2;
+        c.num_key_value_heads = 1;
+        c.head_dim = 2;
+        c.intermediate_size = 6;
+        c.tie_word_embeddings = true;
+        c
+    }
+
+    #[test]
+    fn hand_computed_tiny_model_f32() {
+        let c = tiny();
+        // embed 40; layer: norms 4+4, q 4x4+4, k 2x4+2, v 2x4+2, o 4x4, gate/up/down 3x24;
+        // final norm 4 -> 40 + 8 + 20 + 10 + 10 + 16 + 72 + 4 = 180
+        assert_eq!(c.num_parameters(), 180);
+        let p = MemoryPlan::new(&c, &inputs(4, 8, 8));
+        assert_eq!(p.weights, 720.0);
+        assert_eq!(p.master, 0.0, "f32: no master copy");
+        assert_eq!(p.optimizer, 1440.0);
+        assert_eq!(p.gradients, 1440.0);
+        // A with b = u = 4, h = 4, f = 6, qd = 4, kvd = 2, bias:
+        // 4 (4 + 8 + 8 + 24) = 176; 4 (4*2 + 2*2*2) = 64; 4 (4 + 4) = 32; 4*4*(4+2) = 96;
+        // 4*2*4 = 32; 2 n(4) = 2*48 = 96; u heads = 8 -> 504
+        assert_eq!(p.layer_bytes_per_token, 504.0);
+        // W = 8 (3*4*6 + 2*4*4) + 6*4*2*min(4, 8)*8 = 8*104 + 1536 = 2368
+        // head = 8 (16 + 48 + 16) = 640
+        assert_eq!(p.activations, 8.0 * 504.0 + 2368.0 + 640.0);
+        assert_eq!(
+            p.activations_checkpointed,
+            8.0 * (16.0 + 504.0) + 2368.0 + 640.0
+        );
+        // rows = min(N = 8, 1000 / 10 = 100) = 8; 8 * 10 * (4 + 16)
+        assert_eq!(p.logits_chunk, 1600.0);
+        // 2 seqs x (10 tokens x 1 layer x 2 x 2 x 4 + 10 x 4 x 2)
+        assert_eq!(p.kv_cache, 2.0 * (160.0 + 80.0));
+        assert_eq!(p.persistent(), 2160.0);
+        // largest parameter: the 24-element MLP matrices -> 6 * 4 * 24
+        assert_eq!(p.optimizer_step, 576.0);
+        assert_eq!(
+            p.train_peak(false),
+            2160.0 + 1440.0 + p.activations + 1600.0
+        );
+        // with a one-row budget the logits chunk is one row: 1 x 10 x 20
+        assert_eq!(MemoryPlan::new(&c, &inputs(4, 1, 1)).logits_chunk, 200.0);
+        assert_eq!(p.rollout_peak(), 2160.0 + 480.0);
+    }
+
+    #[test]
+    fn bf16_adds_the_master_and_shrinks_the_rest() {
+        let c = tiny();
+        let p = MemoryPlan::new(&c, &inputs(2, 8, 8));
+        assert_eq!(p.weights, 360.0);
+        assert_eq!(p.master, 720.0);
+        assert_eq!(p.optimizer, 1440.0);
+        assert_eq!(p.gradients, 720.0 + 360.0);
+        // norms cost (3*4 + 2*2) d in bf16: 2 n(4) = 128; the rest of A halves: 504 - 96 - 8
+        // = 400 -> 200; A = 200 + 128 + 8 = 336
+        assert_eq!(p.layer_bytes_per_token, 336.0);
+    }
+
+    #[test]
+    fn checkpointing_grows_slower_with_layers_and_everything_is_linear_in_tokens() {
+        let mut c = tiny();
+        c.num_hidden_layers = 8;
+        let a = MemoryPlan::new(&c, &inputs(2, 1000, 1000));
+        let b = MemoryPlan::new(&c, &inputs(2, 2000, 2000));
+        assert!(a.activations_checkpointed < a.activations / 3.0);
+        // T >= chunk: attention tiles are O(N c), so doubling N doubles the activations
+        assert!((b.activations / a.activations - 2.0).abs() < 1e-12);
+        assert!((b.activations_checkpointed / a.activations_checkpointed - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn config_inputs_by_count_and_by_tokens() {
+        let mut cfg = TrainConfig::default();
+        cfg.data.max_prompt_length = 100;
+        cfg.rollout.max_response_length = 400;
+        cfg.algorithm.ppo_micro_batch_size = 3;
+        let i = PlanInputs::from_config(&cfg);
+        assert_eq!((i.micro_tokens, i.seq_tokens), (1500, 500));
+        cfg.algorithm.use_dynamic_bsz = true;
+        cfg.algorithm.ppo_max_token_len_per_gpu = 4000;
+        assert_eq!(PlanInputs::from_config(&cfg).micro_tokens, 4000);
+        cfg.algorithm.ppo_max_token_len_per_gpu = 300;
+        assert_eq!(
+            PlanInputs::from_config(&cfg).micro_tokens,
+            500,
+            "one sequence"
+        );
+        // generation: 64 prompts x 8 = 512 sequences of 500 against eval 64 x 4 = 256
+        assert_eq!((i.gen_seqs, i.gen_tokens), (512, 500));
+        assert_eq!(i.dtype_bytes, 4);
+    }
+
+    #[test]
+    fn known_shapes_have_the_published_sizes() {
+        let q3 = known_shape("Qwen/Qwen3-1.7B-Base").unwrap();
+        // 1.72B with tied embeddings (1.41B without the embedding)
+        assert_eq!(q3.num_parameters(), 1_720_574_976);
+        let q7 = known_shape("Qwen/Qwen2.5-Math-7B").unwrap();
+        assert_eq!(q7.num_parameters(), 7_615_616_512);
+        assert!(known_shape("someone/else").is_none());
+    }
+
+    #[test]
+    fn render_says_whether_it_fits() {
+        let p = MemoryPlan::new(&tiny(), &inputs(2, 8, 8));
+        let text = p.render(true, 1.0);
+        assert!(text.contains("fits model.device_memory_gib = 1"), "{text}");
+        assert!(text.contains("master weights"), "{text}");
+        let text = p.render(true, 1e-7);
+        assert!(text.contains("does NOT fit"), "{text}");
+        assert!(p.render(false, 0.0).contains("set model.device_memory_gib"));
+    }
+}
