@@ -5,6 +5,12 @@
 //!   decoders, driven by config.json ([`QwenConfig`]), with two forwards over the same weights:
 //!   the differentiable training forward [`Qwen::response_logprobs`] (per-token log-probs and
 //!   entropies of response tokens) and the KV-cached sampling forward used by [`generate`].
+//! * [`Qwen::loss_and_grads`]: the training step in bounded memory (the trainer's entry
+//!   point): a forward without graph, `loss_fn` on leaf log-probs, then a backward walk layer
+//!   by layer with optional activation checkpointing ([`TrainForwardOptions`]); attention and
+//!   the vocabulary projection in chunks recomputed in the backward on every device, so the
+//!   memory of one sequence grows linearly with its length (MEMORY.md has the measurements).
+//!   [`Qwen::response_logprobs_no_grad`] is the same forward for passes without gradient.
 //! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id from the local cache),
 //!   [`save_model`], and the seeded random [`init_random`].
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
@@ -31,12 +37,14 @@
 pub mod batch;
 pub mod config;
 pub mod error;
+mod flash;
 mod fused;
 pub mod io;
 mod logits;
 pub mod model;
 pub mod sample;
 pub mod tokenizer;
+mod train;
 
 /// The tensor and tokenizer crates of this API, re-exported so callers use the same versions.
 pub use candle_core;
@@ -53,3 +61,6 @@ pub use io::{
 pub use model::{param_shapes, KvCache, Qwen};
 pub use sample::{generate, FinishReason, Generation, SamplingParams};
 pub use tokenizer::{ChatMessage, ChatTokenizer};
+pub use train::{TrainForwardOptions, TrainStepOutput};
+/// candle's gradient store, the type of [`TrainStepOutput::grads`].
+pub use candle_core::backprop::GradStore;

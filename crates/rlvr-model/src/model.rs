@@ -9,6 +9,10 @@
 //!   q/k/v and gate/up weights, and the chunked vocabulary log-prob of `logits.rs`, so that
 //!   autograd tracks a handful of nodes per layer. On other devices (and for bf16 / f16)
 //!   the plain ops remain.
+//!   This forward is autograd end to end: on the device-generic path it keeps `[T, T]`
+//!   scores per layer and every logits chunk until the backward. The trainer uses
+//!   [`Qwen::loss_and_grads`] instead (`train.rs`: chunked attention and vocabulary recomputed
+//!   in its own backward walk, optional activation checkpointing, memory linear in `T`).
 //! * [`Qwen::forward_cached`] is the sampling forward with a [`KvCache`]; it uses the fused
 //!   kernels and must not be differentiated.
 //!
@@ -28,6 +32,10 @@ const MASK_VALUE: f32 = -1e9;
 
 /// Upper bound on the elements of one `[rows, vocab]` logits chunk in the training forward.
 const LOGITS_CHUNK_ELEMS: usize = 1 << 25;
+
+/// Query positions per chunk of the device-generic attention (`flash.rs`): a chunk's scores
+/// are `[B, heads, ATTN_CHUNK_ROWS, <= T]`.
+const ATTN_CHUNK_ROWS: usize = 256;
 
 /// The Hugging Face tensor names and shapes `cfg` implies, in a stable order. `lm_head.weight`
 /// is absent when the embeddings are tied.
@@ -105,7 +113,7 @@ pub(crate) fn log_softmax_train(xs: &Tensor) -> Result<Tensor> {
 /// `x * cos + rotate_half(x) * sin` with `rotate_half(x) = cat(-x2, x1)`, the rotation done as
 /// a matmul with the fixed signed permutation `rot` (exact, differentiable, and faster in candle
 /// than narrow + cat). `xs` is `[.., d]`, `cos`/`sin` broadcast against it.
-fn apply_rope(xs: &Tensor, cos: &Tensor, sin: &Tensor, rot: &Tensor) -> Result<Tensor> {
+pub(crate) fn apply_rope(xs: &Tensor, cos: &Tensor, sin: &Tensor, rot: &Tensor) -> Result<Tensor> {
     let dims = xs.dims().to_vec();
     let d = dims[dims.len() - 1];
     let rotated = xs.reshape(((), d))?.matmul(rot)?.reshape(dims)?;
@@ -126,14 +134,14 @@ fn rotate_half_matrix(d: usize, dtype: DType, device: &Device) -> Result<Tensor>
 /// `x W^T + b` over the last dimension. The leading dimensions are flattened into one matmul
 /// (candle's `Linear` broadcasts the weight over the batch instead, whose backward materializes
 /// one weight-sized gradient per batch row).
-struct Linear {
-    weight: Tensor,
-    weight_t: Tensor,
-    bias: Option<Tensor>,
+pub(crate) struct Linear {
+    pub(crate) weight: Tensor,
+    pub(crate) weight_t: Tensor,
+    pub(crate) bias: Option<Tensor>,
 }
 
 impl Linear {
-    fn new(weight: Tensor, bias: Option<Tensor>) -> Result<Self> {
+    pub(crate) fn new(weight: Tensor, bias: Option<Tensor>) -> Result<Self> {
         Ok(Self {
             weight_t: weight.t()?,
             weight,
@@ -144,7 +152,7 @@ impl Linear {
     /// `x W^T + b` for 2-D `x` with the weights (and biases) of `parts` concatenated along the
     /// output dimension: one matmul instead of several, and the concatenation's backward hands
     /// each weight its own gradient. CPU training forward only (the bias add is a fused op).
-    fn forward_cat(parts: &[&Linear], x: &Tensor) -> Result<Tensor> {
+    pub(crate) fn forward_cat(parts: &[&Linear], x: &Tensor) -> Result<Tensor> {
         let w = Tensor::cat(&parts.iter().map(|l| &l.weight).collect::<Vec<_>>(), 0)?;
         let y = x.matmul(&w.t()?)?;
         if parts.iter().all(|l| l.bias.is_some()) {
@@ -161,7 +169,7 @@ impl Linear {
         }
     }
 
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+    pub(crate) fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let dims = x.dims();
         let (rows, inner) = (
             dims[..dims.len() - 1].iter().product::<usize>(),
@@ -178,26 +186,26 @@ impl Linear {
     }
 }
 
-struct Attention {
-    q_proj: Linear,
-    k_proj: Linear,
-    v_proj: Linear,
-    o_proj: Linear,
-    q_norm: Option<Tensor>,
-    k_norm: Option<Tensor>,
+pub(crate) struct Attention {
+    pub(crate) q_proj: Linear,
+    pub(crate) k_proj: Linear,
+    pub(crate) v_proj: Linear,
+    pub(crate) o_proj: Linear,
+    pub(crate) q_norm: Option<Tensor>,
+    pub(crate) k_norm: Option<Tensor>,
 }
 
-struct Mlp {
-    gate_proj: Linear,
-    up_proj: Linear,
-    down_proj: Linear,
+pub(crate) struct Mlp {
+    pub(crate) gate_proj: Linear,
+    pub(crate) up_proj: Linear,
+    pub(crate) down_proj: Linear,
 }
 
-struct Layer {
-    input_layernorm: Tensor,
-    self_attn: Attention,
-    post_attention_layernorm: Tensor,
-    mlp: Mlp,
+pub(crate) struct Layer {
+    pub(crate) input_layernorm: Tensor,
+    pub(crate) self_attn: Attention,
+    pub(crate) post_attention_layernorm: Tensor,
+    pub(crate) mlp: Mlp,
 }
 
 /// The key/value cache of the sampling forward: per layer `[B, kv_heads, L, head_dim]`.
@@ -239,16 +247,20 @@ impl KvCache {
 
 /// A Qwen2 / Qwen3 / Llama causal language model (see the module docs for the two forwards).
 pub struct Qwen {
-    cfg: QwenConfig,
-    embed_tokens: Tensor,
-    layers: Vec<Layer>,
-    norm: Tensor,
-    lm_head: Tensor,
-    inv_freq: Vec<f32>,
-    rot: Tensor,
-    logits_chunk_elems: usize,
-    dtype: DType,
-    device: Device,
+    pub(crate) cfg: QwenConfig,
+    pub(crate) embed_tokens: Tensor,
+    pub(crate) layers: Vec<Layer>,
+    pub(crate) norm: Tensor,
+    pub(crate) lm_head: Tensor,
+    pub(crate) inv_freq: Vec<f32>,
+    pub(crate) rot: Tensor,
+    pub(crate) logits_chunk_elems: usize,
+    /// Query rows per chunk of the device-generic attention (`flash.rs`).
+    pub(crate) attn_chunk_rows: usize,
+    /// Run the device-generic training path on the CPU too (tests, measurements).
+    pub(crate) force_generic: bool,
+    pub(crate) dtype: DType,
+    pub(crate) device: Device,
 }
 
 impl Qwen {
@@ -321,6 +333,8 @@ impl Qwen {
         Ok(Self {
             rot,
             logits_chunk_elems: LOGITS_CHUNK_ELEMS,
+            attn_chunk_rows: ATTN_CHUNK_ROWS,
+            force_generic: false,
             cfg: cfg.clone(),
             dtype: embed_tokens.dtype(),
             device: embed_tokens.device().clone(),
@@ -355,7 +369,7 @@ impl Qwen {
     }
 
     /// cos/sin tables `[rows, T, head_dim]` (rotate-half layout) for per-row positions.
-    fn rope_tables(&self, positions: &[Vec<u32>]) -> Result<(Tensor, Tensor)> {
+    pub(crate) fn rope_tables(&self, positions: &[Vec<u32>]) -> Result<(Tensor, Tensor)> {
         let (rows, t) = (positions.len(), positions.first().map_or(0, Vec::len));
         let hd = self.cfg.head_dim;
         let mut cos = Vec::with_capacity(rows * t * hd);
@@ -446,7 +460,7 @@ impl Qwen {
             let probs = if fused {
                 candle_nn::ops::softmax_last_dim(&scores)?
             } else {
-                if self.device.is_cpu() {
+                if self.device.is_cpu() && !self.force_generic {
                     crate::logits::softmax_with_grad(&scores)?
                 } else {
                     softmax_train(&scores)?
@@ -482,15 +496,21 @@ impl Qwen {
         t: usize,
         key_ok: Option<Vec<Vec<bool>>>,
     ) -> Result<Tensor> {
-        use crate::fused;
-        let cfg = &self.cfg;
-        let eps = cfg.rms_norm_eps;
-        let (nh, kvh, hd) = (
-            cfg.num_attention_heads,
-            cfg.num_key_value_heads,
-            cfg.head_dim,
-        );
-        let n = b * t;
+        let spec = self.fused_spec(b, t, key_ok);
+        for layer in &self.layers {
+            xs = self.fused_layer(layer, &xs, &spec)?;
+        }
+        crate::fused::rms_norm(&xs, &self.norm, self.cfg.rms_norm_eps)
+    }
+
+    /// The shapes, RoPE tables and key flags of the fused CPU attention for a `[B, T]` batch.
+    pub(crate) fn fused_spec(
+        &self,
+        b: usize,
+        t: usize,
+        key_ok: Option<Vec<Vec<bool>>>,
+    ) -> std::sync::Arc<crate::fused::AttnSpec> {
+        let hd = self.cfg.head_dim;
         let (mut cos, mut sin) = (Vec::with_capacity(t * hd), Vec::with_capacity(t * hd));
         for p in 0..t {
             for _half in 0..2 {
@@ -502,40 +522,63 @@ impl Qwen {
                 }
             }
         }
-        let spec = std::sync::Arc::new(fused::AttnSpec {
+        std::sync::Arc::new(crate::fused::AttnSpec {
             b,
             t,
-            heads: nh,
-            kv_heads: kvh,
+            heads: self.cfg.num_attention_heads,
+            kv_heads: self.cfg.num_key_value_heads,
             head_dim: hd,
             scale: 1.0 / (hd as f64).sqrt(),
             cos,
             sin,
             key_ok,
-        });
-        for layer in &self.layers {
-            let at = &layer.self_attn;
-            let x = fused::rms_norm(&xs, &layer.input_layernorm, eps)?;
-            let qkv = Linear::forward_cat(&[&at.q_proj, &at.k_proj, &at.v_proj], &x)?;
-            let qkv = match (&at.q_norm, &at.k_norm) {
-                (Some(qn), Some(kn)) => {
-                    let (qd, kvd) = (nh * hd, kvh * hd);
-                    let q = qkv.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
-                    let k = qkv.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
-                    let q = fused::rms_norm(&q, qn, eps)?.reshape((n, qd))?;
-                    let k = fused::rms_norm(&k, kn, eps)?.reshape((n, kvd))?;
-                    Tensor::cat(&[&q, &k, &qkv.narrow(1, qd + kvd, kvd)?], 1)?
-                }
-                _ => qkv,
-            };
-            let attn = fused::attention(&qkv, spec.clone())?;
-            xs = (xs + attn.matmul(&at.o_proj.weight_t)?)?;
-            let x = fused::rms_norm(&xs, &layer.post_attention_layernorm, eps)?;
-            let m = &layer.mlp;
-            let gu = Linear::forward_cat(&[&m.gate_proj, &m.up_proj], &x)?;
-            xs = (xs + fused::swiglu(&gu)?.matmul(&m.down_proj.weight_t)?)?;
-        }
-        fused::rms_norm(&xs, &self.norm, eps)
+        })
+    }
+
+    /// One decoder layer of [`Self::decoder_train_cpu`] on `[B*T, H]` rows.
+    pub(crate) fn fused_layer(
+        &self,
+        layer: &Layer,
+        xs: &Tensor,
+        spec: &std::sync::Arc<crate::fused::AttnSpec>,
+    ) -> Result<Tensor> {
+        use crate::fused;
+        let cfg = &self.cfg;
+        let eps = cfg.rms_norm_eps;
+        let (nh, kvh, hd) = (
+            cfg.num_attention_heads,
+            cfg.num_key_value_heads,
+            cfg.head_dim,
+        );
+        let n = xs.dim(0)?;
+        let at = &layer.self_attn;
+        let x = fused::rms_norm(xs, &layer.input_layernorm, eps)?;
+        let qkv = Linear::forward_cat(&[&at.q_proj, &at.k_proj, &at.v_proj], &x)?;
+        let qkv = match (&at.q_norm, &at.k_norm) {
+            (Some(qn), Some(kn)) => {
+                let (qd, kvd) = (nh * hd, kvh * hd);
+                let q = qkv.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
+                let k = qkv.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
+                let q = fused::rms_norm(&q, qn, eps)?.reshape((n, qd))?;
+                let k = fused::rms_norm(&k, kn, eps)?.reshape((n, kvd))?;
+                Tensor::cat(&[&q, &k, &qkv.narrow(1, qd + kvd, kvd)?], 1)?
+            }
+            _ => qkv,
+        };
+        let attn = fused::attention(&qkv, spec.clone())?;
+        let xs = (xs + attn.matmul(&at.o_proj.weight_t)?)?;
+        let x = fused::rms_norm(&xs, &layer.post_attention_layernorm, eps)?;
+        let m = &layer.mlp;
+        let gu = Linear::forward_cat(&[&m.gate_proj, &m.up_proj], &x)?;
+        Ok((&xs + fused::swiglu(&gu)?.matmul(&m.down_proj.weight_t)?)?)
+    }
+
+    /// True when the training forward runs the CPU custom ops of `fused.rs` (CPU, f32 or
+    /// f64, not forced onto the device-generic path).
+    pub(crate) fn uses_fused(&self) -> bool {
+        self.device.is_cpu()
+            && matches!(self.dtype, DType::F32 | DType::F64)
+            && !self.force_generic
     }
 
     /// Additive causal + key-padding mask `[B, 1, 1, T, past + T]` in f32 (f64 for f64 models). Key `j` is visible to
@@ -571,7 +614,7 @@ impl Qwen {
         let right_padded = am
             .iter()
             .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
-        if self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) {
+        if self.uses_fused() {
             let key_ok = (!right_padded).then(|| {
                 am.iter()
                     .map(|r| r.iter().map(|&x| x != 0).collect())
@@ -637,7 +680,8 @@ impl Qwen {
         with_entropy: bool,
         temperature: f64,
     ) -> Result<ResponseLogProbs> {
-        self.response_logprobs_impl(batch, with_entropy, temperature, self.device.is_cpu())
+        let fused = self.device.is_cpu() && !self.force_generic;
+        self.response_logprobs_impl(batch, with_entropy, temperature, fused)
     }
 
     /// [`Self::response_logprobs_at`] with the vocabulary projection as plain tensor ops on
@@ -762,15 +806,14 @@ impl Qwen {
             self.mask(key_ok, past, t)?
         };
         let (cos, sin) = self.rope_tables(positions)?;
-        let xs = self
+        // detached weights: sampling builds no autograd graph
+        let m = self.detached()?;
+        let xs = m
             .embed_tokens
             .embedding(&input_ids.flatten_all()?)?
             .reshape((b, t, self.cfg.hidden_size))?;
-        let h = self.decoder(xs, &cos, &sin, &mask, Some(cache), true)?;
+        let h = m.decoder(xs, &cos, &sin, &mask, Some(cache), true)?;
         let last = h.narrow(1, t - 1, 1)?.squeeze(1)?;
-        Ok(last
-            .matmul(&self.lm_head.t()?)?
-            .to_dtype(DType::F32)?
-            .detach())
+        Ok(last.matmul(&m.lm_head.t()?)?.to_dtype(DType::F32)?)
     }
 }

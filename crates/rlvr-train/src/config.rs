@@ -120,6 +120,7 @@ impl Default for ModelConfig {
             num_attention_heads: 4,
             intermediate_size: 384,
             max_position_embeddings: 256,
+            gradient_checkpointing: false,
         }
     }
 }

@@ -22,7 +22,7 @@ use candle_core::{DType, Tensor};
 use rlvr_core::{
     advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
-use rlvr_model::{generate, Generation, Qwen, SamplingParams};
+use rlvr_model::{generate, Generation, Qwen, SamplingParams, TrainForwardOptions};
 
 use crate::checkpoint::{mix_seed, DataOrder};
 use crate::config::TrainConfig;
@@ -404,10 +404,10 @@ impl Trainer {
                 .map(|s| (s.prompt.clone(), s.response.clone()))
                 .collect();
             let tb = self.policy.batch(&pairs)?;
+            // no graph: detached weights, attention and vocabulary in chunks
             let lp = model
-                .response_logprobs_at(&tb, false, self.cfg.rollout.temperature)?
-                .logprobs
-                .detach();
+                .response_logprobs_no_grad(&tb, false, self.cfg.rollout.temperature)?
+                .logprobs;
             let rows: Vec<Vec<f32>> = if tb.max_response_len() == 0 {
                 vec![Vec::new(); micro.len()]
             } else {
@@ -530,10 +530,6 @@ impl Trainer {
                 continue;
             }
             let dev = &self.policy.device;
-            let fwd =
-                self.policy
-                    .model
-                    .response_logprobs_at(&tb, true, self.cfg.rollout.temperature)?;
             let pad = |rows: Vec<&[f32]>| -> Result<Tensor, TrainError> {
                 let mut v = Vec::with_capacity(rows.len() * r);
                 for row in rows {
@@ -543,8 +539,8 @@ impl Trainer {
                 Ok(Tensor::from_vec(v, (micro.len(), r), dev)?)
             };
             let old_t = match &old.old {
-                Some(o) => pad(micro.iter().map(|&p| o[idx[p]].as_slice()).collect())?,
-                None => fwd.logprobs.detach(),
+                Some(o) => Some(pad(micro.iter().map(|&p| o[idx[p]].as_slice()).collect())?),
+                None => None,
             };
             let ref_t = match &old.reference {
                 Some(o) => Some(pad(micro.iter().map(|&p| o[idx[p]].as_slice()).collect())?),
@@ -557,28 +553,43 @@ impl Trainer {
             let mask = Tensor::from_vec(mask, (micro.len(), r), dev)?;
             let adv: Vec<f32> = rows.iter().map(|s| s.advantage as f32).collect();
             let w: Vec<f32> = micro.iter().map(|&p| weights[p] as f32).collect();
-            let loss = policy_loss(
-                &spec,
-                &LossInputs {
-                    logp: &fwd.logprobs,
-                    old_logp: &old_t,
-                    ref_logp: ref_t.as_ref(),
-                    entropy: fwd.entropy.as_ref(),
-                    adv: &Tensor::new(adv.as_slice(), dev)?,
-                    weight: &Tensor::new(w.as_slice(), dev)?,
-                    mask: &mask,
-                },
-            )?;
-            let mut loss_t = loss.loss;
-            if m == 0 && self.faults.nan_loss_at_step == Some(self.step) {
-                loss_t = (loss_t * f64::NAN)?;
-            }
-            let value = loss_t.to_dtype(DType::F64)?.to_scalar::<f64>()?;
+            let opts = TrainForwardOptions {
+                temperature: self.cfg.rollout.temperature,
+                // the entropy is logged every step; its backward runs only when
+                // entropy_coeff != 0 (policy_loss uses it detached otherwise)
+                with_entropy: true,
+                gradient_checkpointing: self.cfg.model.gradient_checkpointing,
+            };
+            let nan_loss = m == 0 && self.faults.nan_loss_at_step == Some(self.step);
+            let mut terms = None;
+            // the forward, the loss on its log-probs, and the backward (rlvr-model)
+            let fwd = self.policy.model.loss_and_grads(&tb, &opts, |fwd| {
+                let loss = policy_loss(
+                    &spec,
+                    &LossInputs {
+                        logp: &fwd.logprobs,
+                        old_logp: &old_t.unwrap_or_else(|| fwd.logprobs.detach()),
+                        ref_logp: ref_t.as_ref(),
+                        entropy: fwd.entropy.as_ref(),
+                        adv: &Tensor::new(adv.as_slice(), dev)?,
+                        weight: &Tensor::new(w.as_slice(), dev)?,
+                        mask: &mask,
+                    },
+                )?;
+                let loss_t = if nan_loss {
+                    (&loss.loss * f64::NAN)?
+                } else {
+                    loss.loss.clone()
+                };
+                terms = Some(loss);
+                Ok::<_, TrainError>(loss_t)
+            })?;
+            let (value, loss) = (fwd.loss, terms.expect("the loss function ran"));
             if !value.is_finite() {
                 out.skipped = Some(format!("non-finite loss ({value})"));
                 break;
             }
-            grads.add(&self.policy.params, &loss_t.backward()?)?;
+            grads.add(&self.policy.params, &fwd.grads)?;
             out.pg_loss += loss.pg_loss;
             out.kl_sum += loss.kl_sum;
             out.entropy_sum += loss.entropy_sum;

@@ -1,0 +1,110 @@
+//! Peak resident memory of one training forward + backward of one sequence (not a test).
+//! Run one shape per process: VmHWM is the process peak.
+//!
+//!     cargo build --release -p rlvr-model --example memory
+//!     for t in 1024 2048 4096 8192; do
+//!         target/release/examples/memory attn $t generic ckpt
+//!     done
+//!
+//! Arguments: `attn | vocab`, `T` (tokens; 1 prompt token, T - 1 response tokens), the path
+//! (`generic`: `Qwen::loss_and_grads` forced onto the device-generic path, the one CUDA
+//! takes; `fused`: the same on the CPU custom ops; `plain`: the old device-generic training
+//! forward, `response_logprobs_at` + autograd, on the generic ops), and `ckpt | nockpt`.
+//!
+//! * `attn`: 2 layers, hidden 256, 8 heads on 4 kv heads (head_dim 32), MLP 688, vocab 512:
+//!   the decoder dominates.
+//! * `vocab`: 2 layers, hidden 64, 2 heads on 1 kv head, MLP 128, vocab 151,936 (Qwen2.5 /
+//!   Qwen3): the vocabulary projection dominates.
+//!
+//! Prints one line: `mode T path ckpt base_mib peak_mib step_mib secs`, where `base` is
+//! VmHWM after building the model and the batch and `step = peak - base`.
+
+use std::time::Instant;
+
+use candle_core::{DType, Device, Tensor};
+use rlvr_model::{init_random, QwenConfig, TokenBatch, TrainForwardOptions};
+
+fn vm_hwm_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: memory <attn|vocab> <T> <generic|fused|plain> <ckpt|nockpt>";
+    let mode = args.get(1).map(String::as_str).expect(usage);
+    let t: usize = args.get(2).and_then(|s| s.parse().ok()).expect(usage);
+    let path = args.get(3).map(String::as_str).unwrap_or("generic");
+    let ckpt = args.get(4).map(String::as_str).unwrap_or("ckpt") == "ckpt";
+    let mut cfg = match mode {
+        "attn" => {
+            let mut c = QwenConfig::tiny(512);
+            c.hidden_size = 256;
+            c.num_attention_heads = 8;
+            c.num_key_value_heads = 4;
+            c.head_dim = 32;
+            c.intermediate_size = 688;
+            c
+        }
+        "vocab" => {
+            let mut c = QwenConfig::tiny(151_936);
+            c.hidden_size = 64;
+            c.num_attention_heads = 2;
+            c.num_key_value_heads = 1;
+            c.head_dim = 32;
+            c.intermediate_size = 128;
+            c
+        }
+        _ => panic!("{usage}"),
+    };
+    cfg.num_hidden_layers = 2;
+    cfg.max_position_embeddings = t.max(cfg.max_position_embeddings);
+    let dev = Device::Cpu;
+    let (mut model, varmap) = init_random(&cfg, 0, DType::F32, &dev).expect("init");
+    model.set_force_generic(path != "fused");
+    let vocab = cfg.vocab_size as u32;
+    let ids: Vec<u32> = (0..t as u32).map(|i| (i * 7919 + 13) % vocab).collect();
+    let batch = TokenBatch::new(&[(ids[..1].to_vec(), ids[1..].to_vec())], 0, &dev).unwrap();
+    let w = Tensor::ones((1, t - 1), DType::F32, &dev).unwrap();
+    let base = vm_hwm_mib();
+    let start = Instant::now();
+    let grads = if path == "plain" {
+        let out = model.response_logprobs_at(&batch, true, 1.0).unwrap();
+        let loss = ((out.logprobs * &w).unwrap().sum_all().unwrap()
+            + out.entropy.unwrap().sum_all().unwrap())
+        .unwrap();
+        loss.backward().unwrap()
+    } else {
+        let opts = TrainForwardOptions {
+            temperature: 1.0,
+            with_entropy: true,
+            gradient_checkpointing: ckpt,
+        };
+        model
+            .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |out| {
+                Ok(((&out.logprobs * &w)?.sum_all()?
+                    + out.entropy.as_ref().unwrap().sum_all()?)?)
+            })
+            .unwrap()
+            .grads
+    };
+    let secs = start.elapsed().as_secs_f64();
+    // every parameter got a gradient (a check that the step really ran)
+    let missing = varmap
+        .data()
+        .lock()
+        .unwrap()
+        .values()
+        .filter(|v| grads.get(v.as_tensor()).is_none())
+        .count();
+    assert_eq!(missing, 0, "parameters without a gradient");
+    let peak = vm_hwm_mib();
+    println!(
+        "{mode} {t} {path} {} {base:.0} {peak:.0} {:.0} {secs:.1}",
+        if ckpt { "ckpt" } else { "nockpt" },
+        peak - base
+    );
+}

@@ -1,0 +1,649 @@
+//! The memory-bounded training step [`Qwen::loss_and_grads`] and the graph-free forward
+//! [`Qwen::response_logprobs_no_grad`].
+//!
+//! candle has no activation checkpointing and no way to give a tensor op a hand-written
+//! backward on every device, so the training step runs its own backward walk, piece by piece,
+//! each piece a small autograd graph (or a hand-written backward) from a leaf [`Var`]:
+//!
+//! 1. forward without a graph (weights detached): embeddings, the decoder layers, the final
+//!    norm, then the response log-probs (and entropies) from the vocabulary projection in
+//!    chunks of at most [`Qwen::set_logits_chunk_elems`] logits, kept only as `[N]` vectors;
+//! 2. the loss: `loss_fn` gets the log-probs (and entropies) as leaf variables; its backward
+//!    gives `g_lp = dL/dlogp` and `g_ent = dL/dH`;
+//! 3. the vocabulary backward, chunk by chunk, the logits recomputed: with `p = softmax(z)`,
+//!    `z = h W^T / T`: `dL/dz = g_lp (1[j = target] - p) - g_ent p (log p + H)`,
+//!    `dh = (dL/dz / T) W`, `dW += (dL/dz / T)^T h` (the entropy terms only when the loss
+//!    depends on the entropy);
+//! 4. the final norm, then each decoder layer in reverse: its input as a leaf variable `x`,
+//!    its output `y` with a graph, and the backward of `sum(y * dL/dy)` gives the layer's
+//!    parameter gradients and `dL/dx`, the next layer's upstream gradient;
+//! 5. the embedding gradient from `dL/dx_0`.
+//!
+//! With `gradient_checkpointing` the forward of step 1 keeps only each layer's input and
+//! step 4 recomputes the layer (verl's `enable_gradient_checkpointing`); without it, step 1
+//! already builds each layer's graph and keeps it until step 4. The gradients are the same
+//! computation either way (tested equal in f32 within 1e-5 relative).
+//!
+//! On the device-generic path (every device but the CPU in f32 / f64, or any device with
+//! [`Qwen::set_force_generic`]) a layer's attention is `flash.rs` (queries in chunks, only the
+//! output and log-sum-exp stored, its own backward, masks built on the device): a layer's
+//! stored activations and its working memory grow linearly with the sequence length. On the
+//! CPU in f32 / f64 a layer is the fused custom ops of `fused.rs`, whose attention keeps the
+//! `[B, heads, T, T]` probabilities of the layer being differentiated (with checkpointing, of
+//! one layer at a time).
+
+use std::sync::Arc;
+
+use candle_core::backprop::GradStore;
+use candle_core::{DType, Tensor, Var};
+
+use crate::batch::{ResponseLogProbs, TokenBatch};
+use crate::error::{Error, Result};
+use crate::flash::{self, FlashOut};
+use crate::model::{apply_rope, rms_norm_train, upcast, Attention, Layer, Linear, Mlp, Qwen};
+
+/// Options of [`Qwen::loss_and_grads`].
+#[derive(Debug, Clone, Copy)]
+pub struct TrainForwardOptions {
+    /// Sampling temperature the log-probs are taken at (`log softmax(logits / T)`).
+    pub temperature: f64,
+    /// Compute the entropies (given to `loss_fn` as `ResponseLogProbs::entropy`). Their
+    /// backward terms run only when the loss depends on them.
+    pub with_entropy: bool,
+    /// Keep only each decoder layer's input in the forward and recompute the layer in the
+    /// backward (`model.gradient_checkpointing`).
+    pub gradient_checkpointing: bool,
+}
+
+impl Default for TrainForwardOptions {
+    fn default() -> Self {
+        Self {
+            temperature: 1.0,
+            with_entropy: false,
+            gradient_checkpointing: false,
+        }
+    }
+}
+
+/// Result of [`Qwen::loss_and_grads`].
+pub struct TrainStepOutput {
+    /// The log-probs (and entropies) given to the loss, detached, `[B, R]`, 0 at padding.
+    pub out: ResponseLogProbs,
+    /// The loss value.
+    pub loss: f64,
+    /// `dL/dw` for every model weight the loss depends on, keyed by the weight tensors (the
+    /// `VarMap` variables), in the weights' dtype; empty when the loss is not finite.
+    pub grads: GradStore,
+}
+
+/// Per-batch constants of one walk.
+struct Walk {
+    b: usize,
+    t: usize,
+    /// `[B*T]` u32 token ids.
+    ids: Tensor,
+    /// Fused CPU attention spec (fused path only).
+    spec: Option<Arc<crate::fused::AttnSpec>>,
+    /// `[1, 1, T, hd]` RoPE tables (generic path only).
+    rope: Option<(Tensor, Tensor)>,
+    /// `[B, T]` 1 = real key, 0 = padding, in the upcast dtype; `None` for a right-padded batch.
+    key_ok: Option<Tensor>,
+    /// Indices into `[B*T]` of the positions that predict response tokens, `[n]` u32.
+    rows: Tensor,
+    /// `[n, 1]` u32 target tokens.
+    targets: Tensor,
+    /// Indices into `[B*R]` of those positions, `[n]` u32.
+    slots: Tensor,
+    n: usize,
+    r: usize,
+}
+
+/// What a layer's backward needs (see the module docs, step 4).
+enum Tape {
+    Fused {
+        out: Tensor,
+    },
+    Generic {
+        /// RoPE'd q `[B, heads, T, hd]`, k, v `[B, kv_heads, T, hd]`, attached to the graph.
+        qkv: [Tensor; 3],
+        /// The same, detached, for the attention backward.
+        qkv_d: [Tensor; 3],
+        flash: FlashOut,
+        /// The attention output as a leaf variable (`None` without a graph).
+        o_var: Option<Var>,
+        out: Tensor,
+    },
+}
+
+impl Tape {
+    fn out(&self) -> &Tensor {
+        match self {
+            Tape::Fused { out } | Tape::Generic { out, .. } => out,
+        }
+    }
+}
+
+fn detach_linear(l: &Linear) -> Result<Linear> {
+    Linear::new(l.weight.detach(), l.bias.as_ref().map(Tensor::detach))
+}
+
+fn remove(store: &mut GradStore, t: &Tensor, what: &str) -> Result<Tensor> {
+    store
+        .remove(t)
+        .ok_or_else(|| Error::InvalidArgument(format!("training walk: no gradient for {what}")))
+}
+
+impl Qwen {
+    /// Sets the query positions per chunk of the device-generic attention (default 256):
+    /// one chunk's scores are `[B, heads, rows, <= T]`.
+    pub fn set_attention_chunk_rows(&mut self, rows: usize) {
+        self.attn_chunk_rows = rows.max(1);
+    }
+
+    /// Runs the training step on the device-generic path even on the CPU in f32 / f64 (the
+    /// path CUDA takes: plain tensor ops, `flash.rs` attention). For tests and measurements.
+    #[doc(hidden)]
+    pub fn set_force_generic(&mut self, on: bool) {
+        self.force_generic = on;
+    }
+
+    /// A copy of the model over the same storage with every weight detached: its forwards
+    /// build no autograd graph, and it sees later in-place weight updates.
+    pub(crate) fn detached(&self) -> Result<Qwen> {
+        let layers = self
+            .layers
+            .iter()
+            .map(|l| {
+                let a = &l.self_attn;
+                Ok(Layer {
+                    input_layernorm: l.input_layernorm.detach(),
+                    self_attn: Attention {
+                        q_proj: detach_linear(&a.q_proj)?,
+                        k_proj: detach_linear(&a.k_proj)?,
+                        v_proj: detach_linear(&a.v_proj)?,
+                        o_proj: detach_linear(&a.o_proj)?,
+                        q_norm: a.q_norm.as_ref().map(Tensor::detach),
+                        k_norm: a.k_norm.as_ref().map(Tensor::detach),
+                    },
+                    post_attention_layernorm: l.post_attention_layernorm.detach(),
+                    mlp: Mlp {
+                        gate_proj: detach_linear(&l.mlp.gate_proj)?,
+                        up_proj: detach_linear(&l.mlp.up_proj)?,
+                        down_proj: detach_linear(&l.mlp.down_proj)?,
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Qwen {
+            cfg: self.cfg.clone(),
+            embed_tokens: self.embed_tokens.detach(),
+            layers,
+            norm: self.norm.detach(),
+            lm_head: self.lm_head.detach(),
+            inv_freq: self.inv_freq.clone(),
+            rot: self.rot.detach(),
+            logits_chunk_elems: self.logits_chunk_elems,
+            attn_chunk_rows: self.attn_chunk_rows,
+            force_generic: self.force_generic,
+            dtype: self.dtype,
+            device: self.device.clone(),
+        })
+    }
+
+    fn walk(&self, batch: &TokenBatch, temperature: f64) -> Result<Walk> {
+        if !(temperature > 0.0 && temperature.is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "temperature must be positive, got {temperature}"
+            )));
+        }
+        let (b, t) = batch.input_ids.dims2()?;
+        let am = batch.attention_mask.to_dtype(DType::U32)?.to_vec2::<u32>()?;
+        let right_padded = am
+            .iter()
+            .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
+        let (spec, rope, key_ok) = if self.uses_fused() {
+            let key_ok = (!right_padded).then(|| {
+                am.iter()
+                    .map(|r| r.iter().map(|&x| x != 0).collect())
+                    .collect()
+            });
+            (Some(self.fused_spec(b, t, key_ok)), None, None)
+        } else {
+            let positions = vec![(0..t as u32).collect::<Vec<_>>()];
+            let key_ok = if right_padded {
+                None
+            } else {
+                Some(batch.attention_mask.to_dtype(upcast(self.dtype))?)
+            };
+            (None, Some(self.rope_tables(&positions)?), key_ok)
+        };
+        let ids = batch.input_ids.to_vec2::<u32>()?;
+        let r = batch.max_response_len();
+        let (mut rows, mut targets, mut slots) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, row) in ids.iter().enumerate() {
+            let (start, len) = (batch.response_start[i], batch.response_len[i]);
+            for k in 0..len {
+                rows.push((i * t + start - 1 + k) as u32);
+                targets.push(row[start + k]);
+                slots.push((i * r + k) as u32);
+            }
+        }
+        let n = rows.len();
+        let dev = &self.device;
+        Ok(Walk {
+            b,
+            t,
+            ids: batch.input_ids.flatten_all()?,
+            spec,
+            rope,
+            key_ok,
+            rows: Tensor::from_vec(rows, n, dev)?,
+            targets: Tensor::from_vec(targets, (n, 1), dev)?,
+            slots: Tensor::from_vec(slots, n, dev)?,
+            n,
+            r,
+        })
+    }
+
+    /// Decoder layer `li` on `[B*T, H]` rows. With `graph`, the generic path's attention output
+    /// becomes a leaf variable so its gradient can be read (the caller passes attached
+    /// weights and an input variable); without, nothing is tracked (detached model and input).
+    fn layer_pass(&self, li: usize, x: &Tensor, w: &Walk, graph: bool) -> Result<Tape> {
+        let layer = &self.layers[li];
+        if let Some(spec) = &w.spec {
+            return Ok(Tape::Fused {
+                out: self.fused_layer(layer, x, spec)?,
+            });
+        }
+        let cfg = &self.cfg;
+        let (b, t, h, eps) = (w.b, w.t, cfg.hidden_size, cfg.rms_norm_eps);
+        let (nh, kvh, hd) = (
+            cfg.num_attention_heads,
+            cfg.num_key_value_heads,
+            cfg.head_dim,
+        );
+        let (cos, sin) = w.rope.as_ref().expect("generic walk has RoPE tables");
+        let xs = x.reshape((b, t, h))?;
+        let at = &layer.self_attn;
+        let xn = rms_norm_train(&xs, &layer.input_layernorm, eps)?;
+        let q = at.q_proj.forward(&xn)?.reshape((b, t, nh, hd))?;
+        let k = at.k_proj.forward(&xn)?.reshape((b, t, kvh, hd))?;
+        let v = at.v_proj.forward(&xn)?.reshape((b, t, kvh, hd))?;
+        let (q, k) = match (&at.q_norm, &at.k_norm) {
+            (Some(qn), Some(kn)) => (rms_norm_train(&q, qn, eps)?, rms_norm_train(&k, kn, eps)?),
+            _ => (q, k),
+        };
+        let q = apply_rope(&q.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
+        let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
+        let v = v.transpose(1, 2)?.contiguous()?;
+        let qkv_d = [q.detach(), k.detach(), v.detach()];
+        let scale = 1.0 / (hd as f64).sqrt();
+        let mut flash = flash::forward(
+            &qkv_d[0],
+            &qkv_d[1],
+            &qkv_d[2],
+            w.key_ok.as_ref(),
+            scale,
+            self.attn_chunk_rows,
+        )?;
+        let (o, o_var) = if graph {
+            let var = Var::from_tensor(&flash.o)?;
+            // the variable's copy serves the backward too: one stored copy of O
+            flash.o = var.as_tensor().detach();
+            (var.as_tensor().clone(), Some(var))
+        } else {
+            (flash.o.clone(), None)
+        };
+        let attn = o.transpose(1, 2)?.reshape((b, t, nh * hd))?;
+        let xs = (&xs + at.o_proj.forward(&attn)?)?;
+        let xn = rms_norm_train(&xs, &layer.post_attention_layernorm, eps)?;
+        let m = &layer.mlp;
+        let gate = m.gate_proj.forward(&xn)?.silu()?;
+        let up = m.up_proj.forward(&xn)?;
+        let out = (&xs + m.down_proj.forward(&(gate * up)?)?)?.reshape((b * t, h))?;
+        Ok(Tape::Generic {
+            qkv: [q, k, v],
+            qkv_d,
+            flash,
+            o_var,
+            out,
+        })
+    }
+
+    /// Backward of one layer: parameter gradients into `acc`, returns `dL/dx`.
+    fn layer_backward(
+        &self,
+        tape: Tape,
+        x: &Var,
+        g: &Tensor,
+        w: &Walk,
+        acc: &mut GradStore,
+    ) -> Result<Tensor> {
+        match tape {
+            Tape::Fused { out } => {
+                let mut st = (out * g)?.sum_all()?.backward()?;
+                let dx = remove(&mut st, x.as_tensor(), "a layer input")?;
+                acc.extend(st)?;
+                Ok(dx)
+            }
+            Tape::Generic {
+                qkv,
+                qkv_d,
+                flash,
+                o_var,
+                out,
+            } => {
+                let o_var = o_var.expect("a layer tape for the backward has a graph");
+                let mut st = (out * g)?.sum_all()?.backward()?;
+                let d_o = remove(&mut st, o_var.as_tensor(), "the attention output")?;
+                let dx1 = remove(&mut st, x.as_tensor(), "a layer input")?;
+                acc.extend(st)?;
+                let scale = 1.0 / (self.cfg.head_dim as f64).sqrt();
+                let (dq, dk, dv) = flash::backward(
+                    &qkv_d[0],
+                    &qkv_d[1],
+                    &qkv_d[2],
+                    w.key_ok.as_ref(),
+                    scale,
+                    self.attn_chunk_rows,
+                    &flash,
+                    &d_o,
+                )?;
+                drop((qkv_d, flash, d_o));
+                let [q, k, v] = qkv;
+                let surrogate = ((q * dq)?.sum_all()? + (k * dk)?.sum_all()?)?;
+                let surrogate = (surrogate + (v * dv)?.sum_all()?)?;
+                let mut st = surrogate.backward()?;
+                let dx2 = remove(&mut st, x.as_tensor(), "a layer input")?;
+                acc.extend(st)?;
+                Ok((dx1 + dx2)?)
+            }
+        }
+    }
+
+    /// The final RMSNorm on `[B*T, H]` rows (the same kernel as the rest of the path).
+    fn final_norm(&self, x: &Tensor) -> Result<Tensor> {
+        if self.uses_fused() {
+            crate::fused::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
+        } else {
+            rms_norm_train(x, &self.norm, self.cfg.rms_norm_eps)
+        }
+    }
+
+    fn chunk_rows(&self) -> usize {
+        (self.logits_chunk_elems / self.cfg.vocab_size).max(1)
+    }
+
+    /// `z = h W^T / T` for rows `start..start+len` in the upcast dtype, and its row
+    /// log-sum-exp.
+    fn logits_chunk(
+        &self,
+        h: &Tensor,
+        wt: &Tensor,
+        start: usize,
+        len: usize,
+        temperature: f64,
+    ) -> Result<(Tensor, Tensor)> {
+        let z = (h.narrow(0, start, len)?.matmul(wt)?.to_dtype(upcast(self.dtype))? / temperature)?;
+        let m = z.max_keepdim(1)?;
+        let lse = (z.broadcast_sub(&m)?.exp()?.sum_keepdim(1)?.log()? + m)?;
+        Ok((z, lse))
+    }
+
+    /// Step 1's vocabulary part: `[n]` log-probs of `targets` and (optionally) `[n]`
+    /// entropies, chunk by chunk, no graph (`h` and the weights detached).
+    fn vocab_forward(
+        &self,
+        h: &Tensor,
+        w: &Walk,
+        temperature: f64,
+        with_entropy: bool,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        if w.n == 0 {
+            let z = Tensor::zeros(0, upcast(self.dtype), &self.device)?;
+            return Ok((z.clone(), with_entropy.then_some(z)));
+        }
+        let wt = self.lm_head.detach().t()?;
+        let chunk = self.chunk_rows();
+        let (mut lps, mut ents) = (Vec::new(), Vec::new());
+        let mut start = 0;
+        while start < w.n {
+            let len = chunk.min(w.n - start);
+            let (z, lse) = self.logits_chunk(h, &wt, start, len, temperature)?;
+            let zt = z.gather(&w.targets.narrow(0, start, len)?.contiguous()?, 1)?;
+            lps.push((zt - &lse)?.squeeze(1)?);
+            if with_entropy {
+                // H = lse - sum(p z), p = exp(z - lse)
+                let p = z.broadcast_sub(&lse)?.exp()?;
+                ents.push((lse - (p * z)?.sum_keepdim(1)?)?.squeeze(1)?);
+            }
+            start += len;
+        }
+        let ent = if with_entropy {
+            Some(Tensor::cat(&ents, 0)?)
+        } else {
+            None
+        };
+        Ok((Tensor::cat(&lps, 0)?, ent))
+    }
+
+    /// Step 3: `(dL/dh [n, H], dL/dW [V, H])` in the weights' dtype, the logits recomputed.
+    fn vocab_backward(
+        &self,
+        h: &Tensor,
+        w: &Walk,
+        temperature: f64,
+        g_lp: &Tensor,
+        g_ent: Option<&Tensor>,
+    ) -> Result<(Tensor, Tensor)> {
+        let up = upcast(self.dtype);
+        let head = self.lm_head.detach();
+        let wt = head.t()?;
+        let chunk = self.chunk_rows();
+        let mut dh = Vec::new();
+        let mut dw = Tensor::zeros(head.shape(), up, &self.device)?;
+        let mut start = 0;
+        while start < w.n {
+            let len = chunk.min(w.n - start);
+            let (z, lse) = self.logits_chunk(h, &wt, start, len, temperature)?;
+            let logp = z.broadcast_sub(&lse)?;
+            drop(z);
+            let p = logp.exp()?;
+            let glp = g_lp.narrow(0, start, len)?.unsqueeze(1)?;
+            // dz = -p * (g_lp + g_ent (log p + H)) + g_lp at the target
+            let coef = match g_ent {
+                Some(ge) => {
+                    let ge = ge.narrow(0, start, len)?.unsqueeze(1)?;
+                    let ent = (&p * &logp)?.sum_keepdim(1)?.neg()?;
+                    logp.broadcast_add(&ent)?
+                        .broadcast_mul(&ge)?
+                        .broadcast_add(&glp)?
+                }
+                None => {
+                    drop(logp);
+                    glp.broadcast_as(p.shape())?.contiguous()?
+                }
+            };
+            let dz = (p * coef)?.neg()?;
+            let dz = dz.scatter_add(
+                &w.targets.narrow(0, start, len)?.contiguous()?,
+                &glp.contiguous()?,
+                1,
+            )?;
+            let dz = (dz / temperature)?;
+            dh.push(dz.to_dtype(self.dtype)?.matmul(&head)?);
+            dw = (dw + dz.t()?.matmul(&h.narrow(0, start, len)?.to_dtype(up)?)?)?;
+            start += len;
+        }
+        Ok((Tensor::cat(&dh, 0)?, dw.to_dtype(self.dtype)?))
+    }
+
+    /// `[n]` values at `w.slots` scattered into a `[B, R]` tensor (0 elsewhere).
+    fn to_slots(&self, x: &Tensor, w: &Walk) -> Result<Tensor> {
+        let z = Tensor::zeros(w.b * w.r, x.dtype(), &self.device)?;
+        let full = if w.n == 0 {
+            z
+        } else {
+            z.index_add(&w.slots, x, 0)?
+        };
+        Ok(full.reshape((w.b, w.r))?)
+    }
+
+    /// The training forward without any autograd graph: the same values as
+    /// [`Self::response_logprobs_at`] (log-probs, and entropies when asked, `[B, R]`, 0 at
+    /// padding), for the old-log-prob, reference and evaluation passes. Memory: the
+    /// activations of one layer at a time, the attention and vocabulary in chunks.
+    pub fn response_logprobs_no_grad(
+        &self,
+        batch: &TokenBatch,
+        with_entropy: bool,
+        temperature: f64,
+    ) -> Result<ResponseLogProbs> {
+        let m = self.detached()?;
+        let w = m.walk(batch, temperature)?;
+        let mut x = m.embed_tokens.embedding(&w.ids)?;
+        for li in 0..m.layers.len() {
+            x = m.layer_pass(li, &x, &w, false)?.out().clone();
+        }
+        let h = m.final_norm(&x)?.index_select(&w.rows, 0)?;
+        drop(x);
+        let (lp, ent) = m.vocab_forward(&h, &w, temperature, with_entropy)?;
+        Ok(ResponseLogProbs {
+            logprobs: m.to_slots(&lp, &w)?,
+            entropy: ent.map(|e| m.to_slots(&e, &w)).transpose()?,
+        })
+    }
+
+    /// One training forward and backward of `batch` in bounded memory (module docs).
+    ///
+    /// `loss_fn` receives the response log-probs (and entropies, with `with_entropy`) as
+    /// `[B, R]` leaf tensors, 0 at padding, exactly the values of
+    /// [`Self::response_logprobs_at`], and returns a scalar loss built from them with candle
+    /// ops. The result holds those values detached, the loss, and `dL/dw` for every weight,
+    /// which equal the autograd gradients of `loss_fn(response_logprobs_at(..))` (tested).
+    /// When the loss is not finite, no backward runs and `grads` is empty.
+    pub fn loss_and_grads<E, F>(
+        &self,
+        batch: &TokenBatch,
+        opts: &TrainForwardOptions,
+        loss_fn: F,
+    ) -> std::result::Result<TrainStepOutput, E>
+    where
+        E: From<Error>,
+        F: FnOnce(&ResponseLogProbs) -> std::result::Result<Tensor, E>,
+    {
+        let det = self.detached()?;
+        let w = self.walk(batch, opts.temperature)?;
+        let nl = self.layers.len();
+        let ckpt = opts.gradient_checkpointing;
+        // 1. forward: layer inputs (checkpointing) or layer graphs
+        let mut x = det.embed_tokens.embedding(&w.ids).map_err(Error::from)?;
+        let mut inputs = Vec::new();
+        let mut tapes = Vec::new();
+        for li in 0..nl {
+            if ckpt {
+                let out = det.layer_pass(li, &x, &w, false)?.out().clone();
+                inputs.push(std::mem::replace(&mut x, out));
+            } else {
+                let xv = Var::from_tensor(&x).map_err(Error::from)?;
+                let tape = self.layer_pass(li, xv.as_tensor(), &w, true)?;
+                x = tape.out().detach();
+                tapes.push((xv, tape));
+            }
+        }
+        let x_last = Var::from_tensor(&x).map_err(Error::from)?;
+        drop(x);
+        let h_graph = self
+            .final_norm(x_last.as_tensor())?
+            .index_select(&w.rows, 0)
+            .map_err(Error::from)?;
+        let h = h_graph.detach();
+        let (lp, ent) = det.vocab_forward(&h, &w, opts.temperature, opts.with_entropy)?;
+        // 2. the loss on leaf log-probs and entropies
+        let lp_var = Var::from_tensor(&self.to_slots(&lp, &w)?).map_err(Error::from)?;
+        let ent_var = match &ent {
+            Some(e) => Some(Var::from_tensor(&self.to_slots(e, &w)?).map_err(Error::from)?),
+            None => None,
+        };
+        let out = ResponseLogProbs {
+            logprobs: lp_var.as_tensor().clone(),
+            entropy: ent_var.as_ref().map(|v| v.as_tensor().clone()),
+        };
+        let loss = loss_fn(&out)?;
+        let out = ResponseLogProbs {
+            logprobs: out.logprobs.detach(),
+            entropy: out.entropy.map(|e| e.detach()),
+        };
+        let value = loss
+            .to_dtype(DType::F64)
+            .and_then(|l| l.to_scalar::<f64>())
+            .map_err(Error::from)?;
+        let mut grads = GradStore::default();
+        if !value.is_finite() {
+            return Ok(TrainStepOutput {
+                out,
+                loss: value,
+                grads,
+            });
+        }
+        let mut st = loss.backward().map_err(Error::from)?;
+        let g_lp = st.remove(lp_var.as_tensor());
+        let g_ent = ent_var.as_ref().and_then(|v| st.remove(v.as_tensor()));
+        grads.extend(st).map_err(Error::from)?;
+        if w.n == 0 || (g_lp.is_none() && g_ent.is_none()) {
+            return Ok(TrainStepOutput {
+                out,
+                loss: value,
+                grads,
+            });
+        }
+        let gather = |g: Tensor| -> Result<Tensor> {
+            Ok(g.flatten_all()?
+                .index_select(&w.slots, 0)?
+                .to_dtype(upcast(self.dtype))?)
+        };
+        let g_lp = match g_lp {
+            Some(g) => gather(g)?,
+            None => Tensor::zeros(w.n, upcast(self.dtype), &self.device).map_err(Error::from)?,
+        };
+        let g_ent = g_ent.map(gather).transpose()?;
+        // 3. vocabulary backward
+        let (dh, dw) = det.vocab_backward(&h, &w, opts.temperature, &g_lp, g_ent.as_ref())?;
+        drop(h);
+        let mut st = GradStore::default();
+        st.insert(&self.lm_head, dw);
+        grads.extend(st).map_err(Error::from)?;
+        // 4. final norm, then the layers in reverse
+        let mut st = (h_graph * dh)
+            .and_then(|x| x.sum_all())
+            .and_then(|x| x.backward())
+            .map_err(Error::from)?;
+        drop(lp_var);
+        let mut g = remove(&mut st, x_last.as_tensor(), "the last hidden state")?;
+        grads.extend(st).map_err(Error::from)?;
+        for li in (0..nl).rev() {
+            let (xv, tape) = if ckpt {
+                let input = inputs.pop().expect("one input per layer");
+                let xv = Var::from_tensor(&input).map_err(Error::from)?;
+                drop(input);
+                let tape = self.layer_pass(li, xv.as_tensor(), &w, true)?;
+                (xv, tape)
+            } else {
+                tapes.pop().expect("one tape per layer")
+            };
+            g = self.layer_backward(tape, &xv, &g, &w, &mut grads)?;
+        }
+        // 5. embeddings
+        let st = (self.embed_tokens.embedding(&w.ids))
+            .and_then(|e| e * g)
+            .and_then(|x| x.sum_all())
+            .and_then(|x| x.backward())
+            .map_err(Error::from)?;
+        grads.extend(st).map_err(Error::from)?;
+        Ok(TrainStepOutput {
+            out,
+            loss: value,
+            grads,
+        })
+    }
+}

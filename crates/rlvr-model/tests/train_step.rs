@@ -1,0 +1,334 @@
+//! The memory-bounded training step (`Qwen::loss_and_grads`) and the graph-free forward
+//! (`Qwen::response_logprobs_no_grad`) against plain autograd through the training forward:
+//! both model paths (CPU fused ops, and the device-generic path with the chunked `flash.rs`
+//! attention), with and without activation checkpointing, GQA, Qwen3 q/k norms, right and
+//! key padding, f64 finite differences, bf16.
+
+mod common;
+
+use candle_core::{DType, Device, Tensor, Var};
+use common::*;
+use rlvr_model::{Qwen, ResponseLogProbs, TokenBatch, TrainForwardOptions};
+
+const TEMP: f64 = 0.8;
+
+/// `sum(lp * w) + 0.3 * sum(entropy)`, the loss every comparison uses.
+fn loss_of(out: &ResponseLogProbs, w: &Tensor) -> candle_core::Result<Tensor> {
+    let ent = out.entropy.as_ref().expect("entropy requested");
+    out.logprobs.broadcast_mul(&w.to_dtype(out.logprobs.dtype())?)?.sum_all()?
+        + (ent * 0.3)?.sum_all()?
+}
+
+fn weights_for(batch: &TokenBatch) -> Tensor {
+    let r = batch.max_response_len();
+    let w: Vec<f32> = (0..batch.len() * r)
+        .map(|i| ((i * 5 % 7) as f32 - 3.0) / 3.0)
+        .collect();
+    Tensor::from_vec(w, (batch.len(), r), &Device::Cpu).unwrap()
+}
+
+type Grads = Vec<(String, Vec<f64>)>;
+
+fn collect(varmap: &candle_nn::VarMap, get: impl Fn(&Var) -> Option<Tensor>) -> Grads {
+    let data = varmap.data().lock().unwrap();
+    let mut g: Grads = data
+        .iter()
+        .map(|(n, v)| {
+            let t = get(v).unwrap_or_else(|| panic!("{n}: no gradient"));
+            (
+                n.clone(),
+                t.to_dtype(DType::F64)
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f64>()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    g.sort_by(|a, b| a.0.cmp(&b.0));
+    g
+}
+
+/// (log-probs, entropies, gradients) from `loss_and_grads`.
+fn walk(
+    model: &Qwen,
+    varmap: &candle_nn::VarMap,
+    batch: &TokenBatch,
+    ckpt: bool,
+) -> (Vec<f64>, Vec<f64>, Grads, f64) {
+    let w = weights_for(batch);
+    let opts = TrainForwardOptions {
+        temperature: TEMP,
+        with_entropy: true,
+        gradient_checkpointing: ckpt,
+    };
+    let step = model
+        .loss_and_grads::<rlvr_model::Error, _>(batch, &opts, |out| Ok(loss_of(out, &w)?))
+        .unwrap();
+    assert!(!step.out.logprobs.track_op(), "returned log-probs are detached");
+    let flat = |t: &Tensor| {
+        t.to_dtype(DType::F64)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f64>()
+            .unwrap()
+    };
+    (
+        flat(&step.out.logprobs),
+        flat(step.out.entropy.as_ref().unwrap()),
+        collect(varmap, |v| step.grads.get(v.as_tensor()).cloned()),
+        step.loss,
+    )
+}
+
+/// The same from plain autograd through `response_logprobs_at` (on a forced-generic model
+/// this is the old plain-op path: `[T, T]` scores, host-built mask, unchunked softmax).
+fn autograd(
+    model: &Qwen,
+    varmap: &candle_nn::VarMap,
+    batch: &TokenBatch,
+) -> (Vec<f64>, Vec<f64>, Grads, f64) {
+    let w = weights_for(batch);
+    let out = model.response_logprobs_at(batch, true, TEMP).unwrap();
+    let loss = loss_of(&out, &w).unwrap();
+    let grads = loss.backward().unwrap();
+    let flat = |t: &Tensor| {
+        t.to_dtype(DType::F64)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f64>()
+            .unwrap()
+    };
+    (
+        flat(&out.logprobs),
+        flat(out.entropy.as_ref().unwrap()),
+        collect(varmap, |v| grads.get(v.as_tensor()).cloned()),
+        loss.to_dtype(DType::F64).unwrap().to_scalar().unwrap(),
+    )
+}
+
+fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+fn max_abs(a: &[f64]) -> f64 {
+    a.iter().map(|x| x.abs()).fold(0.0, f64::max)
+}
+
+/// Entry-wise difference relative to the tensor's largest gradient, for every tensor.
+fn assert_grads_close(a: &Grads, b: &Grads, rel: f64, what: &str) {
+    assert_eq!(a.len(), b.len());
+    for ((name, x), (_, y)) in a.iter().zip(b) {
+        let scale = max_abs(y).max(1e-6);
+        let d = max_diff(x, y) / scale;
+        assert!(d < rel, "{what}: {name} differs by {d} (relative to {scale})");
+    }
+}
+
+/// A batch with one row that is not right padding (a pad key inside its prompt), so the
+/// key-padding mask is in use.
+fn holed_batch(vocab: u32) -> TokenBatch {
+    let mut rows: Vec<(Vec<u32>, Vec<u32>, usize)> = Vec::new();
+    // (ids, mask, response_start): row 0 has a pad at position 1 inside the prompt
+    let ids0: Vec<u32> = vec![5, 0, 9, 11, 3, 7, 2, 8];
+    let mask0 = vec![1, 0, 1, 1, 1, 1, 1, 1];
+    let ids1: Vec<u32> = vec![4, 6, 1, 12, 0, 0, 0, 0];
+    let mask1 = vec![1, 1, 1, 1, 0, 0, 0, 0];
+    rows.push((ids0, mask0, 3));
+    rows.push((ids1, mask1, 2));
+    let ids: Vec<Vec<u32>> = rows
+        .iter()
+        .map(|r| r.0.iter().map(|&x| x % vocab).collect())
+        .collect();
+    let mask: Vec<Vec<u32>> = rows.iter().map(|r| r.1.clone()).collect();
+    TokenBatch {
+        input_ids: Tensor::new(ids, &Device::Cpu).unwrap(),
+        attention_mask: Tensor::new(mask, &Device::Cpu).unwrap(),
+        response_start: vec![3, 2],
+        response_len: vec![5, 2],
+    }
+}
+
+/// The walk equals plain autograd on both paths, with and without checkpointing, with the
+/// attention and the vocabulary split into many chunks (3 query rows, 3 logit rows), for
+/// Qwen2 (biases, tied head) and Qwen3 (q/k norms, untied), GQA (4 heads on 2 kv heads), a
+/// right-padded batch and a batch with a padding key inside a prompt.
+#[test]
+fn walk_matches_autograd_on_both_paths() {
+    for arch in ["qwen2", "qwen3"] {
+        let cfg = small_config(arch, 40);
+        for generic in [false, true] {
+            let (mut model, varmap) = peaky_model(&cfg, 3, DType::F32);
+            model.set_force_generic(generic);
+            model.set_attention_chunk_rows(3);
+            model.set_logits_chunk_elems(3 * 40);
+            for (bname, b) in [("right-padded", batch(40)), ("key-padded", holed_batch(40))] {
+                let (lp_r, ent_r, g_r, loss_r) = autograd(&model, &varmap, &b);
+                for ckpt in [false, true] {
+                    let what = format!("{arch} generic={generic} ckpt={ckpt} {bname}");
+                    let (lp, ent, g, loss) = walk(&model, &varmap, &b, ckpt);
+                    assert!(max_diff(&lp, &lp_r) < 1e-5, "{what}: log-probs");
+                    assert!(max_diff(&ent, &ent_r) < 1e-5, "{what}: entropies");
+                    assert!((loss - loss_r).abs() < 1e-4 * loss_r.abs().max(1.0), "{what}");
+                    assert_grads_close(&g, &g_r, 1e-4, &what);
+                }
+            }
+        }
+    }
+}
+
+/// Activation checkpointing changes no gradient: f32, relative 1e-5, on both paths.
+#[test]
+fn checkpointing_gives_the_same_gradients() {
+    for generic in [false, true] {
+        let cfg = small_config("qwen3", 50);
+        let (mut model, varmap) = peaky_model(&cfg, 5, DType::F32);
+        model.set_force_generic(generic);
+        model.set_attention_chunk_rows(4);
+        let b = batch(50);
+        let (lp0, _, g0, _) = walk(&model, &varmap, &b, false);
+        let (lp1, _, g1, _) = walk(&model, &varmap, &b, true);
+        assert_eq!(lp0, lp1);
+        assert_grads_close(&g1, &g0, 1e-5, &format!("generic={generic}"));
+        // and the gradients are not trivially zero
+        assert!(g0.iter().all(|(_, g)| max_abs(g) > 0.0));
+    }
+}
+
+fn set_element(var: &Var, i: usize, value: f64) {
+    let mut v = var
+        .as_tensor()
+        .flatten_all()
+        .unwrap()
+        .to_vec1::<f64>()
+        .unwrap();
+    v[i] = value;
+    var.set(&Tensor::from_vec(v, var.shape(), &Device::Cpu).unwrap())
+        .unwrap();
+}
+
+/// On the device-generic path in f64, the walk's gradient (checkpointed, chunked attention
+/// with 2 query rows) matches central differences of its own loss for three entries of every
+/// tensor, key padding included.
+#[test]
+fn generic_walk_matches_finite_differences_in_f64() {
+    for arch in ["qwen2", "qwen3"] {
+        let cfg = small_config(arch, 30);
+        let (mut model, varmap) = peaky_model(&cfg, 2, DType::F64);
+        model.set_force_generic(true);
+        model.set_attention_chunk_rows(2);
+        let b = holed_batch(30);
+        let (_, _, grads, _) = walk(&model, &varmap, &b, true);
+        let loss = |m: &Qwen| -> f64 {
+            let w = weights_for(&b);
+            let out = m.response_logprobs_no_grad(&b, true, TEMP).unwrap();
+            loss_of(&out, &w).unwrap().to_scalar::<f64>().unwrap()
+        };
+        let vars: Vec<(String, Var)> = {
+            let d = varmap.data().lock().unwrap();
+            let mut v: Vec<_> = d.iter().map(|(n, v)| (n.clone(), v.clone())).collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let h = 1e-5;
+        for ((name, var), (gname, g)) in vars.iter().zip(&grads) {
+            assert_eq!(name, gname);
+            let n = g.len();
+            for i in [0, n / 2, n - 1] {
+                let x = var
+                    .as_tensor()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f64>()
+                    .unwrap()[i];
+                set_element(var, i, x + h);
+                let up = loss(&model);
+                set_element(var, i, x - h);
+                let down = loss(&model);
+                set_element(var, i, x);
+                let fd = (up - down) / (2.0 * h);
+                let tol = 1e-6 + 1e-5 * fd.abs().max(g[i].abs());
+                assert!(
+                    (fd - g[i]).abs() < tol,
+                    "{arch} {name}[{i}]: walk {} vs finite difference {fd}",
+                    g[i]
+                );
+            }
+        }
+    }
+}
+
+/// The graph-free forward gives the training forward's values and tracks nothing.
+#[test]
+fn no_grad_forward_matches_and_builds_no_graph() {
+    for generic in [false, true] {
+        let cfg = small_config("qwen2", 40);
+        let (mut model, _varmap) = peaky_model(&cfg, 4, DType::F32);
+        model.set_force_generic(generic);
+        for b in [batch(40), holed_batch(40)] {
+            let a = model.response_logprobs_at(&b, true, TEMP).unwrap();
+            let n = model.response_logprobs_no_grad(&b, true, TEMP).unwrap();
+            assert!(a.logprobs.track_op(), "the training forward is tracked");
+            assert!(!n.logprobs.track_op() && !n.entropy.as_ref().unwrap().track_op());
+            let f = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            assert!(max_abs_diff(&f(&a.logprobs), &f(&n.logprobs)) < 1e-5);
+            assert!(max_abs_diff(&f(&a.entropy.unwrap()), &f(&n.entropy.unwrap())) < 1e-5);
+            assert!(model
+                .response_logprobs_no_grad(&b, false, TEMP)
+                .unwrap()
+                .entropy
+                .is_none());
+        }
+    }
+}
+
+/// bf16 weights run on the device-generic path (scores and softmax upcast to f32): against
+/// an f32 model with the same (bf16-rounded) weights, log-probs within 0.1 and gradients
+/// pointing the same way (cosine > 0.98).
+#[test]
+fn bf16_runs_on_the_generic_path() {
+    let cfg = small_config("qwen3", 40);
+    let (_, v) = peaky_model(&cfg, 6, DType::F32);
+    let rounded = |dtype: DType| {
+        let vm = candle_nn::VarMap::new();
+        {
+            let src = v.data().lock().unwrap();
+            let mut d = vm.data().lock().unwrap();
+            for (n, var) in src.iter() {
+                let t = var
+                    .as_tensor()
+                    .to_dtype(DType::BF16)
+                    .unwrap()
+                    .to_dtype(dtype)
+                    .unwrap();
+                d.insert(n.clone(), Var::from_tensor(&t).unwrap());
+            }
+        }
+        let mut m = Qwen::new(
+            &cfg,
+            candle_nn::VarBuilder::from_varmap(&vm, dtype, &Device::Cpu),
+        )
+        .unwrap();
+        m.set_attention_chunk_rows(3);
+        m.set_force_generic(true);
+        (m, vm)
+    };
+    let (m32, v32) = rounded(DType::F32);
+    let (m16, v16) = rounded(DType::BF16);
+    let b = batch(40);
+    let (lp32, _, g32, _) = walk(&m32, &v32, &b, true);
+    let (lp16, _, g16, _) = walk(&m16, &v16, &b, true);
+    assert!(max_diff(&lp16, &lp32) < 0.1, "{}", max_diff(&lp16, &lp32));
+    let dot: f64 = g32
+        .iter()
+        .zip(&g16)
+        .map(|((_, a), (_, b))| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>())
+        .sum();
+    let n2 = |g: &Grads| g.iter().flat_map(|(_, v)| v).map(|x| x * x).sum::<f64>().sqrt();
+    let cos = dot / (n2(&g32) * n2(&g16));
+    assert!(cos > 0.98, "cosine {cos}");
+}
