@@ -106,6 +106,9 @@ pub struct ModelConfig {
     pub intermediate_size: usize,
     /// Testbed model only: context length (prompt plus response).
     pub max_position_embeddings: usize,
+    /// Activation checkpointing (verl `enable_gradient_checkpointing`): keep only each decoder
+    /// layer's input in the forward and recompute the layer in the backward. Memory only.
+    pub gradient_checkpointing: bool,
 }
 
 impl Default for ModelConfig {

@@ -892,8 +892,8 @@ pub fn memory_plan_text(cfg: &TrainConfig, qc: &rlvr_model::QwenConfig) -> Strin
 }
 
 /// Whether the run recomputes decoder layers in the backward.
-fn gradient_checkpointing(_cfg: &TrainConfig) -> bool {
-    false
+fn gradient_checkpointing(cfg: &TrainConfig) -> bool {
+    cfg.model.gradient_checkpointing
 }
 
 #[cfg(test)]
