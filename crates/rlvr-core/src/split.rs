@@ -215,7 +215,9 @@ mod tests {
     fn padded_tokens_saved_on_a_long_tail_mix() {
         let mut state = 12345u64;
         let mut next = |m: u64| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 33) % m
         };
         let (mut by_cnt, mut by_tok, mut real, mut micros) = (0, 0, 0, (0, 0));

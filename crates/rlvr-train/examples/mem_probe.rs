@@ -29,7 +29,9 @@ fn rss_kib() -> u64 {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
     if a.len() != 10 {
-        return Err("usage: mem_probe VOCAB HIDDEN LAYERS HEADS KV_HEADS FFN SEQS TOKENS DTYPE CKPT".into());
+        return Err(
+            "usage: mem_probe VOCAB HIDDEN LAYERS HEADS KV_HEADS FFN SEQS TOKENS DTYPE CKPT".into(),
+        );
     }
     let n = |i: usize| -> usize { a[i].parse().expect("a number") };
     let baseline = rss_kib();

@@ -205,8 +205,7 @@ impl MemoryPlan {
             layer_bytes_per_token: a,
             logits_chunk: rows * v * (b + 4.0 * U),
             optimizer_step: 6.0 * U * p_max,
-            kv_cache: i.gen_seqs as f64
-                * (i.gen_tokens as f64 * l * 2.0 * kvd * b + v * U * 2.0),
+            kv_cache: i.gen_seqs as f64 * (i.gen_tokens as f64 * l * 2.0 * kvd * b + v * U * 2.0),
         }
     }
 
@@ -255,16 +254,28 @@ impl MemoryPlan {
         let mut row = |name: &str, x: f64| s += &format!("  {name:<52} {:>9.2} GiB\n", g(x));
         row("weights", self.weights);
         row("master weights (f32)", self.master);
-        row("gradients (f32 accumulator + one backward's)", self.gradients);
+        row(
+            "gradients (f32 accumulator + one backward's)",
+            self.gradients,
+        );
         row("optimizer state (AdamW m, v in f32)", self.optimizer);
         if i.reference {
             row("KL reference model", self.reference);
         }
         row("activations, checkpointing off", self.activations);
-        row("activations, checkpointing on", self.activations_checkpointed);
+        row(
+            "activations, checkpointing on",
+            self.activations_checkpointed,
+        );
         row("logits chunk", self.logits_chunk);
-        row("optimizer step temporaries (largest parameter)", self.optimizer_step);
-        row("KV cache of the generation call at full length", self.kv_cache);
+        row(
+            "optimizer step temporaries (largest parameter)",
+            self.optimizer_step,
+        );
+        row(
+            "KV cache of the generation call at full length",
+            self.kv_cache,
+        );
         row(
             &format!("peak: training (checkpointing {})", on(checkpointing)),
             self.train_peak(checkpointing),

@@ -164,7 +164,11 @@ impl AdamW {
             t: 0,
             m: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
             v: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
-            master: params.vars.iter().map(master_of).collect::<Result<_, _>>()?,
+            master: params
+                .vars
+                .iter()
+                .map(master_of)
+                .collect::<Result<_, _>>()?,
         })
     }
 
@@ -401,7 +405,11 @@ mod tests {
             let want = if k < 4 { 1.0 } else { 1.0078125 };
             assert_eq!(w[0], want, "step {k}: bf16 weight {w:?}, master {master:?}");
         }
-        assert_eq!(params.vars[0].dtype(), DType::BF16, "the compute dtype is kept");
+        assert_eq!(
+            params.vars[0].dtype(),
+            DType::BF16,
+            "the compute dtype is kept"
+        );
         // f32 parameters have no master copy
         let (_vm, p32) = one_param(&[1.0]);
         assert!(AdamW::new(&p32, hp).unwrap().master(0).is_none());

@@ -882,10 +882,8 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
 
 /// The `--dry-run` memory plan of `cfg` for a model of shape `qc` (`memory_plan.rs`).
 pub fn memory_plan_text(cfg: &TrainConfig, qc: &rlvr_model::QwenConfig) -> String {
-    let plan = crate::memory_plan::MemoryPlan::new(
-        qc,
-        &crate::memory_plan::PlanInputs::from_config(cfg),
-    );
+    let plan =
+        crate::memory_plan::MemoryPlan::new(qc, &crate::memory_plan::PlanInputs::from_config(cfg));
     plan.render(gradient_checkpointing(cfg), cfg.model.device_memory_gib)
         .trim_end()
         .to_string()

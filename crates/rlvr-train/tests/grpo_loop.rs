@@ -388,10 +388,16 @@ fn bf16_stop_and_resume_in_process_matches() {
     let ck = fx.root.join("runs/split/checkpoint");
     let model = candle_core::safetensors::load(ck.join("model.safetensors"), &Device::Cpu).unwrap();
     assert!(model.values().all(|t| t.dtype() == DType::BF16));
-    let opt = candle_core::safetensors::load(ck.join(checkpoint::OPTIMIZER_FILE), &Device::Cpu)
-        .unwrap();
-    let masters: Vec<_> = opt.iter().filter(|(k, _)| k.starts_with("master.")).collect();
-    assert!(!masters.is_empty(), "no master weights in the optimizer state");
+    let opt =
+        candle_core::safetensors::load(ck.join(checkpoint::OPTIMIZER_FILE), &Device::Cpu).unwrap();
+    let masters: Vec<_> = opt
+        .iter()
+        .filter(|(k, _)| k.starts_with("master."))
+        .collect();
+    assert!(
+        !masters.is_empty(),
+        "no master weights in the optimizer state"
+    );
     assert!(masters.iter().all(|(_, t)| t.dtype() == DType::F32));
 }
 
