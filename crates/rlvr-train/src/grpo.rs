@@ -18,7 +18,7 @@
 
 use std::time::Instant;
 
-use candle_core::{DType, Tensor};
+use candle_core::Tensor;
 use rlvr_core::{
     advantage, aggregation, diagnostics, AdvantageConfig, AggRule, Sequence, StdScope,
 };
