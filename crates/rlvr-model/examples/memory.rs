@@ -60,7 +60,11 @@ fn main() {
         }
         _ => panic!("{usage}"),
     };
-    cfg.num_hidden_layers = 2;
+    // LAYERS=n overrides the 2 decoder layers (checkpointing pays off with depth)
+    cfg.num_hidden_layers = std::env::var("LAYERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
     cfg.max_position_embeddings = t.max(cfg.max_position_embeddings);
     let dev = Device::Cpu;
     let (mut model, varmap) = init_random(&cfg, 0, DType::F32, &dev).expect("init");

@@ -106,8 +106,9 @@ pub struct ModelConfig {
     pub intermediate_size: usize,
     /// Testbed model only: context length (prompt plus response).
     pub max_position_embeddings: usize,
-    /// Activation checkpointing (verl `enable_gradient_checkpointing`): keep only each decoder
-    /// layer's input in the forward and recompute the layer in the backward. Memory only.
+    /// Activation checkpointing per decoder layer (verl `enable_gradient_checkpointing`): the
+    /// training step keeps only each layer's input and recomputes the layer in the backward.
+    /// Same gradients, less activation memory, about one more forward of compute.
     pub gradient_checkpointing: bool,
 }
 
