@@ -868,13 +868,25 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     }
     let data_dir = opts.data_dir.as_deref().or(cfg.data.data_dir.as_deref());
     let ds = load_dataset(&cfg.data.train_files, data_dir)?;
+    // the reward of each problem (checked: no tests, no sandbox, ... are errors here)
+    let rf = cfg.reward.reward_fn()?;
     w(
         out,
-        format!("train data: {}: {} problems", ds.name, ds.len()),
+        format!(
+            "train data: {}: {} problems; reward {}: {}",
+            ds.name,
+            ds.len(),
+            rf.kind(),
+            rf.check(&ds.problems)?
+        ),
     )?;
     for name in &cfg.eval.datasets {
         let e = load_dataset(name, data_dir)?;
-        w(out, format!("eval data: {}: {} problems", name, e.len()))?;
+        let routes = rf.check(&e.problems)?;
+        w(
+            out,
+            format!("eval data: {}: {} problems; reward: {routes}", name, e.len()),
+        )?;
     }
     let format = PromptFormat {
         template: template(&cfg)?,
