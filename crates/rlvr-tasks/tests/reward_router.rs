@@ -50,9 +50,11 @@ fn lookup_program(tests: &[rlvr_tasks::code::IoTest]) -> String {
         .iter()
         .map(|t| (t.input.clone(), t.output.clone()))
         .collect();
+    // a JSON string literal is a Python string literal too (ASCII escapes only)
     let json = serde_json::to_string(&table).unwrap();
+    let literal = serde_json::to_string(&json).unwrap();
     format!(
-        "import sys, json\nt = dict(json.loads({json:?}))\ns = sys.stdin.read()\nprint(t.get(s, 'no'), end='')\n"
+        "import sys, json\nt = dict(json.loads({literal}))\ns = sys.stdin.read()\nprint(t.get(s, 'no'), end='')\n"
     )
 }
 
