@@ -1,14 +1,15 @@
-//! `rlvr eval`: sampled accuracy (mean@k) and pass@k of a checkpoint on a dataset.
+//! `rlvr eval`: sampled accuracy (mean@k) and pass@k of a checkpoint on a dataset, scored by
+//! the reward function of `rlvr train` (by data source: math checker, sandboxed code runner,
+//! testbed verifier; `--reward` overrides).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::Result;
 use rlvr_train::eval::{evaluate, EvalResult, EvalSpec};
 use rlvr_train::policy::{build_task, Policy, PromptFormat, Task};
-use rlvr_train::run::{device, dtype, load_dataset};
+use rlvr_train::run::{device, dtype, load_dataset, reward_fn};
 use rlvr_train::TrainError;
 
 use crate::train::wrap;
@@ -21,10 +22,21 @@ pub struct Args {
     /// local cache.
     #[arg(long)]
     model: String,
-    /// A dataset preset (math500, aime24, ...), a file (.jsonl/.json/.parquet), or `testbed`
-    /// (held-out testbed problems; their settings come from --config, else the defaults).
+    /// A dataset preset (math500, aime24, leetcode, codeforces, ...), a file
+    /// (.jsonl/.json/.parquet; a jsonl whose records have `tests` and no `answer` is read as
+    /// code problems: `problem`, `tests`, optional `id`, `solutions`), or `testbed` (held-out
+    /// testbed problems; their settings come from --config, else the defaults).
     #[arg(long)]
     data: String,
+    /// Which scorer: auto (by data source: code presets and code tests run in the sandbox,
+    /// testbed problems use the testbed verifier, the rest the math checker), math, code or
+    /// testbed. Default: --config's `reward.kind`, else auto.
+    #[arg(long)]
+    reward: Option<String>,
+    /// Threads scoring responses (the most sandboxes at once); 0 = cores. Default: --config's
+    /// `reward.num_workers`, else 0.
+    #[arg(long)]
+    reward_workers: Option<usize>,
     /// Samples per problem.
     #[arg(long, default_value_t = 4)]
     k: usize,
@@ -68,7 +80,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Write every sample to this JSON-lines file: problem index, id, data_source, sample
-    /// index, gold answer, response, tokens, truncated, correct.
+    /// index, gold answer, response, tokens, truncated, correct, and the verifier's verdict:
+    /// reward, scorer (math, code, testbed), reason (for code: tests passed, first failure).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -80,11 +93,21 @@ pub fn run(args: Args) -> Result<()> {
     if !matches!(args.dtype.as_str(), "f32" | "bf16" | "f16") {
         return Err(BadInput(format!("--dtype {}: expected f32, bf16 or f16", args.dtype)).into());
     }
+    let mut overrides = Vec::new();
+    if let Some(kind) = &args.reward {
+        let kind: rlvr_tasks::RewardKind = kind
+            .parse()
+            .map_err(|e: rlvr_tasks::RewardError| BadInput(format!("--reward: {e}")))?;
+        overrides.push(format!("reward.kind={kind}"));
+    }
+    if let Some(n) = args.reward_workers {
+        overrides.push(format!("reward.num_workers={n}"));
+    }
+    let cfg = rlvr_train::TrainConfig::load(args.config.as_deref(), &overrides)
+        .map_err(|e| wrap(e.into()))?;
     let dev = device(&args.device).map_err(wrap)?;
     let policy = Policy::load(&args.model, dtype(&args.dtype), &dev).map_err(wrap)?;
     let task = if args.data == "testbed" {
-        let cfg = rlvr_train::TrainConfig::load(args.config.as_deref(), &[])
-            .map_err(|e| wrap(e.into()))?;
         let mut t = rlvr_train::testbed::heldout_task(&cfg, &policy).map_err(wrap)?;
         if args.n_problems > 0 {
             t.problems.truncate(args.n_problems);
@@ -104,13 +127,14 @@ pub fn run(args: Args) -> Result<()> {
             template,
             chat: args.chat,
         };
+        let verifier = reward_fn(&cfg.reward, &ds.problems).map_err(wrap)?;
         build_task(
             &args.data,
             ds.problems,
             format,
             &policy.tokenizer,
             0,
-            Arc::new(rlvr_tasks::MathVerifier),
+            verifier,
         )
         .map_err(wrap)?
         .0
@@ -171,6 +195,9 @@ fn write_samples(path: &Path, task: &Task, r: &EvalResult) -> std::io::Result<()
             "tokens": s.tokens,
             "truncated": s.truncated,
             "correct": s.correct,
+            "reward": s.reward,
+            "scorer": s.scorer,
+            "reason": s.reason,
         });
         serde_json::to_writer(&mut w, &line)?;
         w.write_all(b"\n")?;

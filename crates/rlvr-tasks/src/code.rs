@@ -3,7 +3,9 @@
 //!
 //! A code [`Problem`]'s `answer` is its tests as JSON: a list of `{"input", "output"}` objects,
 //! or an object `{"functional": "<python that calls check(...)>"}` (the `codeforces` and
-//! `leetcode` presets load them that way).
+//! `leetcode` presets load them that way), or the APPS/TACO layout that verl's `prime_code`
+//! reads, `{"inputs": [stdin, ...], "outputs": [stdout, ...]}` (string elements; call-based
+//! tests with `fn_name` are rejected).
 //!
 //! # What the sandbox enforces (Linux)
 //! Each run gets a fresh temporary directory holding `main.py`, its working directory, and:
@@ -12,8 +14,9 @@
 //! - **memory**: `RLIMIT_AS` (address space; Python raises `MemoryError` or the process dies);
 //! - **processes**: the program runs as a fresh unprivileged uid/gid (`60000 + n`, no
 //!   supplementary groups, `no_new_privs`) with `RLIMIT_NPROC`, so a fork bomb hits the limit;
-//!   uids rotate through 64 values per process, so up to 64 concurrent runs of one process
-//!   never share one (more would: keep concurrency at or below 64);
+//!   each run holds one of [`MAX_CONCURRENT_SANDBOXES`] uid slots of its process while it runs
+//!   (a run waits for a free slot), so concurrent runs of one process never share a uid and at
+//!   most that many sandboxes of a process run at once;
 //! - **files**: `RLIMIT_FSIZE` caps any file written, `RLIMIT_NOFILE` caps open files, no core
 //!   dumps;
 //! - **isolation** (when the kernel lets the caller create namespaces, e.g. as root): a new
@@ -35,8 +38,7 @@ use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -67,10 +69,47 @@ pub fn parse_tests(answer: &str) -> Result<Tests, String> {
         serde_json::Value::Array(_) => serde_json::from_value(v)
             .map(Tests::Io)
             .map_err(|e| format!("expected a list of {{input, output}}: {e}")),
-        serde_json::Value::Object(m) => match m.get("functional") {
-            Some(serde_json::Value::String(s)) => Ok(Tests::Functional(s.clone())),
-            _ => Err("expected an object with a string field `functional`".into()),
-        },
+        serde_json::Value::Object(m) => {
+            if let Some(f) = m.get("functional") {
+                return match f {
+                    serde_json::Value::String(s) => Ok(Tests::Functional(s.clone())),
+                    _ => Err("field `functional` must be a string of Python".into()),
+                };
+            }
+            if m.get("fn_name").is_some_and(|v| !v.is_null()) {
+                return Err("call-based tests (`fn_name`) are not supported: give \
+                            stdin/stdout `inputs`/`outputs` or a `functional` check"
+                    .into());
+            }
+            match (m.get("inputs"), m.get("outputs")) {
+                (Some(serde_json::Value::Array(i)), Some(serde_json::Value::Array(o))) => {
+                    if i.len() != o.len() {
+                        return Err(format!(
+                            "`inputs` has {} elements but `outputs` has {}",
+                            i.len(),
+                            o.len()
+                        ));
+                    }
+                    i.iter()
+                        .zip(o)
+                        .enumerate()
+                        .map(|(k, (i, o))| match (i.as_str(), o.as_str()) {
+                            (Some(i), Some(o)) => Ok(IoTest {
+                                input: i.to_string(),
+                                output: o.to_string(),
+                            }),
+                            _ => Err(format!("test {k}: `inputs`/`outputs` must be strings")),
+                        })
+                        .collect::<Result<_, _>>()
+                        .map(Tests::Io)
+                }
+                _ => Err(
+                    "expected an object with `functional` (a string) or `inputs` and \
+                          `outputs` (lists)"
+                        .into(),
+                ),
+            }
+        }
         _ => Err("expected a list of tests or {\"functional\": ...}".into()),
     }
 }
@@ -248,11 +287,44 @@ pub fn isolation_available() -> bool {
     })
 }
 
-/// A uid of its own for every run (processes of concurrent runs never share an NPROC count).
-fn next_uid() -> u32 {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    60_000 + (std::process::id() % 64) * 64 + n % 64
+/// Most sandboxes one process runs at once; a run beyond that waits for a free slot.
+pub const MAX_CONCURRENT_SANDBOXES: usize = 64;
+
+/// A uid slot held for the duration of one run: slot `s` of this process runs as uid
+/// `60000 + (pid % 64) * 64 + s`, so concurrent runs never share a uid (nor an NPROC count).
+struct UidSlot(usize);
+
+fn slots() -> &'static (Mutex<u64>, Condvar) {
+    static SLOTS: OnceLock<(Mutex<u64>, Condvar)> = OnceLock::new();
+    SLOTS.get_or_init(|| (Mutex::new(0), Condvar::new()))
+}
+
+impl UidSlot {
+    /// Takes the lowest free slot, waiting while all [`MAX_CONCURRENT_SANDBOXES`] are taken.
+    fn acquire() -> Self {
+        let (lock, cv) = slots();
+        let mut used = lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if *used != u64::MAX {
+                let s = (!*used).trailing_zeros() as usize;
+                *used |= 1 << s;
+                return UidSlot(s);
+            }
+            used = cv.wait(used).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn uid(&self) -> u32 {
+        60_000 + (std::process::id() % 64) * 64 + self.0 as u32
+    }
+}
+
+impl Drop for UidSlot {
+    fn drop(&mut self) {
+        let (lock, cv) = slots();
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) &= !(1u64 << self.0);
+        cv.notify_one();
+    }
 }
 
 fn cstr(s: &str) -> Result<std::ffi::CString, SandboxError> {
@@ -270,7 +342,9 @@ pub fn run_python(
         return Err(SandboxError::NoIsolation);
     }
     let root = unsafe { libc::geteuid() } == 0;
-    let uid = next_uid();
+    // held until this function returns, i.e. after every process of the uid is killed
+    let slot = UidSlot::acquire();
+    let uid = slot.uid();
     let dir = tempfile::Builder::new().prefix("rlvr-sandbox-").tempdir()?;
     let script = dir.path().join("main.py");
     std::fs::write(&script, code)?;
@@ -521,12 +595,13 @@ fn kill_uid(uid: u32) {
 }
 
 /// How passed tests become a reward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RewardMode {
     /// Passed tests / all tests.
     #[default]
     Fraction,
-    /// 1 when every test passes, else 0.
+    /// 1 when every test passes, else 0 (`prime_code` with `continuous=False`; rllm).
     AllOrNothing,
 }
 
@@ -543,44 +618,83 @@ pub struct CodeVerifier {
 pub const FUNCTIONAL_PRELUDE: &str = "from typing import *\nimport collections, heapq, math, itertools, bisect, functools, string, re\nfrom collections import *\nfrom functools import *\nfrom itertools import *\nfrom heapq import *\nfrom bisect import *\nfrom math import *\nfrom string import *\n";
 
 impl CodeVerifier {
-    /// Runs `program` on `tests`: (passed, total, first failure reason).
+    /// Runs `program` on `tests`: (passed, total, first failure reason). A sandbox that fails
+    /// to run counts as a failed test here; [`CodeVerifier::try_run_tests`] returns it instead.
     pub fn run_tests(&self, program: &str, tests: &Tests) -> (usize, usize, Option<String>) {
+        let n = match tests {
+            Tests::Io(list) => self.max_tests.map_or(list.len(), |m| m.min(list.len())),
+            Tests::Functional(_) => 1,
+        };
+        self.try_run_tests(program, tests)
+            .unwrap_or_else(|e| (0, n, Some(e.to_string())))
+    }
+
+    /// Like [`CodeVerifier::run_tests`], but an error of the sandbox itself (the interpreter
+    /// cannot be started, a temporary directory cannot be made) is an `Err`, never a failed
+    /// test: the program's own failures (wrong output, exceptions, limits) are `Ok`.
+    pub fn try_run_tests(
+        &self,
+        program: &str,
+        tests: &Tests,
+    ) -> Result<(usize, usize, Option<String>), SandboxError> {
         match tests {
             Tests::Io(list) => {
                 let n = self.max_tests.map_or(list.len(), |m| m.min(list.len()));
                 let mut passed = 0;
                 let mut first_fail = None;
                 for (i, t) in list.iter().take(n).enumerate() {
-                    match run_python(program, &t.input, &self.sandbox) {
-                        Ok(o) if o.success() && outputs_match(&t.output, &o.stdout) => passed += 1,
-                        Ok(o) => {
-                            let why = if o.success() {
-                                "wrong output".into()
-                            } else {
-                                o.reason()
-                            };
-                            first_fail.get_or_insert(format!("test {i}: {why}"));
-                            if self.mode == RewardMode::AllOrNothing {
-                                break;
-                            }
-                        }
-                        Err(e) => {
-                            first_fail.get_or_insert(format!("test {i}: {e}"));
-                            break;
-                        }
+                    let o = run_python(program, &t.input, &self.sandbox)?;
+                    if o.success() && outputs_match(&t.output, &o.stdout) {
+                        passed += 1;
+                        continue;
+                    }
+                    let why = if o.success() {
+                        "wrong output".into()
+                    } else {
+                        o.reason()
+                    };
+                    first_fail.get_or_insert(format!("test {i}: {why}"));
+                    if self.mode == RewardMode::AllOrNothing {
+                        break;
                     }
                 }
-                (passed, n, first_fail)
+                Ok((passed, n, first_fail))
             }
             Tests::Functional(check) => {
                 let full = format!("{FUNCTIONAL_PRELUDE}\n{program}\n\n{check}\n");
-                match run_python(&full, "", &self.sandbox) {
-                    Ok(o) if o.success() => (1, 1, None),
-                    Ok(o) => (0, 1, Some(o.reason())),
-                    Err(e) => (0, 1, Some(e.to_string())),
-                }
+                let o = run_python(&full, "", &self.sandbox)?;
+                Ok(if o.success() {
+                    (1, 1, None)
+                } else {
+                    (0, 1, Some(o.reason()))
+                })
             }
         }
+    }
+
+    /// The score of `response` on `tests`; `Err` only when the sandbox itself failed (see
+    /// [`CodeVerifier::try_run_tests`]). No code block scores 0 with reason
+    /// `no code block found`.
+    pub fn try_score_tests(&self, response: &str, tests: &Tests) -> Result<Score, SandboxError> {
+        let Some(program) = extract_code(response) else {
+            return Ok(Score::binary(false, None, "no code block found"));
+        };
+        let (passed, total, fail) = self.try_run_tests(&program, tests)?;
+        let all = total > 0 && passed == total;
+        let reward = match self.mode {
+            RewardMode::AllOrNothing => f64::from(u8::from(all)),
+            RewardMode::Fraction if total > 0 => passed as f64 / total as f64,
+            RewardMode::Fraction => 0.0,
+        };
+        Ok(Score {
+            reward,
+            correct: all,
+            extracted: Some(program),
+            reason: match fail {
+                None => format!("{passed}/{total} tests passed"),
+                Some(f) => format!("{passed}/{total} tests passed; {f}"),
+            },
+        })
     }
 }
 
@@ -590,25 +704,8 @@ impl Verifier for CodeVerifier {
             Ok(t) => t,
             Err(e) => return Score::binary(false, None, format!("bad tests: {e}")),
         };
-        let Some(program) = extract_code(response) else {
-            return Score::binary(false, None, "no code block found");
-        };
-        let (passed, total, fail) = self.run_tests(&program, &tests);
-        let all = total > 0 && passed == total;
-        let reward = match self.mode {
-            RewardMode::AllOrNothing => f64::from(u8::from(all)),
-            RewardMode::Fraction if total > 0 => passed as f64 / total as f64,
-            RewardMode::Fraction => 0.0,
-        };
-        Score {
-            reward,
-            correct: all,
-            extracted: Some(program),
-            reason: match fail {
-                None => format!("{passed}/{total} tests passed"),
-                Some(f) => format!("{passed}/{total} tests passed; {f}"),
-            },
-        }
+        self.try_score_tests(response, &tests)
+            .unwrap_or_else(|e| Score::binary(false, None, e.to_string()))
     }
 }
 

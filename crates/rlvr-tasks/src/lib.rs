@@ -9,6 +9,10 @@
 //! - [`testbed`]: the generated arithmetic task that a small model learns on a CPU, with a
 //!   difficulty knob, a seed, the two length regimes of the paper, and its own tokenizer.
 //! - [`code`]: stdin/stdout programming problems and a sandboxed Python runner.
+//! - [`reward`]: the reward function of a run, [`RewardFn`]: each problem routed to the math
+//!   checker, the code runner or the testbed verifier by its data source (verl's
+//!   `default_compute_score`), checks that fail loudly instead of scoring a dataset 0, and
+//!   batch scoring across cores.
 //!
 //! Out of scope: sampling, models, tokenization of prompts for a model (rlvr-model), and the
 //! training loop (rlvr-train).
@@ -23,12 +27,14 @@
 pub mod code;
 pub mod data;
 pub mod math;
+pub mod reward;
 pub mod testbed;
 
 pub use data::{
     load_file, load_preset, resolve_data_dir, AnswerSource, DataError, FieldMap, FileFormat,
     Preset, PRESETS,
 };
+pub use reward::{RewardConfig, RewardError, RewardFn, RewardKind};
 
 use serde::{Deserialize, Serialize};
 
@@ -181,6 +187,19 @@ impl Score {
 /// across threads and never panic.
 pub trait Verifier: Send + Sync {
     fn score(&self, response: &str, problem: &Problem) -> Score;
+
+    /// Scores many `(response, problem)` pairs, in parallel, results in input order. `Err`
+    /// only when the scorer itself failed (a sandbox that cannot run), never for a wrong
+    /// response. Default: [`Verifier::score`] on rayon's global pool.
+    fn score_batch(&self, items: &[(&str, &Problem)]) -> Result<Vec<Score>, RewardError> {
+        use rayon::prelude::*;
+        Ok(items.par_iter().map(|(r, p)| self.score(r, p)).collect())
+    }
+
+    /// Which scorer `problem` goes to, for reports (None: this verifier does not route).
+    fn scorer(&self, _problem: &Problem) -> Option<RewardKind> {
+        None
+    }
 }
 
 /// The math verifier as a [`Verifier`]: [`math::verify`] against `problem.answer`.

@@ -1,7 +1,7 @@
 //! The training configuration: a TOML file in sections, every key documented here.
 //!
-//! Sections: `[model]`, `[data]`, `[rollout]`, `[algorithm]`, `[optim]`, `[trainer]`, `[eval]`,
-//! `[logging]`. Every key has a default (the CPU testbed run, `configs/testbed.toml` spells
+//! Sections: `[model]`, `[data]`, `[rollout]`, `[algorithm]`, `[reward]`, `[optim]`,
+//! `[trainer]`, `[eval]`, `[logging]`. Every key has a default (the CPU testbed run, `configs/testbed.toml` spells
 //! them all out), so a file only names what it changes. Names follow verl and TRL where those
 //! have the option (`configs/README.md` maps them).
 //!
@@ -56,11 +56,12 @@ pub enum ConfigError {
 }
 
 /// The section names, in file order.
-pub const SECTIONS: [&str; 8] = [
+pub const SECTIONS: [&str; 9] = [
     "model",
     "data",
     "rollout",
     "algorithm",
+    "reward",
     "optim",
     "trainer",
     "eval",
@@ -75,6 +76,7 @@ pub struct TrainConfig {
     pub data: DataConfig,
     pub rollout: RolloutConfig,
     pub algorithm: AlgorithmConfig,
+    pub reward: RewardSection,
     pub optim: OptimConfig,
     pub trainer: TrainerConfig,
     pub eval: EvalConfig,
@@ -334,6 +336,51 @@ pub enum KlType {
     K3,
 }
 
+/// `[reward]`: which scorer rewards a response (`rlvr_tasks::reward`), for training and for
+/// evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RewardSection {
+    /// `auto` (per problem by data source, as verl's `default_compute_score`: `testbed` to the
+    /// testbed verifier, code presets and code tests to the sandboxed code runner, the rest to
+    /// the math checker), or `math`, `code`, `testbed` for every problem.
+    pub kind: rlvr_tasks::RewardKind,
+    /// Code rewards: `all-or-nothing` (1 when every test passes; rllm/DeepCoder's sparse
+    /// reward) or `fraction` (passed / run tests; verl's `default_compute_score` passes
+    /// `continuous=True`, which is `fraction` over at most 10 tests).
+    pub code_mode: rlvr_tasks::code::RewardMode,
+    /// Code rewards: run at most this many stdin/stdout tests per response (0 = all).
+    pub code_max_tests: usize,
+    /// Threads scoring a step's responses, and so the most sandboxes at once (0 = the number
+    /// of cores).
+    pub num_workers: usize,
+}
+
+impl Default for RewardSection {
+    fn default() -> Self {
+        Self {
+            kind: rlvr_tasks::RewardKind::Auto,
+            code_mode: rlvr_tasks::code::RewardMode::AllOrNothing,
+            code_max_tests: 0,
+            num_workers: 0,
+        }
+    }
+}
+
+impl RewardSection {
+    /// The reward function these settings describe (the sandbox from `RLVR_PYTHON`, else
+    /// `/usr/bin/python3`).
+    pub fn reward_fn(&self) -> Result<rlvr_tasks::RewardFn, rlvr_tasks::RewardError> {
+        rlvr_tasks::RewardFn::new(rlvr_tasks::RewardConfig {
+            kind: self.kind,
+            code_mode: self.code_mode,
+            code_max_tests: (self.code_max_tests > 0).then_some(self.code_max_tests),
+            workers: self.num_workers,
+            ..rlvr_tasks::RewardConfig::default()
+        })
+    }
+}
+
 /// `[optim]`: AdamW and the learning-rate schedule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -541,6 +588,7 @@ impl TrainConfig {
             data: section(table, "data", origin)?,
             rollout: section(table, "rollout", origin)?,
             algorithm: section(table, "algorithm", origin)?,
+            reward: section(table, "reward", origin)?,
             optim: section(table, "optim", origin)?,
             trainer: section(table, "trainer", origin)?,
             eval: section(table, "eval", origin)?,
@@ -912,6 +960,36 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("algorithm.ppo_mini_batch_size"), "{err}");
+    }
+
+    #[test]
+    fn reward_kind_parses_and_unknown_is_named() {
+        use rlvr_tasks::RewardKind;
+        assert_eq!(TrainConfig::default().reward.kind, RewardKind::Auto);
+        for name in RewardKind::NAMES {
+            let cfg = TrainConfig::load(None, &[format!("reward.kind={name}")]).unwrap();
+            assert_eq!(cfg.reward.kind.as_str(), name);
+        }
+        let err = TrainConfig::from_toml_str("[reward]\nkind = \"sandbox\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("reward.kind") && err.contains("sandbox") && err.contains("code"),
+            "{err}"
+        );
+        let err = TrainConfig::from_toml_str("[reward]\nkinds = \"code\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("reward.kinds"), "{err}");
+        let cfg = TrainConfig::load(
+            None,
+            &[
+                "reward.code_mode=fraction".into(),
+                "reward.num_workers=3".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(cfg.reward.reward_fn().unwrap().workers(), 3);
     }
 
     #[test]

@@ -1,4 +1,9 @@
-//! Evaluation: k sampled responses per held-out problem, scored by the task's verifier.
+//! Evaluation: k sampled responses per held-out problem, scored by the task's reward function
+//! (`rlvr_tasks::reward`: the math checker, the sandboxed code runner or the testbed verifier,
+//! by data source; in parallel across cores).
+//!
+//! The phases are separate functions so that scoring can be checked on known responses:
+//! [`evaluate`] samples, then [`score_responses`] scores, then [`summarize`] computes the metrics.
 //!
 //! `mean@k` is the mean over problems of the share of correct samples (the sampled accuracy);
 //! `pass@k` the unbiased estimate of at least one correct in k (rlvr-core's estimators; with
@@ -45,7 +50,7 @@ pub struct EvalResult {
 }
 
 /// One sampled response of an evaluation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EvalSample {
     /// Index of the problem in the task.
     pub problem: usize,
@@ -57,6 +62,23 @@ pub struct EvalSample {
     pub truncated: bool,
     /// The verifier's verdict.
     pub correct: bool,
+    /// The verifier's reward (code with `fraction`: the share of tests passed).
+    pub reward: f64,
+    /// Which scorer decided (`math`, `code`, `testbed`), when the verifier routes.
+    pub scorer: Option<String>,
+    /// The verifier's reason (`3/3 tests passed`, `test 1: wrong output`, `numeric match`, ...).
+    pub reason: String,
+}
+
+/// A sampled response before scoring.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// Index of the problem in the task.
+    pub problem: usize,
+    pub text: String,
+    /// Length in tokens.
+    pub tokens: usize,
+    pub truncated: bool,
 }
 
 impl EvalResult {
@@ -96,9 +118,7 @@ pub fn evaluate(
     mut progress: impl FnMut(usize),
 ) -> Result<EvalResult, TrainError> {
     let t = Instant::now();
-    let mut correct = Vec::with_capacity(task.len());
     let mut samples = Vec::with_capacity(task.len() * spec.k);
-    let (mut len_sum, mut n_resp) = (0usize, 0usize);
     let idx: Vec<usize> = (0..task.len()).collect();
     for (c, chunk) in idx.chunks(spec.batch_size.max(1)).enumerate() {
         let prompts: Vec<Vec<u32>> = chunk.iter().map(|&i| task.prompts[i].clone()).collect();
@@ -113,25 +133,84 @@ pub fn evaluate(
             seed: crate::checkpoint::mix_seed(spec.seed, &[2, c as u64]),
         };
         let gens = generate(&policy.model, None, &prompts, &params)?;
+        let mut responses = Vec::with_capacity(gens.len());
         for (j, &i) in chunk.iter().enumerate() {
-            let mut ok = 0;
             for g in &gens[j * spec.k..(j + 1) * spec.k] {
-                let text = policy.decode(&g.tokens)?;
-                let right = task.verifier.score(&text, &task.problems[i]).correct;
-                ok += usize::from(right);
-                len_sum += g.tokens.len();
-                n_resp += 1;
-                samples.push(EvalSample {
+                responses.push(Response {
                     problem: i,
-                    text,
+                    text: policy.decode(&g.tokens)?,
                     tokens: g.tokens.len(),
                     truncated: g.truncated,
-                    correct: right,
                 });
             }
-            correct.push(ok);
         }
-        progress(correct.len());
+        samples.extend(score_responses(task, responses)?);
+        progress(samples.len() / spec.k);
+    }
+    summarize(task, spec.k, samples, t.elapsed().as_secs_f64())
+}
+
+/// Scores `responses` with the task's verifier in one batch (in parallel; results in input
+/// order). A scorer failure (a sandbox that cannot run) is an error, never a 0.
+pub fn score_responses(
+    task: &Task,
+    responses: Vec<Response>,
+) -> Result<Vec<EvalSample>, TrainError> {
+    if let Some(r) = responses.iter().find(|r| r.problem >= task.len()) {
+        return Err(TrainError::Msg(format!(
+            "response to problem {} but the task has {}",
+            r.problem,
+            task.len()
+        )));
+    }
+    let items: Vec<(&str, &rlvr_tasks::Problem)> = responses
+        .iter()
+        .map(|r| (r.text.as_str(), &task.problems[r.problem]))
+        .collect();
+    let scores = task.verifier.score_batch(&items)?;
+    Ok(responses
+        .into_iter()
+        .zip(scores)
+        .map(|(r, s)| EvalSample {
+            scorer: task
+                .verifier
+                .scorer(&task.problems[r.problem])
+                .map(|k| k.as_str().to_string()),
+            problem: r.problem,
+            text: r.text,
+            tokens: r.tokens,
+            truncated: r.truncated,
+            correct: s.correct,
+            reward: s.reward,
+            reason: s.reason,
+        })
+        .collect())
+}
+
+/// mean@k and pass@k of scored samples, problem-major with `k` per problem (as [`evaluate`]
+/// makes them): `correct[p]` = correct samples of problem p, mean@k = correct / all samples,
+/// pass@k = mean over problems of rlvr-core's unbiased estimate (n = k: a correct sample).
+pub fn summarize(
+    task: &Task,
+    k: usize,
+    samples: Vec<EvalSample>,
+    secs: f64,
+) -> Result<EvalResult, TrainError> {
+    if k == 0 || samples.len() % k != 0 {
+        return Err(TrainError::Msg(format!(
+            "{} samples are not k = {k} per problem",
+            samples.len()
+        )));
+    }
+    let mut correct = Vec::with_capacity(samples.len() / k);
+    for chunk in samples.chunks(k) {
+        if chunk.iter().any(|s| s.problem != chunk[0].problem) {
+            return Err(TrainError::Msg(format!(
+                "samples of problem {} are not k = {k} in a row",
+                chunk[0].problem
+            )));
+        }
+        correct.push(chunk.iter().filter(|s| s.correct).count());
     }
     let n = correct.len();
     let pass = if n == 0 {
@@ -139,13 +218,14 @@ pub fn evaluate(
     } else {
         correct
             .iter()
-            .map(|&c| pass_at_k(spec.k, c, spec.k))
+            .map(|&c| pass_at_k(k, c, k))
             .sum::<Result<f64, _>>()?
             / n as f64
     };
+    let len_sum: usize = samples.iter().map(|s| s.tokens).sum();
     Ok(EvalResult {
         dataset: task.name.clone(),
-        k: spec.k,
+        k,
         n_problems: n,
         distinct_problems: task
             .problems
@@ -156,8 +236,8 @@ pub fn evaluate(
         mean_at_k: mean_at_k(&samples.iter().map(|s| s.correct).collect::<Vec<_>>()),
         pass_at_k: pass,
         correct,
+        response_length_mean: len_sum as f64 / samples.len().max(1) as f64,
         samples,
-        response_length_mean: len_sum as f64 / n_resp.max(1) as f64,
-        secs: t.elapsed().as_secs_f64(),
+        secs,
     })
 }

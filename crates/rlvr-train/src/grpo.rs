@@ -3,7 +3,8 @@
 //! ```text
 //! 1 sample prompts      PromptBatch   train_batch_size problems, in the seeded data order
 //! 2 rollout             Rollouts      G = num_generations responses per prompt, no gradient
-//! 3 reward              Rewards       the task's verifier (+ DAPO's soft overlong penalty)
+//! 3 reward              Rewards       the task's reward function, by data source, in parallel
+//!                                     (+ DAPO's soft overlong penalty)
 //! 4 advantage           Advantages    rlvr-core, per group; dynamic sampling repeats 1-4
 //!                                     until enough groups have reward variation
 //! 5 old log-probs       OldLogProbs   training forward without gradient (+ the KL reference)
@@ -275,17 +276,34 @@ impl Trainer {
     }
 
     /// Phase 3: Verifier rewards, plus DAPO's soft overlong penalty when configured.
+    ///
+    /// Every response of the round is decoded, then scored in one batch by the task's reward
+    /// function (`rlvr_tasks::reward`: routed by data source, scored in parallel across cores,
+    /// code in a bounded pool of sandboxes), in response order. A scorer failure (no sandbox)
+    /// is an error, never a reward of 0.
     pub fn reward(&self, rollouts: &Rollouts) -> Result<Rewards, TrainError> {
         let t = Instant::now();
         let a = &self.cfg.algorithm;
         let max_len = self.cfg.rollout.max_response_length;
+        let mut texts = Vec::with_capacity(rollouts.groups.iter().map(Vec::len).sum());
+        for gen in rollouts.groups.iter().flatten() {
+            texts.push(self.policy.decode(&gen.tokens)?);
+        }
+        let problems = rollouts
+            .groups
+            .iter()
+            .zip(&rollouts.problems)
+            .flat_map(|(gens, &i)| std::iter::repeat_n(&self.task.problems[i], gens.len()));
+        let items: Vec<(&str, &rlvr_tasks::Problem)> =
+            texts.iter().map(String::as_str).zip(problems).collect();
+        let mut scores = self.task.verifier.score_batch(&items)?.into_iter();
         let (mut reward, mut correct) = (Vec::new(), Vec::new());
-        for (g, gens) in rollouts.groups.iter().enumerate() {
-            let problem = &self.task.problems[rollouts.problems[g]];
+        for gens in &rollouts.groups {
             let (mut rs, mut cs) = (Vec::new(), Vec::new());
             for gen in gens {
-                let text = self.policy.decode(&gen.tokens)?;
-                let score = self.task.verifier.score(&text, problem);
+                let score = scores.next().ok_or_else(|| {
+                    TrainError::Msg("the verifier returned too few scores".into())
+                })?;
                 let mut r = score.reward;
                 if a.overlong_buffer_len > 0 {
                     r += overlong_penalty(

@@ -48,6 +48,9 @@ pub enum TrainError {
     Data(#[from] rlvr_tasks::DataError),
     #[error(transparent)]
     Model(#[from] rlvr_model::Error),
+    /// Reward setup or scoring (a problem its scorer cannot score, no sandbox).
+    #[error("reward: {0}")]
+    Reward(#[from] rlvr_tasks::RewardError),
     #[error(transparent)]
     Core(#[from] rlvr_core::CoreError),
     #[error(transparent)]
@@ -70,6 +73,7 @@ impl TrainError {
         match self {
             TrainError::Config(_) | TrainError::Data(_) | TrainError::Resume(_) => true,
             TrainError::Model(e) => e.is_user_input(),
+            TrainError::Reward(e) => e.is_user_input(),
             _ => false,
         }
     }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use candle_core::{DType, Device};
 use indicatif::{ProgressBar, ProgressStyle};
-use rlvr_tasks::{Dataset, MathVerifier, PromptTemplate};
+use rlvr_tasks::{Dataset, Problem, PromptTemplate, Verifier};
 
 use crate::checkpoint::{self, mix_seed, DataOrder, PhaseTimes, TrainState};
 use crate::config::TrainConfig;
@@ -173,13 +173,25 @@ fn template(cfg: &TrainConfig) -> Result<PromptTemplate, TrainError> {
         .map_err(Into::into)
 }
 
-/// Loads a dataset given as a preset name or a file path.
+/// Loads a dataset given as a preset name or a file path. Files: parquet in verl's layout;
+/// json/jsonl with `problem`/`answer`/`solution`/`id`, or, when the first record has `tests`
+/// and no `answer`, code problems in the layout of the code presets (`problem`, `tests`,
+/// optional `solutions`, `id`, `data_source`).
 pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, TrainError> {
     let path = Path::new(name);
     let looks_like_file = path.extension().is_some() || name.contains('/');
     if looks_like_file && path.exists() {
         let fields = if name.ends_with(".parquet") {
             rlvr_tasks::FieldMap::verl()
+        } else if is_code_layout(path) {
+            rlvr_tasks::FieldMap {
+                prompt: "problem".into(),
+                answer: rlvr_tasks::AnswerSource::Json("tests".into()),
+                solution: Some("solutions".into()),
+                id: Some("id".into()),
+                data_source: Some("data_source".into()),
+                context: None,
+            }
         } else {
             rlvr_tasks::FieldMap::problem_answer()
         };
@@ -193,6 +205,29 @@ pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, Trai
     }
     let dir = rlvr_tasks::resolve_data_dir(data_dir)?;
     Ok(rlvr_tasks::load_preset(name, &dir)?)
+}
+
+/// Whether the first record of a json/jsonl file has `tests` and no `answer` (a file that
+/// cannot be read is not: loading it reports the error).
+fn is_code_layout(path: &Path) -> bool {
+    match rlvr_tasks::data::read_records(path) {
+        Ok(records) => records
+            .first()
+            .is_some_and(|(_, _, v)| v.get("tests").is_some() && v.get("answer").is_none()),
+        Err(_) => false,
+    }
+}
+
+/// The reward function of `problems` under `[reward]` (`rlvr_tasks::reward`), checked
+/// against them: a problem its scorer cannot score, or code problems without a working
+/// sandbox, are errors here, before any step or evaluation.
+pub fn reward_fn(
+    cfg: &crate::config::RewardSection,
+    problems: &[Problem],
+) -> Result<Arc<dyn Verifier>, TrainError> {
+    let f = cfg.reward_fn()?;
+    f.check(problems)?;
+    Ok(Arc::new(f))
 }
 
 /// Everything a run trains and evaluates with.
@@ -231,7 +266,7 @@ pub fn setup(
         &cfg.data.train_files,
         data_dir.or(cfg.data.data_dir.as_deref()),
     )?;
-    let verifier: Arc<dyn rlvr_tasks::Verifier> = Arc::new(MathVerifier);
+    let verifier = reward_fn(&cfg.reward, &ds.problems)?;
     let (train, dropped) = build_task(
         &ds.name,
         ds.problems,
@@ -252,14 +287,8 @@ pub fn setup(
         if cfg.eval.n_problems > 0 {
             ds.problems.truncate(cfg.eval.n_problems);
         }
-        let (task, _) = build_task(
-            name,
-            ds.problems,
-            format,
-            &policy.tokenizer,
-            0,
-            verifier.clone(),
-        )?;
+        let verifier = reward_fn(&cfg.reward, &ds.problems)?;
+        let (task, _) = build_task(name, ds.problems, format, &policy.tokenizer, 0, verifier)?;
         evals.push(task);
     }
     Ok(Setup {
@@ -848,13 +877,25 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     }
     let data_dir = opts.data_dir.as_deref().or(cfg.data.data_dir.as_deref());
     let ds = load_dataset(&cfg.data.train_files, data_dir)?;
+    // the reward of each problem (checked: no tests, no sandbox, ... are errors here)
+    let rf = cfg.reward.reward_fn()?;
     w(
         out,
-        format!("train data: {}: {} problems", ds.name, ds.len()),
+        format!(
+            "train data: {}: {} problems; reward {}: {}",
+            ds.name,
+            ds.len(),
+            rf.kind(),
+            rf.check(&ds.problems)?
+        ),
     )?;
     for name in &cfg.eval.datasets {
         let e = load_dataset(name, data_dir)?;
-        w(out, format!("eval data: {}: {} problems", name, e.len()))?;
+        let routes = rf.check(&e.problems)?;
+        w(
+            out,
+            format!("eval data: {}: {} problems; reward: {routes}", name, e.len()),
+        )?;
     }
     let format = PromptFormat {
         template: template(&cfg)?,

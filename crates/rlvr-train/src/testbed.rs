@@ -10,12 +10,11 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use candle_core::{DType, Device};
 use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
-use rlvr_tasks::testbed::{self as tb, Regime, Split, TestbedConfig, TestbedVerifier};
+use rlvr_tasks::testbed::{self as tb, Regime, Split, TestbedConfig};
 use rlvr_tasks::{Problem, PromptTemplate};
 
 use crate::checkpoint::mix_seed;
@@ -110,15 +109,8 @@ pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainErr
         ..t
     };
     let problems = tb::problems(&fixed, Split::Heldout, n);
-    Ok(build_task(
-        "testbed",
-        problems,
-        raw(),
-        &policy.tokenizer,
-        0,
-        Arc::new(TestbedVerifier),
-    )?
-    .0)
+    let verifier = crate::run::reward_fn(&cfg.reward, &problems)?;
+    Ok(build_task("testbed", problems, raw(), &policy.tokenizer, 0, verifier)?.0)
 }
 
 fn raw() -> PromptFormat {
@@ -227,13 +219,14 @@ pub fn setup(
             }
         }
     };
+    let verifier = crate::run::reward_fn(&cfg.reward, &problems)?;
     let (train_task, _) = build_task(
         "testbed",
         problems,
         raw(),
         &policy.tokenizer,
         cfg.data.max_prompt_length,
-        Arc::new(TestbedVerifier),
+        verifier,
     )?;
     let mut evals = Vec::new();
     for name in &cfg.eval.datasets {
@@ -244,7 +237,7 @@ pub fn setup(
             if cfg.eval.n_problems > 0 {
                 ds.problems.truncate(cfg.eval.n_problems);
             }
-            let verifier = Arc::new(rlvr_tasks::MathVerifier);
+            let verifier = crate::run::reward_fn(&cfg.reward, &ds.problems)?;
             evals.push(build_task(name, ds.problems, raw(), &policy.tokenizer, 0, verifier)?.0);
         }
     }
