@@ -30,6 +30,7 @@
 
 pub mod batch;
 pub mod config;
+pub mod draw;
 pub mod error;
 mod fused;
 pub mod io;
@@ -51,5 +52,6 @@ pub use io::{
     save_model_with, GenerationConfig, LoadedModel,
 };
 pub use model::{param_shapes, KvCache, Qwen};
-pub use sample::{generate, FinishReason, Generation, SamplingParams};
+pub use draw::{sample_logits, sample_logits_tensor, DrawParams};
+pub use sample::{generate, kv_cache_budget, FinishReason, Generation, SamplingParams};
 pub use tokenizer::{ChatMessage, ChatTokenizer};
