@@ -375,7 +375,10 @@ pub(crate) fn top_k_sorted(w: &Tensor, k: usize) -> Result<(Tensor, Tensor)> {
         let blocks = width.div_ceil(SORT_BLOCK);
         let padded = pad_cols(&vals, blocks * SORT_BLOCK, -1.0)?;
         let flat = padded.reshape((rows * blocks, SORT_BLOCK))?;
-        let order = flat.arg_sort_last_dim(false)?.narrow(1, 0, k)?.contiguous()?;
+        let order = flat
+            .arg_sort_last_dim(false)?
+            .narrow(1, 0, k)?
+            .contiguous()?;
         let best = flat.gather(&order, 1)?.reshape((rows, blocks * k))?;
         let offsets: Vec<u32> = (0..rows * blocks)
             .map(|r| ((r % blocks) * SORT_BLOCK) as u32)
@@ -394,7 +397,10 @@ pub(crate) fn top_k_sorted(w: &Tensor, k: usize) -> Result<(Tensor, Tensor)> {
         vals = best;
         width = blocks * k;
     }
-    let order = vals.arg_sort_last_dim(false)?.narrow(1, 0, k)?.contiguous()?;
+    let order = vals
+        .arg_sort_last_dim(false)?
+        .narrow(1, 0, k)?
+        .contiguous()?;
     let best = vals.gather(&order, 1)?;
     let cols = match idx {
         None => order,
@@ -405,11 +411,7 @@ pub(crate) fn top_k_sorted(w: &Tensor, k: usize) -> Result<(Tensor, Tensor)> {
 
 /// Per row, the largest `tau` in [lo, 1] with `f(tau) >= target` for a non-increasing `f`, by
 /// bisection (`lo` must satisfy it).
-fn bisect(
-    lo: &Tensor,
-    target: &Tensor,
-    f: impl Fn(&Tensor) -> Result<Tensor>,
-) -> Result<Tensor> {
+fn bisect(lo: &Tensor, target: &Tensor, f: impl Fn(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
     let mut lo = lo.clone();
     let mut hi = (lo.ones_like()? * 1.000_001)?;
     for _ in 0..BISECT_STEPS {
@@ -482,7 +484,9 @@ pub fn sample_logits_tensor(
         Some(k) => {
             let want = Tensor::full(k as f32, (rows, 1), device)?;
             let tau_k = bisect(&zero, &want, |t| {
-                Ok(w.broadcast_ge(t)?.to_dtype(DType::F32)?.sum_keepdim(D::Minus1)?)
+                Ok(w.broadcast_ge(t)?
+                    .to_dtype(DType::F32)?
+                    .sum_keepdim(D::Minus1)?)
             })?;
             if top_p {
                 let target = (mass_ge(&tau_k)? * params.top_p)?;

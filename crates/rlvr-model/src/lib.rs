@@ -46,12 +46,12 @@ pub use tokenizers;
 
 pub use batch::{ResponseLogProbs, TokenBatch};
 pub use config::{Architecture, QwenConfig};
+pub use draw::{sample_logits, sample_logits_tensor, DrawParams};
 pub use error::{Error, Result};
 pub use io::{
     hub_cache_dir, init_random, load_model, resolve_in_cache, resolve_model_dir, save_model,
     save_model_with, GenerationConfig, LoadedModel,
 };
 pub use model::{param_shapes, KvCache, Qwen};
-pub use draw::{sample_logits, sample_logits_tensor, DrawParams};
 pub use sample::{generate, kv_cache_budget, FinishReason, Generation, SamplingParams};
 pub use tokenizer::{ChatMessage, ChatTokenizer};

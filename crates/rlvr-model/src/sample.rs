@@ -4,8 +4,8 @@ use candle_core::Tensor;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::error::{Error, Result};
 use crate::draw::{sample_logits, DrawParams};
+use crate::error::{Error, Result};
 use crate::model::{KvCache, Qwen};
 
 /// Sampling parameters (names as in vLLM / TRL).
@@ -144,11 +144,8 @@ pub fn generate(
         return Ok(Vec::new());
     }
     let p_max = prompts.iter().map(Vec::len).max().unwrap_or(0);
-    let per_row = KvCache::bytes_per_row(
-        model.config(),
-        model.dtype(),
-        p_max + params.max_new_tokens,
-    );
+    let per_row =
+        KvCache::bytes_per_row(model.config(), model.dtype(), p_max + params.max_new_tokens);
     let batch_rows = (kv_cache_budget(model.device()) / per_row.max(1)).max(1);
     let rows: Vec<(usize, usize)> = (0..prompts.len())
         .flat_map(|u| (0..params.n).map(move |j| (u, j)))

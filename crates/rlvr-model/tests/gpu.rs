@@ -79,7 +79,8 @@ fn gradients_match_the_cpu() {
                 .unwrap()
                 .insert(name.clone(), Var::from_tensor(&t).unwrap());
         }
-        let gpu_model = Qwen::new(&cfg, VarBuilder::from_varmap(&gpu_vars, DType::F32, &dev)).unwrap();
+        let gpu_model =
+            Qwen::new(&cfg, VarBuilder::from_varmap(&gpu_vars, DType::F32, &dev)).unwrap();
         let grads = |model: &Qwen, vars: &VarMap, d: &Device| {
             let b = TokenBatch::new(&pairs(50), 0, d).unwrap();
             let out = model.response_logprobs_at(&b, true, 0.8).unwrap();
@@ -97,7 +98,10 @@ fn gradients_match_the_cpu() {
                 .iter()
                 .map(|(n, var)| {
                     let t = g.get(var.as_tensor()).unwrap();
-                    (n.clone(), t.flatten_all().unwrap().to_vec1::<f32>().unwrap())
+                    (
+                        n.clone(),
+                        t.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+                    )
                 })
                 .collect();
             v.sort_by(|a, b| a.0.cmp(&b.0));
@@ -154,9 +158,21 @@ fn gpu_sampling_matches_the_training_forward_and_the_cpu_sampler() {
     let cpu = Tensor::from_vec(x, (rows, vocab), &Device::Cpu).unwrap();
     let on_gpu = cpu.to_device(&dev).unwrap();
     for d in [
-        DrawParams { temperature: 1.0, top_k: None, top_p: 1.0 },
-        DrawParams { temperature: 1.0, top_k: None, top_p: 0.7 },
-        DrawParams { temperature: 0.8, top_k: Some(50), top_p: 0.9 },
+        DrawParams {
+            temperature: 1.0,
+            top_k: None,
+            top_p: 1.0,
+        },
+        DrawParams {
+            temperature: 1.0,
+            top_k: None,
+            top_p: 0.7,
+        },
+        DrawParams {
+            temperature: 0.8,
+            top_k: Some(50),
+            top_p: 0.9,
+        },
     ] {
         let u: Vec<f64> = (0..rows).map(|i| (i as f64 + 0.37) / rows as f64).collect();
         let (a, _) = sample_logits(&cpu, &u, &d).unwrap();
@@ -166,7 +182,12 @@ fn gpu_sampling_matches_the_training_forward_and_the_cpu_sampler() {
     }
 }
 
-fn logprobs_at(model: &Qwen, pairs: &[(Vec<u32>, Vec<u32>)], dev: &Device, t: f64) -> Vec<Vec<f32>> {
+fn logprobs_at(
+    model: &Qwen,
+    pairs: &[(Vec<u32>, Vec<u32>)],
+    dev: &Device,
+    t: f64,
+) -> Vec<Vec<f32>> {
     let batch = TokenBatch::new(pairs, 0, dev).unwrap();
     model
         .response_logprobs_at(&batch, false, t)

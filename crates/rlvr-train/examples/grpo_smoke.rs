@@ -24,11 +24,9 @@ struct HashVerifier;
 
 impl Verifier for HashVerifier {
     fn score(&self, response: &str, _problem: &Problem) -> Score {
-        let h = response
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-            });
+        let h = response.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        });
         let correct = h % 2 == 1;
         Score {
             reward: if correct { 1.0 } else { 0.0 },
@@ -90,11 +88,8 @@ fn main() {
     cfg.eos_token_ids = vec![eos];
     let t0 = Instant::now();
     let (model, varmap) = init_random(&cfg, 0, dtype, &device).expect("init");
-    let tokenizer = ChatTokenizer::new(
-        word_tokenizer(cfg.vocab_size),
-        Some(&format!("t{eos}")),
-    )
-    .expect("tokenizer");
+    let tokenizer = ChatTokenizer::new(word_tokenizer(cfg.vocab_size), Some(&format!("t{eos}")))
+        .expect("tokenizer");
     println!(
         "policy: Qwen2.5-0.5B shape, {layers} layers, {dtype:?} on {device_name}, init {:.1}s",
         t0.elapsed().as_secs_f64()
