@@ -36,6 +36,7 @@
 
 pub mod batch;
 pub mod config;
+pub mod draw;
 pub mod error;
 mod flash;
 mod fused;
@@ -53,13 +54,14 @@ pub use tokenizers;
 
 pub use batch::{ResponseLogProbs, TokenBatch};
 pub use config::{Architecture, QwenConfig};
+pub use draw::{sample_logits, sample_logits_tensor, DrawParams};
 pub use error::{Error, Result};
 pub use io::{
     hub_cache_dir, init_random, load_model, resolve_in_cache, resolve_model_dir, save_model,
     save_model_with, GenerationConfig, LoadedModel,
 };
 pub use model::{param_shapes, KvCache, Qwen};
-pub use sample::{generate, FinishReason, Generation, SamplingParams};
+pub use sample::{generate, kv_cache_budget, FinishReason, Generation, SamplingParams};
 pub use tokenizer::{ChatMessage, ChatTokenizer};
 pub use train::{TrainForwardOptions, TrainStepOutput};
 /// candle's gradient store, the type of [`TrainStepOutput::grads`].

@@ -4,6 +4,7 @@ use candle_core::Tensor;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
+use crate::draw::{sample_logits, DrawParams};
 use crate::error::{Error, Result};
 use crate::model::{KvCache, Qwen};
 
@@ -93,14 +94,45 @@ fn row_seed(seed: u64, prompt: usize, sample: usize) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The KV-cache memory one `generate` batch may use, in bytes: `RLVR_KV_CACHE_MIB` (MiB) when
+/// set, else a quarter of the host's available memory (`MemAvailable`) on the CPU and 40 GiB on
+/// a GPU (about a third of an 80 GiB card once weights, activations and the optimizer are in).
+pub fn kv_cache_budget(device: &candle_core::Device) -> usize {
+    if let Some(mib) = std::env::var("RLVR_KV_CACHE_MIB")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        return mib.max(1) << 20;
+    }
+    if device.is_cpu() {
+        let avail_kib = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("MemAvailable:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+            })
+            .unwrap_or(16 << 20);
+        avail_kib * 1024 / 4
+    } else {
+        40 << 30
+    }
+}
+
 /// Samples `params.n` responses for every prompt; returns `prompts.len() * n` generations
 /// grouped by prompt (prompt 0's n responses first).
 ///
-/// All rows decode together with one KV cache: prompts are left-padded and prefilled once,
-/// the cache is repeated `n` times, and rows that finish are dropped from the batch (they cost
-/// no further compute). Each response has its own RNG seeded from `(seed, prompt index, sample
-/// index)`, so a call is reproducible: the same model, prompts and params give the same
-/// output. `tokenizer` is needed only for `stop_strings`.
+/// Rows (one per response) decode together with one KV cache, allocated once for the longest
+/// prompt plus `max_new_tokens` and written in place: prompts are left-padded and prefilled
+/// once, the cache is repeated `n` times, and rows that finish are dropped from the batch on the
+/// device (they cost no further compute). Each step samples on the logits' device (see
+/// `draw.rs`) and copies only the sampled ids and log-probs to the host. When the KV cache of
+/// all rows would exceed [`kv_cache_budget`], the rows are generated in consecutive batches
+/// that fit (at least one row each).
+///
+/// Each response has its own RNG seeded from `(seed, prompt index, sample index)`, so a call is
+/// reproducible and a response does not depend on the other prompts nor on how rows are
+/// batched. `tokenizer` is needed only for `stop_strings`.
 pub fn generate(
     model: &Qwen,
     tokenizer: Option<&tokenizers::Tokenizer>,
@@ -108,11 +140,33 @@ pub fn generate(
     params: &SamplingParams,
 ) -> Result<Vec<Generation>> {
     validate(model, tokenizer, prompts, params)?;
-    let device = model.device().clone();
-    let n = params.n;
     if prompts.is_empty() {
         return Ok(Vec::new());
     }
+    let p_max = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    let per_row =
+        KvCache::bytes_per_row(model.config(), model.dtype(), p_max + params.max_new_tokens);
+    let batch_rows = (kv_cache_budget(model.device()) / per_row.max(1)).max(1);
+    let rows: Vec<(usize, usize)> = (0..prompts.len())
+        .flat_map(|u| (0..params.n).map(move |j| (u, j)))
+        .collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(batch_rows) {
+        out.extend(generate_rows(model, tokenizer, prompts, chunk, params)?);
+    }
+    Ok(out)
+}
+
+/// [`generate`] for the rows `(prompt index, sample index)` of `rows` (consecutive, grouped by
+/// prompt), in that order.
+fn generate_rows(
+    model: &Qwen,
+    tokenizer: Option<&tokenizers::Tokenizer>,
+    prompts: &[Vec<u32>],
+    rows_wanted: &[(usize, usize)],
+    params: &SamplingParams,
+) -> Result<Vec<Generation>> {
+    let device = model.device().clone();
     let stop_window = params
         .stop_strings
         .iter()
@@ -120,13 +174,25 @@ pub fn generate(
         .max()
         .unwrap_or(0)
         + 1;
+    let draw = DrawParams {
+        temperature: params.temperature,
+        top_k: params.top_k,
+        top_p: params.top_p,
+    };
 
-    // 1. prefill every distinct prompt once, left-padded to the longest
-    let p_max = prompts.iter().map(Vec::len).max().unwrap_or(0);
-    let mut ids = Vec::with_capacity(prompts.len() * p_max);
-    let mut positions = Vec::with_capacity(prompts.len());
-    let mut key_ok = Vec::with_capacity(prompts.len());
-    for p in prompts {
+    // 1. prefill every distinct prompt of these rows once, left-padded to the longest
+    let mut distinct: Vec<usize> = rows_wanted.iter().map(|&(u, _)| u).collect();
+    distinct.dedup();
+    let p_max = distinct
+        .iter()
+        .map(|&u| prompts[u].len())
+        .max()
+        .unwrap_or(0);
+    let mut ids = Vec::with_capacity(distinct.len() * p_max);
+    let mut positions = Vec::with_capacity(distinct.len());
+    let mut key_ok = Vec::with_capacity(distinct.len());
+    for &u in &distinct {
+        let p = &prompts[u];
         let pad = p_max - p.len();
         ids.extend(std::iter::repeat_n(0u32, pad).chain(p.iter().copied()));
         positions.push(
@@ -136,26 +202,28 @@ pub fn generate(
         );
         key_ok.push((0..p_max).map(|j| j >= pad).collect::<Vec<_>>());
     }
-    let input = Tensor::from_vec(ids, (prompts.len(), p_max), &device)?;
-    let mut cache = KvCache::new(model.config().num_hidden_layers);
+    let input = Tensor::from_vec(ids, (distinct.len(), p_max), &device)?;
+    let mut cache = KvCache::with_capacity(
+        model.config().num_hidden_layers,
+        p_max + params.max_new_tokens,
+    );
     let logits = model.forward_cached(&input, &positions, &key_ok, &mut cache)?;
 
-    // 2. repeat each prompt's cache and logits n times: row u*n + j is sample j of prompt u
-    let expand: Vec<u32> = (0..prompts.len())
-        .flat_map(|u| std::iter::repeat_n(u as u32, n))
-        .collect();
-    let expand = Tensor::from_vec(expand, prompts.len() * n, &device)?;
+    // 2. repeat each prompt's cache and logits once per row of it
+    let slot = |u: usize| distinct.iter().position(|&d| d == u).expect("listed");
+    let expand: Vec<u32> = rows_wanted.iter().map(|&(u, _)| slot(u) as u32).collect();
+    let expand = Tensor::from_vec(expand, rows_wanted.len(), &device)?;
     cache.select_rows(&expand)?;
     let mut logits = logits.index_select(&expand, 0)?;
-    let mut rows: Vec<Row> = (0..prompts.len())
-        .flat_map(|u| (0..n).map(move |j| (u, j)))
-        .map(|(u, j)| Row {
+    let mut rows: Vec<Row> = rows_wanted
+        .iter()
+        .map(|&(u, j)| Row {
             prompt_index: u,
             rng: StdRng::seed_from_u64(row_seed(params.seed, u, j)),
             tokens: Vec::with_capacity(params.max_new_tokens),
             logprobs: Vec::with_capacity(params.max_new_tokens),
             next_pos: prompts[u].len() as u32,
-            key_ok: key_ok[u].clone(),
+            key_ok: key_ok[slot(u)].clone(),
             finish: None,
         })
         .collect();
@@ -163,14 +231,23 @@ pub fn generate(
     let mut active: Vec<usize> = (0..rows.len()).collect();
 
     // 3. decode
-    let mut scratch = Vec::new();
     while !active.is_empty() && params.max_new_tokens > 0 {
-        let flat = logits.to_vec2::<f32>()?;
+        let uniforms: Vec<f64> = active
+            .iter()
+            .map(|&ri| {
+                if draw.temperature == 0.0 {
+                    0.0
+                } else {
+                    rows[ri].rng.random::<f64>()
+                }
+            })
+            .collect();
+        let (toks, lps) = sample_logits(&logits, &uniforms, &draw)?;
         for (bi, &ri) in active.iter().enumerate() {
             let row = &mut rows[ri];
-            let (tok, lp) = sample_one(&flat[bi], params, &mut row.rng, &mut scratch);
+            let tok = toks[bi];
             row.tokens.push(tok);
-            row.logprobs.push(lp);
+            row.logprobs.push(lps[bi]);
             if params.eos_token_ids.contains(&tok) {
                 row.finish = Some(FinishReason::Eos);
             } else if !params.stop_strings.is_empty() {
@@ -275,9 +352,12 @@ fn validate(
     Ok(())
 }
 
-/// Draws one token from `logits` (one row, f32) under `params`; returns it and its log-prob
-/// under the temperature-T distribution (T = 1 for greedy), before top-k / top-p.
-pub(crate) fn sample_one(
+/// The sampler of rlvr <= 0.1 (kept as the benchmark's and the tests' reference): one row of
+/// host logits, two f64 exp passes over the vocabulary, a sort of the whole vocabulary for
+/// top-p; tokens ordered by weight, not by id, for the inverse CDF. Same distribution as
+/// [`crate::draw::sample_logits`], another random stream.
+#[doc(hidden)]
+pub fn sample_one_reference(
     logits: &[f32],
     params: &SamplingParams,
     rng: &mut StdRng,
@@ -353,73 +433,6 @@ pub(crate) fn sample_one(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn params(t: f64, p: f64, k: Option<usize>) -> SamplingParams {
-        SamplingParams {
-            temperature: t,
-            top_p: p,
-            top_k: k,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn greedy_takes_the_argmax_with_its_t1_logprob() {
-        let logits = [0.0f32, 2.0, 1.0];
-        let mut rng = StdRng::seed_from_u64(0);
-        let (tok, lp) = sample_one(&logits, &params(0.0, 1.0, None), &mut rng, &mut Vec::new());
-        let z: f64 = logits.iter().map(|&x| (x as f64).exp()).sum();
-        assert_eq!(tok, 1);
-        assert!((lp as f64 - (2.0 - z.ln())).abs() < 1e-6);
-    }
-
-    #[test]
-    fn top_k_and_top_p_restrict_the_support() {
-        let logits = [3.0f32, 2.9, 0.0, -1.0, 2.8];
-        let mut rng = StdRng::seed_from_u64(7);
-        let mut seen = [0usize; 5];
-        for _ in 0..2000 {
-            let (tok, _) = sample_one(
-                &logits,
-                &params(1.0, 1.0, Some(2)),
-                &mut rng,
-                &mut Vec::new(),
-            );
-            seen[tok as usize] += 1;
-        }
-        assert_eq!(seen[2] + seen[3] + seen[4], 0, "{seen:?}");
-        assert!(seen[0] > 0 && seen[1] > 0);
-        // top_p = 0.1: only the single most likely token survives
-        for _ in 0..200 {
-            let (tok, _) = sample_one(&logits, &params(1.0, 0.1, None), &mut rng, &mut Vec::new());
-            assert_eq!(tok, 0);
-        }
-    }
-
-    #[test]
-    fn frequencies_follow_the_tempered_distribution() {
-        let logits = [0.0f32, 1.0, 2.0];
-        let t = 2.0;
-        let mut rng = StdRng::seed_from_u64(3);
-        let mut seen = [0f64; 3];
-        let draws = 40_000;
-        let mut lps = [0f32; 3];
-        for _ in 0..draws {
-            let (tok, lp) = sample_one(&logits, &params(t, 1.0, None), &mut rng, &mut Vec::new());
-            seen[tok as usize] += 1.0;
-            lps[tok as usize] = lp;
-        }
-        let z: f64 = logits.iter().map(|&x| (x as f64 / t).exp()).sum();
-        for i in 0..3 {
-            let p = (logits[i] as f64 / t).exp() / z;
-            assert!(
-                (seen[i] / draws as f64 - p).abs() < 0.01,
-                "token {i}: {} vs {p}",
-                seen[i] / draws as f64
-            );
-            assert!((lps[i] as f64 - p.ln()).abs() < 1e-6);
-        }
-    }
 
     #[test]
     fn row_seeds_differ() {
