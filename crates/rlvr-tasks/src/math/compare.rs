@@ -711,8 +711,14 @@ fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
 }
 
 fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
+    let one_decimal = decimal_literal(g).is_some() != decimal_literal(p).is_some();
     if let (Some(a), Some(b)) = (exact(g), exact(p)) {
-        return (a == b).then_some("same exact value").ok_or("different exact values");
+        if a == b {
+            return Ok("same exact value");
+        }
+        if !one_decimal {
+            return Err("different exact values");
+        }
     }
     let none = |_: &str| None;
     let (Some(a), Some(b)) = (eval(g, &none), eval(p, &none)) else {

@@ -58,6 +58,7 @@ pub(crate) fn extract(response: &str, join_boxes: bool) -> Option<String> {
         && !trimmed.contains('\n')
         && !trimmed.contains('$')
         && trimmed.chars().count() <= BARE_ANSWER_CHARS
+        && !is_prose(trimmed)
     {
         return non_empty(clean_inline(trimmed));
     }
@@ -339,26 +340,24 @@ fn outside_math_rfind(s: &str, pat: &str) -> Option<usize> {
     last
 }
 
-/// Whether `s` has a word of four or more letters outside math, braces and commands.
-fn is_prose(s: &str) -> bool {
-    let b = s.as_bytes();
-    let (mut dollars, mut depth, mut run, mut after_cmd) = (0, 0i32, 0usize, false);
-    for &c in b {
-        if c.is_ascii_alphabetic() {
-            run += 1;
-            if run >= 4 && !after_cmd && dollars % 2 == 0 && depth == 0 {
-                return true;
-            }
-            continue;
-        }
-        after_cmd = c == b'\\';
-        run = 0;
+/// Whether `s` reads as prose: outside `$...$` and braces, at least two tokens made only
+/// of letters, one of them of four or more (`The largest $n$ is 34`, but not `125 miles`,
+/// `\text{Evelyn}` or `AZYUK2A`).
+pub(crate) fn is_prose(s: &str) -> bool {
+    let mut outside = String::with_capacity(s.len());
+    let (mut dollars, mut depth) = (0, 0i32);
+    for c in s.chars() {
         match c {
-            b'$' => dollars += 1,
-            b'{' => depth += 1,
-            b'}' => depth -= 1,
+            '$' => dollars += 1,
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ if dollars % 2 == 0 && depth <= 0 => outside.push(c),
             _ => {}
         }
     }
-    false
+    let words: Vec<&str> = outside
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ':' | ';' | '!' | '?'))
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()))
+        .collect();
+    words.len() >= 2 && words.iter().any(|w| w.len() >= 4)
 }

@@ -44,7 +44,7 @@ pub fn clean_inline(s: &str) -> String {
     let mut t = s.trim().trim_matches('*').trim();
     loop {
         let before = t;
-        t = t.trim_end_matches(['.', ',', ';', ':', '!', '。']).trim();
+        t = t.trim_end_matches(['.', ',', ';', ':', '。']).trim();
         t = t.trim_matches('*').trim();
         if let Some(x) = t.strip_prefix("$$").and_then(|x| x.strip_suffix("$$")) {
             t = x.trim();

@@ -67,7 +67,7 @@ pub fn eval(e: &Expr, var: &dyn Fn(&str) -> Option<C>) -> Option<C> {
             }
             eval(a, var)? / d
         }
-        Expr::Pow(a, b) => pow(eval(a, var)?, eval(b, var)?),
+        Expr::Pow(a, b) => pow(eval(a, var)?, eval(b, var)?)?,
         Expr::Func(f, args) => {
             let x = eval(args.first()?, var)?;
             match f {
@@ -147,11 +147,16 @@ fn pow(a: C, b: C) -> Option<C> {
     if a.norm() == 0.0 {
         return (b.re > 0.0).then_some(C::new(0.0, 0.0));
     }
-    // an odd root of a negative real: x^(1/3) of -8 is -2
+    // a negative real to a rational power p/q with q odd is real: (-8)^(1/3) = -2,
+    // (-8)^(2/3) = 4 (the real-number convention, as for odd roots)
     if a.im == 0.0 && a.re < 0.0 && b.im == 0.0 {
-        let inv = 1.0 / b.re;
-        if (inv - inv.round()).abs() < 1e-9 && (inv.round() as i64) % 2 != 0 {
-            return Some(C::new(-(-a.re).powf(b.re), 0.0));
+        for q in [1u32, 3, 5, 7, 9] {
+            let p = b.re * f64::from(q);
+            if (p - p.round()).abs() < 1e-9 {
+                let mag = (-a.re).powf(b.re);
+                let odd = (p.round() as i64) % 2 != 0;
+                return Some(C::new(if odd { -mag } else { mag }, 0.0));
+            }
         }
     }
     Some(a.powc(b))

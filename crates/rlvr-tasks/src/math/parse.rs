@@ -1086,7 +1086,8 @@ impl fmt::Display for Expr {
             Expr::Matrix(rows) => {
                 write!(f, "(matrix")?;
                 for r in rows {
-                    seq(f, " row", r)?;
+                    write!(f, " ")?;
+                    seq(f, "row", r)?;
                 }
                 write!(f, ")")
             }

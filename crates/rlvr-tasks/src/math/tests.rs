@@ -184,7 +184,7 @@ fn labels_and_lists() {
     no("1112112_3", "1112122_3");
     yes("\\frac{3}{2}", "1 1/2");
     assert!(verify("\\{1,2,3\\}", "so \\boxed{1}, \\boxed{2} and \\boxed{3}").correct);
-    assert!(!verify("3", "\\boxed{1}, \\boxed{2} and \\boxed{3}").correct);
+    assert!(!verify("\\{1,2,3\\}", "so \\boxed{1}, \\boxed{2}").correct);
 }
 
 #[test]
