@@ -199,7 +199,8 @@ def rewrites(gold, rng):
         c, r = SQRT.match(g).groups()
         c = int(c or 1)
         out.append((f"\\sqrt{{{c * c * int(r)}}}", True, "radical unsimplified"))
-        out.append((f"{c}\\sqrt {r}" if c != 1 else f"\\sqrt {r}", True, "radical without braces"))
+        if len(r) == 1:  # \sqrt 13 is sqrt(1)*3 in LaTeX: only one-digit radicands
+            out.append((f"{c}\\sqrt {r}" if c != 1 else f"\\sqrt {r}", True, "radical without braces"))
         out.append((f"{c}\\sqrt{{{int(r) + 1}}}", False, "other radicand"))
         out.append((f"{c + 1}\\sqrt{{{r}}}", False, "other coefficient"))
         out.append((f"{c * (int(r) ** 0.5):.2f}", False, "decimal rounded to 2 places"))
@@ -246,7 +247,7 @@ def rewrites(gold, rng):
         m2 = re.sub(r"(-?\d+)", lambda mm: str(int(mm.group(1)) + 1), g, count=1)
         if m2 != g:
             out.append((m2, False, "matrix entry changed"))
-    elif "," in g and not any(c in g for c in "()[]\\{}=") :
+    elif "," in g and not any(c in g for c in "()[]\\{}=") and not re.match(r"^\d{1,3}(,\d{3})+$", g):
         items = split_top(g)
         if len(items) >= 2:
             out.append((", ".join(reversed(items)), True, "list reordered"))
@@ -322,7 +323,7 @@ CONSTRUCTED = [
     ("\\frac{3}{2}", "1 1/2", True), ("\\frac{5}{2}", "2\\frac12", True), ("\\frac{5}{2}", "2\\frac13", False),
     ("1\\frac{1}{2}", "1.5", True), ("1\\frac{1}{2}", "0.5", False),
     ("25\\%", "25", True), ("25\\%", "0.25", True), ("25\\%", "2.5", False), ("0.25", "25", False),
-    ("\\frac{1}{3}", "0.3333", True), ("\\frac{1}{3}", "0.33", False), ("\\pi", "3.14", False), ("\\pi", "3.14159", True),
+    ("\\frac{1}{3}", "0.33333", True), ("\\frac{1}{3}", "0.3333", False), ("\\frac{1}{3}", "0.33", False), ("\\pi", "3.14", False), ("\\pi", "3.14159", True),
     ("\\sqrt{2}", "1.41", False), ("\\sqrt{2}", "1.41421", True), ("2^{100}", "1267650600228229401496703205376", True),
     ("2^{100}", "1267650600228229401496703205377", False), ("10^{20}", "100000000000000000000", True),
     # units and words

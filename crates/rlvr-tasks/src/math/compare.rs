@@ -51,7 +51,7 @@ use super::numeric::{close, decimal_matches, eval, exact, significant_digits};
 use super::parse::{Const, Expr, Func, RelOp, SetOp};
 
 /// Element comparisons one call may make.
-pub const MAX_COMPARISONS: u32 = 2_000;
+pub const MAX_COMPARISONS: u32 = 5_000;
 /// Real sample points per comparison of expressions with variables.
 pub const REAL_POINTS: usize = 5;
 /// Complex sample points (holomorphic expressions only).
@@ -447,21 +447,24 @@ fn in_order(a: &[Expr], b: &[Expr], d: usize) -> bool {
     a.len() == b.len() && a.len() <= MAX_ITEMS && a.iter().zip(b).all(|(x, y)| eq(x, y, d).is_ok())
 }
 
+/// Order-free comparison: every element of each side equals some element of the other
+/// (set semantics: a repeated element counts once).
 fn multiset(a: &[Expr], b: &[Expr], d: usize) -> bool {
-    if a.len() != b.len() || a.len() > MAX_ITEMS {
+    if a.len() > MAX_ITEMS || b.len() > MAX_ITEMS || a.is_empty() || b.is_empty() {
         return false;
     }
-    let mut used = vec![false; b.len()];
-    'outer: for x in a {
-        for (j, y) in b.iter().enumerate() {
-            if !used[j] && eq(x, y, d).is_ok() {
-                used[j] = true;
-                continue 'outer;
-            }
-        }
-        return false;
-    }
-    true
+    let covers = |xs: &[Expr], ys: &[Expr], flip: bool| {
+        xs.iter().all(|x| {
+            ys.iter().any(|y| {
+                if flip {
+                    eq(y, x, d).is_ok()
+                } else {
+                    eq(x, y, d).is_ok()
+                }
+            })
+        })
+    };
+    covers(a, b, false) && covers(b, a, true)
 }
 
 fn proportional_terms(a: &[Expr], b: &[Expr]) -> bool {
@@ -612,6 +615,17 @@ fn infinity_sign(e: &Expr) -> Option<i8> {
     }
 }
 
+/// A one-letter word (`\text{E}`) against the same letter in math (`E`; `e`, `i`).
+fn same_letter(w: &Expr, x: &Expr) -> bool {
+    let Expr::Word(w) = w else { return false };
+    match x {
+        Expr::Var(v) => v == w,
+        Expr::Const(Const::E) => w == "e",
+        Expr::Const(Const::I) => w == "i",
+        _ => false,
+    }
+}
+
 fn words(e: &Expr) -> Option<String> {
     match e {
         Expr::Word(w) => Some(
@@ -645,6 +659,9 @@ const F64_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
 fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
     if let (Some(a), Some(b)) = (words(g), words(p)) {
         return (a == b && !a.is_empty()).then_some("same words").ok_or("different words");
+    }
+    if same_letter(g, p) || same_letter(p, g) {
+        return Ok("same letter");
     }
     if matches!(g, Expr::Word(_)) || matches!(p, Expr::Word(_)) {
         return Err("text against an expression");
@@ -719,6 +736,14 @@ fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
         if !one_decimal {
             return Err("different exact values");
         }
+        // a decimal against an exact rational: only the rounding rule can make them equal
+        let (d, digits, v) = match decimal_literal(g) {
+            Some(t) => (a.to_f64(), significant_digits(t), b.to_f64()),
+            None => (b.to_f64(), significant_digits(decimal_literal(p).unwrap_or("")), a.to_f64()),
+        };
+        return decimal_matches(d, digits, v)
+            .then_some("decimal is the exact value rounded")
+            .ok_or("different exact values");
     }
     let none = |_: &str| None;
     let (Some(a), Some(b)) = (eval(g, &none), eval(p, &none)) else {

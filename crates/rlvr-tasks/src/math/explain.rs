@@ -48,7 +48,7 @@ pub fn gold_answer(gold: &str) -> String {
             return b;
         }
     }
-    if gold.trim().chars().count() > BARE_ANSWER_CHARS && gold.trim().contains('\n') {
+    if gold.trim().chars().count() > BARE_ANSWER_CHARS {
         if let Some(a) = extract(gold, true) {
             return a;
         }

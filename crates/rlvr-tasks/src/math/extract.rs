@@ -220,7 +220,12 @@ fn answer_line(text: &str) -> Option<String> {
     let mut end = text.len();
     loop {
         let start = lower[..end].rfind('\n').map_or(0, |p| p + 1);
-        if let Some(p) = lower[start..end].rfind("answer") {
+        // the last "answer" of the line followed by a colon (at most 8 tried per line)
+        let mut line_end = end;
+        for _ in 0..8 {
+            let Some(p) = lower[start..line_end].rfind("answer") else {
+                break;
+            };
             let after = &text[start + p + 6..end];
             let after = after.trim_start_matches(['*', ' ']);
             if let Some(rest) = after.strip_prefix(':').or_else(|| after.strip_prefix('：')) {
@@ -228,6 +233,7 @@ fn answer_line(text: &str) -> Option<String> {
                     return Some(a);
                 }
             }
+            line_end = start + p;
         }
         if start == 0 {
             return None;
@@ -258,16 +264,51 @@ fn answer_is(text: &str) -> Option<String> {
     non_empty(clean_inline(&rest[..end]))
 }
 
+/// The last non-empty `$...$` (or `$$...$$`) span: the right-hand side of its last `=` when
+/// the part before its first `=` is plain arithmetic (`$180+24=204$` → 204), else the whole
+/// span (`$x \leq 2$`, `$y = 2x+1$`: the comparison reads relations and labels).
 fn last_math_span(text: &str) -> Option<String> {
-    let end = text.rfind('$')?;
-    let start = text[..end].rfind('$')?;
-    let span = text[start + 1..end].trim();
-    let rhs = span.rsplit('=').next().unwrap_or(span);
-    non_empty(clean_inline(rhs))
+    let mut end = text.rfind('$')?;
+    // skip the second `$` of a closing `$$` and empty spans
+    for _ in 0..4 {
+        let start = text[..end].rfind('$')?;
+        let span = text[start + 1..end].trim();
+        if span.is_empty() {
+            end = start;
+            continue;
+        }
+        let first_lhs = span.split('=').next().unwrap_or("");
+        let arithmetic = !span.contains('=')
+            || (!strip_commands(first_lhs).chars().any(|c| c.is_ascii_alphabetic())
+                && !span.contains(['<', '>', '!']));
+        let chosen = if arithmetic {
+            span.rsplit('=').next().unwrap_or(span)
+        } else {
+            span
+        };
+        return non_empty(clean_inline(chosen));
+    }
+    None
+}
+
+/// `s` without its `\commands` (`\frac{1}{2}` → `{1}{2}`).
+fn strip_commands(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            while chars.peek().is_some_and(|n| n.is_ascii_alphabetic()) {
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn last_number(text: &str) -> Option<String> {
-    let re = regex_cached(&NUMBER_RE, r"-?\d[\d,]*(?:\.\d+)?");
+    let re = regex_cached(&NUMBER_RE, r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?");
     re.find_iter(text)
         .last()
         .and_then(|m| non_empty(m.as_str().trim_end_matches(',').to_string()))
@@ -357,7 +398,11 @@ pub(crate) fn is_prose(s: &str) -> bool {
     }
     let words: Vec<&str> = outside
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ':' | ';' | '!' | '?'))
-        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()))
+        .filter(|w| {
+            !w.is_empty()
+                && w.chars().any(|c| c.is_ascii_alphabetic())
+                && w.chars().all(|c| c.is_ascii_alphabetic() || c == '\'')
+        })
         .collect();
-    words.len() >= 2 && words.iter().any(|w| w.len() >= 4)
+    words.len() >= 2 && (words.len() >= 3 || words.iter().any(|w| w.len() >= 4))
 }

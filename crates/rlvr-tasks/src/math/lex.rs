@@ -145,7 +145,8 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
             let lower = run.to_ascii_lowercase();
             if lower == "and" || lower == "or" {
                 out.push(Tok::Conn);
-            } else if text {
+            } else if text && run != "e" && run != "i" {
+                // `\mathrm{e}`, `\mathrm{i}`: the constants; other text is words
                 out.push(Tok::Word(run));
             } else {
                 out.push(Tok::Letters(run));
@@ -157,6 +158,12 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
             let Some(&n) = c.get(i) else { break };
             if !n.is_ascii_alphabetic() {
                 i += 1;
+                // `\\frac` (a backslash doubled by escaping) before a known command is that
+                // command; a row break directly followed by letters is rare enough
+                if n == '\\' && doubled_command(&c[i..]) {
+                    i -= 1;
+                    continue;
+                }
                 match n {
                     '\\' => out.push(Tok::Row),
                     '{' => out.push(Tok::SetOpen),
@@ -345,4 +352,14 @@ fn cmd_alias(name: &str) -> Option<Tok> {
         "percent" => Some(Tok::Sym('%')),
         _ => None,
     }
+}
+
+/// Whether `rest` starts with one of the commands that escaped answers double (`\\left`).
+fn doubled_command(rest: &[char]) -> bool {
+    const CMDS: &[&str] = &[
+        "frac", "dfrac", "tfrac", "left", "right", "sqrt", "le", "ge", "leq", "geq", "pi",
+        "text", "boxed", "cdot", "infty", "neq", "times", "in", "cup",
+    ];
+    let name: String = rest.iter().take_while(|c| c.is_ascii_alphabetic()).collect();
+    CMDS.contains(&name.as_str())
 }

@@ -10,7 +10,9 @@
 //!   A decimal literal against an exact form (a fraction, a radical, π, ...) is
 //!   [`decimal_matches`] when it is the exact value correctly rounded to the decimal's own
 //!   number of significant digits, and it has at least [`MIN_DECIMAL_DIGITS`] of them:
-//!   `0.0833333` = 1/12, `2.6667` = 8/3, `3.1416` = π, but `0.33` ≠ 1/3 and `3.14` ≠ π.
+//!   `0.083333` = 1/12, `2.6667` = 8/3, `3.1416` = π, but `0.33` ≠ 1/3, `3.14` ≠ π and
+//!   `10.82` ≠ 3√13 (four digits). A decimal against another decimal, or against an exact
+//!   rational with a finite decimal form, is compared exactly (`3.3e12` ≠ `3.3e12+1`).
 
 use num_complex::Complex64 as C;
 
@@ -19,7 +21,7 @@ use super::parse::{Const, Expr, Func};
 /// Relative tolerance between two computed values.
 pub const REL_TOL: f64 = 1e-9;
 /// Fewest significant digits a decimal needs to stand for an exact value.
-pub const MIN_DECIMAL_DIGITS: usize = 4;
+pub const MIN_DECIMAL_DIGITS: usize = 5;
 
 /// Whether two computed complex values agree.
 pub fn close(a: C, b: C) -> bool {
@@ -319,6 +321,7 @@ mod tests {
     #[test]
     fn decimal_tolerance() {
         assert!(decimal_matches(2.6667, 5, 8.0 / 3.0));
+        assert!(!decimal_matches(10.82, 4, 3.0 * 13f64.sqrt()));
         assert!(decimal_matches(3.1416, 5, std::f64::consts::PI));
         assert!(!decimal_matches(3.14, 3, std::f64::consts::PI));
         assert!(!decimal_matches(0.33, 2, 1.0 / 3.0));

@@ -460,7 +460,7 @@ impl Parser {
             Some(Tok::Cmd(n)) => !matches!(
                 n.as_str(),
                 "pm" | "mp" | "cup" | "cap" | "setminus" | "circ" | "mid" | "pmod" | "bmod"
-                    | "mod"
+                    | "mod" | "rfloor" | "rceil"
             ),
             _ => false,
         }
@@ -726,12 +726,7 @@ impl Parser {
                     words.push(w.clone());
                     self.pos += 1;
                 }
-                let text = words.join(" ");
-                if text.chars().count() == 1 {
-                    letter(&text)
-                } else {
-                    self.node(Expr::Word(text))?
-                }
+                self.node(Expr::Word(words.join(" ")))?
             }
             Tok::Sym('(') => self.bracketed('(')?,
             Tok::Sym('[') => self.bracketed('[')?,
@@ -1180,6 +1175,8 @@ mod tests {
         assert_eq!(p("10\\text{ cm}^2"), "(mul 10 (pow \"cm\" 2))");
         assert_eq!(p("28 percent"), "(percent 28)");
         assert_eq!(p("\\text{Evelyn}"), "\"Evelyn\"");
+        assert_eq!(p("\\lfloor m / 2\\rfloor"), "(floor (div m 2))");
+        assert_eq!(p("1 - \\frac{1}{\\mathrm{e}}"), "(add 1 (neg (div 1 e)))");
         assert!(p("\\{x \\mid x > 0\\}").starts_with("ERR"));
         assert!(p("(1, 2").starts_with("ERR"));
     }
