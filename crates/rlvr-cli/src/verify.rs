@@ -136,7 +136,9 @@ fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
         added.push(("reason", Value::String(e.rule)));
     }
     if args.explain {
-        let tree = |t: Result<String, String>| Value::String(t.unwrap_or_else(|e| format!("(not parsed: {e})")));
+        let tree = |t: Result<String, String>| {
+            Value::String(t.unwrap_or_else(|e| format!("(not parsed: {e})")))
+        };
         added.push(("gold_tree", tree(e.gold_tree)));
         added.push(("answer_tree", tree(e.answer_tree)));
     }
@@ -209,7 +211,10 @@ mod tests {
         assert_eq!(v["correct"], Value::Bool(true));
         assert_eq!(v["gold_tree"], Value::String("(rel x = 3)".into()));
         assert_eq!(v["answer_tree"], Value::String("3".into()));
-        assert_eq!(v["reason"], Value::String("label dropped, values equal".into()));
+        assert_eq!(
+            v["reason"],
+            Value::String("label dropped, values equal".into())
+        );
     }
 
     #[test]

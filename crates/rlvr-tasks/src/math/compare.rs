@@ -110,7 +110,9 @@ fn prepare_item(e: &Expr) -> Expr {
     match e {
         Expr::Degrees(x) => strip_units(x),
         Expr::Tuple(o, c, items) => Expr::Tuple(*o, *c, items.iter().map(prepare_item).collect()),
-        Expr::Rel(members, ops) => Expr::Rel(members.iter().map(prepare_item).collect(), ops.clone()),
+        Expr::Rel(members, ops) => {
+            Expr::Rel(members.iter().map(prepare_item).collect(), ops.clone())
+        }
         Expr::Neg(x) => match prepare_item(x) {
             Expr::Degrees(y) => Expr::Neg(y),
             y => Expr::Neg(Box::new(y)),
@@ -155,7 +157,9 @@ fn strip_units(e: &Expr) -> Expr {
                 Expr::Mul(kept)
             }
         }
-        Expr::Div(a, b) if wordish(b) && !has_word(&strip_units(a)) && has_word(a) => strip_units(a),
+        Expr::Div(a, b) if wordish(b) && !has_word(&strip_units(a)) && has_word(a) => {
+            strip_units(a)
+        }
         Expr::Percent(x) => Expr::Percent(Box::new(strip_units(x))),
         Expr::Degrees(x) => Expr::Degrees(Box::new(strip_units(x))),
         Expr::Neg(x) => Expr::Neg(Box::new(strip_units(x))),
@@ -198,7 +202,11 @@ fn choose_first_pm(e: &Expr, minus: bool) -> Option<Expr> {
     Some(match e {
         Expr::PlusMinus(a, x, mp) => {
             let neg = minus != *mp;
-            let t = if neg { Expr::Neg(x.clone()) } else { (**x).clone() };
+            let t = if neg {
+                Expr::Neg(x.clone())
+            } else {
+                (**x).clone()
+            };
             match a {
                 Some(a) => Expr::Add(vec![(**a).clone(), t]),
                 None => t,
@@ -218,7 +226,11 @@ fn choose_first_pm(e: &Expr, minus: bool) -> Option<Expr> {
                 _ => Expr::Pow(b(x2), b(y2)),
             }
         }
-        Expr::Add(xs) | Expr::Mul(xs) | Expr::Func(_, xs) | Expr::Rel(xs, _) | Expr::Tuple(_, _, xs) => {
+        Expr::Add(xs)
+        | Expr::Mul(xs)
+        | Expr::Func(_, xs)
+        | Expr::Rel(xs, _)
+        | Expr::Tuple(_, _, xs) => {
             let k = xs.iter().position(has_pm)?;
             let mut ys = xs.clone();
             ys[k] = choose_first_pm(&xs[k], minus)?;
@@ -250,7 +262,9 @@ fn is_label(e: &Expr) -> bool {
 
 /// `(label, value)` of `L = ... = v` / `L ≈ v` / `L ∈ S` with a label `L`.
 fn labelled(e: &Expr) -> Option<(&Expr, &Expr)> {
-    let Expr::Rel(members, ops) = e else { return None };
+    let Expr::Rel(members, ops) = e else {
+        return None;
+    };
     if !is_label(&members[0]) {
         return None;
     }
@@ -386,32 +400,46 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
         _ => {}
     }
     match (g, p) {
-        (Expr::List(a) | Expr::Set(a) | Expr::Braces(a), Expr::List(b) | Expr::Set(b) | Expr::Braces(b)) => {
-            return multiset(a, b, d).then_some("same elements in any order").ok_or("different elements");
+        (
+            Expr::List(a) | Expr::Set(a) | Expr::Braces(a),
+            Expr::List(b) | Expr::Set(b) | Expr::Braces(b),
+        ) => {
+            return multiset(a, b, d)
+                .then_some("same elements in any order")
+                .ok_or("different elements");
         }
-        (Expr::Braces(a), Expr::Tuple('(', ')', b)) | (Expr::Tuple('(', ')', b), Expr::Braces(a)) => {
-            return in_order(a, b, d).then_some("same elements in order").ok_or("different elements");
+        (Expr::Braces(a), Expr::Tuple('(', ')', b))
+        | (Expr::Tuple('(', ')', b), Expr::Braces(a)) => {
+            return in_order(a, b, d)
+                .then_some("same elements in order")
+                .ok_or("different elements");
         }
         (Expr::Set(a), x) | (x, Expr::Set(a)) if a.len() == 1 => {
             return eq(&a[0], x, d).map(|_| "one-element set");
         }
-        (Expr::List(_) | Expr::Set(_) | Expr::Braces(_), _) | (_, Expr::List(_) | Expr::Set(_) | Expr::Braces(_)) => {
+        (Expr::List(_) | Expr::Set(_) | Expr::Braces(_), _)
+        | (_, Expr::List(_) | Expr::Set(_) | Expr::Braces(_)) => {
             return Err("several answers against one");
         }
         (Expr::Tuple(o1, c1, a), Expr::Tuple(o2, c2, b)) => {
             if (o1, c1) != (o2, c2) {
                 return Err("different brackets");
             }
-            return in_order(a, b, d).then_some("same tuple or interval").ok_or("different entries");
+            return in_order(a, b, d)
+                .then_some("same tuple or interval")
+                .ok_or("different entries");
         }
         (Expr::Matrix(a), Expr::Matrix(b)) => {
             if a.len() != b.len() || a[0].len() != b[0].len() {
                 return Err("different matrix shapes");
             }
             let ok = a.iter().zip(b).all(|(r, s)| in_order(r, s, d));
-            return ok.then_some("same matrix").ok_or("different matrix entries");
+            return ok
+                .then_some("same matrix")
+                .ok_or("different matrix entries");
         }
-        (Expr::Matrix(m), Expr::Tuple('(', ')', t)) | (Expr::Tuple('(', ')', t), Expr::Matrix(m)) => {
+        (Expr::Matrix(m), Expr::Tuple('(', ')', t))
+        | (Expr::Tuple('(', ')', t), Expr::Matrix(m)) => {
             let flat: Vec<Expr> = if m.len() == 1 {
                 m[0].clone()
             } else if m.iter().all(|r| r.len() == 1) {
@@ -419,23 +447,47 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
             } else {
                 return Err("a matrix against a tuple");
             };
-            return in_order(&flat, t, d).then_some("vector equals the tuple").ok_or("different entries");
+            return in_order(&flat, t, d)
+                .then_some("vector equals the tuple")
+                .ok_or("different entries");
         }
         (Expr::SetOp(o1, a), Expr::SetOp(o2, b)) => {
             if o1 != o2 {
                 return Err("different set operations");
             }
-            let ok = if *o1 == SetOp::Minus { in_order(a, b, d) } else { multiset(a, b, d) };
+            let ok = if *o1 == SetOp::Minus {
+                in_order(a, b, d)
+            } else {
+                multiset(a, b, d)
+            };
             return ok.then_some("same set expression").ok_or("different sets");
         }
         (Expr::Ratio(a), Expr::Ratio(b)) => {
             if in_order(a, b, d) {
                 return Ok("same ratio");
             }
-            return proportional_terms(a, b).then_some("proportional ratio").ok_or("different ratio");
+            return proportional_terms(a, b)
+                .then_some("proportional ratio")
+                .ok_or("different ratio");
         }
-        (Expr::Matrix(_) | Expr::Tuple(..) | Expr::SetOp(..) | Expr::Ratio(_) | Expr::EmptySet | Expr::Ellipsis, _)
-        | (_, Expr::Matrix(_) | Expr::Tuple(..) | Expr::SetOp(..) | Expr::Ratio(_) | Expr::EmptySet | Expr::Ellipsis) => {
+        (
+            Expr::Matrix(_)
+            | Expr::Tuple(..)
+            | Expr::SetOp(..)
+            | Expr::Ratio(_)
+            | Expr::EmptySet
+            | Expr::Ellipsis,
+            _,
+        )
+        | (
+            _,
+            Expr::Matrix(_)
+            | Expr::Tuple(..)
+            | Expr::SetOp(..)
+            | Expr::Ratio(_)
+            | Expr::EmptySet
+            | Expr::Ellipsis,
+        ) => {
             return Err("different kinds of answer");
         }
         _ => {}
@@ -474,7 +526,9 @@ fn proportional_terms(a: &[Expr], b: &[Expr]) -> bool {
     let no_var = |_: &str| None;
     let av: Option<Vec<C>> = a.iter().map(|x| eval(x, &no_var)).collect();
     let bv: Option<Vec<C>> = b.iter().map(|x| eval(x, &no_var)).collect();
-    let (Some(av), Some(bv)) = (av, bv) else { return false };
+    let (Some(av), Some(bv)) = (av, bv) else {
+        return false;
+    };
     if av.iter().chain(&bv).any(|z| z.norm() < 1e-12) {
         return false;
     }
@@ -492,7 +546,9 @@ fn rel_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
         }
     }
     if let (Some(a), Some(b)) = (interval_of(g), interval_of(p)) {
-        return eq(&a, &b, d).map(|_| "inequalities define the same interval").map_err(|_| "inequalities define different intervals");
+        return eq(&a, &b, d)
+            .map(|_| "inequalities define the same interval")
+            .map_err(|_| "inequalities define different intervals");
     }
     if gm.len() == 2 && pm.len() == 2 {
         let (go, po) = (gops[0], pops[0]);
@@ -583,23 +639,34 @@ fn proportional(f: &Expr, g: &Expr) -> Option<f64> {
     (used >= 2 && r.im.abs() < 1e-9 * r.re.abs().max(1.0)).then_some(r.re)
 }
 
-/// Value of variable `name` at sample point `k` (the same for both sides of a comparison).
+/// Value of variable `name` at sample point `k` (the same for both sides of a comparison):
+/// a fixed hash of (point, variable) in [-2.5, 2.5], away from integers, so that no two
+/// variables move together (`k - n` is not constant across points).
 fn point(names: &[String], name: &str, k: usize, complex: bool) -> Option<C> {
-    const REAL: [f64; REAL_POINTS] = [0.617_234, -1.283_917, 1.741_356, 2.369_281, -0.427_731];
-    const COMPLEX: [(f64, f64); COMPLEX_POINTS] = [(0.513, 0.729), (-0.837, 0.352), (1.319, -0.611)];
-    let j = names.iter().position(|n| n == name)? as f64;
-    let shift = 0.371_113 * j - 0.097 * j * j;
+    let j = names.iter().position(|n| n == name)? as u64;
+    let unit = |salt: u64| {
+        let h = (k as u64 * 7919 + j * 104_729 + salt * 1_299_709 + 12_345)
+            .wrapping_mul(2_654_435_761)
+            % 4_294_967_296;
+        let x = -2.5 + 5.0 * (h as f64 / 4_294_967_296.0);
+        if (x - x.round()).abs() < 0.07 {
+            x + 0.173
+        } else {
+            x
+        }
+    };
     Some(if complex {
-        let (re, im) = COMPLEX[k % COMPLEX_POINTS];
-        C::new(re + shift, im - 0.113 * j)
+        C::new(unit(1), unit(2))
     } else {
-        C::new(REAL[k % REAL_POINTS] + shift, 0.0)
+        C::new(unit(0), 0.0)
     })
 }
 
 fn holomorphic(e: &Expr) -> bool {
     match e {
-        Expr::Func(Func::Abs | Func::Floor | Func::Ceil | Func::Factorial | Func::Binom, _) => false,
+        Expr::Func(Func::Abs | Func::Floor | Func::Ceil | Func::Factorial | Func::Binom, _) => {
+            false
+        }
         Expr::Func(_, xs) | Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(holomorphic),
         Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => holomorphic(x),
         Expr::Div(a, b) | Expr::Pow(a, b) => holomorphic(a) && holomorphic(b),
@@ -658,7 +725,9 @@ const F64_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
 
 fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
     if let (Some(a), Some(b)) = (words(g), words(p)) {
-        return (a == b && !a.is_empty()).then_some("same words").ok_or("different words");
+        return (a == b && !a.is_empty())
+            .then_some("same words")
+            .ok_or("different words");
     }
     if same_letter(g, p) || same_letter(p, g) {
         return Ok("same letter");
@@ -686,13 +755,23 @@ fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
             if eq(a, x, d).is_ok() {
                 return Ok("percent sign dropped");
             }
-            let frac = Expr::Div(a.clone(), Box::new(Expr::Num(super::parse::Num { text: "100".into(), base: None })));
+            let frac = Expr::Div(
+                a.clone(),
+                Box::new(Expr::Num(super::parse::Num {
+                    text: "100".into(),
+                    base: None,
+                })),
+            );
             return eq(&frac, x, d).map(|_| "percentage as a fraction");
         }
         _ => {}
     }
     match (infinity_sign(g), infinity_sign(p)) {
-        (Some(a), Some(b)) => return (a == b).then_some("same infinity").ok_or("different infinities"),
+        (Some(a), Some(b)) => {
+            return (a == b)
+                .then_some("same infinity")
+                .ok_or("different infinities")
+        }
         (Some(_), None) | (None, Some(_)) => return Err("infinity against a number"),
         _ => {}
     }
@@ -704,7 +783,10 @@ fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
     }
     let complex = holomorphic(g) && holomorphic(p);
     let mut agree = 0;
-    for (k, cx) in (0..REAL_POINTS).map(|k| (k, false)).chain((0..COMPLEX_POINTS).map(|k| (k, true))) {
+    for (k, cx) in (0..REAL_POINTS)
+        .map(|k| (k, false))
+        .chain((0..COMPLEX_POINTS).map(|k| (k, true)))
+    {
         if cx && !complex {
             break;
         }
@@ -739,7 +821,11 @@ fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
         // a decimal against an exact rational: only the rounding rule can make them equal
         let (d, digits, v) = match decimal_literal(g) {
             Some(t) => (a.to_f64(), significant_digits(t), b.to_f64()),
-            None => (b.to_f64(), significant_digits(decimal_literal(p).unwrap_or("")), a.to_f64()),
+            None => (
+                b.to_f64(),
+                significant_digits(decimal_literal(p).unwrap_or("")),
+                a.to_f64(),
+            ),
         };
         return decimal_matches(d, digits, v)
             .then_some("decimal is the exact value rounded")

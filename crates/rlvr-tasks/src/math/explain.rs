@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::compare::compare;
-use super::extract::{extract, extract_boxed, head, BARE_ANSWER_CHARS};
+use super::extract::{extract, extract_boxed, head, is_prose, BARE_ANSWER_CHARS};
 use super::normalize::{normalize, prepare, MAX_ANSWER_CHARS};
 use super::parse::{parse, Expr};
 
@@ -32,7 +32,11 @@ impl fmt::Display for Explanation {
         };
         writeln!(f, "correct: {}", self.correct)?;
         writeln!(f, "gold: {}", self.gold)?;
-        writeln!(f, "extracted: {}", self.extracted.as_deref().unwrap_or("(none)"))?;
+        writeln!(
+            f,
+            "extracted: {}",
+            self.extracted.as_deref().unwrap_or("(none)")
+        )?;
         writeln!(f, "gold tree: {}", tree(&self.gold_tree))?;
         writeln!(f, "answer tree: {}", tree(&self.answer_tree))?;
         write!(f, "rule: {}", self.rule)
@@ -40,7 +44,8 @@ impl fmt::Display for Explanation {
 }
 
 /// The gold answer to compare: the (joined) boxes of a gold that has `\boxed`, the
-/// extracted answer of a long multi-line gold (a worked solution), else the gold itself.
+/// extracted answer of a long gold that reads as prose and names its answer (a worked
+/// solution ending "Final Answer: ..."), else the gold itself.
 pub fn gold_answer(gold: &str) -> String {
     let gold = head(gold, 4 * MAX_ANSWER_CHARS);
     if gold.contains("\\boxed") || gold.contains("\\fbox") {
@@ -48,7 +53,10 @@ pub fn gold_answer(gold: &str) -> String {
             return b;
         }
     }
-    if gold.trim().chars().count() > BARE_ANSWER_CHARS {
+    if gold.trim().chars().count() > BARE_ANSWER_CHARS
+        && is_prose(gold)
+        && gold.to_ascii_lowercase().contains("answer")
+    {
         if let Some(a) = extract(gold, true) {
             return a;
         }
@@ -67,7 +75,10 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
     // boxes joined ("\boxed{1} and \boxed{2}") only when the gold has several answers, so
     // that a response cannot hedge between boxes of one answer
     let several = gold_tree.as_ref().is_ok_and(|t| {
-        matches!(t, Expr::List(_) | Expr::Set(_) | Expr::Braces(_) | Expr::PlusMinus(None, ..))
+        matches!(
+            t,
+            Expr::List(_) | Expr::Set(_) | Expr::Braces(_) | Expr::PlusMinus(None, ..)
+        )
     });
     let Some(extracted) = extract(response, several) else {
         return Explanation {

@@ -210,8 +210,12 @@ fn is_connector(between: &str) -> bool {
     let t = between
         .replace("\\text", "")
         .replace(['$', ',', ';', '{', '}', '(', ')', '\\'], " ");
-    t.split_whitespace()
-        .all(|w| matches!(w.to_ascii_lowercase().as_str(), "and" | "or" | "&" | "quad" | "qquad"))
+    t.split_whitespace().all(|w| {
+        matches!(
+            w.to_ascii_lowercase().as_str(),
+            "and" | "or" | "&" | "quad" | "qquad"
+        )
+    })
 }
 
 fn answer_line(text: &str) -> Option<String> {
@@ -279,7 +283,9 @@ fn last_math_span(text: &str) -> Option<String> {
         }
         let first_lhs = span.split('=').next().unwrap_or("");
         let arithmetic = !span.contains('=')
-            || (!strip_commands(first_lhs).chars().any(|c| c.is_ascii_alphabetic())
+            || (!strip_commands(first_lhs)
+                .chars()
+                .any(|c| c.is_ascii_alphabetic())
                 && !span.contains(['<', '>', '!']));
         let chosen = if arithmetic {
             span.rsplit('=').next().unwrap_or(span)
@@ -374,7 +380,7 @@ fn outside_math_rfind(s: &str, pat: &str) -> Option<usize> {
             b'}' => depth -= 1,
             _ => {}
         }
-        if dollars % 2 == 0 && depth == 0 && s[i..].starts_with(pat) {
+        if dollars % 2 == 0 && depth == 0 && b[i..].starts_with(pat.as_bytes()) {
             last = Some(i);
         }
     }

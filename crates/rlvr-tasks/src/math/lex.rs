@@ -108,8 +108,7 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
             i += 1;
             continue;
         }
-        if ch.is_ascii_digit() || (ch == '.' && c.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
-        {
+        if ch.is_ascii_digit() || (ch == '.' && c.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
             let start = i;
             while i < c.len() && c[i].is_ascii_digit() {
                 i += 1;
@@ -357,9 +356,12 @@ fn cmd_alias(name: &str) -> Option<Tok> {
 /// Whether `rest` starts with one of the commands that escaped answers double (`\\left`).
 fn doubled_command(rest: &[char]) -> bool {
     const CMDS: &[&str] = &[
-        "frac", "dfrac", "tfrac", "left", "right", "sqrt", "le", "ge", "leq", "geq", "pi",
-        "text", "boxed", "cdot", "infty", "neq", "times", "in", "cup",
+        "frac", "dfrac", "tfrac", "left", "right", "sqrt", "le", "ge", "leq", "geq", "pi", "text",
+        "boxed", "cdot", "infty", "neq", "times", "in", "cup",
     ];
-    let name: String = rest.iter().take_while(|c| c.is_ascii_alphabetic()).collect();
+    let name: String = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
     CMDS.contains(&name.as_str())
 }

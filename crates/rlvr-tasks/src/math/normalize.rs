@@ -16,7 +16,9 @@
 pub const MAX_ANSWER_CHARS: usize = 2_000;
 
 /// Unit names of two letters that the parser reads as words (longer names are words anyway).
-pub const UNITS: &[&str] = &["cm", "mm", "km", "ft", "in", "kg", "mg", "ml", "hr", "lb", "mi"];
+pub const UNITS: &[&str] = &[
+    "cm", "mm", "km", "ft", "in", "kg", "mg", "ml", "hr", "lb", "mi",
+];
 
 /// The canonical text form of an answer (delimiters, separators and whitespace removed).
 pub fn normalize(answer: &str) -> String {
@@ -77,8 +79,8 @@ fn whole_number_with_separators(t: &str) -> bool {
         if groups.len() < 2 || (sep == ' ' && frac.is_some()) {
             continue;
         }
-        let first_ok = (1..=3).contains(&groups[0].len())
-            && groups[0].bytes().all(|b| b.is_ascii_digit());
+        let first_ok =
+            (1..=3).contains(&groups[0].len()) && groups[0].bytes().all(|b| b.is_ascii_digit());
         let rest_ok = groups[1..]
             .iter()
             .all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()));
@@ -91,7 +93,9 @@ fn whole_number_with_separators(t: &str) -> bool {
 
 /// Removes `{,}`, `,\!`, `{,\!}` and `\,` between a digit and exactly three digits.
 fn join_digit_groups(s: &str) -> String {
-    const SEPS: &[&str] = &["{,\\!}", "{,}", ",\\!", ",\\,", "\\,", "\\!,", "{ , }", "{, }"];
+    const SEPS: &[&str] = &[
+        "{,\\!}", "{,}", ",\\!", ",\\,", "\\,", "\\!,", "{ , }", "{, }",
+    ];
     if !SEPS.iter().any(|p| s.contains(p)) {
         return s.to_string();
     }

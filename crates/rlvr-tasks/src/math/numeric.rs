@@ -10,8 +10,8 @@
 //!   A decimal literal against an exact form (a fraction, a radical, π, ...) is
 //!   [`decimal_matches`] when it is the exact value correctly rounded to the decimal's own
 //!   number of significant digits, and it has at least [`MIN_DECIMAL_DIGITS`] of them:
-//!   `0.083333` = 1/12, `2.6667` = 8/3, `3.1416` = π, but `0.33` ≠ 1/3, `3.14` ≠ π and
-//!   `10.82` ≠ 3√13 (four digits). A decimal against another decimal, or against an exact
+//!   `0.0833333` = 1/12, `2.66667` = 8/3, `3.14159` = π, but `0.33` ≠ 1/3, `3.14` ≠ π,
+//!   `13.287` ≠ 3840/289 and `2.6667` ≠ 8/3 (five digits: a rounded answer, not the value). A decimal against another decimal, or against an exact
 //!   rational with a finite decimal form, is compared exactly (`3.3e12` ≠ `3.3e12+1`).
 
 use num_complex::Complex64 as C;
@@ -21,7 +21,7 @@ use super::parse::{Const, Expr, Func};
 /// Relative tolerance between two computed values.
 pub const REL_TOL: f64 = 1e-9;
 /// Fewest significant digits a decimal needs to stand for an exact value.
-pub const MIN_DECIMAL_DIGITS: usize = 5;
+pub const MIN_DECIMAL_DIGITS: usize = 6;
 
 /// Whether two computed complex values agree.
 pub fn close(a: C, b: C) -> bool {
@@ -197,7 +197,9 @@ impl Rat {
     }
     fn add(self, o: Rat) -> Option<Rat> {
         Rat::new(
-            self.0.checked_mul(o.1)?.checked_add(o.0.checked_mul(self.1)?)?,
+            self.0
+                .checked_mul(o.1)?
+                .checked_add(o.0.checked_mul(self.1)?)?,
             self.1.checked_mul(o.1)?,
         )
     }
@@ -225,7 +227,11 @@ fn literal(text: &str) -> Option<Rat> {
     if digits.len() > 36 {
         return None;
     }
-    let n: i128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    let n: i128 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
     let scale = exp - frac.len() as i32;
     if scale.abs() > 36 {
         return None;
@@ -320,12 +326,13 @@ mod tests {
 
     #[test]
     fn decimal_tolerance() {
-        assert!(decimal_matches(2.6667, 5, 8.0 / 3.0));
+        assert!(decimal_matches(2.66667, 6, 8.0 / 3.0));
+        assert!(!decimal_matches(2.6667, 5, 8.0 / 3.0));
         assert!(!decimal_matches(10.82, 4, 3.0 * 13f64.sqrt()));
-        assert!(decimal_matches(3.1416, 5, std::f64::consts::PI));
+        assert!(decimal_matches(3.14159, 6, std::f64::consts::PI));
         assert!(!decimal_matches(3.14, 3, std::f64::consts::PI));
         assert!(!decimal_matches(0.33, 2, 1.0 / 3.0));
-        assert!(!decimal_matches(2.6668, 5, 8.0 / 3.0));
+        assert!(!decimal_matches(2.66668, 6, 8.0 / 3.0));
         assert_eq!(significant_digits("0.0833333"), 6);
     }
 }

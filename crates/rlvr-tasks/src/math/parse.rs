@@ -276,8 +276,6 @@ struct Parser {
 
 type PResult = Result<Expr, String>;
 
-
-
 impl Parser {
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.pos)
@@ -459,8 +457,17 @@ impl Parser {
             },
             Some(Tok::Cmd(n)) => !matches!(
                 n.as_str(),
-                "pm" | "mp" | "cup" | "cap" | "setminus" | "circ" | "mid" | "pmod" | "bmod"
-                    | "mod" | "rfloor" | "rceil"
+                "pm" | "mp"
+                    | "cup"
+                    | "cap"
+                    | "setminus"
+                    | "circ"
+                    | "mid"
+                    | "pmod"
+                    | "bmod"
+                    | "mod"
+                    | "rfloor"
+                    | "rceil"
             ),
             _ => false,
         }
@@ -538,7 +545,11 @@ impl Parser {
         };
         let t = |k: usize| self.peek_at(k);
         let (num, den, len) = if matches!(t(0), Some(Tok::Cmd(c)) if c == "frac") {
-            if t(1) == Some(&Tok::Sym('{')) && t(3) == Some(&Tok::Sym('}')) && t(4) == Some(&Tok::Sym('{')) && t(6) == Some(&Tok::Sym('}')) {
+            if t(1) == Some(&Tok::Sym('{'))
+                && t(3) == Some(&Tok::Sym('}'))
+                && t(4) == Some(&Tok::Sym('{'))
+                && t(6) == Some(&Tok::Sym('}'))
+            {
                 (int(t(2))?, int(t(5))?, 7)
             } else if let Some(two) = int(t(1)).filter(|n| n.len() == 2) {
                 (two[..1].to_string(), two[1..].to_string(), 2)
@@ -980,7 +991,8 @@ impl Parser {
                 self.node(Expr::Mul(factors))?
             }
         };
-        let inverse = matches!(&power, Some(Expr::Neg(x)) if matches!(&**x, Expr::Num(n) if n.text == "1"));
+        let inverse =
+            matches!(&power, Some(Expr::Neg(x)) if matches!(&**x, Expr::Num(n) if n.text == "1"));
         let (f, power) = if inverse {
             let inv = match f {
                 Func::Sin => Func::Asin,
@@ -1169,7 +1181,10 @@ mod tests {
             p("\\left[\\begin{array}{cc}1 & 2\\\\3 & 4\\end{array}\\right]"),
             "(matrix (row 1 2) (row 3 4))"
         );
-        assert_eq!(p("(-\\infty, 3] \\cup (5, \\infty)"), "(union (tuple\"(]\" (neg ∞) 3) (tuple\"()\" 5 ∞))");
+        assert_eq!(
+            p("(-\\infty, 3] \\cup (5, \\infty)"),
+            "(union (tuple\"(]\" (neg ∞) 3) (tuple\"()\" 5 ∞))"
+        );
         assert_eq!(p("4210_{7}"), "4210_7");
         assert_eq!(p("1 \\pm \\sqrt{19}"), "(pm 1 (sqrt 19))");
         assert_eq!(p("10\\text{ cm}^2"), "(mul 10 (pow \"cm\" 2))");
