@@ -287,11 +287,7 @@ fn has_vars(e: &Expr) -> bool {
 
 fn vars(e: &Expr, out: &mut Vec<String>) {
     match e {
-        Expr::Var(n) => {
-            if !out.contains(n) && out.len() < 16 {
-                out.push(n.clone());
-            }
-        }
+        Expr::Var(n) if !out.contains(n) && out.len() < 16 => out.push(n.clone()),
         Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => vars(x, out),
         Expr::Div(a, b) | Expr::Pow(a, b) => {
             vars(a, out);

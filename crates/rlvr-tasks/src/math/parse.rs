@@ -316,21 +316,16 @@ impl Parser {
     fn list(&mut self) -> PResult {
         self.enter()?;
         let mut items = vec![self.rel()?];
-        loop {
-            match self.peek() {
-                Some(Tok::Sym(',')) | Some(Tok::Sym(';')) | Some(Tok::Conn) => {
-                    self.pos += 1;
-                    // "1, 2, and 3": a connector right after a comma
-                    while matches!(self.peek(), Some(Tok::Conn)) {
-                        self.pos += 1;
-                    }
-                    if self.at_list_end() {
-                        break; // trailing separator
-                    }
-                    items.push(self.rel()?);
-                }
-                _ => break,
+        while let Some(Tok::Sym(',' | ';') | Tok::Conn) = self.peek() {
+            self.pos += 1;
+            // "1, 2, and 3": a connector right after a comma
+            while matches!(self.peek(), Some(Tok::Conn)) {
+                self.pos += 1;
             }
+            if self.at_list_end() {
+                break; // trailing separator
+            }
+            items.push(self.rel()?);
         }
         self.depth -= 1;
         if items.len() == 1 {

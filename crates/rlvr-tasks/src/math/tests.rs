@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn yes(g: &str, p: &str) {
