@@ -103,13 +103,15 @@ fn join_digit_groups(s: &str) -> String {
     let mut i = 0;
     let b = s.as_bytes();
     'outer: while i < s.len() {
-        if i > 0 && b[i - 1].is_ascii_digit() {
+        // a digit before the separator, possibly with spaces between (`14 {, }916`)
+        if out.trim_end().ends_with(|c: char| c.is_ascii_digit()) && (i == 0 || b[i - 1] != b'\\') {
             for sep in SEPS {
                 if s[i..].starts_with(sep) {
                     let after = &s[i + sep.len()..];
                     let after = after.trim_start_matches(' ');
                     let digits = after.bytes().take_while(|c| c.is_ascii_digit()).count();
                     if digits == 3 {
+                        out.truncate(out.trim_end().len());
                         i = s.len() - after.len();
                         continue 'outer;
                     }
@@ -130,6 +132,7 @@ mod tests {
     #[test]
     fn separators() {
         assert_eq!(prepare("14{,}916"), "14916");
+        assert_eq!(prepare("14 {, }916"), "14916");
         assert_eq!(prepare("11,\\! 111,\\! 111,\\! 100"), "11111111100");
         assert_eq!(prepare("1\\,000"), "1000");
         assert_eq!(prepare("1,234"), "1234");
