@@ -40,6 +40,12 @@ fn rlvr_is_right_on_97_percent_with_no_false_positive() {
             );
         }
         if let Some(mv) = p.math_verify {
+            if mv != s.correct {
+                eprintln!(
+                    "DISAGREE #{} [{} / {}] gold {:?} extracted {:?} label {} rlvr {} math-verify {}",
+                    p.id, p.source, p.kind, p.gold, s.extracted, p.label, s.correct, mv
+                );
+            }
             mv_known += 1;
             mv_right += usize::from(mv == p.label);
             mv_fp += usize::from(mv && !p.label);
