@@ -2,11 +2,14 @@
 //!
 //! - `rlvr verify --gold G --response TEXT` prints the verdict, the extracted answer and the
 //!   reason (`--response -` reads the response from stdin). Exit code 0 whatever the verdict.
+//!   With `--explain` it also prints the gold and answer trees (prefix form) and the rule
+//!   that decided (see `rlvr_tasks::math::compare`).
 //! - `rlvr verify --jsonl FILE` reads lines `{"gold": ..., "response": ...}` (`-` for stdin)
 //!   and writes every line back, in order, with `"correct": true|false` appended (and
 //!   `"extracted"`, `"reason"` with `--details`); blank lines are written back unchanged.
 //!   Each line is written as soon as it is checked, so a bad line (exit code 2, with its line
-//!   number) loses nothing before it. Field names are configurable.
+//!   number) loses nothing before it. Field names are configurable. `--explain` adds
+//!   `"gold_tree"`, `"answer_tree"` and `"reason"` to each line.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -41,6 +44,9 @@ pub struct Args {
     /// Also add "extracted" and "reason" to each --jsonl line.
     #[arg(long)]
     details: bool,
+    /// Print both parsed trees and the rule that decided (with --jsonl: add them to each line).
+    #[arg(long)]
+    explain: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -57,6 +63,10 @@ pub fn run(args: Args) -> Result<()> {
                 Some(r) => r.to_string(),
                 None => return Err(BadInput("--gold needs --response".into()).into()),
             };
+            if args.explain {
+                println!("{}", rlvr_tasks::math::explain(gold, &response));
+                return Ok(());
+            }
             let s = rlvr_tasks::math::verify(gold, &response);
             println!("correct: {}", s.correct);
             println!("extracted: {}", s.extracted.as_deref().unwrap_or("(none)"));
@@ -119,11 +129,18 @@ fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
     };
     let gold = text(&args.gold_field)?;
     let response = text(&args.response_field)?;
-    let s = rlvr_tasks::math::verify(&gold, &response);
-    let mut added = vec![("correct", Value::Bool(s.correct))];
-    if args.details {
-        added.push(("extracted", s.extracted.map_or(Value::Null, Value::String)));
-        added.push(("reason", Value::String(s.reason)));
+    let e = rlvr_tasks::math::explain(&gold, &response);
+    let mut added = vec![("correct", Value::Bool(e.correct))];
+    if args.details || args.explain {
+        added.push(("extracted", e.extracted.map_or(Value::Null, Value::String)));
+        added.push(("reason", Value::String(e.rule)));
+    }
+    if args.explain {
+        let tree = |t: Result<String, String>| {
+            Value::String(t.unwrap_or_else(|e| format!("(not parsed: {e})")))
+        };
+        added.push(("gold_tree", tree(e.gold_tree)));
+        added.push(("answer_tree", tree(e.answer_tree)));
     }
     if added.iter().any(|(k, _)| obj.contains_key(*k)) {
         // replace existing fields (key order may change)
@@ -159,6 +176,7 @@ mod tests {
             gold_field: "gold".into(),
             response_field: "response".into(),
             details,
+            explain: false,
         }
     }
 
@@ -182,6 +200,21 @@ mod tests {
         let v: Value = serde_json::from_str(&d).unwrap();
         assert_eq!(v["correct"], Value::Bool(false));
         assert_eq!(v["extracted"], Value::String("x".into()));
+    }
+
+    #[test]
+    fn explain_adds_trees_and_rule() {
+        let mut a = args(false);
+        a.explain = true;
+        let d = check_line(r#"{"gold": "x = 3", "response": "\\boxed{3}"}"#, &a).unwrap();
+        let v: Value = serde_json::from_str(&d).unwrap();
+        assert_eq!(v["correct"], Value::Bool(true));
+        assert_eq!(v["gold_tree"], Value::String("(rel x = 3)".into()));
+        assert_eq!(v["answer_tree"], Value::String("3".into()));
+        assert_eq!(
+            v["reason"],
+            Value::String("label dropped, values equal".into())
+        );
     }
 
     #[test]

@@ -1,0 +1,854 @@
+//! Comparison of two parsed answers: structure first, numbers last.
+//!
+//! Both trees first go through the same preparation ([`prepare_tree`]):
+//! - **units and words** after a value are dropped: a product whose other factors hold no
+//!   word loses its word factors (`10\text{ cm}^2` → 10, `10 square units` → 10,
+//!   `0.06 \text{ yuan}` → 0.06); a lone word stays (a text answer);
+//! - a **degree sign** on a whole answer is dropped (`90^\circ` → 90); inside an
+//!   expression it means ×π/180 (`\sin(90^\circ - x)` = `\cos x`);
+//! - **`±`** is expanded into its alternatives (`1 \pm \sqrt2` → the list `1+\sqrt2,
+//!   1-\sqrt2`; at most 8), inside lists and sets flattened into their elements.
+//!
+//! Then, first rule that applies decides (the rule's name is what `verify` reports):
+//! - **identical trees** are equal;
+//! - **labels**: a relation `L = v` (also `L = ... = v`, trailing `≈ w` ignored, or
+//!   `L \in S`) whose left side `L` is a label — made only of variables: `x`, `f(x)`,
+//!   `(p,q)`, `|AB|`, `V_1:V_2`, `\frac{NO}{BO}` — stands for `v` against a side that is
+//!   not a relation (`x = 3` ~ `3`, `(p,q)=(3,2)` ~ `(3,2)`); a left side with a number or
+//!   a function (`7 = 11a+c`, `\sin x = a`) is an equation, never a label;
+//! - **relations** against relations: same label and value; one-variable inequalities are
+//!   compared as the intervals they define (`0 < f(x) < 1` ~ `(0,1)`, `x \ge 2` ~
+//!   `[2,\infty)`, `5 \geq x` ~ `x \leq 5`); other equations are equal when `L₁−R₁` is a
+//!   nonzero constant multiple of `L₂−R₂` at the sample points (`2x+4y-3=0` ~
+//!   `y=-\frac12x+\frac34`), inequalities when the multiple is positive and the
+//!   strictness agrees (`x<1` ~ `-x>-1`); a relation never equals a bare value otherwise;
+//! - **several answers**: lists (`1, 2`, `1 and 2`, several boxes), sets `\{..\}` and
+//!   brace lists `{..}` are compared as multisets (order-free) with each other; a brace
+//!   list against a tuple in order; a single value never equals a list;
+//! - **tuples and intervals**: same brackets, same length, equal in order; a one-row or
+//!   one-column matrix equals a parenthesized tuple of its entries; **matrices** cell by
+//!   cell; **unions** order-free; **ratios** term by term (or proportional, all terms
+//!   nonzero);
+//! - **words** compare case-insensitively ignoring spaces and punctuation;
+//! - **numbers with a base** (`4210_7`): same digits and base; a bare number is read in the
+//!   other side's base (`204_5` ~ `204`, but not its decimal value 54);
+//! - **percent**: `p\%` equals `p` and `p/100`;
+//! - **constant values**: exact rationals when both sides have one (so `2^{100}` and its
+//!   31 digits are told apart from their neighbours); a decimal against an exact form
+//!   with [`super::numeric::decimal_matches`]; else values within
+//!   [`super::numeric::REL_TOL`]; beyond 2^53 without exact values: not equal;
+//! - **expressions with variables**: equal at all of [`REAL_POINTS`] real and (when both
+//!   sides are holomorphic: no `|.|`, floor, factorial) [`COMPLEX_POINTS`] complex sample
+//!   points, fixed and the same for both sides (`\tan^2 y + 1` ~ `\sec^2 y`, `i(2-i)` ~
+//!   `1+2i`); a point where only one side is defined makes them unequal.
+//!
+//! Bounds: one comparison makes at most [`MAX_COMPARISONS`] element comparisons and
+//! recurses at most 16 levels.
+
+use num_complex::Complex64 as C;
+
+use super::numeric::{close, decimal_matches, eval, exact, significant_digits};
+use super::parse::{Const, Expr, Func, RelOp, SetOp};
+
+/// Element comparisons one call may make.
+pub const MAX_COMPARISONS: u32 = 5_000;
+/// Real sample points per comparison of expressions with variables.
+pub const REAL_POINTS: usize = 5;
+/// Complex sample points (holomorphic expressions only).
+pub const COMPLEX_POINTS: usize = 3;
+const MAX_ITEMS: usize = 64;
+
+/// The rule that decided: Ok when equal, Err when not.
+pub type Verdict = Result<&'static str, &'static str>;
+
+thread_local! {
+    static BUDGET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+fn spend() -> bool {
+    BUDGET.with(|b| {
+        let left = b.get();
+        b.set(left.saturating_sub(1));
+        left > 0
+    })
+}
+
+/// Compares a gold tree with an answer tree.
+pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
+    BUDGET.with(|b| b.set(MAX_COMPARISONS));
+    let g = prepare_tree(gold);
+    let p = prepare_tree(answer);
+    eq(&g, &p, 0)
+}
+
+/// Units dropped, a whole-answer degree sign dropped, `±` expanded (see the module docs).
+pub fn prepare_tree(e: &Expr) -> Expr {
+    match e {
+        Expr::List(items) => Expr::List(flatten_alternatives(items)),
+        Expr::Set(items) => Expr::Set(flatten_alternatives(items)),
+        Expr::Braces(items) => Expr::Braces(flatten_alternatives(items)),
+        e => {
+            let alts = alternatives(&prepare_item(e));
+            if alts.len() == 1 {
+                alts.into_iter().next().expect("one")
+            } else {
+                Expr::List(alts)
+            }
+        }
+    }
+}
+
+fn flatten_alternatives(items: &[Expr]) -> Vec<Expr> {
+    let mut out = Vec::new();
+    for x in items.iter().take(MAX_ITEMS) {
+        out.extend(alternatives(&prepare_item(x)));
+    }
+    out
+}
+
+fn prepare_item(e: &Expr) -> Expr {
+    match e {
+        Expr::Degrees(x) => strip_units(x),
+        Expr::Tuple(o, c, items) => Expr::Tuple(*o, *c, items.iter().map(prepare_item).collect()),
+        Expr::Rel(members, ops) => {
+            Expr::Rel(members.iter().map(prepare_item).collect(), ops.clone())
+        }
+        Expr::Neg(x) => match prepare_item(x) {
+            Expr::Degrees(y) => Expr::Neg(y),
+            y => Expr::Neg(Box::new(y)),
+        },
+        e => match strip_units(e) {
+            Expr::Degrees(x) => *x,
+            x => x,
+        },
+    }
+}
+
+fn wordish(e: &Expr) -> bool {
+    match e {
+        Expr::Word(_) => true,
+        Expr::Pow(b, x) => wordish(b) && matches!(**x, Expr::Num(_)),
+        Expr::Div(a, b) => wordish(a) && (wordish(b) || matches!(**b, Expr::Var(_))),
+        Expr::Mul(xs) => xs.iter().all(wordish),
+        _ => false,
+    }
+}
+
+fn has_word(e: &Expr) -> bool {
+    match e {
+        Expr::Word(_) => true,
+        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => has_word(x),
+        Expr::Add(xs) | Expr::Mul(xs) => xs.iter().any(has_word),
+        Expr::Div(a, b) | Expr::Pow(a, b) => has_word(a) || has_word(b),
+        _ => false,
+    }
+}
+
+fn strip_units(e: &Expr) -> Expr {
+    match e {
+        Expr::Mul(xs) => {
+            let kept: Vec<Expr> = xs.iter().filter(|x| !wordish(x)).cloned().collect();
+            if kept.is_empty() || kept.len() == xs.len() || kept.iter().any(has_word) {
+                return e.clone();
+            }
+            if kept.len() == 1 {
+                kept.into_iter().next().expect("one")
+            } else {
+                Expr::Mul(kept)
+            }
+        }
+        Expr::Div(a, b) if wordish(b) && !has_word(&strip_units(a)) && has_word(a) => {
+            strip_units(a)
+        }
+        Expr::Percent(x) => Expr::Percent(Box::new(strip_units(x))),
+        Expr::Degrees(x) => Expr::Degrees(Box::new(strip_units(x))),
+        Expr::Neg(x) => Expr::Neg(Box::new(strip_units(x))),
+        e => e.clone(),
+    }
+}
+
+/// The alternatives of a tree holding `±` (the tree itself when none; at most 8).
+fn alternatives(e: &Expr) -> Vec<Expr> {
+    if !has_pm(e) {
+        return vec![e.clone()];
+    }
+    let mut out = Vec::new();
+    for sign in [false, true] {
+        if let Some(x) = choose_first_pm(e, sign) {
+            out.extend(alternatives(&x));
+        }
+        if out.len() >= 8 {
+            break;
+        }
+    }
+    out.truncate(8);
+    out
+}
+
+fn has_pm(e: &Expr) -> bool {
+    match e {
+        Expr::PlusMinus(..) => true,
+        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => has_pm(x),
+        Expr::Add(xs) | Expr::Mul(xs) | Expr::Func(_, xs) => xs.iter().any(has_pm),
+        Expr::Div(a, b) | Expr::Pow(a, b) => has_pm(a) || has_pm(b),
+        Expr::Rel(xs, _) | Expr::Tuple(_, _, xs) => xs.iter().any(has_pm),
+        _ => false,
+    }
+}
+
+/// `e` with its first `±` replaced by `+` (`minus` false) or `−`.
+fn choose_first_pm(e: &Expr, minus: bool) -> Option<Expr> {
+    let b = |x: Expr| Box::new(x);
+    Some(match e {
+        Expr::PlusMinus(a, x, mp) => {
+            let neg = minus != *mp;
+            let t = if neg {
+                Expr::Neg(x.clone())
+            } else {
+                (**x).clone()
+            };
+            match a {
+                Some(a) => Expr::Add(vec![(**a).clone(), t]),
+                None => t,
+            }
+        }
+        Expr::Neg(x) => Expr::Neg(b(choose_first_pm(x, minus)?)),
+        Expr::Percent(x) => Expr::Percent(b(choose_first_pm(x, minus)?)),
+        Expr::Degrees(x) => Expr::Degrees(b(choose_first_pm(x, minus)?)),
+        Expr::Div(x, y) | Expr::Pow(x, y) => {
+            let (x2, y2) = if has_pm(x) {
+                (choose_first_pm(x, minus)?, (**y).clone())
+            } else {
+                ((**x).clone(), choose_first_pm(y, minus)?)
+            };
+            match e {
+                Expr::Div(..) => Expr::Div(b(x2), b(y2)),
+                _ => Expr::Pow(b(x2), b(y2)),
+            }
+        }
+        Expr::Add(xs)
+        | Expr::Mul(xs)
+        | Expr::Func(_, xs)
+        | Expr::Rel(xs, _)
+        | Expr::Tuple(_, _, xs) => {
+            let k = xs.iter().position(has_pm)?;
+            let mut ys = xs.clone();
+            ys[k] = choose_first_pm(&xs[k], minus)?;
+            match e {
+                Expr::Add(_) => Expr::Add(ys),
+                Expr::Mul(_) => Expr::Mul(ys),
+                Expr::Func(f, _) => Expr::Func(*f, ys),
+                Expr::Rel(_, ops) => Expr::Rel(ys, ops.clone()),
+                Expr::Tuple(o, c, _) => Expr::Tuple(*o, *c, ys),
+                _ => unreachable!("matched above"),
+            }
+        }
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+
+fn is_label(e: &Expr) -> bool {
+    match e {
+        Expr::Var(_) => true,
+        Expr::Mul(xs) | Expr::Ratio(xs) | Expr::Tuple('(', ')', xs) => xs.iter().all(is_label),
+        Expr::Func(Func::Abs, xs) => xs.iter().all(is_label),
+        Expr::Div(a, b) => is_label(a) && is_label(b),
+        Expr::Apply(_, xs) => xs.iter().all(is_label),
+        _ => false,
+    }
+}
+
+/// `(label, value)` of `L = ... = v` / `L ≈ v` / `L ∈ S` with a label `L`.
+fn labelled(e: &Expr) -> Option<(&Expr, &Expr)> {
+    let Expr::Rel(members, ops) = e else {
+        return None;
+    };
+    if !is_label(&members[0]) {
+        return None;
+    }
+    if ops.len() == 1 && ops[0] == RelOp::In {
+        return Some((&members[0], &members[1]));
+    }
+    if !ops.iter().all(|o| matches!(o, RelOp::Eq | RelOp::Approx)) {
+        return None;
+    }
+    // the last `=` member (trailing approximations dropped); `x ≈ 11` alone is 11
+    let last_eq = ops.iter().rposition(|o| *o == RelOp::Eq).unwrap_or(0);
+    Some((&members[0], &members[last_eq + 1]))
+}
+
+fn has_vars(e: &Expr) -> bool {
+    let mut v = Vec::new();
+    vars(e, &mut v);
+    !v.is_empty()
+}
+
+fn vars(e: &Expr, out: &mut Vec<String>) {
+    match e {
+        Expr::Var(n) if !out.contains(n) && out.len() < 16 => out.push(n.clone()),
+        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => vars(x, out),
+        Expr::Div(a, b) | Expr::Pow(a, b) => {
+            vars(a, out);
+            vars(b, out);
+        }
+        Expr::PlusMinus(a, b, _) => {
+            if let Some(a) = a {
+                vars(a, out);
+            }
+            vars(b, out);
+        }
+        Expr::Add(xs)
+        | Expr::Mul(xs)
+        | Expr::Func(_, xs)
+        | Expr::Apply(_, xs)
+        | Expr::Tuple(_, _, xs)
+        | Expr::Set(xs)
+        | Expr::Braces(xs)
+        | Expr::Rel(xs, _)
+        | Expr::SetOp(_, xs)
+        | Expr::List(xs)
+        | Expr::Ratio(xs) => xs.iter().for_each(|x| vars(x, out)),
+        Expr::Matrix(rows) => rows.iter().flatten().for_each(|x| vars(x, out)),
+        _ => {}
+    }
+}
+
+/// The interval (or set) a one-variable relation defines.
+fn interval_of(e: &Expr) -> Option<Expr> {
+    let Expr::Rel(m, ops) = e else { return None };
+    let inf = || Expr::Const(Const::Inf);
+    let ninf = || Expr::Neg(Box::new(Expr::Const(Const::Inf)));
+    let subject = |x: &Expr| is_label(x);
+    let constant = |x: &Expr| !has_vars(x);
+    let lower = |op: RelOp| matches!(op, RelOp::Lt | RelOp::Le);
+    let greater = |op: RelOp| matches!(op, RelOp::Gt | RelOp::Ge);
+    let strict = |op: RelOp| matches!(op, RelOp::Lt | RelOp::Gt);
+    match (m.as_slice(), ops.as_slice()) {
+        ([x, s], [RelOp::In]) if subject(x) => Some(s.clone()),
+        ([x, c], [op]) if subject(x) && constant(c) && (lower(*op) || greater(*op)) => {
+            Some(interval_side(*op, c, &inf, &ninf, strict(*op)))
+        }
+        ([c, x], [op]) if subject(x) && constant(c) && (lower(*op) || greater(*op)) => {
+            Some(interval_side(op.flip(), c, &inf, &ninf, strict(*op)))
+        }
+        ([a, x, b], [o1, o2]) if subject(x) && constant(a) && constant(b) => {
+            let (lo, hi, so, sc) = if lower(*o1) && lower(*o2) {
+                (a, b, strict(*o1), strict(*o2))
+            } else if greater(*o1) && greater(*o2) {
+                (b, a, strict(*o2), strict(*o1))
+            } else {
+                return None;
+            };
+            Some(Expr::Tuple(
+                if so { '(' } else { '[' },
+                if sc { ')' } else { ']' },
+                vec![lo.clone(), hi.clone()],
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `x op c` as an interval.
+fn interval_side(
+    op: RelOp,
+    c: &Expr,
+    inf: &dyn Fn() -> Expr,
+    ninf: &dyn Fn() -> Expr,
+    strict: bool,
+) -> Expr {
+    if matches!(op, RelOp::Lt | RelOp::Le) {
+        Expr::Tuple('(', if strict { ')' } else { ']' }, vec![ninf(), c.clone()])
+    } else {
+        Expr::Tuple(if strict { '(' } else { '[' }, ')', vec![c.clone(), inf()])
+    }
+}
+
+fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
+    if !spend() {
+        return Err("comparison budget spent");
+    }
+    if depth > 16 {
+        return Err("nested too deep");
+    }
+    if g == p {
+        return Ok("identical trees");
+    }
+    let d = depth + 1;
+    match (g, p) {
+        (Expr::Rel(..), Expr::Rel(..)) => return rel_eq(g, p, d),
+        (Expr::Rel(..), other) | (other, Expr::Rel(..)) => {
+            let rel = if matches!(g, Expr::Rel(..)) { g } else { p };
+            if let Some((_, v)) = labelled(rel) {
+                if !matches!(other, Expr::List(_)) || matches!(v, Expr::List(_)) {
+                    return eq(v, other, d).map(|_| "label dropped, values equal");
+                }
+            }
+            if let Some(iv) = interval_of(rel) {
+                if matches!(other, Expr::Tuple(..) | Expr::SetOp(..)) {
+                    return eq(&iv, other, d).map(|_| "inequality equals the interval");
+                }
+            }
+            return Err("a relation against a value");
+        }
+        _ => {}
+    }
+    match (g, p) {
+        (
+            Expr::List(a) | Expr::Set(a) | Expr::Braces(a),
+            Expr::List(b) | Expr::Set(b) | Expr::Braces(b),
+        ) => {
+            return multiset(a, b, d)
+                .then_some("same elements in any order")
+                .ok_or("different elements");
+        }
+        (Expr::Braces(a), Expr::Tuple('(', ')', b))
+        | (Expr::Tuple('(', ')', b), Expr::Braces(a)) => {
+            return in_order(a, b, d)
+                .then_some("same elements in order")
+                .ok_or("different elements");
+        }
+        (Expr::Set(a), x) | (x, Expr::Set(a)) if a.len() == 1 => {
+            return eq(&a[0], x, d).map(|_| "one-element set");
+        }
+        (Expr::List(_) | Expr::Set(_) | Expr::Braces(_), _)
+        | (_, Expr::List(_) | Expr::Set(_) | Expr::Braces(_)) => {
+            return Err("several answers against one");
+        }
+        (Expr::Tuple(o1, c1, a), Expr::Tuple(o2, c2, b)) => {
+            if (o1, c1) != (o2, c2) {
+                return Err("different brackets");
+            }
+            return in_order(a, b, d)
+                .then_some("same tuple or interval")
+                .ok_or("different entries");
+        }
+        (Expr::Matrix(a), Expr::Matrix(b)) => {
+            if a.len() != b.len() || a[0].len() != b[0].len() {
+                return Err("different matrix shapes");
+            }
+            let ok = a.iter().zip(b).all(|(r, s)| in_order(r, s, d));
+            return ok
+                .then_some("same matrix")
+                .ok_or("different matrix entries");
+        }
+        (Expr::Matrix(m), Expr::Tuple('(', ')', t))
+        | (Expr::Tuple('(', ')', t), Expr::Matrix(m)) => {
+            let flat: Vec<Expr> = if m.len() == 1 {
+                m[0].clone()
+            } else if m.iter().all(|r| r.len() == 1) {
+                m.iter().map(|r| r[0].clone()).collect()
+            } else {
+                return Err("a matrix against a tuple");
+            };
+            return in_order(&flat, t, d)
+                .then_some("vector equals the tuple")
+                .ok_or("different entries");
+        }
+        (Expr::SetOp(o1, a), Expr::SetOp(o2, b)) => {
+            if o1 != o2 {
+                return Err("different set operations");
+            }
+            let ok = if *o1 == SetOp::Minus {
+                in_order(a, b, d)
+            } else {
+                multiset(a, b, d)
+            };
+            return ok.then_some("same set expression").ok_or("different sets");
+        }
+        (Expr::Ratio(a), Expr::Ratio(b)) => {
+            if in_order(a, b, d) {
+                return Ok("same ratio");
+            }
+            return proportional_terms(a, b)
+                .then_some("proportional ratio")
+                .ok_or("different ratio");
+        }
+        (
+            Expr::Matrix(_)
+            | Expr::Tuple(..)
+            | Expr::SetOp(..)
+            | Expr::Ratio(_)
+            | Expr::EmptySet
+            | Expr::Ellipsis,
+            _,
+        )
+        | (
+            _,
+            Expr::Matrix(_)
+            | Expr::Tuple(..)
+            | Expr::SetOp(..)
+            | Expr::Ratio(_)
+            | Expr::EmptySet
+            | Expr::Ellipsis,
+        ) => {
+            return Err("different kinds of answer");
+        }
+        _ => {}
+    }
+    scalar_eq(g, p, d)
+}
+
+fn in_order(a: &[Expr], b: &[Expr], d: usize) -> bool {
+    a.len() == b.len() && a.len() <= MAX_ITEMS && a.iter().zip(b).all(|(x, y)| eq(x, y, d).is_ok())
+}
+
+/// Order-free comparison: every element of each side equals some element of the other
+/// (set semantics: a repeated element counts once).
+fn multiset(a: &[Expr], b: &[Expr], d: usize) -> bool {
+    if a.len() > MAX_ITEMS || b.len() > MAX_ITEMS || a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let covers = |xs: &[Expr], ys: &[Expr], flip: bool| {
+        xs.iter().all(|x| {
+            ys.iter().any(|y| {
+                if flip {
+                    eq(y, x, d).is_ok()
+                } else {
+                    eq(x, y, d).is_ok()
+                }
+            })
+        })
+    };
+    covers(a, b, false) && covers(b, a, true)
+}
+
+fn proportional_terms(a: &[Expr], b: &[Expr]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let no_var = |_: &str| None;
+    let av: Option<Vec<C>> = a.iter().map(|x| eval(x, &no_var)).collect();
+    let bv: Option<Vec<C>> = b.iter().map(|x| eval(x, &no_var)).collect();
+    let (Some(av), Some(bv)) = (av, bv) else {
+        return false;
+    };
+    if av.iter().chain(&bv).any(|z| z.norm() < 1e-12) {
+        return false;
+    }
+    let r = av[0] / bv[0];
+    av.iter().zip(&bv).all(|(x, y)| close(*x / *y, r))
+}
+
+fn rel_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
+    let (Expr::Rel(gm, gops), Expr::Rel(pm, pops)) = (g, p) else {
+        return Err("not relations");
+    };
+    if let (Some((gl, gv)), Some((pl, pv))) = (labelled(g), labelled(p)) {
+        if eq(gl, pl, d).is_ok() && eq(gv, pv, d).is_ok() {
+            return Ok("same label and value");
+        }
+    }
+    if let (Some(a), Some(b)) = (interval_of(g), interval_of(p)) {
+        return eq(&a, &b, d)
+            .map(|_| "inequalities define the same interval")
+            .map_err(|_| "inequalities define different intervals");
+    }
+    if gm.len() == 2 && pm.len() == 2 {
+        let (go, po) = (gops[0], pops[0]);
+        let equation = |o: RelOp| matches!(o, RelOp::Eq | RelOp::Approx);
+        if equation(go) && equation(po) {
+            let straight = eq(&gm[0], &pm[0], d).is_ok() && eq(&gm[1], &pm[1], d).is_ok();
+            let crossed = || eq(&gm[0], &pm[1], d).is_ok() && eq(&gm[1], &pm[0], d).is_ok();
+            if straight || crossed() {
+                return Ok("same equation");
+            }
+            return match proportional(&diff(&gm[0], &gm[1]), &diff(&pm[0], &pm[1])) {
+                Some(_) => Ok("equivalent equations (proportional)"),
+                None => Err("different equations"),
+            };
+        }
+        let canon = |m: &[Expr], o: RelOp| -> Option<(Expr, RelOp)> {
+            Some(match o {
+                RelOp::Lt | RelOp::Le => (diff(&m[0], &m[1]), o),
+                RelOp::Gt | RelOp::Ge => (diff(&m[1], &m[0]), o.flip()),
+                RelOp::Ne => (diff(&m[0], &m[1]), o),
+                _ => return None,
+            })
+        };
+        if let (Some((gf, go)), Some((pf, po))) = (canon(gm, go), canon(pm, po)) {
+            if go != po {
+                return Err("different relation symbols");
+            }
+            return match proportional(&gf, &pf) {
+                Some(r) if go == RelOp::Ne || r > 0.0 => Ok("equivalent inequalities"),
+                _ => Err("different inequalities"),
+            };
+        }
+    }
+    // chains: the same members and symbols, read either way
+    if gm.len() == pm.len() {
+        let straight = gops == pops && in_order(gm, pm, d);
+        let reversed = || {
+            let flipped: Vec<RelOp> = pops.iter().rev().map(|o| o.flip()).collect();
+            let rev: Vec<Expr> = pm.iter().rev().cloned().collect();
+            *gops == flipped && in_order(gm, &rev, d)
+        };
+        if straight || reversed() {
+            return Ok("same chain of relations");
+        }
+    }
+    Err("different relations")
+}
+
+fn diff(a: &Expr, b: &Expr) -> Expr {
+    Expr::Add(vec![a.clone(), Expr::Neg(Box::new(b.clone()))])
+}
+
+/// The constant real ratio `f/g` at the sample points, when there is one (nonzero).
+fn proportional(f: &Expr, g: &Expr) -> Option<f64> {
+    let mut names = Vec::new();
+    vars(f, &mut names);
+    vars(g, &mut names);
+    if names.is_empty() {
+        return None;
+    }
+    let mut ratio: Option<C> = None;
+    let mut used = 0;
+    for k in 0..REAL_POINTS {
+        let at = |n: &str| point(&names, n, k, false);
+        let (a, b) = (eval(f, &at), eval(g, &at));
+        let (Some(a), Some(b)) = (a, b) else {
+            if a.is_some() != b.is_some() {
+                return None;
+            }
+            continue;
+        };
+        let (za, zb) = (a.norm() < 1e-10, b.norm() < 1e-10);
+        if za && zb {
+            continue;
+        }
+        if za != zb {
+            return None;
+        }
+        let r = a / b;
+        match ratio {
+            None => ratio = Some(r),
+            Some(r0) if close(r, r0) => {}
+            _ => return None,
+        }
+        used += 1;
+    }
+    let r = ratio?;
+    (used >= 2 && r.im.abs() < 1e-9 * r.re.abs().max(1.0)).then_some(r.re)
+}
+
+/// Value of variable `name` at sample point `k` (the same for both sides of a comparison):
+/// a fixed hash of (point, variable) in [-2.5, 2.5], away from integers, so that no two
+/// variables move together (`k - n` is not constant across points).
+fn point(names: &[String], name: &str, k: usize, complex: bool) -> Option<C> {
+    let j = names.iter().position(|n| n == name)? as u64;
+    let unit = |salt: u64| {
+        let h = (k as u64 * 7919 + j * 104_729 + salt * 1_299_709 + 12_345)
+            .wrapping_mul(2_654_435_761)
+            % 4_294_967_296;
+        let x = -2.5 + 5.0 * (h as f64 / 4_294_967_296.0);
+        if (x - x.round()).abs() < 0.07 {
+            x + 0.173
+        } else {
+            x
+        }
+    };
+    Some(if complex {
+        C::new(unit(1), unit(2))
+    } else {
+        C::new(unit(0), 0.0)
+    })
+}
+
+fn holomorphic(e: &Expr) -> bool {
+    match e {
+        Expr::Func(Func::Abs | Func::Floor | Func::Ceil | Func::Factorial | Func::Binom, _) => {
+            false
+        }
+        Expr::Func(_, xs) | Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(holomorphic),
+        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => holomorphic(x),
+        Expr::Div(a, b) | Expr::Pow(a, b) => holomorphic(a) && holomorphic(b),
+        _ => true,
+    }
+}
+
+fn infinity_sign(e: &Expr) -> Option<i8> {
+    match e {
+        Expr::Const(Const::Inf) => Some(1),
+        Expr::Neg(x) => infinity_sign(x).map(|s| -s),
+        _ => None,
+    }
+}
+
+/// A one-letter word (`\text{E}`) against the same letter in math (`E`; `e`, `i`).
+fn same_letter(w: &Expr, x: &Expr) -> bool {
+    let Expr::Word(w) = w else { return false };
+    match x {
+        Expr::Var(v) => v == w,
+        Expr::Const(Const::E) => w == "e",
+        Expr::Const(Const::I) => w == "i",
+        _ => false,
+    }
+}
+
+fn words(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Word(w) => Some(
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+fn decimal_literal(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Num(n) if n.base.is_none() && n.is_decimal() => Some(&n.text),
+        Expr::Neg(x) => decimal_literal(x),
+        _ => None,
+    }
+}
+
+fn plain_literal(e: &Expr) -> bool {
+    match e {
+        Expr::Num(n) => n.base.is_none(),
+        Expr::Neg(x) => plain_literal(x),
+        _ => false,
+    }
+}
+
+const F64_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+
+fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
+    if let (Some(a), Some(b)) = (words(g), words(p)) {
+        return (a == b && !a.is_empty())
+            .then_some("same words")
+            .ok_or("different words");
+    }
+    if same_letter(g, p) || same_letter(p, g) {
+        return Ok("same letter");
+    }
+    if matches!(g, Expr::Word(_)) || matches!(p, Expr::Word(_)) {
+        return Err("text against an expression");
+    }
+    // numbers written with a base
+    match (g, p) {
+        (Expr::Num(a), Expr::Num(b)) if a.base.is_some() || b.base.is_some() => {
+            let digits = |t: &str| t.trim_start_matches('0').to_ascii_lowercase();
+            let base_ok = match (&a.base, &b.base) {
+                (Some(x), Some(y)) => x.trim_start_matches('0') == y.trim_start_matches('0'),
+                _ => true,
+            };
+            return (base_ok && digits(&a.text) == digits(&b.text))
+                .then_some("same digits in the same base")
+                .ok_or("different numbers in a base");
+        }
+        _ => {}
+    }
+    match (g, p) {
+        (Expr::Percent(a), Expr::Percent(b)) => return eq(a, b, d).map(|_| "same percentage"),
+        (Expr::Percent(a), x) | (x, Expr::Percent(a)) => {
+            if eq(a, x, d).is_ok() {
+                return Ok("percent sign dropped");
+            }
+            let frac = Expr::Div(
+                a.clone(),
+                Box::new(Expr::Num(super::parse::Num {
+                    text: "100".into(),
+                    base: None,
+                })),
+            );
+            return eq(&frac, x, d).map(|_| "percentage as a fraction");
+        }
+        _ => {}
+    }
+    match (infinity_sign(g), infinity_sign(p)) {
+        (Some(a), Some(b)) => {
+            return (a == b)
+                .then_some("same infinity")
+                .ok_or("different infinities")
+        }
+        (Some(_), None) | (None, Some(_)) => return Err("infinity against a number"),
+        _ => {}
+    }
+    let mut names = Vec::new();
+    vars(g, &mut names);
+    vars(p, &mut names);
+    if names.is_empty() {
+        return constant_eq(g, p);
+    }
+    let complex = holomorphic(g) && holomorphic(p);
+    let mut agree = 0;
+    for (k, cx) in (0..REAL_POINTS)
+        .map(|k| (k, false))
+        .chain((0..COMPLEX_POINTS).map(|k| (k, true)))
+    {
+        if cx && !complex {
+            break;
+        }
+        let at = |n: &str| point(&names, n, k, cx);
+        match (eval(g, &at), eval(p, &at)) {
+            (Some(a), Some(b)) => {
+                if !close(a, b) {
+                    return Err("values differ at a sample point");
+                }
+                agree += 1;
+            }
+            (None, None) => {}
+            _ => return Err("defined at different sample points"),
+        }
+    }
+    if agree >= 3 {
+        Ok("equal at all sample points")
+    } else {
+        Err("no value at enough sample points")
+    }
+}
+
+fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
+    let one_decimal = decimal_literal(g).is_some() != decimal_literal(p).is_some();
+    if let (Some(a), Some(b)) = (exact(g), exact(p)) {
+        if a == b {
+            return Ok("same exact value");
+        }
+        if !one_decimal {
+            return Err("different exact values");
+        }
+        // a decimal against an exact rational: only the rounding rule can make them equal
+        let (d, digits, v) = match decimal_literal(g) {
+            Some(t) => (a.to_f64(), significant_digits(t), b.to_f64()),
+            None => (
+                b.to_f64(),
+                significant_digits(decimal_literal(p).unwrap_or("")),
+                a.to_f64(),
+            ),
+        };
+        return decimal_matches(d, digits, v)
+            .then_some("decimal is the exact value rounded")
+            .ok_or("different exact values");
+    }
+    let none = |_: &str| None;
+    let (Some(a), Some(b)) = (eval(g, &none), eval(p, &none)) else {
+        return Err("no numeric value");
+    };
+    let big = a.norm().max(b.norm()) >= F64_EXACT;
+    if big {
+        // f64 cannot tell integers apart here, and one side has no exact value
+        return Err("too large to compare without exact values");
+    }
+    if close(a, b) {
+        return Ok("same value");
+    }
+    let dec = |x: &Expr, other: &Expr, xv: C, ov: C| -> bool {
+        match decimal_literal(x) {
+            Some(t) if !plain_literal(other) && xv.im == 0.0 && ov.im.abs() < 1e-12 => {
+                decimal_matches(xv.re, significant_digits(t), ov.re)
+            }
+            _ => false,
+        }
+    };
+    if dec(g, p, a, b) || dec(p, g, b, a) {
+        return Ok("decimal is the exact value rounded");
+    }
+    Err("different values")
+}

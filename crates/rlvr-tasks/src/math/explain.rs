@@ -1,0 +1,133 @@
+//! Why a response was scored as it was: both parsed trees and the rule that decided
+//! (`rlvr verify --explain`). [`super::verify`] is this, reduced to a [`crate::Score`].
+
+use std::fmt;
+
+use super::compare::compare;
+use super::extract::{extract, extract_boxed, head, is_prose, BARE_ANSWER_CHARS};
+use super::normalize::{normalize, prepare, MAX_ANSWER_CHARS};
+use super::parse::{parse, Expr};
+
+/// The verdict on one (gold, response) pair with its reasons.
+#[derive(Debug, Clone)]
+pub struct Explanation {
+    /// The gold answer as compared (a boxed gold unwrapped).
+    pub gold: String,
+    /// The answer extracted from the response.
+    pub extracted: Option<String>,
+    /// The gold's tree (prefix form), or why it did not parse.
+    pub gold_tree: Result<String, String>,
+    /// The answer's tree, or why it did not parse.
+    pub answer_tree: Result<String, String>,
+    pub correct: bool,
+    /// The rule that decided.
+    pub rule: String,
+}
+
+impl fmt::Display for Explanation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tree = |t: &Result<String, String>| match t {
+            Ok(s) => s.clone(),
+            Err(e) => format!("(not parsed: {e})"),
+        };
+        writeln!(f, "correct: {}", self.correct)?;
+        writeln!(f, "gold: {}", self.gold)?;
+        writeln!(
+            f,
+            "extracted: {}",
+            self.extracted.as_deref().unwrap_or("(none)")
+        )?;
+        writeln!(f, "gold tree: {}", tree(&self.gold_tree))?;
+        writeln!(f, "answer tree: {}", tree(&self.answer_tree))?;
+        write!(f, "rule: {}", self.rule)
+    }
+}
+
+/// The gold answer to compare: the (joined) boxes of a gold that has `\boxed`, the
+/// extracted answer of a long gold that reads as prose and names its answer (a worked
+/// solution ending "Final Answer: ..."), else the gold itself.
+pub fn gold_answer(gold: &str) -> String {
+    let gold = head(gold, 4 * MAX_ANSWER_CHARS);
+    if gold.contains("\\boxed") || gold.contains("\\fbox") {
+        if let Some(b) = extract_boxed(gold) {
+            return b;
+        }
+    }
+    if gold.trim().chars().count() > BARE_ANSWER_CHARS
+        && is_prose(gold)
+        && gold.to_ascii_lowercase().contains("answer")
+    {
+        if let Some(a) = extract(gold, true) {
+            return a;
+        }
+    }
+    gold.trim().to_string()
+}
+
+fn tree(answer: &str) -> Result<Expr, String> {
+    parse(&prepare(answer))
+}
+
+/// Scores `response` against `gold` and says why.
+pub fn explain(gold: &str, response: &str) -> Explanation {
+    let gold = gold_answer(gold);
+    let gold_tree = tree(&gold);
+    // boxes joined ("\boxed{1} and \boxed{2}") only when the gold has several answers, so
+    // that a response cannot hedge between boxes of one answer
+    let several = gold_tree.as_ref().is_ok_and(|t| {
+        matches!(
+            t,
+            Expr::List(_) | Expr::Set(_) | Expr::Braces(_) | Expr::PlusMinus(None, ..)
+        )
+    });
+    let Some(extracted) = extract(response, several) else {
+        return Explanation {
+            gold,
+            extracted: None,
+            gold_tree: gold_tree.map(|t| t.to_string()),
+            answer_tree: Err("no answer".into()),
+            correct: false,
+            rule: "no answer found".into(),
+        };
+    };
+    let answer_tree = tree(&extracted);
+    let (correct, rule) = match (&gold_tree, &answer_tree) {
+        (Ok(g), Ok(p)) => match compare(g, p) {
+            Ok(r) => (true, r.to_string()),
+            Err(r) => (false, r.to_string()),
+        },
+        _ => {
+            // an answer that does not parse can only match as the same text
+            let (a, b) = (normalize(&gold), normalize(&extracted));
+            if !a.is_empty() && a.to_lowercase() == b.to_lowercase() {
+                (true, "same text (not parsed)".to_string())
+            } else {
+                (false, "not parsed, and the texts differ".to_string())
+            }
+        }
+    };
+    Explanation {
+        gold,
+        extracted: Some(extracted),
+        gold_tree: gold_tree.map(|t| t.to_string()),
+        answer_tree: answer_tree.map(|t| t.to_string()),
+        correct,
+        rule,
+    }
+}
+
+/// Whether two answers (no extraction) are equivalent, with the deciding rule.
+pub fn equivalent_reason(gold: &str, answer: &str) -> Result<String, String> {
+    let (g, p) = (tree(&gold_answer(gold)), tree(answer));
+    match (&g, &p) {
+        (Ok(g), Ok(p)) => compare(g, p).map(str::to_string).map_err(str::to_string),
+        _ => {
+            let (a, b) = (normalize(gold), normalize(answer));
+            if !a.is_empty() && a.to_lowercase() == b.to_lowercase() {
+                Ok("same text (not parsed)".into())
+            } else {
+                Err("not parsed, and the texts differ".into())
+            }
+        }
+    }
+}

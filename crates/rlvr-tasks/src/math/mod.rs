@@ -1,0 +1,63 @@
+//! Math answer checking: extraction, a parse into an expression tree, comparison.
+//!
+//! [`verify`] = [`extract_answer`] on the response, then both the gold answer and the
+//! extracted answer are parsed and compared; [`explain`] gives the same verdict with both
+//! trees and the deciding rule (`rlvr verify --explain`).
+//!
+//! The pipeline, one concept per module:
+//! - [`extract`]: the final answer of a response (boxes, `####`, `Answer:` lines, "the
+//!   answer is", sentences, fallbacks);
+//! - [`normalize`]: text-level cleanup (delimiters, digit-group separators);
+//! - [`lex`] and [`parse`]: tokens, then a recursive-descent parser (its grammar and its
+//!   reading decisions are in [`parse`]'s docs) into an [`parse::Expr`] tree;
+//! - [`compare`]: structural comparison (relations, labels, lists, sets, tuples,
+//!   intervals, matrices, units, percent, bases) and numeric comparison of expressions;
+//! - [`numeric`]: complex evaluation at sample points, exact rationals and the tolerances;
+//! - [`explain`]: the verdict with its reasons.
+//!
+//! Ambiguous readings are decided once, in the docs of the module that reads them, each
+//! with an example: `32, 349` is a list (never 32349) in [`normalize`]; `\log` is natural
+//! and `xy` is x·y in [`parse`]; a label `x =` is dropped only before a side that is not a
+//! relation, and `0.33` does not stand for 1/3 in [`compare`] and [`numeric`].
+//!
+//! A gold answer that does not parse (or an answer that does not) can only match as the same
+//! normalized text. False positives are worse than false negatives: when a rule is unsure,
+//! it says "not equal".
+//!
+//! **Bounds**: only the last [`MAX_RESPONSE_BYTES`] of a response are searched; answers
+//! longer than [`MAX_ANSWER_CHARS`] are cut; a parse stops at
+//! [`lex::MAX_TOKENS`] tokens, depth [`parse::MAX_DEPTH`] and [`parse::MAX_NODES`] nodes;
+//! one comparison makes at most [`compare::MAX_COMPARISONS`] element comparisons, each
+//! evaluating a tree at a fixed number of points; powers are in `f64` or checked `i128`.
+//! So [`verify`] runs in bounded time on any input; it never panics.
+
+pub mod compare;
+pub mod explain;
+pub mod extract;
+pub mod lex;
+pub mod normalize;
+pub mod numeric;
+pub mod parse;
+
+use crate::Score;
+
+pub use explain::{explain, gold_answer, Explanation};
+pub use extract::{extract_answer, last_boxed, BARE_ANSWER_CHARS, MAX_RESPONSE_BYTES};
+pub use normalize::{normalize, MAX_ANSWER_CHARS};
+
+/// Scores `response` against `gold`: reward 1 when the extracted answer is equivalent.
+///
+/// A gold answer holding `\boxed{..}` is unwrapped first. `extracted` is the raw extracted
+/// answer; `reason` is the rule that decided (see [`compare`]).
+pub fn verify(gold: &str, response: &str) -> Score {
+    let e = explain(gold, response);
+    Score::binary(e.correct, e.extracted, e.rule)
+}
+
+/// Whether two answers (not responses: no extraction) are equivalent.
+pub fn equivalent(gold: &str, answer: &str) -> bool {
+    explain::equivalent_reason(gold, answer).is_ok()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! Text-level normalization, before the lexer sees an answer.
+//!
+//! [`prepare`] does only what a tree cannot: math delimiters (`$`, `\(..\)`, `\[..\]`) and
+//! trailing sentence punctuation go, and digit-group separators are removed:
+//! - `{,}`, `,\!` and `\,` between a digit and a group of exactly three digits are always
+//!   thousands separators (`14{,}916` = 14916, `12,\!000` = 12000, `1\,000` = 1000);
+//! - a plain comma (or a single space) is a thousands separator only when the whole answer
+//!   is one number of the form `d{1,3}(,ddd)+(.d+)?` (`1,234` = 1234, `7,425,000`): a
+//!   comma followed by a space, a group that is not three digits, or any other content makes
+//!   it a list separator (`32, 349` is the list 32, 349, never 32349; `(1,234)` is a pair).
+//!
+//! Units and words are not removed here: the parser reads them as words and the comparison
+//! strips them alike on both sides ([`super::compare`]).
+
+/// Longer answers are compared as normalized strings only.
+pub const MAX_ANSWER_CHARS: usize = 2_000;
+
+/// Unit names of two letters that the parser reads as words (longer names are words anyway).
+pub const UNITS: &[&str] = &[
+    "cm", "mm", "km", "ft", "in", "kg", "mg", "ml", "hr", "lb", "mi",
+];
+
+/// The canonical text form of an answer (delimiters, separators and whitespace removed).
+pub fn normalize(answer: &str) -> String {
+    prepare(answer)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
+}
+
+/// The answer text handed to the lexer (rules in the module docs).
+pub fn prepare(answer: &str) -> String {
+    let s: String = answer.trim().chars().take(MAX_ANSWER_CHARS).collect();
+    let s = clean_inline(&s).replace('$', " ");
+    let s = s.replace("\\(", " ").replace("\\)", " ");
+    let s = join_digit_groups(&s);
+    let t = s.trim();
+    if whole_number_with_separators(t) {
+        return t.replace([',', ' '], "");
+    }
+    t.to_string()
+}
+
+/// Strips markdown bold, math delimiters at the ends and trailing sentence punctuation.
+pub fn clean_inline(s: &str) -> String {
+    let mut t = s.trim().trim_matches('*').trim();
+    loop {
+        let before = t;
+        t = t.trim_end_matches(['.', ',', ';', ':', '。']).trim();
+        t = t.trim_matches('*').trim();
+        if let Some(x) = t.strip_prefix("$$").and_then(|x| x.strip_suffix("$$")) {
+            t = x.trim();
+        } else if let Some(x) = t.strip_prefix('$').and_then(|x| x.strip_suffix('$')) {
+            t = x.trim();
+        } else if let Some(x) = t.strip_prefix("\\(").and_then(|x| x.strip_suffix("\\)")) {
+            t = x.trim();
+        } else if let Some(x) = t.strip_prefix("\\[").and_then(|x| x.strip_suffix("\\]")) {
+            t = x.trim();
+        }
+        if t == before {
+            break;
+        }
+    }
+    t.to_string()
+}
+
+/// `d{1,3}(,ddd)+(.d+)?` or `d{1,3}( ddd)+`, with an optional sign.
+fn whole_number_with_separators(t: &str) -> bool {
+    let t = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let (int, frac) = match t.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (t, None),
+    };
+    if frac.is_some_and(|f| f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    for sep in [',', ' '] {
+        let groups: Vec<&str> = int.split(sep).collect();
+        if groups.len() < 2 || (sep == ' ' && frac.is_some()) {
+            continue;
+        }
+        let first_ok =
+            (1..=3).contains(&groups[0].len()) && groups[0].bytes().all(|b| b.is_ascii_digit());
+        let rest_ok = groups[1..]
+            .iter()
+            .all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()));
+        if first_ok && rest_ok {
+            return true;
+        }
+    }
+    false
+}
+
+/// Removes `{,}`, `,\!`, `{,\!}` and `\,` between a digit and exactly three digits.
+fn join_digit_groups(s: &str) -> String {
+    const SEPS: &[&str] = &[
+        "{,\\!}", "{,}", ",\\!", ",\\,", "\\,", "\\!,", "{ , }", "{, }",
+    ];
+    if !SEPS.iter().any(|p| s.contains(p)) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let b = s.as_bytes();
+    'outer: while i < s.len() {
+        // a digit before the separator, possibly with spaces between (`14 {, }916`)
+        if out.trim_end().ends_with(|c: char| c.is_ascii_digit()) && (i == 0 || b[i - 1] != b'\\') {
+            for sep in SEPS {
+                if s[i..].starts_with(sep) {
+                    let after = &s[i + sep.len()..];
+                    let after = after.trim_start_matches(' ');
+                    let digits = after.bytes().take_while(|c| c.is_ascii_digit()).count();
+                    if digits == 3 {
+                        out.truncate(out.trim_end().len());
+                        i = s.len() - after.len();
+                        continue 'outer;
+                    }
+                }
+            }
+        }
+        let ch = s[i..].chars().next().expect("in bounds");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators() {
+        assert_eq!(prepare("14{,}916"), "14916");
+        assert_eq!(prepare("14 {, }916"), "14916");
+        assert_eq!(prepare("11,\\! 111,\\! 111,\\! 100"), "11111111100");
+        assert_eq!(prepare("1\\,000"), "1000");
+        assert_eq!(prepare("1,234"), "1234");
+        assert_eq!(prepare("7,425,000"), "7425000");
+        assert_eq!(prepare("1,000.5"), "1000.5");
+        assert_eq!(prepare("1 000"), "1000");
+        assert_eq!(prepare("32, 349"), "32, 349");
+        assert_eq!(prepare("1,23"), "1,23");
+        assert_eq!(prepare("(1,234)"), "(1,234)");
+        assert_eq!(prepare("$\\frac12$."), "\\frac12");
+        assert_eq!(normalize(" 1, 2 "), "1,2");
+    }
+}
