@@ -22,6 +22,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod dump;
 pub mod eval;
 pub mod grpo;
 pub mod loss;
