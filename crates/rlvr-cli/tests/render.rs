@@ -78,8 +78,10 @@ fn render_prints_the_prompt_and_token_ids_of_a_multi_turn_chat() {
     let out = rlvr(&["render", "--model", m, "--messages", f], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("chat.json"));
+    std::fs::write(&msgs, "[{\"role\": \"user\", \"content\": \"hi\"}]").unwrap();
     let out = rlvr(&["render", "--model", m, "--messages", f, "--kwargs", "[1]"], &[]);
     assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--kwargs"));
 }
 
 #[test]

@@ -250,7 +250,7 @@ impl ChatTokenizer {
         let mut ctx: std::collections::BTreeMap<String, minijinja::Value> = self
             .template_kwargs
             .iter()
-            .map(|(k, v)| (k.clone(), minijinja::Value::from_serialize(v)))
+            .map(|(k, v)| (k.clone(), minijinja::Value::from(minijinja::value::Serde(v))))
             .collect();
         ctx.insert(
             "messages".into(),

@@ -483,15 +483,14 @@ pub fn load_preset(name: &str, data_dir: &Path) -> Result<Dataset, DataError> {
 /// [`hub_source`] names, downloaded), with the preset's fields and name.
 pub fn load_preset_file(name: &str, path: &Path) -> Result<Dataset, DataError> {
     let p = preset(name)?;
-    let path = path.to_path_buf();
     let mut ds = if p.name == "matharena_aime25" {
-        load_matharena(&path)?
+        load_matharena(path)?
     } else {
-        load_file(&path, &p.fields())?
+        load_file(path, &p.fields())?
     };
     ds.name = p.name.to_string();
     for prob in &mut ds.problems {
-        if prob.data_source.is_empty() || prob.data_source == file_stem(&path) {
+        if prob.data_source.is_empty() || prob.data_source == file_stem(path) {
             prob.data_source = p.name.to_string();
         }
     }
