@@ -87,10 +87,12 @@ fn records(path: &Path) -> Result<Vec<(String, Value)>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if ext == "parquet" {
         let recs = rlvr_tasks::data::read_records(path).map_err(|e| BadInput(e.to_string()))?;
-        return Ok(recs.into_iter().map(|(at, _, v)| (format!(" {at}"), v)).collect());
+        return Ok(recs
+            .into_iter()
+            .map(|(at, _, v)| (format!(" {at}"), v))
+            .collect());
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
     if ext == "json" {
         let v: Value =
             serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
@@ -132,9 +134,8 @@ fn records(path: &Path) -> Result<Vec<(String, Value)>> {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            BadInput(format!("{}:{}: not valid JSON: {e}", path.display(), i + 1))
-        })?;
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| BadInput(format!("{}:{}: not valid JSON: {e}", path.display(), i + 1)))?;
         out.push((format!(":{}", i + 1), v));
     }
     Ok(out)
@@ -347,10 +348,12 @@ fn parse_record(
             ))
         }
         None => {
-            return Err("missing field \"group\" (expected rlvr's layout with group, reward, \
+            return Err(
+                "missing field \"group\" (expected rlvr's layout with group, reward, \
                         length; verl's with input, output, score; or TRL's with prompt, \
                         completion, advantage)"
-                .into())
+                    .into(),
+            )
         }
     };
     let reward = number(obj, "reward")?.ok_or("missing field \"reward\"")?;

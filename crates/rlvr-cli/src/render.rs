@@ -52,8 +52,11 @@ pub fn read_messages(path: &std::path::Path) -> Result<Vec<ChatMessage>> {
             .ok_or_else(|| bad("expected a `messages` (or `prompt`) array".into()))?,
         _ => return Err(bad("expected a JSON array of messages".into()).into()),
     };
-    let msgs: Vec<ChatMessage> = serde_json::from_value(list)
-        .map_err(|e| bad(format!("messages must be {{\"role\", \"content\"}} objects: {e}")))?;
+    let msgs: Vec<ChatMessage> = serde_json::from_value(list).map_err(|e| {
+        bad(format!(
+            "messages must be {{\"role\", \"content\"}} objects: {e}"
+        ))
+    })?;
     if msgs.is_empty() {
         return Err(bad("no messages".into()).into());
     }
@@ -99,10 +102,7 @@ pub fn run(args: Args) -> Result<()> {
         println!("--- {} tokens", ids.len());
         println!(
             "{}",
-            ids.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" ")
+            ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
         );
     }
     Ok(())

@@ -29,11 +29,30 @@ fn tokenizer_dir() -> PathBuf {
 fn rollouts() -> Vec<(String, String, f64)> {
     let prompts = ["What is 2+2?", "What is 3*3?", "Name a prime above 10."];
     let answers = [
-        ["4", "The sum is 4. \\boxed{4}", "5", "Let me think step by step: 2 plus 2 makes 5."],
-        ["9", "3 times 3 is 9", "It is 6 because 3+3", "Nine, since 3*3 = 9 and I double-checked it"],
-        ["11", "13", "12 is prime", "Seventeen is a prime number larger than ten"],
+        [
+            "4",
+            "The sum is 4. \\boxed{4}",
+            "5",
+            "Let me think step by step: 2 plus 2 makes 5.",
+        ],
+        [
+            "9",
+            "3 times 3 is 9",
+            "It is 6 because 3+3",
+            "Nine, since 3*3 = 9 and I double-checked it",
+        ],
+        [
+            "11",
+            "13",
+            "12 is prime",
+            "Seventeen is a prime number larger than ten",
+        ],
     ];
-    let right = [[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]];
+    let right = [
+        [1.0, 1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0, 1.0],
+        [1.0, 1.0, 0.0, 1.0],
+    ];
     let mut out = Vec::new();
     for (p, (ans, r)) in prompts.iter().zip(answers.iter().zip(right)) {
         for (a, &s) in ans.iter().zip(&r) {
@@ -73,7 +92,9 @@ fn trl_advantages(rewards: &[f64]) -> Vec<f64> {
         .flat_map(|g| {
             let m = g.iter().sum::<f64>() / 4.0;
             let sd = (g.iter().map(|r| (r - m).powi(2)).sum::<f64>() / 3.0).sqrt();
-            g.iter().map(move |r| (r - m) / (sd + 1e-4)).collect::<Vec<_>>()
+            g.iter()
+                .map(move |r| (r - m) / (sd + 1e-4))
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -116,7 +137,10 @@ fn verl_trl_and_rlvr_dumps_give_the_numbers_of_the_rlvr_layout() {
     let out = rlvr(&["diagnose", verl_dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("1.jsonl:1") && err.contains("--tokenizer"), "{err}");
+    assert!(
+        err.contains("1.jsonl:1") && err.contains("--tokenizer"),
+        "{err}"
+    );
 
     // TRL: the wandb completions table, conversational prompts, its own advantages
     let rewards: Vec<f64> = rs.iter().map(|r| r.2).collect();
@@ -124,9 +148,7 @@ fn verl_trl_and_rlvr_dumps_give_the_numbers_of_the_rlvr_layout() {
     let data: Vec<Value> = rs
         .iter()
         .zip(&adv)
-        .map(|((p, o, s), a)| {
-            json!(["1", [{"role": "user", "content": p}], o, s, a])
-        })
+        .map(|((p, o, s), a)| json!(["1", [{"role": "user", "content": p}], o, s, a]))
         .collect();
     let table = json!({"columns": ["step", "prompt", "completion", "accuracy_reward", "advantage"],
                        "data": data});

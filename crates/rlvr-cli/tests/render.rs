@@ -18,10 +18,23 @@ fn fixtures() -> PathBuf {
 fn rlvr(args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rlvr"));
     c.args(args);
-    for k in ["HF_ENDPOINT", "HF_HUB_OFFLINE", "HF_TOKEN", "HF_HOME", "HF_HUB_CACHE"] {
+    for k in [
+        "HF_ENDPOINT",
+        "HF_HUB_OFFLINE",
+        "HF_TOKEN",
+        "HF_HOME",
+        "HF_HUB_CACHE",
+    ] {
         c.env_remove(k);
     }
-    for k in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"] {
+    for k in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ] {
         c.env_remove(k);
     }
     for (k, v) in env {
@@ -55,11 +68,19 @@ fn render_prints_the_prompt_and_token_ids_of_a_multi_turn_chat() {
     let dir = tempfile::tempdir().unwrap();
     let want = expected();
     let msgs = dir.path().join("chat.json");
-    std::fs::write(&msgs, serde_json::json!({"messages": want["messages"]}).to_string()).unwrap();
+    std::fs::write(
+        &msgs,
+        serde_json::json!({"messages": want["messages"]}).to_string(),
+    )
+    .unwrap();
     let model = fixtures().join("qwen2-tiny");
     let (m, f) = (model.to_str().unwrap(), msgs.to_str().unwrap());
     let out = rlvr(&["render", "--model", m, "--messages", f, "--json"], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["prompt"], want["text"]);
     assert_eq!(got["token_ids"], want["token_ids"]);
@@ -79,7 +100,10 @@ fn render_prints_the_prompt_and_token_ids_of_a_multi_turn_chat() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("chat.json"));
     std::fs::write(&msgs, "[{\"role\": \"user\", \"content\": \"hi\"}]").unwrap();
-    let out = rlvr(&["render", "--model", m, "--messages", f, "--kwargs", "[1]"], &[]);
+    let out = rlvr(
+        &["render", "--model", m, "--messages", f, "--kwargs", "[1]"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--kwargs"));
 }
@@ -99,35 +123,65 @@ fn render_fetches_a_hub_id_from_hf_endpoint_and_honours_offline() {
     std::fs::write(&msgs, "[{\"role\": \"user\", \"content\": \"hi\"}]").unwrap();
     let cache = dir.path().join("cache");
     let endpoint = PathBuf::from(&server.endpoint);
-    let args = ["render", "--model", "tiny-org/qwen2-tiny", "--messages", msgs.to_str().unwrap()];
+    let args = [
+        "render",
+        "--model",
+        "tiny-org/qwen2-tiny",
+        "--messages",
+        msgs.to_str().unwrap(),
+    ];
     let offline = rlvr(
         &args,
         &[
-            ("HF_ENDPOINT", &endpoint),
-            ("HF_HUB_CACHE", &cache),
+            ("HF_ENDPOINT", endpoint.as_path()),
+            ("HF_HUB_CACHE", cache.as_path()),
             ("HF_HUB_OFFLINE", Path::new("1")),
         ],
     );
     assert_eq!(offline.status.code(), Some(2));
     let err = String::from_utf8_lossy(&offline.stderr);
-    assert!(err.contains("HF_HUB_OFFLINE") && err.contains("tiny-org/qwen2-tiny"), "{err}");
+    assert!(
+        err.contains("HF_HUB_OFFLINE") && err.contains("tiny-org/qwen2-tiny"),
+        "{err}"
+    );
     assert!(server.take_log().is_empty());
 
     let token = PathBuf::from("hf_from_env");
     let out = rlvr(
         &args,
-        &[("HF_ENDPOINT", &endpoint), ("HF_HUB_CACHE", &cache), ("HF_TOKEN", &token)],
+        &[
+            ("HF_ENDPOINT", endpoint.as_path()),
+            ("HF_HUB_CACHE", cache.as_path()),
+            ("HF_TOKEN", token.as_path()),
+        ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("<|im_start|>user\nhi<|im_end|>"));
     let log = server.take_log();
-    assert!(!log.is_empty() && log.iter().all(|l| l.ends_with("auth=Bearer hf_from_env")), "{log:?}");
-    assert!(cache.join("models--tiny-org--qwen2-tiny/refs/main").is_file());
+    assert!(
+        !log.is_empty() && log.iter().all(|l| l.ends_with("auth=Bearer hf_from_env")),
+        "{log:?}"
+    );
+    assert!(cache
+        .join("models--tiny-org--qwen2-tiny/refs/main")
+        .is_file());
     // cached now: offline works and makes no request
     let again = rlvr(
         &args,
-        &[("HF_ENDPOINT", &endpoint), ("HF_HUB_CACHE", &cache), ("HF_HUB_OFFLINE", Path::new("1"))],
+        &[
+            ("HF_ENDPOINT", endpoint.as_path()),
+            ("HF_HUB_CACHE", cache.as_path()),
+            ("HF_HUB_OFFLINE", Path::new("1")),
+        ],
     );
-    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
     assert!(server.take_log().is_empty());
 }

@@ -20,8 +20,8 @@
 use std::path::{Path, PathBuf};
 
 use hf_hub::api::sync::{ApiBuilder, ApiError, ApiRepo};
-use hf_hub::{Cache, Repo};
 pub use hf_hub::RepoType;
+use hf_hub::{Cache, Repo};
 
 use crate::error::{Error, Result};
 
@@ -213,8 +213,9 @@ pub fn download_model(opts: &HubOptions, repo: &str) -> Result<PathBuf> {
     let api = opts.repo(repo, RepoType::Model)?;
     let info = api.info().map_err(|e| {
         let why = match status(&e) {
-            Some(404) => "repository not found (404); a gated or private one needs HF_TOKEN"
-                .to_string(),
+            Some(404) => {
+                "repository not found (404); a gated or private one needs HF_TOKEN".to_string()
+            }
             Some(401 | 403) => "access denied: gated or private; set HF_TOKEN".to_string(),
             _ => e.to_string(),
         };

@@ -219,7 +219,9 @@ fn read_weights(dir: &Path, device: &Device) -> Result<(HashMap<String, Tensor>,
 /// `*.pth`, `*.ckpt`.
 pub(crate) fn is_pickle_weight(name: &str) -> bool {
     (name.starts_with("pytorch_model") && name.ends_with(".bin"))
-        || [".pt", ".pth", ".ckpt"].iter().any(|ext| name.ends_with(ext))
+        || [".pt", ".pth", ".ckpt"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
 }
 
 /// Weight files in PyTorch's pickle format in `dir` (sorted). Only names are looked at;
@@ -491,7 +493,10 @@ pub fn resolve_model_dir(dir_or_hub_id: &str) -> Result<PathBuf> {
 }
 
 /// [`resolve_model_dir`] with explicit hub options.
-pub fn resolve_model_dir_with(dir_or_hub_id: &str, opts: &crate::hub::HubOptions) -> Result<PathBuf> {
+pub fn resolve_model_dir_with(
+    dir_or_hub_id: &str,
+    opts: &crate::hub::HubOptions,
+) -> Result<PathBuf> {
     let path = Path::new(dir_or_hub_id);
     if path.is_dir() {
         return Ok(path.to_path_buf());

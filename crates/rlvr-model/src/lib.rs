@@ -50,8 +50,8 @@ pub use config::{Architecture, QwenConfig};
 pub use error::{Error, Result};
 pub use io::{
     hub_cache_dir, init_random, load_model, resolve_in_cache, resolve_model_dir,
-    resolve_model_dir_local, resolve_model_dir_with, save_model, save_model_with,
-    GenerationConfig, LoadedModel,
+    resolve_model_dir_local, resolve_model_dir_with, save_model, save_model_with, GenerationConfig,
+    LoadedModel,
 };
 pub use model::{param_shapes, KvCache, Qwen};
 pub use sample::{generate, FinishReason, Generation, SamplingParams};

@@ -250,16 +250,18 @@ impl ChatTokenizer {
         let mut ctx: std::collections::BTreeMap<String, minijinja::Value> = self
             .template_kwargs
             .iter()
-            .map(|(k, v)| (k.clone(), minijinja::Value::from(minijinja::value::Serde(v))))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    minijinja::Value::from(minijinja::value::Serde(v)),
+                )
+            })
             .collect();
         ctx.insert(
             "messages".into(),
             minijinja::Value::from(minijinja::value::Serde(messages)),
         );
-        ctx.insert(
-            "add_generation_prompt".into(),
-            add_generation_prompt.into(),
-        );
+        ctx.insert("add_generation_prompt".into(), add_generation_prompt.into());
         ctx.insert(
             "bos_token".into(),
             self.bos_token.clone().unwrap_or_default().into(),

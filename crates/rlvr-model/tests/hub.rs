@@ -90,7 +90,10 @@ fn a_model_and_a_dataset_download_into_a_fresh_cache_then_come_from_it() {
     assert!(!dir.join("reference.json").exists());
     let log = server.take_log();
     assert!(log[0].starts_with("GET /api/models/tiny-org/qwen2-tiny/revision/main"));
-    assert!(log.iter().all(|l| l.ends_with("auth=Bearer hf_loopback")), "{log:?}");
+    assert!(
+        log.iter().all(|l| l.ends_with("auth=Bearer hf_loopback")),
+        "{log:?}"
+    );
     // the downloaded model loads like the fixture
     let a = load_model(&dir.to_string_lossy(), DType::F32, &Device::Cpu).unwrap();
     assert_eq!(a.config.hidden_size, 32);
@@ -169,7 +172,10 @@ fn an_interrupted_download_resumes_from_its_part_file() {
             .any(|l| l.contains(&format!("range=bytes={half}-"))),
         "{weights:?}"
     );
-    assert!(!weights.iter().any(|l| l.contains("range=bytes=0- ")), "{weights:?}");
+    assert!(
+        !weights.iter().any(|l| l.contains("range=bytes=0- ")),
+        "{weights:?}"
+    );
     std::fs::remove_dir_all(&root).unwrap();
 }
 
@@ -187,22 +193,23 @@ fn offline_and_missing_files_give_errors_naming_repository_and_file() {
         err.contains("HF_HUB_OFFLINE") && err.contains("tiny-org/qwen2-tiny"),
         "{err}"
     );
-    let err = fetch_file(
-        &opts,
-        RepoType::Dataset,
-        "tiny-org/sums",
-        "data/test.jsonl",
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(err.contains("HF_HUB_OFFLINE") && err.contains("data/test.jsonl"), "{err}");
+    let err = fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "data/test.jsonl")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("HF_HUB_OFFLINE") && err.contains("data/test.jsonl"),
+        "{err}"
+    );
     assert!(server.take_log().is_empty(), "offline: no request");
 
     opts.offline = false;
     let err = resolve_model_dir_with("nobody/missing", &opts)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("nobody/missing") && err.contains("404"), "{err}");
+    assert!(
+        err.contains("nobody/missing") && err.contains("404"),
+        "{err}"
+    );
     let err = fetch_file(
         &opts,
         RepoType::Dataset,
@@ -219,12 +226,19 @@ fn offline_and_missing_files_give_errors_naming_repository_and_file() {
     let repo = root.join("models/tiny-org/pickled");
     copy_dir(&fixture("qwen2-tiny"), &repo);
     std::fs::remove_file(repo.join("model.safetensors")).unwrap();
-    std::fs::write(repo.join("pytorch_model.bin"), b"cos\nsystem\n(S'true'\ntR.").unwrap();
+    std::fs::write(
+        repo.join("pytorch_model.bin"),
+        b"cos\nsystem\n(S'true'\ntR.",
+    )
+    .unwrap();
     server.take_log();
     let err = resolve_model_dir_with("tiny-org/pickled", &opts)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("pytorch_model.bin") && err.contains("safe_serialization"), "{err}");
+    assert!(
+        err.contains("pytorch_model.bin") && err.contains("safe_serialization"),
+        "{err}"
+    );
     assert!(downloads(&server.take_log()).is_empty());
     std::fs::remove_dir_all(&root).unwrap();
 }

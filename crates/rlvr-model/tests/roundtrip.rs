@@ -170,7 +170,10 @@ fn pickle_checkpoints_are_refused_with_the_conversion() {
             "safetensors.torch import save_file",
             "model.safetensors",
         ] {
-            assert!(msg.contains(needle), "{file}: {msg:?} should mention {needle:?}");
+            assert!(
+                msg.contains(needle),
+                "{file}: {msg:?} should mention {needle:?}"
+            );
         }
         assert!(!d.join("pwned").exists());
     }

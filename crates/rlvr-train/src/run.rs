@@ -202,8 +202,8 @@ pub fn load_dataset_with(
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
         }));
     }
-    let local = rlvr_tasks::resolve_data_dir(data_dir)
-        .and_then(|dir| rlvr_tasks::load_preset(name, &dir));
+    let local =
+        rlvr_tasks::resolve_data_dir(data_dir).and_then(|dir| rlvr_tasks::load_preset(name, &dir));
     match (local, rlvr_tasks::data::hub_source(name)) {
         (
             Err(
@@ -316,7 +316,10 @@ pub fn setup(
         verifier.clone(),
     )?;
     if train.is_empty() {
-        let file = data_file(&cfg.data.train_files, data_dir.or(cfg.data.data_dir.as_deref()));
+        let file = data_file(
+            &cfg.data.train_files,
+            data_dir.or(cfg.data.data_dir.as_deref()),
+        );
         return Err(no_usable_prompts(&file, read, no_answer, dropped, cfg));
     }
     if dropped > 0 {
@@ -475,7 +478,8 @@ pub fn new_run_dir(cfg: &TrainConfig) -> Result<PathBuf, TrainError> {
     let base = format!(
         "{}-{}-s{}",
         task_label(&cfg.data.train_files),
-        cfg.algorithm.loss_agg_mode, cfg.trainer.seed
+        cfg.algorithm.loss_agg_mode,
+        cfg.trainer.seed
     );
     for i in 1.. {
         let name = if i == 1 {

@@ -52,24 +52,36 @@ fn multi_turn_chat_prompts_keep_every_turn_and_pass_template_kwargs() {
         )
         .unwrap();
     assert_eq!(text, want);
-    assert!(text.contains("<|im_start|>assistant\n2<|im_end|>"), "{text}");
-    assert_eq!(text.matches("\\boxed{}").count(), 1, "only the last user turn is wrapped");
+    assert!(
+        text.contains("<|im_start|>assistant\n2<|im_end|>"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("\\boxed{}").count(),
+        1,
+        "only the last user turn is wrapped"
+    );
 
     // data.chat_template_kwargs from the config reaches a Qwen3-style template
-    let cfg = TrainConfig::load(None, &["data.chat_template_kwargs={enable_thinking=false}".into()])
-        .unwrap();
+    let cfg = TrainConfig::load(
+        None,
+        &["data.chat_template_kwargs={enable_thinking=false}".into()],
+    )
+    .unwrap();
     assert_eq!(
         cfg.data.chat_template_kwargs.get("enable_thinking"),
         Some(&serde_json::Value::Bool(false))
     );
-    tok.chat_template = Some(
-        std::fs::read_to_string(fixtures().join("chat/qwen3-style.jinja")).unwrap(),
-    );
+    tok.chat_template =
+        Some(std::fs::read_to_string(fixtures().join("chat/qwen3-style.jinja")).unwrap());
     let thinking = format.render(&problem, Some(&tok)).unwrap();
     tok.template_kwargs = cfg.data.chat_template_kwargs.clone();
     let off = format.render(&problem, Some(&tok)).unwrap();
     assert_eq!(off, format!("{thinking}<think>\n\n</think>\n\n"));
     // the config round-trips through its TOML form
     let back = TrainConfig::from_toml_str(&cfg.to_toml(), "round trip").unwrap();
-    assert_eq!(back.data.chat_template_kwargs, cfg.data.chat_template_kwargs);
+    assert_eq!(
+        back.data.chat_template_kwargs,
+        cfg.data.chat_template_kwargs
+    );
 }

@@ -281,14 +281,25 @@ fn a_fault_in_the_second_mini_batch_leaves_nothing_applied() {
     let before_clean = bits(&clean);
     let t_clean = clean.optimizer.t;
     assert!(!clean.step().unwrap().line.skipped);
-    assert_eq!(clean.optimizer.t, t_clean + 2, "two mini-batches, two optimizer steps");
-    assert_ne!(bits(&clean), before_clean, "a clean step 2 moves the weights");
+    assert_eq!(
+        clean.optimizer.t,
+        t_clean + 2,
+        "two mini-batches, two optimizer steps"
+    );
+    assert_ne!(
+        bits(&clean),
+        before_clean,
+        "a clean step 2 moves the weights"
+    );
 
     let mut t = trainer(&fx, &cfg);
     t.faults.nan_loss_in_mini_batch = Some((2, 1));
     assert!(!t.step().unwrap().line.skipped);
     let before = bits(&t);
-    assert_eq!(before, before_clean, "step 1 is the same with and without the fault");
+    assert_eq!(
+        before, before_clean,
+        "step 1 is the same with and without the fault"
+    );
     let adam_before = optimizer_state(&t, dir.path());
     let adam_t = t.optimizer.t;
     assert!(adam_before.iter().any(|(_, v)| v.iter().any(|&b| b != 0)));
@@ -297,7 +308,11 @@ fn a_fault_in_the_second_mini_batch_leaves_nothing_applied() {
     assert!(line.skip_reason.unwrap().contains("non-finite loss"));
     assert_eq!(bits(&t), before, "parameters changed by a skipped step");
     assert_eq!(t.optimizer.t, adam_t, "optimizer step count advanced");
-    assert_eq!(optimizer_state(&t, dir.path()), adam_before, "moments changed");
+    assert_eq!(
+        optimizer_state(&t, dir.path()),
+        adam_before,
+        "moments changed"
+    );
     // the run goes on from the restored state
     assert!(!t.step().unwrap().line.skipped);
     assert_eq!(t.optimizer.t, adam_t + 2);
@@ -444,12 +459,18 @@ fn no_usable_prompts_names_the_file_and_the_fix() {
     let o = options(
         &fx,
         "empty",
-        &[&format!("data.train_files={:?}", empty.display().to_string())],
+        &[&format!(
+            "data.train_files={:?}",
+            empty.display().to_string()
+        )],
     );
     let err = train(&o).unwrap_err();
     assert!(err.is_user_input(), "{err}");
     let msg = err.to_string();
-    assert!(msg.contains("empty.jsonl") && msg.contains("no records"), "{msg}");
+    assert!(
+        msg.contains("empty.jsonl") && msg.contains("no records"),
+        "{msg}"
+    );
 }
 
 /// Without `trainer.run_name` the run goes to `<task>-<rule>-s<seed>`, numbered when taken;
@@ -491,7 +512,16 @@ fn default_run_name_is_task_rule_seed() {
         .collect();
     assert_eq!(rows.len(), 16);
     for r in &rows {
-        for k in ["input", "output", "score", "step", "uid", "advantage", "length", "acc"] {
+        for k in [
+            "input",
+            "output",
+            "score",
+            "step",
+            "uid",
+            "advantage",
+            "length",
+            "acc",
+        ] {
             assert!(r.get(k).is_some(), "{k} missing: {r}");
         }
         assert_eq!(r["step"], 1);

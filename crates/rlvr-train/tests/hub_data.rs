@@ -50,8 +50,8 @@ fn a_missing_preset_downloads_from_its_dataset_repository() {
     assert_eq!(ds.problems[1].answer, "5");
     let log = server.take_log();
     assert!(
-        log.iter().any(|l| l
-            .starts_with("GET /datasets/HuggingFaceH4/MATH-500/resolve/main/test.jsonl")),
+        log.iter()
+            .any(|l| l.starts_with("GET /datasets/HuggingFaceH4/MATH-500/resolve/main/test.jsonl")),
         "{log:?}"
     );
     assert!(cache

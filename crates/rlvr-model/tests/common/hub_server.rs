@@ -174,10 +174,7 @@ fn serve(
         respond(&mut s, "416 Range Not Satisfiable", &headers, b"");
         return Ok(());
     }
-    headers.push((
-        "Content-Range".to_string(),
-        format!("bytes {a}-{b}/{size}"),
-    ));
+    headers.push(("Content-Range".to_string(), format!("bytes {a}-{b}/{size}")));
     let body = &bytes[a..=b];
     let name = file.to_string_lossy().to_string();
     let cut = spec == "0-" && truncate.lock().unwrap().as_deref() == Some(name.as_str());
