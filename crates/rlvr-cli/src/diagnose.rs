@@ -1,26 +1,36 @@
-//! `rlvr diagnose ROLLOUTS.jsonl`: which aggregation bias a batch of rollouts is exposed to.
+//! `rlvr diagnose ROLLOUTS`: which aggregation bias a batch of rollouts is exposed to.
 //!
-//! Input: one response per line, `{"group": <string or integer>, "reward": <number>,
-//! "length": <integer>}`, with an optional `"advantage"` that overrides the estimator for that
-//! line. Other fields (response text, ...) are ignored, so dumps from verl, TRL or OpenRLHF can
-//! be fed after a one-line `jq` projection. Blank lines are skipped. A malformed line is an
-//! error naming the file and line (exit code 2).
+//! Reads, with the layout recognized per record from its fields:
+//!
+//! | layout | fields used | group | length (tokens) |
+//! |---|---|---|---|
+//! | rlvr's own | `group`, `reward`, `length`, optional `advantage` | equal `group` values | `length` |
+//! | verl `trainer.rollout_data_dir` (and rlvr's `trainer.rollout_data_dir`) | `input`, `output`, `score`, `step`, optional `uid`, `advantage`, `length`/`response_length` | equal `uid`; without one, a run of consecutive lines with the same `step` and `input` (verl repeats each prompt `n` times, interleaved) | `length` or `response_length`, else `output` re-tokenized with `--tokenizer` |
+//! | TRL `log_completions` table (wandb `completions` table exported as JSON, or its rows as JSONL/JSON/parquet) | `prompt`, `completion`, `advantage`, `step`, `reward` (else the sum of the per-function reward columns) | a run of consecutive rows with the same `step` and `prompt` (TRL repeats each prompt `num_generations` times) | `completion` re-tokenized with `--tokenizer` |
+//!
+//! Files: `.jsonl` (one object per line; blank lines skipped), `.json` (an array of objects,
+//! or a wandb table `{"columns": [...], "data": [[...]]}`), `.parquet`, or a directory of such
+//! files (verl's `<step>.jsonl`, read in step order). Re-tokenized lengths count the text's
+//! tokens: verl and TRL decode without special tokens, so the end-of-sequence token a finished
+//! response was trained on is not counted (every length of a finished response is one short).
+//! A line without `advantage` gets the estimator's (`--adv`). A malformed record is an error
+//! naming the file and line or row (exit code 2).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rlvr_core::diagnostics::{batch_diagnostics, verdict, BatchDiagnostics};
 use rlvr_core::{advantage, aggregation, AdvEstimator, AdvantageConfig, AggRule, Sequence};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::BadInput;
 
 /// Arguments of `rlvr diagnose`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Rollouts file: one JSON object per line with "group", "reward", "length" and optionally
-    /// "advantage".
+    /// Rollouts: a file (.jsonl, .json, .parquet) or a directory of them, in rlvr's, verl's or
+    /// TRL's layout (see `rlvr diagnose --help` and the module docs).
     pub rollouts: PathBuf,
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -31,6 +41,10 @@ pub struct Args {
     /// L of seq-mean-token-sum-norm (default: the largest length in the file).
     #[arg(long)]
     pub max_len: Option<usize>,
+    /// Tokenizer (model directory or hub id) that counts response tokens of dumps holding only
+    /// text (verl without a length field, TRL).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
 }
 
 fn parse_estimator(s: &str) -> Result<AdvEstimator, String> {
@@ -46,7 +60,14 @@ struct Rollout {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let rollouts = read_rollouts(&args.rollouts)?;
+    let tokenizer = match &args.tokenizer {
+        Some(m) => {
+            let dir = rlvr_model::resolve_model_dir(m).map_err(crate::score::model_error)?;
+            Some(rlvr_model::ChatTokenizer::from_dir(&dir).map_err(crate::score::model_error)?)
+        }
+        None => None,
+    };
+    let rollouts = read_rollouts(&args.rollouts, tokenizer.as_ref())?;
     let report = Report::new(&rollouts, args.adv, args.max_len)
         .map_err(|e| BadInput(format!("{}: {e}", args.rollouts.display())))?;
     if args.json {
@@ -60,17 +81,107 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn read_rollouts(path: &Path) -> Result<Vec<Rollout>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {}", path.display()))
-        .map_err(|e| BadInput(format!("{e:#}")))?;
+/// The records of one file with their location (`:N` for a line, ` row N` otherwise).
+fn records(path: &Path) -> Result<Vec<(String, Value)>> {
+    let bad = |reason: String| BadInput(format!("{}: {reason}", path.display()));
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext == "parquet" {
+        let recs = rlvr_tasks::data::read_records(path).map_err(|e| BadInput(e.to_string()))?;
+        return Ok(recs
+            .into_iter()
+            .map(|(at, _, v)| (format!(" {at}"), v))
+            .collect());
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    if ext == "json" {
+        let v: Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let rows: Vec<Value> = match v {
+            Value::Array(a) => a,
+            // a wandb table: {"columns": [...], "data": [[...], ...]}
+            Value::Object(o) if o.contains_key("columns") && o.contains_key("data") => {
+                let cols: Vec<String> = o["columns"]
+                    .as_array()
+                    .ok_or_else(|| bad("\"columns\" is not an array".into()))?
+                    .iter()
+                    .map(|c| c.as_str().unwrap_or_default().to_string())
+                    .collect();
+                o["data"]
+                    .as_array()
+                    .ok_or_else(|| bad("\"data\" is not an array".into()))?
+                    .iter()
+                    .map(|row| {
+                        let cells = row.as_array().cloned().unwrap_or_default();
+                        Value::Object(cols.iter().cloned().zip(cells).collect::<Map<_, _>>())
+                    })
+                    .collect()
+            }
+            _ => {
+                return Err(bad(
+                    "expected an array of records or a wandb table {\"columns\", \"data\"}".into(),
+                )
+                .into())
+            }
+        };
+        return Ok(rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!(" element {i}"), v))
+            .collect());
+    }
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |reason: String| BadInput(format!("{}:{}: {reason}", path.display(), i + 1));
-        out.push(parse_line(line).map_err(bad)?);
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| BadInput(format!("{}:{}: not valid JSON: {e}", path.display(), i + 1)))?;
+        out.push((format!(":{}", i + 1), v));
+    }
+    Ok(out)
+}
+
+/// The files of `path`: itself, or a directory's .jsonl/.json/.parquet files in step order
+/// (numeric file stems first, by number).
+fn files(path: &Path) -> Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| BadInput(format!("{}: {e}", path.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "jsonl" | "json" | "parquet"))
+        })
+        .collect();
+    let key = |p: &PathBuf| {
+        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        (stem.parse::<u64>().unwrap_or(u64::MAX), stem.to_string())
+    };
+    files.sort_by_key(key);
+    if files.is_empty() {
+        return Err(BadInput(format!(
+            "{}: no .jsonl, .json or .parquet files in the directory",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(files)
+}
+
+fn read_rollouts(
+    path: &Path,
+    tokenizer: Option<&rlvr_model::ChatTokenizer>,
+) -> Result<Vec<Rollout>> {
+    let mut out = Vec::new();
+    let mut runs = RunGrouper::default();
+    for file in files(path)? {
+        for (at, v) in records(&file)? {
+            let bad = |reason: String| BadInput(format!("{}{at}: {reason}", file.display()));
+            out.push(parse_record(&v, tokenizer, &mut runs).map_err(bad)?);
+        }
     }
     if out.is_empty() {
         return Err(BadInput(format!(
@@ -82,9 +193,152 @@ fn read_rollouts(path: &Path) -> Result<Vec<Rollout>> {
     Ok(out)
 }
 
-fn parse_line(line: &str) -> Result<Rollout, String> {
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("not valid JSON: {e}"))?;
+/// Groups of verl/TRL records: a new group starts when (step, prompt) changes from the
+/// previous record; labelled `<step>/<n>` (n-th group of the step, from 0).
+#[derive(Default)]
+struct RunGrouper {
+    last: Option<(String, String)>,
+    label: String,
+    per_step: HashMap<String, usize>,
+}
+
+impl RunGrouper {
+    fn group(&mut self, step: String, prompt: String) -> Value {
+        let key = (step.clone(), prompt);
+        if self.last.as_ref() != Some(&key) {
+            let n = self.per_step.entry(step.clone()).or_insert(0);
+            self.label = format!("{step}/{n}");
+            *n += 1;
+            self.last = Some(key);
+        }
+        Value::String(self.label.clone())
+    }
+}
+
+fn number(obj: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => {
+            let x = n.as_f64().ok_or(format!("\"{key}\" is not a number"))?;
+            if x.is_finite() {
+                Ok(Some(x))
+            } else {
+                Err(format!("\"{key}\" is not finite"))
+            }
+        }
+        Some(Value::Bool(b)) => Ok(Some(f64::from(u8::from(*b)))),
+        Some(other) => Err(format!("\"{key}\" must be a number, got {other}")),
+    }
+}
+
+fn length_field(obj: &Map<String, Value>, key: &str) -> Result<Option<usize>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .map(|x| Some(x as usize))
+            .ok_or(format!("\"{key}\" must be a non-negative integer, got {n}")),
+        Some(other) => Err(format!(
+            "\"{key}\" must be a non-negative integer, got {other}"
+        )),
+    }
+}
+
+/// A text field: a string, or chat messages whose contents are joined.
+fn text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(msgs)) => msgs
+            .iter()
+            .map(|m| match m.get("content") {
+                Some(Value::String(c)) => c.clone(),
+                _ => m.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+fn step_of(obj: &Map<String, Value>) -> String {
+    match obj.get("step") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => "0".into(),
+    }
+}
+
+fn token_length(
+    obj: &Map<String, Value>,
+    field: &str,
+    tokenizer: Option<&rlvr_model::ChatTokenizer>,
+    layout: &str,
+) -> Result<usize, String> {
+    for key in ["length", "response_length"] {
+        if let Some(n) = length_field(obj, key)? {
+            return Ok(n);
+        }
+    }
+    let tok = tokenizer.ok_or(format!(
+        "{layout} records hold the response as text, without a token count: pass --tokenizer \
+         MODEL (the policy's model directory or hub id) to count its tokens"
+    ))?;
+    tok.encode(&text(obj.get(field)), false)
+        .map(|ids| ids.len())
+        .map_err(|e| e.to_string())
+}
+
+fn parse_record(
+    v: &Value,
+    tokenizer: Option<&rlvr_model::ChatTokenizer>,
+    runs: &mut RunGrouper,
+) -> Result<Rollout, String> {
     let obj = v.as_object().ok_or("expected a JSON object")?;
+    let has = |k: &str| obj.contains_key(k);
+    if has("input") && has("output") && !has("group") {
+        // verl's rollout dump (and rlvr's trainer.rollout_data_dir)
+        let reward = number(obj, "score")?.ok_or("missing field \"score\" (verl dump)")?;
+        let group = match obj.get("uid") {
+            Some(Value::String(u)) => Value::String(u.clone()),
+            Some(Value::Number(n)) => Value::String(n.to_string()),
+            _ => runs.group(step_of(obj), text(obj.get("input"))),
+        };
+        return Ok(Rollout {
+            group,
+            reward,
+            length: token_length(obj, "output", tokenizer, "verl")?,
+            advantage: number(obj, "advantage")?,
+        });
+    }
+    if has("prompt") && has("completion") && !has("group") {
+        // TRL's logged completions
+        let reward = match number(obj, "reward")? {
+            Some(r) => r,
+            None => {
+                let skip = ["step", "advantage", "length", "response_length"];
+                let mut sum = 0.0;
+                let mut any = false;
+                for (k, val) in obj {
+                    if skip.contains(&k.as_str()) || !val.is_number() {
+                        continue;
+                    }
+                    sum += number(obj, k)?.unwrap_or(0.0);
+                    any = true;
+                }
+                if !any {
+                    return Err("no reward column (\"reward\" or a reward function's)".into());
+                }
+                sum
+            }
+        };
+        return Ok(Rollout {
+            group: runs.group(step_of(obj), text(obj.get("prompt"))),
+            reward,
+            length: token_length(obj, "completion", tokenizer, "TRL")?,
+            advantage: number(obj, "advantage")?,
+        });
+    }
     let group = match obj.get("group") {
         Some(g @ Value::String(_)) => g.clone(),
         Some(g @ Value::Number(n)) if n.is_i64() || n.is_u64() => g.clone(),
@@ -93,39 +347,22 @@ fn parse_line(line: &str) -> Result<Rollout, String> {
                 "\"group\" must be a string or an integer, got {other}"
             ))
         }
-        None => return Err("missing field \"group\"".into()),
-    };
-    let number = |key: &str| -> Result<Option<f64>, String> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => {
-                let x = n.as_f64().ok_or(format!("\"{key}\" is not a number"))?;
-                if x.is_finite() {
-                    Ok(Some(x))
-                } else {
-                    Err(format!("\"{key}\" is not finite"))
-                }
-            }
-            Some(other) => Err(format!("\"{key}\" must be a number, got {other}")),
+        None => {
+            return Err(
+                "missing field \"group\" (expected rlvr's layout with group, reward, \
+                        length; verl's with input, output, score; or TRL's with prompt, \
+                        completion, advantage)"
+                    .into(),
+            )
         }
     };
-    let reward = number("reward")?.ok_or("missing field \"reward\"")?;
-    let length = match obj.get("length") {
-        Some(Value::Number(n)) => n.as_u64().ok_or(format!(
-            "\"length\" must be a non-negative integer, got {n}"
-        ))? as usize,
-        Some(other) => {
-            return Err(format!(
-                "\"length\" must be a non-negative integer, got {other}"
-            ))
-        }
-        None => return Err("missing field \"length\"".into()),
-    };
+    let reward = number(obj, "reward")?.ok_or("missing field \"reward\"")?;
+    let length = length_field(obj, "length")?.ok_or("missing field \"length\"")?;
     Ok(Rollout {
         group,
         reward,
         length,
-        advantage: number("advantage")?,
+        advantage: number(obj, "advantage")?,
     })
 }
 

@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 mod diagnose;
 mod eval;
 mod generate;
+mod render;
 mod report;
 mod score;
 mod sweep;
@@ -44,6 +45,9 @@ enum Command {
     Generate(generate::Args),
     /// Check answers with the math verifier: one --gold/--response pair, or a --jsonl file.
     Verify(verify::Args),
+    /// Print the prompt a chat message list renders to with a model's chat template, and its
+    /// token ids.
+    Render(render::Args),
 }
 
 /// Marks an error as caused by the user's input (exit code 2).
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         Command::Score(args) => score::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Render(args) => render::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -176,6 +176,9 @@ fn read_weights(dir: &Path, device: &Device) -> Result<(HashMap<String, Tensor>,
     }
     let index_path = dir.join("model.safetensors.index.json");
     if !index_path.is_file() {
+        if let Some(found) = pickle_weights(dir) {
+            return Err(pickle_refused(&dir.to_string_lossy(), &found));
+        }
         return Err(missing(
             dir,
             "model.safetensors",
@@ -210,6 +213,52 @@ fn read_weights(dir: &Path, device: &Device) -> Result<(HashMap<String, Tensor>,
         all.extend(read(&p)?);
     }
     Ok((all, index_path))
+}
+
+/// Whether a weight file name is PyTorch's pickle format: `pytorch_model*.bin`, `*.pt`,
+/// `*.pth`, `*.ckpt`.
+pub(crate) fn is_pickle_weight(name: &str) -> bool {
+    (name.starts_with("pytorch_model") && name.ends_with(".bin"))
+        || [".pt", ".pth", ".ckpt"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+}
+
+/// Weight files in PyTorch's pickle format in `dir` (sorted). Only names are looked at;
+/// nothing is opened.
+fn pickle_weights(dir: &Path) -> Option<Vec<String>> {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| is_pickle_weight(n))
+        .collect();
+    found.sort();
+    (!found.is_empty()).then_some(found)
+}
+
+/// Weights that exist only as pickles (in directory or hub repository `dir`): refused
+/// (unpickling runs arbitrary code), with the two lines of Python that convert them to
+/// safetensors.
+pub(crate) fn pickle_refused(dir: &str, found: &[String]) -> Error {
+    let dir = Path::new(dir);
+    Error::Unsupported {
+        path: dir.join(&found[0]),
+        what: format!(
+            "weight format: {} {} PyTorch pickle (not loaded: unpickling can run arbitrary \
+             code). Convert the directory to safetensors once, with transformers:\n  \
+             python -c \"from transformers import AutoModelForCausalLM as M; \
+             M.from_pretrained('{d}').save_pretrained('{d}', safe_serialization=True)\"\n\
+             or, for a plain state dict, with safetensors:\n  \
+             python -c \"import torch; from safetensors.torch import save_file; \
+             save_file({{k: v.contiguous() for k, v in torch.load('{f}', weights_only=True).items()}}, \
+             '{d}/model.safetensors', metadata={{'format': 'pt'}})\"",
+            found.join(", "),
+            if found.len() == 1 { "is" } else { "are" },
+            d = dir.display(),
+            f = dir.join(&found[0]).display(),
+        ),
+    }
 }
 
 fn dtype_name(dtype: DType) -> Result<&'static str> {
@@ -435,11 +484,37 @@ fn snapshot_complete(dir: &Path) -> bool {
 }
 
 /// Resolves a directory, or a hub id through the local cache
-/// (`<cache>/models--owner--name/snapshots/<refs/main>/`).
+/// (`<cache>/models--owner--name/snapshots/<refs/main>/`), downloading it when not cached
+/// ([`crate::hub::download_model`]; `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` honoured).
 ///
-/// Offline or not cached: an error naming the files needed and where they must be. (This build
-/// does not download; fetch with `huggingface-cli download owner/name` or `hf download`.)
+/// Offline and not cached: an error naming the files needed and where they must be.
 pub fn resolve_model_dir(dir_or_hub_id: &str) -> Result<PathBuf> {
+    resolve_model_dir_with(dir_or_hub_id, &crate::hub::HubOptions::from_env())
+}
+
+/// [`resolve_model_dir`] with explicit hub options.
+pub fn resolve_model_dir_with(
+    dir_or_hub_id: &str,
+    opts: &crate::hub::HubOptions,
+) -> Result<PathBuf> {
+    let path = Path::new(dir_or_hub_id);
+    if path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    if !looks_like_hub_id(dir_or_hub_id) {
+        return Err(Error::NotFound { path: path.into() });
+    }
+    match resolve_in_cache(dir_or_hub_id, &opts.cache) {
+        Ok(dir) => Ok(dir),
+        Err(Error::Hub(miss)) if opts.offline => Err(Error::Hub(format!(
+            "HF_HUB_OFFLINE is set, so nothing is downloaded: {miss}"
+        ))),
+        Err(_) => crate::hub::download_model(opts, dir_or_hub_id),
+    }
+}
+
+/// A directory, or a hub id already in the local cache; never downloads (dry runs).
+pub fn resolve_model_dir_local(dir_or_hub_id: &str) -> Result<PathBuf> {
     let path = Path::new(dir_or_hub_id);
     if path.is_dir() {
         return Ok(path.to_path_buf());
@@ -468,12 +543,12 @@ pub fn resolve_in_cache(hub_id: &str, cache: &Path) -> Result<PathBuf> {
         return Ok(found);
     }
     Err(Error::Hub(format!(
-        "model {dir_or_hub_id} is not in the local Hugging Face cache and this build does not download: \
+        "model {dir_or_hub_id} is not in the local Hugging Face cache: \
          need config.json, tokenizer.json, tokenizer_config.json, model.safetensors (or \
          model.safetensors.index.json and its model-*.safetensors shards) and, if the model has one, \
          generation_config.json under {}/<revision>/ with {}/refs/main naming the revision \
          (the cache is HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub). \
-         Fetch them online with `hf download {dir_or_hub_id}` (or `huggingface-cli download {dir_or_hub_id}`), \
+         rlvr downloads them when HF_HUB_OFFLINE is unset; elsewhere: `hf download {dir_or_hub_id}`, \
          or pass a local model directory",
         snapshots.display(),
         repo.display()

@@ -29,8 +29,9 @@
 //!   scripts/model/make_fixtures.py).
 //! * Sampling log-probs are `log softmax(logits / T)[token]` before top-k / top-p, the value
 //!   [`Qwen::response_logprobs_at`] recomputes at the same temperature (tested within 1e-4).
-//! * Hub ids resolve only through the local cache; this crate never downloads (the error
-//!   names the files and the directory they must be in).
+//! * Hub ids resolve through the local cache; an uncached id is downloaded into it by [`hub`]
+//!   (hf-hub's blocking API; `HF_HUB_OFFLINE=1`: an error naming the files and the directory
+//!   they must be in). Pickle weights (`pytorch_model.bin`, `*.pt`) are refused, never opened.
 //! * Save then load reproduces log-probs bit for bit (tested).
 //! * Tensor names in the [`candle_nn::VarMap`] are the Hugging Face names.
 
@@ -40,6 +41,7 @@ pub mod draw;
 pub mod error;
 mod flash;
 mod fused;
+pub mod hub;
 pub mod io;
 mod logits;
 pub mod model;
@@ -57,8 +59,9 @@ pub use config::{Architecture, QwenConfig};
 pub use draw::{sample_logits, sample_logits_tensor, DrawParams};
 pub use error::{Error, Result};
 pub use io::{
-    hub_cache_dir, init_random, load_model, resolve_in_cache, resolve_model_dir, save_model,
-    save_model_with, GenerationConfig, LoadedModel,
+    hub_cache_dir, init_random, load_model, resolve_in_cache, resolve_model_dir,
+    resolve_model_dir_local, resolve_model_dir_with, save_model, save_model_with, GenerationConfig,
+    LoadedModel,
 };
 pub use model::{param_shapes, KvCache, Qwen};
 pub use sample::{generate, kv_cache_budget, FinishReason, Generation, SamplingParams};

@@ -41,6 +41,9 @@ pub struct ChatTokenizer {
     pub eos_token_ids: Vec<u32>,
     /// tokenizer_config.json as read (written back on save with the fields above updated).
     pub config: Map<String, Value>,
+    /// Extra variables for the chat template (verl's `apply_chat_template_kwargs`, e.g.
+    /// `enable_thinking = false` for Qwen3); not saved.
+    pub template_kwargs: Map<String, Value>,
 }
 
 impl std::fmt::Debug for ChatTokenizer {
@@ -80,6 +83,7 @@ impl ChatTokenizer {
             pad_token: eos_token.map(str::to_string),
             eos_token_ids,
             config: Map::new(),
+            template_kwargs: Map::new(),
         })
     }
 
@@ -146,6 +150,7 @@ impl ChatTokenizer {
             eos_token_ids,
             tokenizer,
             config,
+            template_kwargs: Map::new(),
         })
     }
 
@@ -208,7 +213,9 @@ impl ChatTokenizer {
 
     /// Renders the chat template as transformers does (Jinja with `trim_blocks` and
     /// `lstrip_blocks`, Python string methods, `raise_exception`, `strftime_now`), with
-    /// `messages`, `add_generation_prompt`, `bos_token` and `eos_token` in the context.
+    /// `messages`, `add_generation_prompt`, `bos_token` and `eos_token` in the context, plus
+    /// every entry of [`ChatTokenizer::template_kwargs`] (transformers' `**kwargs` of
+    /// `apply_chat_template`: they cannot override the four names above).
     pub fn apply_chat_template(
         &self,
         messages: &[ChatMessage],
@@ -240,12 +247,29 @@ impl ChatTokenizer {
         env.add_filter("tojson", tojson);
         env.add_template("chat", template)
             .map_err(|e| Error::Template(format!("{e:#}")))?;
-        let ctx = minijinja::context! {
-            messages => minijinja::Value::from(minijinja::value::Serde(messages)),
-            add_generation_prompt => add_generation_prompt,
-            bos_token => self.bos_token.clone().unwrap_or_default(),
-            eos_token => self.eos_token.clone().unwrap_or_default(),
-        };
+        let mut ctx: std::collections::BTreeMap<String, minijinja::Value> = self
+            .template_kwargs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    minijinja::Value::from(minijinja::value::Serde(v)),
+                )
+            })
+            .collect();
+        ctx.insert(
+            "messages".into(),
+            minijinja::Value::from(minijinja::value::Serde(messages)),
+        );
+        ctx.insert("add_generation_prompt".into(), add_generation_prompt.into());
+        ctx.insert(
+            "bos_token".into(),
+            self.bos_token.clone().unwrap_or_default().into(),
+        );
+        ctx.insert(
+            "eos_token".into(),
+            self.eos_token.clone().unwrap_or_default().into(),
+        );
         let tmpl = env
             .get_template("chat")
             .map_err(|e| Error::Template(format!("{e:#}")))?;

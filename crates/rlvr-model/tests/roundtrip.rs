@@ -142,6 +142,49 @@ fn bad_checkpoints_fail_with_named_errors() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
+/// A directory whose weights are PyTorch pickles (`pytorch_model.bin`, `*.pt`) is refused
+/// with the conversion commands; the pickle is never opened (here it is a pickle that would
+/// run `os.system` if loaded, and the error is the same as for any other name).
+#[test]
+fn pickle_checkpoints_are_refused_with_the_conversion() {
+    let root = temp_dir("pickle");
+    // protocol-0 pickle of os.system("touch pwned")
+    let payload = b"cos\nsystem\n(S'touch pwned'\ntR.";
+    for file in ["pytorch_model.bin", "weights.pt", "model.pth", "last.ckpt"] {
+        let d = root.join(file.replace('.', "-"));
+        copy_dir(&fixture("qwen2-tiny"), &d);
+        std::fs::remove_file(d.join("model.safetensors")).unwrap();
+        std::fs::write(d.join(file), payload).unwrap();
+        let err = match load(&d, DType::F32) {
+            Ok(_) => panic!("{file}: loaded"),
+            Err(e) => e,
+        };
+        assert!(err.is_user_input());
+        let msg = err.to_string();
+        for needle in [
+            file,
+            "pickle",
+            "not loaded",
+            "save_pretrained",
+            "safe_serialization=True",
+            "safetensors.torch import save_file",
+            "model.safetensors",
+        ] {
+            assert!(
+                msg.contains(needle),
+                "{file}: {msg:?} should mention {needle:?}"
+            );
+        }
+        assert!(!d.join("pwned").exists());
+    }
+    // safetensors next to a pickle: the safetensors load, the pickle is ignored
+    let d = root.join("both");
+    copy_dir(&fixture("qwen2-tiny"), &d);
+    std::fs::write(d.join("pytorch_model.bin"), payload).unwrap();
+    assert!(load(&d, DType::F32).is_ok());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
 /// A hub id resolves to `<cache>/models--owner--name/snapshots/<refs/main>/`; an uncached id is
 /// an error naming the files needed and where (no network is touched).
 #[test]

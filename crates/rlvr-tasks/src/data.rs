@@ -441,8 +441,29 @@ pub fn preset(name: &str) -> Result<&'static Preset, DataError> {
         })
 }
 
+/// The Hugging Face dataset repository and file of a preset, when one holds the same records
+/// with the same fields (the caller downloads it when the data directory lacks the file):
+///
+/// | preset | repository | file |
+/// |---|---|---|
+/// | `math500` | `HuggingFaceH4/MATH-500` | `test.jsonl` |
+/// | `gsm8k` | `openai/gsm8k` | `main/test-00000-of-00001.parquet` |
+/// | `gsm8k_train` | `openai/gsm8k` | `main/train-00000-of-00001.parquet` |
+///
+/// The other presets have none: their copies on the hub differ from the files SOURCES.md
+/// describes (DAPO-Math-17k's hub parquet repeats the 17,917 rows 100 times and keeps DAPO's
+/// prompt wrapper; the AIME and code sets are not published there in these layouts).
+pub fn hub_source(name: &str) -> Option<(&'static str, &'static str)> {
+    match name {
+        "math500" => Some(("HuggingFaceH4/MATH-500", "test.jsonl")),
+        "gsm8k" => Some(("openai/gsm8k", "main/test-00000-of-00001.parquet")),
+        "gsm8k_train" => Some(("openai/gsm8k", "main/train-00000-of-00001.parquet")),
+        _ => None,
+    }
+}
+
 /// Loads a named preset from `data_dir`. A missing file is a [`DataError::PresetMissing`]
-/// that says which file to put where (nothing is downloaded).
+/// that says which file to put where (this function does not download; see [`hub_source`]).
 pub fn load_preset(name: &str, data_dir: &Path) -> Result<Dataset, DataError> {
     let p = preset(name)?;
     let path = data_dir.join(p.file);
@@ -455,14 +476,21 @@ pub fn load_preset(name: &str, data_dir: &Path) -> Result<Dataset, DataError> {
             source_hint: p.source.to_string(),
         });
     }
+    load_preset_file(name, &path)
+}
+
+/// Loads preset `name`'s records from `path` (its file in a data directory or the file
+/// [`hub_source`] names, downloaded), with the preset's fields and name.
+pub fn load_preset_file(name: &str, path: &Path) -> Result<Dataset, DataError> {
+    let p = preset(name)?;
     let mut ds = if p.name == "matharena_aime25" {
-        load_matharena(&path)?
+        load_matharena(path)?
     } else {
-        load_file(&path, &p.fields())?
+        load_file(path, &p.fields())?
     };
     ds.name = p.name.to_string();
     for prob in &mut ds.problems {
-        if prob.data_source.is_empty() || prob.data_source == file_stem(&path) {
+        if prob.data_source.is_empty() || prob.data_source == file_stem(path) {
             prob.data_source = p.name.to_string();
         }
     }

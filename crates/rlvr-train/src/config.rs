@@ -142,8 +142,12 @@ pub struct DataConfig {
     pub data_dir: Option<PathBuf>,
     /// Prompt template around the problem text: `dapo`, `qwen-boxed` or `raw`.
     pub prompt_template: String,
-    /// Wrap the rendered prompt in the tokenizer's chat template (as a user turn).
+    /// Wrap the rendered prompt in the tokenizer's chat template (as a user turn; chat
+    /// prompts from the data keep all their messages).
     pub apply_chat_template: bool,
+    /// Extra variables for the chat template, verl's `apply_chat_template_kwargs`
+    /// (`{ enable_thinking = false }` turns Qwen3's thinking off).
+    pub chat_template_kwargs: serde_json::Map<String, serde_json::Value>,
     /// Prompts longer than this many tokens are dropped from training (verl `max_prompt_length`).
     pub max_prompt_length: usize,
     /// Shuffle the training set each epoch (seeded by `trainer.seed`).
@@ -164,6 +168,7 @@ impl Default for DataConfig {
             data_dir: None,
             prompt_template: "raw".into(),
             apply_chat_template: false,
+            chat_template_kwargs: serde_json::Map::new(),
             max_prompt_length: 64,
             shuffle: true,
             testbed_difficulty: 3,
@@ -439,7 +444,8 @@ pub struct TrainerConfig {
     pub train_batch_size: usize,
     /// Seed of everything random: initialization, data order, sampling.
     pub seed: u64,
-    /// Run name; files go to `<runs_dir>/<name>`. Empty: `<config name>-<rule>-s<seed>`.
+    /// Run name; files go to `<runs_dir>/<name>`. Empty: `<task>-<rule>-s<seed>` (task: `testbed`,
+    /// the preset, or the training file's stem), numbered when taken.
     pub run_name: String,
     /// Directory that holds the runs.
     pub runs_dir: PathBuf,
@@ -453,6 +459,10 @@ pub struct TrainerConfig {
     pub warm_start_lr: f64,
     /// Directory of the warm-start cache (keyed by its settings); a second run reuses it.
     pub cache_dir: PathBuf,
+    /// Write each step's training rollouts to `<dir>/<step>.jsonl` (verl's
+    /// `trainer.rollout_data_dir` layout: `input`, `output`, `score`, `step`, plus `uid`,
+    /// `advantage`, `length`, `acc`); unset: no dump. A relative path is under the run directory.
+    pub rollout_data_dir: Option<PathBuf>,
 }
 
 impl Default for TrainerConfig {
@@ -468,6 +478,7 @@ impl Default for TrainerConfig {
             warm_start_batch_size: 32,
             warm_start_lr: 3e-3,
             cache_dir: "runs/.cache".into(),
+            rollout_data_dir: None,
         }
     }
 }

@@ -15,7 +15,9 @@
 //! ```
 //!
 //! A step whose rewards, loss or gradient are not finite is skipped (nothing is applied) and
-//! reported with `skipped: true` and the reason.
+//! reported with `skipped: true` and the reason. "Nothing" includes the optimizer steps of the
+//! step's earlier mini-batches: with more than one optimizer step per rollout, the update
+//! keeps a copy of the parameters and the optimizer state and restores it on a skip.
 
 use std::time::Instant;
 
@@ -40,6 +42,10 @@ pub struct Faults {
     pub nan_reward_at_step: Option<usize>,
     /// At this step (1-based), the first micro-batch's loss becomes NaN.
     pub nan_loss_at_step: Option<usize>,
+    /// `(step, k)`: at this step (1-based), only the first micro-batch of the k-th
+    /// mini-batch (0-based, counted over all epochs) has a NaN loss; the mini-batches before
+    /// it have already stepped the optimizer when it is hit.
+    pub nan_loss_in_mini_batch: Option<(usize, usize)>,
 }
 
 /// Everything a GRPO run holds between steps.
@@ -59,6 +65,9 @@ pub struct Trainer {
     /// (tests, debugging).
     pub keep_grads: bool,
     pub last_grads: Option<Vec<Option<Tensor>>>,
+    /// Where each step's training rollouts are written as `<step>.jsonl`
+    /// (`trainer.rollout_data_dir`, resolved by the caller); `None`: no dump.
+    pub rollout_dump: Option<std::path::PathBuf>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -163,10 +172,10 @@ impl Trainer {
             },
         );
         if task.is_empty() {
-            return Err(TrainError::Msg(format!(
-                "task {} has no usable prompts",
-                task.name
-            )));
+            return Err(TrainError::Data(rlvr_tasks::DataError::BadFile {
+                path: task.name.clone().into(),
+                reason: "no usable prompts for training".into(),
+            }));
         }
         Ok(Self {
             cfg,
@@ -180,6 +189,7 @@ impl Trainer {
             faults: Faults::default(),
             keep_grads: false,
             last_grads: None,
+            rollout_dump: None,
         })
     }
 
@@ -219,6 +229,9 @@ impl Trainer {
             return Ok(self.skipped_report(&seen, rounds, "no group with reward variation".into()));
         }
         let batch = self.train_batch(&kept);
+        if let Some(dir) = &self.rollout_dump {
+            self.dump_rollouts(dir, &kept)?;
+        }
         // 5. old log-probs: the sampling policy's, recomputed with the training forward
         let old = self.old_logprobs(&batch)?;
         // 6. update: ppo_epochs x mini-batches, weights over each whole mini-batch
@@ -361,6 +374,28 @@ impl Trainer {
         })
     }
 
+    /// Writes the kept groups to `<dir>/<step>.jsonl` (see [`crate::dump`]).
+    fn dump_rollouts(&self, dir: &std::path::Path, kept: &[KeptGroup]) -> Result<(), TrainError> {
+        let mut rows = Vec::new();
+        for (g, group) in kept.iter().enumerate() {
+            let problem = &self.task.problems[group.problem];
+            let input = self.policy.decode(&self.task.prompts[group.problem])?;
+            for (i, gen) in group.gens.iter().enumerate() {
+                rows.push(crate::dump::DumpRow {
+                    input: input.clone(),
+                    output: self.policy.decode(&gen.tokens)?,
+                    score: group.reward[i],
+                    step: self.step,
+                    uid: format!("{}-{g}-{}", self.step, problem.id),
+                    advantage: group.adv[i],
+                    length: gen.tokens.len(),
+                    acc: group.correct[i],
+                });
+            }
+        }
+        crate::dump::write_step(dir, self.step, &rows)
+    }
+
     /// The kept groups as loss-ready sequences.
     fn train_batch(&self, kept: &[KeptGroup]) -> TrainBatch {
         let mask_truncated = self.cfg.algorithm.mask_truncated;
@@ -462,6 +497,11 @@ impl Trainer {
 
     /// Phase 6: `ppo_epochs` passes; each mini-batch of `ppo_mini_batch_size` groups is one
     /// optimizer step whose aggregation weights span the whole mini-batch.
+    ///
+    /// Atomic: when any mini-batch has a non-finite loss or gradient, the update stops there
+    /// and the parameters and optimizer state are restored bit for bit to what they were
+    /// before the first mini-batch (a copy is kept only when there is more than one
+    /// optimizer step per rollout; a single step is checked before it is applied).
     pub fn update(
         &mut self,
         batch: &TrainBatch,
@@ -473,13 +513,19 @@ impl Trainer {
         let (mut tokens, mut clip_lo, mut clip_hi, mut kl, mut ent) = (0.0, 0.0, 0.0, 0.0, 0.0);
         let mut mini_batches = 0usize;
         let (mut pg_sum, mut norm_sum) = (0.0, 0.0);
-        for _epoch in 0..a.ppo_epochs {
+        let per_epoch = batch.groups.div_ceil(a.ppo_mini_batch_size.max(1));
+        let saved = if a.ppo_epochs * per_epoch > 1 {
+            Some(self.save_state()?)
+        } else {
+            None
+        };
+        'epochs: for _epoch in 0..a.ppo_epochs {
             for first_group in (0..batch.groups).step_by(a.ppo_mini_batch_size) {
                 let groups = first_group..(first_group + a.ppo_mini_batch_size).min(batch.groups);
                 let idx: Vec<usize> = (0..batch.seqs.len())
                     .filter(|&i| groups.contains(&batch.seqs[i].group))
                     .collect();
-                let step = self.minibatch_step(batch, &idx, old)?;
+                let step = self.minibatch_step(batch, &idx, old, mini_batches)?;
                 mini_batches += 1;
                 tokens += step.tokens;
                 clip_lo += step.clipped_low;
@@ -490,10 +536,19 @@ impl Trainer {
                 norm_sum += step.grad_norm;
                 stats.lr = step.lr;
                 match step.skipped {
-                    Some(reason) => stats.skipped = Some(reason),
+                    Some(reason) => {
+                        stats.skipped = Some(reason);
+                        break 'epochs;
+                    }
                     None => stats.optimizer_steps += 1,
                 }
             }
+        }
+        if stats.skipped.is_some() {
+            if let Some(saved) = saved {
+                self.restore_state(saved)?;
+            }
+            stats.optimizer_steps = 0;
         }
         let per_token = |x: f64| if tokens > 0.0 { x / tokens } else { 0.0 };
         let per_mini = |x: f64| x / mini_batches.max(1) as f64;
@@ -508,12 +563,37 @@ impl Trainer {
         Ok(stats)
     }
 
+    /// Deep copies of the parameters (`Var::set` writes in place) and the optimizer (its
+    /// moments are replaced, never written in place, so cloning the handles is a copy).
+    fn save_state(&self) -> Result<SavedState, TrainError> {
+        let params = self
+            .policy
+            .params
+            .vars
+            .iter()
+            .map(|v| v.as_tensor().detach().copy())
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SavedState {
+            params,
+            optimizer: self.optimizer.clone(),
+        })
+    }
+
+    fn restore_state(&mut self, saved: SavedState) -> Result<(), TrainError> {
+        for (var, p) in self.policy.params.vars.iter().zip(&saved.params) {
+            var.set(p)?;
+        }
+        self.optimizer = saved.optimizer;
+        Ok(())
+    }
+
     /// One optimizer step on the sequences `idx` of `batch`.
     fn minibatch_step(
         &mut self,
         batch: &TrainBatch,
         idx: &[usize],
         old: &OldLogProbs,
+        mini_batch: usize,
     ) -> Result<MiniBatchStep, TrainError> {
         let a = &self.cfg.algorithm;
         // ALGO LOGIC: the aggregation weight of every sequence, over the WHOLE mini-batch
@@ -578,7 +658,9 @@ impl Trainer {
                 with_entropy: true,
                 gradient_checkpointing: self.cfg.model.gradient_checkpointing,
             };
-            let nan_loss = m == 0 && self.faults.nan_loss_at_step == Some(self.step);
+            let nan_loss = m == 0
+                && (self.faults.nan_loss_at_step == Some(self.step)
+                    || self.faults.nan_loss_in_mini_batch == Some((self.step, mini_batch)));
             let mut terms = None;
             // the forward, the loss on its log-probs, and the backward (rlvr-model)
             let fwd = self.policy.model.loss_and_grads(&tb, &opts, |fwd| {
@@ -711,6 +793,8 @@ struct KeptGroup {
     problem: usize,
     gens: Vec<Generation>,
     adv: Vec<f64>,
+    reward: Vec<f64>,
+    correct: Vec<bool>,
 }
 
 impl KeptGroup {
@@ -726,11 +810,18 @@ impl KeptGroup {
             .into_iter()
             .zip(rollouts.groups)
             .zip(rewards.reward)
+            .zip(rewards.correct)
             .zip(adv.adv)
-            .filter(|(((_, _), rs), _)| {
+            .filter(|((((_, _), rs), _), _)| {
                 !cfg.algorithm.filter_groups || rs.iter().any(|&r| r != rs[0])
             })
-            .map(|(((problem, gens), _), adv)| KeptGroup { problem, gens, adv })
+            .map(|((((problem, gens), reward), correct), adv)| KeptGroup {
+                problem,
+                gens,
+                adv,
+                reward,
+                correct,
+            })
             .collect()
     }
 }
@@ -795,6 +886,12 @@ impl SeenStats {
             ..TrainLine::default()
         }
     }
+}
+
+/// The parameters and optimizer state at the start of an update (restored on a skip).
+struct SavedState {
+    params: Vec<Tensor>,
+    optimizer: AdamW,
 }
 
 /// What one optimizer step did.

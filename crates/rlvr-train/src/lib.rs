@@ -15,13 +15,15 @@
 //! - Aggregation weights come from `rlvr_core::aggregation::weights` over each WHOLE optimizer
 //!   mini-batch; micro-batches only sum `w_i * l_it` over their tokens, so the update does not
 //!   depend on `ppo_micro_batch_size` (up to float rounding).
-//! - A step whose rewards, loss or gradient norm are not finite changes no weight; it is
-//!   logged with `skipped: true` and the reason.
+//! - A step whose rewards, loss or gradient norm are not finite in any of its mini-batches
+//!   changes no weight and no optimizer state (earlier mini-batches' steps are rolled back); it
+//!   is logged with `skipped: true` and the reason.
 //! - A run resumed from its last checkpoint ends bit-identical to an uninterrupted run (same
 //!   machine and thread count): all randomness is seeded by (seed, step).
 
 pub mod checkpoint;
 pub mod config;
+pub mod dump;
 pub mod eval;
 pub mod grpo;
 pub mod loss;

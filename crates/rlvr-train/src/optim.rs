@@ -137,6 +137,9 @@ impl From<&OptimConfig> for AdamWParams {
 /// `p -= lr (m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps) + wd p)`. Moments are f32 whatever the
 /// parameter dtype; weight decay applies to parameters of rank >= 2 only (matrices, not norm
 /// weights or biases). `p` is the f32 master weight of a bf16/f16 parameter (module docs).
+///
+/// `Clone` is a snapshot: `step` replaces the moment tensors rather than writing into them.
+#[derive(Clone)]
 pub struct AdamW {
     pub hp: AdamWParams,
     /// Optimizer steps taken (t).

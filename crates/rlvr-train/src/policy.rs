@@ -101,7 +101,9 @@ impl Task {
 }
 
 /// How a problem becomes prompt text: the template around the problem, then (optionally) the
-/// tokenizer's chat template as one user turn.
+/// tokenizer's chat template. A chat prompt from the data keeps every message (system, earlier
+/// user and assistant turns); the template (`dapo`, `qwen-boxed`) wraps its last user message.
+/// A text prompt becomes one user turn.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptFormat {
     pub template: PromptTemplate,
@@ -119,13 +121,23 @@ impl PromptFormat {
         let user = self.template.render(problem.prompt.text());
         match (self.chat, tokenizer) {
             (true, Some(tok)) => {
-                let mut messages = Vec::new();
-                if let rlvr_tasks::Prompt::Chat(msgs) = &problem.prompt {
-                    for m in msgs.iter().filter(|m| m.role == "system") {
-                        messages.push(ChatMessage::new("system", m.content.clone()));
+                let messages = match &problem.prompt {
+                    rlvr_tasks::Prompt::Chat(msgs) if msgs.iter().any(|m| m.role == "user") => {
+                        let last_user = msgs.iter().rposition(|m| m.role == "user");
+                        msgs.iter()
+                            .enumerate()
+                            .map(|(i, m)| {
+                                let content = if Some(i) == last_user {
+                                    user.clone()
+                                } else {
+                                    m.content.clone()
+                                };
+                                ChatMessage::new(m.role.clone(), content)
+                            })
+                            .collect()
                     }
-                }
-                messages.push(ChatMessage::new("user", user));
+                    _ => vec![ChatMessage::new("user", user)],
+                };
                 Ok(tok.apply_chat_template(&messages, true)?)
             }
             _ => Ok(user),

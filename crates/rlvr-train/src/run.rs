@@ -177,7 +177,20 @@ fn template(cfg: &TrainConfig) -> Result<PromptTemplate, TrainError> {
 /// json/jsonl with `problem`/`answer`/`solution`/`id`, or, when the first record has `tests`
 /// and no `answer`, code problems in the layout of the code presets (`problem`, `tests`,
 /// optional `solutions`, `id`, `data_source`).
+///
+/// A preset whose file is not in the
+/// data directory is downloaded from its Hugging Face dataset repository when it has one
+/// (`rlvr_tasks::data::hub_source`; `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` honoured).
 pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, TrainError> {
+    load_dataset_with(name, data_dir, &rlvr_model::hub::HubOptions::from_env())
+}
+
+/// [`load_dataset`] with explicit hub options.
+pub fn load_dataset_with(
+    name: &str,
+    data_dir: Option<&Path>,
+    hub: &rlvr_model::hub::HubOptions,
+) -> Result<Dataset, TrainError> {
     let path = Path::new(name);
     let looks_like_file = path.extension().is_some() || name.contains('/');
     if looks_like_file && path.exists() {
@@ -203,8 +216,70 @@ pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, Trai
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
         }));
     }
-    let dir = rlvr_tasks::resolve_data_dir(data_dir)?;
-    Ok(rlvr_tasks::load_preset(name, &dir)?)
+    let local =
+        rlvr_tasks::resolve_data_dir(data_dir).and_then(|dir| rlvr_tasks::load_preset(name, &dir));
+    match (local, rlvr_tasks::data::hub_source(name)) {
+        (
+            Err(
+                missing @ (rlvr_tasks::DataError::PresetMissing { .. }
+                | rlvr_tasks::DataError::NoDataDir { .. }),
+            ),
+            Some((repo, file)),
+        ) => {
+            let kind = rlvr_model::hub::RepoType::Dataset;
+            let path = rlvr_model::hub::fetch_file(hub, kind, repo, file).map_err(|e| {
+                TrainError::Data(rlvr_tasks::DataError::BadFile {
+                    path: PathBuf::from(name),
+                    reason: format!("{missing}; and from the hub: {e}"),
+                })
+            })?;
+            Ok(rlvr_tasks::data::load_preset_file(name, &path)?)
+        }
+        (local, _) => Ok(local?),
+    }
+}
+
+/// The file behind `data.train_files`: the preset's file in the data directory, else the
+/// value itself.
+fn data_file(name: &str, data_dir: Option<&Path>) -> PathBuf {
+    match (
+        rlvr_tasks::data::preset(name),
+        rlvr_tasks::resolve_data_dir(data_dir),
+    ) {
+        (Ok(p), Ok(dir)) => dir.join(p.file),
+        _ => PathBuf::from(name),
+    }
+}
+
+/// The set-up error of a training set with no prompt left: a user-input error naming the
+/// file, with what was read, what was left out and why, and what to change.
+pub fn no_usable_prompts(
+    file: &Path,
+    read: usize,
+    no_answer: usize,
+    too_long: usize,
+    cfg: &TrainConfig,
+) -> TrainError {
+    let hint = if read == 0 && no_answer == 0 {
+        "the file has no records; check data.train_files".to_string()
+    } else if read == 0 {
+        format!(
+            "all {no_answer} records lack an answer (null or empty answer field); check the \
+             file's answer field"
+        )
+    } else if too_long > 0 {
+        format!(
+            "{too_long} of {read} prompts are longer than data.max_prompt_length = {} tokens \
+             after the template; raise data.max_prompt_length (0 = no limit)",
+            cfg.data.max_prompt_length
+        )
+    } else {
+        format!("all {read} prompts tokenize to nothing; check data.prompt_template")
+    };
+    TrainError::Data(rlvr_tasks::DataError::BadFile {
+        path: file.to_path_buf(),
+        reason: format!("no usable prompts for training: {hint}"),
+    })
 }
 
 /// Whether the first record of a json/jsonl file has `tests` and no `answer` (a file that
@@ -254,10 +329,11 @@ pub fn setup(
         return crate::testbed::setup(cfg, initial, &dev, dt, ui);
     }
     let t = Instant::now();
-    let policy = match initial {
+    let mut policy = match initial {
         Some(dir) => Policy::load(&dir.to_string_lossy(), dt, &dev)?,
         None => Policy::load(&cfg.model.path, dt, &dev)?,
     };
+    policy.tokenizer.template_kwargs = cfg.data.chat_template_kwargs.clone();
     let format = PromptFormat {
         template: template(cfg)?,
         chat: cfg.data.apply_chat_template,
@@ -267,6 +343,7 @@ pub fn setup(
         data_dir.or(cfg.data.data_dir.as_deref()),
     )?;
     let verifier = reward_fn(&cfg.reward, &ds.problems)?;
+    let (read, no_answer) = (ds.problems.len(), ds.skipped.len());
     let (train, dropped) = build_task(
         &ds.name,
         ds.problems,
@@ -275,6 +352,13 @@ pub fn setup(
         cfg.data.max_prompt_length,
         verifier.clone(),
     )?;
+    if train.is_empty() {
+        let file = data_file(
+            &cfg.data.train_files,
+            data_dir.or(cfg.data.data_dir.as_deref()),
+        );
+        return Err(no_usable_prompts(&file, read, no_answer, dropped, cfg));
+    }
     if dropped > 0 {
         ui.println(format!(
             "{}: dropped {dropped} prompts longer than data.max_prompt_length = {}",
@@ -384,9 +468,32 @@ fn run_evals(
     Ok(out)
 }
 
-/// The run directory: `<runs_dir>/<run_name>`; an automatic name gets a numeric suffix when
-/// taken, an explicit one that already holds a run is an error.
-fn new_run_dir(cfg: &TrainConfig, config_name: &str) -> Result<PathBuf, TrainError> {
+/// The task part of an automatic run name: `testbed`, the preset's name, or the training
+/// file's stem (`data/train.parquet` -> `train`); characters other than ASCII letters,
+/// digits, `-`, `_` and `.` become `-`.
+pub fn task_label(train_files: &str) -> String {
+    let name = if train_files == "testbed" || rlvr_tasks::data::preset(train_files).is_ok() {
+        train_files.to_string()
+    } else {
+        Path::new(train_files)
+            .file_stem()
+            .map_or("data".to_string(), |s| s.to_string_lossy().into_owned())
+    };
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// The run directory: `<runs_dir>/<run_name>`; an automatic name is
+/// `<task>-<rule>-s<seed>` ([`task_label`]) with a numeric suffix when taken (`-2`, `-3`, ...);
+/// an explicit one that already holds a run is an error.
+pub fn new_run_dir(cfg: &TrainConfig) -> Result<PathBuf, TrainError> {
     let runs = &cfg.trainer.runs_dir;
     if !cfg.trainer.run_name.is_empty() {
         let dir = runs.join(&cfg.trainer.run_name);
@@ -400,8 +507,10 @@ fn new_run_dir(cfg: &TrainConfig, config_name: &str) -> Result<PathBuf, TrainErr
         return Ok(dir);
     }
     let base = format!(
-        "{config_name}-{}-s{}",
-        cfg.algorithm.loss_agg_mode, cfg.trainer.seed
+        "{}-{}-s{}",
+        task_label(&cfg.data.train_files),
+        cfg.algorithm.loss_agg_mode,
+        cfg.trainer.seed
     );
     for i in 1.. {
         let name = if i == 1 {
@@ -432,14 +541,7 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
             })?;
             (run.clone(), Some(ck))
         }
-        None => {
-            let name = opts
-                .config
-                .as_ref()
-                .and_then(|p| p.file_stem())
-                .map_or("testbed".to_string(), |s| s.to_string_lossy().into_owned());
-            (new_run_dir(&cfg, &name)?, None)
-        }
+        None => (new_run_dir(&cfg)?, None),
     };
     let state = match &ckpt {
         Some(ck) => Some(checkpoint::read_state(ck).map_err(|e| TrainError::io(ck, e))?),
@@ -476,6 +578,13 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
     let ref_dir = run_dir.join("reference");
     let mut trainer = Trainer::new(cfg.clone(), s.policy, s.train)?;
     trainer.faults = opts.faults.clone();
+    trainer.rollout_dump = cfg.trainer.rollout_data_dir.as_ref().map(|d| {
+        if d.is_absolute() {
+            d.clone()
+        } else {
+            run_dir.join(d)
+        }
+    });
     if cfg.algorithm.use_kl_loss {
         if state.is_some() {
             trainer.reference = Some(
@@ -830,7 +939,7 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     // the model: config.json and tokenizer when available locally
     let mut tokenizer = None;
     let mut shape = None;
-    match rlvr_model::resolve_model_dir(&cfg.model.path) {
+    match rlvr_model::resolve_model_dir_local(&cfg.model.path) {
         Ok(dir) => {
             let qc = rlvr_model::QwenConfig::from_file(&dir.join("config.json"))?;
             shape = Some(qc.clone());
@@ -847,7 +956,10 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
                 ),
             )?;
             match rlvr_model::ChatTokenizer::from_dir(&dir) {
-                Ok(t) => tokenizer = Some(t),
+                Ok(mut t) => {
+                    t.template_kwargs = cfg.data.chat_template_kwargs.clone();
+                    tokenizer = Some(t)
+                }
                 Err(e) => w(
                     out,
                     format!("tokenizer: not available ({e}); prompts shown as text"),

@@ -273,6 +273,84 @@ fn nan_reward_or_loss_never_reaches_the_weights() {
     }
 }
 
+/// The optimizer's moments as saved by `AdamW::save`, by name, as raw f32 bits.
+fn optimizer_state(t: &Trainer, dir: &Path) -> Vec<(String, Vec<u32>)> {
+    let path = dir.join("adam.safetensors");
+    t.optimizer.save(&t.policy.params, &path).unwrap();
+    let mut out: Vec<(String, Vec<u32>)> = candle_core::safetensors::load(&path, &Device::Cpu)
+        .unwrap()
+        .into_iter()
+        .map(|(k, v)| {
+            let bits = v.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            (k, bits.into_iter().map(f32::to_bits).collect())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Two mini-batches per step, a NaN loss in the second one only (the first has already
+/// stepped AdamW by then): the step is skipped and the parameters and the optimizer state
+/// (moments and step count) are bit-identical to before the step. Without the fault the same
+/// step takes two optimizer steps and moves the weights, so the check can see a leak.
+#[test]
+fn a_fault_in_the_second_mini_batch_leaves_nothing_applied() {
+    let fx = Fixture::new();
+    let cfg = fx.config(&[
+        "trainer.train_batch_size=4",
+        "algorithm.ppo_mini_batch_size=2",
+        "optim.lr=1e-3",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let bits = |t: &Trainer| -> Vec<Vec<u32>> {
+        params(t)
+            .into_iter()
+            .map(|p| p.into_iter().map(f32::to_bits).collect())
+            .collect()
+    };
+    // reference: the same two steps without a fault
+    let mut clean = trainer(&fx, &cfg);
+    clean.step().unwrap();
+    let before_clean = bits(&clean);
+    let t_clean = clean.optimizer.t;
+    assert!(!clean.step().unwrap().line.skipped);
+    assert_eq!(
+        clean.optimizer.t,
+        t_clean + 2,
+        "two mini-batches, two optimizer steps"
+    );
+    assert_ne!(
+        bits(&clean),
+        before_clean,
+        "a clean step 2 moves the weights"
+    );
+
+    let mut t = trainer(&fx, &cfg);
+    t.faults.nan_loss_in_mini_batch = Some((2, 1));
+    assert!(!t.step().unwrap().line.skipped);
+    let before = bits(&t);
+    assert_eq!(
+        before, before_clean,
+        "step 1 is the same with and without the fault"
+    );
+    let adam_before = optimizer_state(&t, dir.path());
+    let adam_t = t.optimizer.t;
+    assert!(adam_before.iter().any(|(_, v)| v.iter().any(|&b| b != 0)));
+    let line = t.step().unwrap().line;
+    assert!(line.skipped, "step 2 must be skipped");
+    assert!(line.skip_reason.unwrap().contains("non-finite loss"));
+    assert_eq!(bits(&t), before, "parameters changed by a skipped step");
+    assert_eq!(t.optimizer.t, adam_t, "optimizer step count advanced");
+    assert_eq!(
+        optimizer_state(&t, dir.path()),
+        adam_before,
+        "moments changed"
+    );
+    // the run goes on from the restored state
+    assert!(!t.step().unwrap().line.skipped);
+    assert_eq!(t.optimizer.t, adam_t + 2);
+}
+
 const CHILD_ENV: &str = "RLVR_TEST_RESUME_CHILD";
 
 fn options(fx: &Fixture, name: &str, extra: &[&str]) -> TrainOptions {
@@ -424,6 +502,110 @@ fn stop_and_resume_matches(dtype: &str) -> Fixture {
     let init = read_params(&fx.model);
     assert_ne!(a, init, "{dtype}: training must move the weights");
     fx
+}
+
+/// A training set with no prompt left after the length filter is a user-input error that
+/// names the file, says how many prompts were too long and which key to raise; an empty file
+/// says so.
+#[test]
+fn no_usable_prompts_names_the_file_and_the_fix() {
+    let fx = Fixture::new();
+    // "a+b=" is 4 tokens: a limit of 3 drops all 16 prompts
+    let err = train(&options(&fx, "short", &["data.max_prompt_length=3"])).unwrap_err();
+    assert!(err.is_user_input(), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains(&fx.data.display().to_string()), "{msg}");
+    assert!(msg.contains("16 of 16 prompts"), "{msg}");
+    assert!(msg.contains("data.max_prompt_length = 3"), "{msg}");
+    let empty = fx.root.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let o = options(
+        &fx,
+        "empty",
+        &[&format!(
+            "data.train_files={:?}",
+            empty.display().to_string()
+        )],
+    );
+    let err = train(&o).unwrap_err();
+    assert!(err.is_user_input(), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("empty.jsonl") && msg.contains("no records"),
+        "{msg}"
+    );
+}
+
+/// Without `trainer.run_name` the run goes to `<task>-<rule>-s<seed>`, numbered when taken;
+/// the task is the training file's stem here, `testbed` or the preset's name otherwise.
+#[test]
+fn default_run_name_is_task_rule_seed() {
+    use rlvr_train::run::task_label;
+    assert_eq!(task_label("testbed"), "testbed");
+    assert_eq!(task_label("dapo_math_17k"), "dapo_math_17k");
+    assert_eq!(task_label("/data/my set/train.parquet"), "train");
+    assert_eq!(task_label("q&a.jsonl"), "q-a");
+    let fx = Fixture::new();
+    let mut o = fx.overrides(&[
+        "trainer.total_training_steps=1",
+        "trainer.seed=3",
+        "algorithm.loss_agg_mode=token-mean",
+        "trainer.rollout_data_dir=\"rollouts\"",
+    ]);
+    o.retain(|k| !k.starts_with("trainer.run_name"));
+    let opts = TrainOptions {
+        overrides: o,
+        quiet: true,
+        ..TrainOptions::default()
+    };
+    let cfg = TrainConfig::load(None, &opts.overrides).unwrap();
+    let runs = fx.root.join("runs");
+    assert_eq!(
+        rlvr_train::run::new_run_dir(&cfg).unwrap(),
+        runs.join("data-token-mean-s3")
+    );
+    train(&opts).unwrap();
+    assert!(runs.join("data-token-mean-s3/metrics.jsonl").exists());
+    // trainer.rollout_data_dir (relative: under the run directory): verl's field names, one
+    // line per response of the 4 x 4 batch, one uid per group
+    let dump = std::fs::read_to_string(runs.join("data-token-mean-s3/rollouts/1.jsonl")).unwrap();
+    let rows: Vec<serde_json::Value> = dump
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 16);
+    for r in &rows {
+        for k in [
+            "input",
+            "output",
+            "score",
+            "step",
+            "uid",
+            "advantage",
+            "length",
+            "acc",
+        ] {
+            assert!(r.get(k).is_some(), "{k} missing: {r}");
+        }
+        assert_eq!(r["step"], 1);
+        assert!(r["input"].as_str().unwrap().ends_with('='), "{r}");
+    }
+    let uids: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["uid"].as_str().unwrap()).collect();
+    assert_eq!(uids.len(), 4);
+    // advantages of a group sum to zero (GRPO)
+    for u in &uids {
+        let sum: f64 = rows
+            .iter()
+            .filter(|r| r["uid"] == *u)
+            .map(|r| r["advantage"].as_f64().unwrap())
+            .sum();
+        assert!(sum.abs() < 1e-9, "{u}: {sum}");
+    }
+    assert_eq!(
+        rlvr_train::run::new_run_dir(&cfg).unwrap(),
+        runs.join("data-token-mean-s3-2")
+    );
 }
 
 #[test]

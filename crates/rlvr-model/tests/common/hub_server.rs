@@ -1,0 +1,198 @@
+//! A loopback stand-in for the Hugging Face hub: serves files from a directory with the hub's
+//! URL layout and the headers hf-hub reads. Binds 127.0.0.1 only; nothing else is reached.
+//!
+//! - `GET /api/{models|datasets}/{owner}/{name}/revision/{rev}`: `{"sha", "siblings"}`
+//! - `GET /{owner}/{name}/resolve/{rev}/{file}` and `/datasets/{owner}/{name}/resolve/...`:
+//!   the file, honouring `Range: bytes=a-` / `bytes=a-b` (206 with `Content-Range`), with
+//!   `ETag` and `X-Repo-Commit`.
+//!
+//! Files live in `root/models/{owner}/{name}/` and `root/datasets/{owner}/{name}/`. Every
+//! request is logged as `GET <path> range=<Range> auth=<Authorization>`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+
+pub struct HubServer {
+    pub endpoint: String,
+    pub log: Arc<Mutex<Vec<String>>>,
+    /// The next full download (`Range: bytes=0-`) of a file with this name sends only half
+    /// of the body, then closes the connection (an interrupted download).
+    pub truncate_once: Arc<Mutex<Option<String>>>,
+}
+
+impl HubServer {
+    pub fn start(root: &Path) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let truncate_once = Arc::new(Mutex::new(None));
+        let (root, l, t) = (root.to_path_buf(), log.clone(), truncate_once.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (root, l, t) = (root.clone(), l.clone(), t.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &root, &l, &t);
+                });
+            }
+        });
+        Self {
+            endpoint,
+            log,
+            truncate_once,
+        }
+    }
+
+    /// The requests so far (and clears the log).
+    pub fn take_log(&self) -> Vec<String> {
+        std::mem::take(&mut *self.log.lock().unwrap())
+    }
+}
+
+/// FNV-1a of the content, as the blob's etag.
+fn etag(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+fn list(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = format!("{prefix}{}", e.file_name().to_string_lossy());
+        if e.path().is_dir() {
+            list(&e.path(), &format!("{name}/"), out);
+        } else {
+            out.push(name);
+        }
+    }
+}
+
+fn respond(s: &mut TcpStream, status: &str, headers: &[(String, String)], body: &[u8]) {
+    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in headers {
+        head += &format!("{k}: {v}\r\n");
+    }
+    head += "Connection: close\r\n\r\n";
+    let _ = s.write_all(head.as_bytes());
+    let _ = s.write_all(body);
+}
+
+fn serve(
+    mut s: TcpStream,
+    root: &Path,
+    log: &Mutex<Vec<String>>,
+    truncate: &Mutex<Option<String>>,
+) -> std::io::Result<()> {
+    let mut reader = BufReader::new(s.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let (method, path) = (
+        parts.next().unwrap_or("").to_string(),
+        parts.next().unwrap_or("").to_string(),
+    );
+    let (mut range, mut auth) = (String::new(), String::new());
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h == "\r\n" {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            match k.trim().to_ascii_lowercase().as_str() {
+                "range" => range = v.trim().to_string(),
+                "authorization" => auth = v.trim().to_string(),
+                _ => {}
+            }
+        }
+    }
+    log.lock()
+        .unwrap()
+        .push(format!("{method} {path} range={range} auth={auth}"));
+    let not_found = |s: &mut TcpStream, what: &str| {
+        let h = vec![("X-Error-Code".to_string(), "EntryNotFound".to_string())];
+        respond(s, "404 Not Found", &h, what.as_bytes());
+    };
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    // the listing API
+    if segs.len() >= 6 && segs[0] == "api" && segs[4] == "revision" {
+        let dir = root.join(segs[1]).join(segs[2]).join(segs[3]);
+        if !dir.is_dir() {
+            not_found(&mut s, "repository not found");
+            return Ok(());
+        }
+        let mut files = Vec::new();
+        list(&dir, "", &mut files);
+        files.sort();
+        let siblings: Vec<serde_json::Value> = files
+            .iter()
+            .map(|f| serde_json::json!({ "rfilename": f }))
+            .collect();
+        let body = serde_json::json!({ "sha": COMMIT, "siblings": siblings }).to_string();
+        let h = vec![("Content-Type".to_string(), "application/json".to_string())];
+        respond(&mut s, "200 OK", &h, body.as_bytes());
+        return Ok(());
+    }
+    // file downloads
+    let (kind, rest) = if segs.first() == Some(&"datasets") {
+        ("datasets", &segs[1..])
+    } else {
+        ("models", &segs[..])
+    };
+    if rest.len() < 5 || rest[2] != "resolve" {
+        not_found(&mut s, "no such route");
+        return Ok(());
+    }
+    let file: PathBuf = rest[4..].iter().collect();
+    let full = root.join(kind).join(rest[0]).join(rest[1]).join(&file);
+    let Ok(bytes) = std::fs::read(&full) else {
+        not_found(&mut s, "entry not found");
+        return Ok(());
+    };
+    let size = bytes.len();
+    let mut headers = vec![
+        ("ETag".to_string(), format!("\"{}\"", etag(&bytes))),
+        ("X-Repo-Commit".to_string(), COMMIT.to_string()),
+    ];
+    let Some(spec) = range.strip_prefix("bytes=") else {
+        respond(&mut s, "200 OK", &headers, &bytes);
+        return Ok(());
+    };
+    let (a, b) = spec.split_once('-').unwrap_or((spec, ""));
+    let a: usize = a.parse().unwrap_or(0);
+    let b: usize = b.parse().unwrap_or(size.saturating_sub(1)).min(size - 1);
+    if a >= size {
+        respond(&mut s, "416 Range Not Satisfiable", &headers, b"");
+        return Ok(());
+    }
+    headers.push(("Content-Range".to_string(), format!("bytes {a}-{b}/{size}")));
+    let body = &bytes[a..=b];
+    let name = file.to_string_lossy().to_string();
+    let cut = spec == "0-" && truncate.lock().unwrap().as_deref() == Some(name.as_str());
+    if cut {
+        *truncate.lock().unwrap() = None;
+        let mut head = format!(
+            "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (k, v) in &headers {
+            head += &format!("{k}: {v}\r\n");
+        }
+        head += "Connection: close\r\n\r\n";
+        s.write_all(head.as_bytes())?;
+        s.write_all(&body[..body.len() / 2])?;
+        s.flush()?;
+        return s.shutdown(std::net::Shutdown::Both);
+    }
+    respond(&mut s, "206 Partial Content", &headers, body);
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! Dataset presets missing from the data directory come from their Hugging Face dataset
+//! repository, here a loopback server (rlvr-model's tests/common/hub_server.rs) serving the
+//! hub's URL layout from a temporary directory.
+
+#[path = "../../rlvr-model/tests/common/hub_server.rs"]
+mod hub_server;
+
+use hub_server::{HubServer, COMMIT};
+use rlvr_model::hub::HubOptions;
+use rlvr_train::run::load_dataset_with;
+
+#[test]
+fn a_missing_preset_downloads_from_its_dataset_repository() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = root.path().join("hub/datasets/HuggingFaceH4/MATH-500");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("test.jsonl"),
+        concat!(
+            "{\"problem\": \"What is 1+1?\", \"solution\": \"\\\\boxed{2}\", \"answer\": \"2\", \"unique_id\": \"a\"}\n",
+            "{\"problem\": \"What is 2+3?\", \"solution\": \"\\\\boxed{5}\", \"answer\": \"5\", \"unique_id\": \"b\"}\n",
+        ),
+    )
+    .unwrap();
+    let server = HubServer::start(&root.path().join("hub"));
+    let data_dir = root.path().join("data");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    let cache = root.path().join("cache");
+    let mut opts = HubOptions {
+        endpoint: server.endpoint.clone(),
+        cache: cache.clone(),
+        token: None,
+        offline: true,
+        progress: false,
+    };
+    // offline: the error names the local file that is missing and the offline switch
+    let err = load_dataset_with("math500", Some(&data_dir), &opts).unwrap_err();
+    assert!(err.is_user_input());
+    let msg = err.to_string();
+    assert!(
+        msg.contains("math500/test.jsonl") && msg.contains("HF_HUB_OFFLINE"),
+        "{msg}"
+    );
+    assert!(server.take_log().is_empty());
+
+    opts.offline = false;
+    let ds = load_dataset_with("math500", Some(&data_dir), &opts).unwrap();
+    assert_eq!(ds.name, "math500");
+    assert_eq!(ds.problems.len(), 2);
+    assert_eq!(ds.problems[1].answer, "5");
+    let log = server.take_log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("GET /datasets/HuggingFaceH4/MATH-500/resolve/main/test.jsonl")),
+        "{log:?}"
+    );
+    assert!(cache
+        .join(format!(
+            "datasets--HuggingFaceH4--MATH-500/snapshots/{COMMIT}/test.jsonl"
+        ))
+        .is_file());
+    // again: from the cache, no request
+    let again = load_dataset_with("math500", Some(&data_dir), &opts).unwrap();
+    assert_eq!(again.problems.len(), 2);
+    assert!(server.take_log().is_empty());
+    // a preset without a hub source keeps the local-only error
+    let err = load_dataset_with("aime24", Some(&data_dir), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("aime24/test.jsonl"), "{err}");
+    assert!(server.take_log().is_empty());
+}
