@@ -52,6 +52,8 @@ pub use candle_nn;
 pub use tokenizers;
 
 pub use batch::{ResponseLogProbs, TokenBatch};
+/// candle's gradient store, the type of [`TrainStepOutput::grads`].
+pub use candle_core::backprop::GradStore;
 pub use config::{Architecture, QwenConfig};
 pub use error::{Error, Result};
 pub use io::{
@@ -62,5 +64,3 @@ pub use model::{param_shapes, KvCache, Qwen};
 pub use sample::{generate, FinishReason, Generation, SamplingParams};
 pub use tokenizer::{ChatMessage, ChatTokenizer};
 pub use train::{TrainForwardOptions, TrainStepOutput};
-/// candle's gradient store, the type of [`TrainStepOutput::grads`].
-pub use candle_core::backprop::GradStore;
