@@ -75,26 +75,27 @@ fn main() {
     let w = Tensor::ones((1, t - 1), DType::F32, &dev).unwrap();
     let base = vm_hwm_mib();
     let start = Instant::now();
-    let grads = if path == "plain" {
-        let out = model.response_logprobs_at(&batch, true, 1.0).unwrap();
-        let loss = ((out.logprobs * &w).unwrap().sum_all().unwrap()
-            + out.entropy.unwrap().sum_all().unwrap())
-        .unwrap();
-        loss.backward().unwrap()
-    } else {
-        let opts = TrainForwardOptions {
-            temperature: 1.0,
-            with_entropy: true,
-            gradient_checkpointing: ckpt,
+    let grads =
+        if path == "plain" {
+            let out = model.response_logprobs_at(&batch, true, 1.0).unwrap();
+            let loss = ((out.logprobs * &w).unwrap().sum_all().unwrap()
+                + out.entropy.unwrap().sum_all().unwrap())
+            .unwrap();
+            loss.backward().unwrap()
+        } else {
+            let opts = TrainForwardOptions {
+                temperature: 1.0,
+                with_entropy: true,
+                gradient_checkpointing: ckpt,
+            };
+            model
+                .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |out| {
+                    Ok(((&out.logprobs * &w)?.sum_all()?
+                        + out.entropy.as_ref().unwrap().sum_all()?)?)
+                })
+                .unwrap()
+                .grads
         };
-        model
-            .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |out| {
-                Ok(((&out.logprobs * &w)?.sum_all()?
-                    + out.entropy.as_ref().unwrap().sum_all()?)?)
-            })
-            .unwrap()
-            .grads
-    };
     let secs = start.elapsed().as_secs_f64();
     // every parameter got a gradient (a check that the step really ran)
     let missing = varmap

@@ -107,8 +107,8 @@ fn scores(
     scale: f64,
 ) -> Result<Tensor> {
     let l = s + c;
-    let sc = (qc.matmul(&kc.t()?)?.to_dtype(geo.up)? * scale)?
-        .reshape((geo.b, geo.kvh, geo.g, c, l))?;
+    let sc =
+        (qc.matmul(&kc.t()?)?.to_dtype(geo.up)? * scale)?.reshape((geo.b, geo.kvh, geo.g, c, l))?;
     let mask = chunk_mask(geo, key_ok, s, c, l, qc.device())?;
     Ok(sc.broadcast_add(&mask)?)
 }

@@ -55,6 +55,8 @@ pub use candle_nn;
 pub use tokenizers;
 
 pub use batch::{ResponseLogProbs, TokenBatch};
+/// candle's gradient store, the type of [`TrainStepOutput::grads`].
+pub use candle_core::backprop::GradStore;
 pub use config::{Architecture, QwenConfig};
 pub use draw::{sample_logits, sample_logits_tensor, DrawParams};
 pub use error::{Error, Result};
@@ -67,5 +69,3 @@ pub use model::{param_shapes, KvCache, Qwen};
 pub use sample::{generate, kv_cache_budget, FinishReason, Generation, SamplingParams};
 pub use tokenizer::{ChatMessage, ChatTokenizer};
 pub use train::{TrainForwardOptions, TrainStepOutput};
-/// candle's gradient store, the type of [`TrainStepOutput::grads`].
-pub use candle_core::backprop::GradStore;

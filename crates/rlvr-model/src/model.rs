@@ -641,9 +641,7 @@ impl Qwen {
     /// True when the training forward runs the CPU custom ops of `fused.rs` (CPU, f32 or
     /// f64, not forced onto the device-generic path).
     pub(crate) fn uses_fused(&self) -> bool {
-        self.device.is_cpu()
-            && matches!(self.dtype, DType::F32 | DType::F64)
-            && !self.force_generic
+        self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) && !self.force_generic
     }
 
     /// Additive causal + key-padding mask `[B, 1, 1, T, past + T]` in f32 (f64 for f64 models). Key `j` is visible to

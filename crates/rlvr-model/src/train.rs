@@ -197,7 +197,10 @@ impl Qwen {
             )));
         }
         let (b, t) = batch.input_ids.dims2()?;
-        let am = batch.attention_mask.to_dtype(DType::U32)?.to_vec2::<u32>()?;
+        let am = batch
+            .attention_mask
+            .to_dtype(DType::U32)?
+            .to_vec2::<u32>()?;
         let right_padded = am
             .iter()
             .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
@@ -384,7 +387,11 @@ impl Qwen {
         len: usize,
         temperature: f64,
     ) -> Result<(Tensor, Tensor)> {
-        let z = (h.narrow(0, start, len)?.matmul(wt)?.to_dtype(upcast(self.dtype))? / temperature)?;
+        let z = (h
+            .narrow(0, start, len)?
+            .matmul(wt)?
+            .to_dtype(upcast(self.dtype))?
+            / temperature)?;
         let m = z.max_keepdim(1)?;
         let lse = (z.broadcast_sub(&m)?.exp()?.sum_keepdim(1)?.log()? + m)?;
         Ok((z, lse))
