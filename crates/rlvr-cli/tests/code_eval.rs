@@ -6,6 +6,7 @@
 //! number), and the printed metrics must agree with the samples. Bad settings exit 2 naming
 //! what is wrong.
 
+#[allow(dead_code)] // TINY_TESTBED is for the other CLI tests
 mod common;
 
 use std::path::Path;
