@@ -6,6 +6,7 @@
 //! number), and the printed metrics must agree with the samples. Bad settings exit 2 naming
 //! what is wrong.
 
+#[allow(dead_code)] // TINY_TESTBED is for the other CLI tests
 mod common;
 
 use std::path::Path;
@@ -162,14 +163,20 @@ fn eval_on_a_code_dataset_reports_pass_at_k_from_the_sandbox() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", log(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("--reward") && err.contains("auto, math, code, testbed"), "{err}");
+    assert!(
+        err.contains("--reward") && err.contains("auto, math, code, testbed"),
+        "{err}"
+    );
     let o = rlvr(
         &["eval", "--model", m, "--data", d, "--reward", "math"],
         tmp.path(),
     );
     assert_eq!(o.status.code(), Some(2), "{}", log(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("problem three") && err.contains("code tests"), "{err}");
+    assert!(
+        err.contains("problem three") && err.contains("code tests"),
+        "{err}"
+    );
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_rlvr"))
         .args(["eval", "--model", m, "--data", d])
         .env("RLVR_PYTHON", "/no/such/python3")

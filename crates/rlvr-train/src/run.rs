@@ -1006,7 +1006,11 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
         let routes = rf.check(&e.problems)?;
         w(
             out,
-            format!("eval data: {}: {} problems; reward: {routes}", name, e.len()),
+            format!(
+                "eval data: {}: {} problems; reward: {routes}",
+                name,
+                e.len()
+            ),
         )?;
     }
     let format = PromptFormat {

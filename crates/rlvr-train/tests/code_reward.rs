@@ -37,7 +37,10 @@ fn char_tokenizer(chars: &BTreeSet<char>) -> tokenizers::Tokenizer {
         .iter()
         .enumerate()
         .map(|(i, c)| (c.to_string(), (i as u64).into()))
-        .chain(std::iter::once(("<eos>".to_string(), (chars.len() as u64).into())))
+        .chain(std::iter::once((
+            "<eos>".to_string(),
+            (chars.len() as u64).into(),
+        )))
         .collect();
     let json = serde_json::json!({
         "version": "1.0",
@@ -75,7 +78,8 @@ fn save_char_model(dir: &Path, texts: &[&str]) {
 
 const SUM_RIGHT: &str = "```python\na, b = map(int, input().split())\nprint(a + b)\n```";
 /// Right on the first test (1 2 -> 3), wrong on the second (5 7 -> 35).
-const SUM_HALF: &str = "```python\na, b = map(int, input().split())\nprint(a * b if a == 5 else a + b)\n```";
+const SUM_HALF: &str =
+    "```python\na, b = map(int, input().split())\nprint(a * b if a == 5 else a + b)\n```";
 const DOUBLE_RIGHT: &str = "Easy.\n```python\ndef double(x):\n    return 2 * x\n```\n";
 const DOUBLE_WRONG: &str = "```python\ndef double(x):\n    return x + 2\n```";
 
@@ -210,7 +214,9 @@ fn trainer_rewards_on_a_code_dataset_come_from_the_sandbox() {
 
     // reward.code_mode = fraction: the half-right program earns 1/2, and is still not correct
     let t = trainer(&config(&f, &data, &["reward.code_mode=fraction"]), None);
-    let w = t.reward(&rollouts(&t, vec![0], &[vec![SUM_RIGHT, SUM_HALF]])).unwrap();
+    let w = t
+        .reward(&rollouts(&t, vec![0], &[vec![SUM_RIGHT, SUM_HALF]]))
+        .unwrap();
     assert_eq!(w.reward, [[1.0, 0.5]]);
     assert_eq!(w.correct, [[true, false]]);
 
@@ -334,7 +340,10 @@ fn eval_scoring_of_known_completions() {
             (false, "no code block found"),
         ]
     );
-    assert!(verdicts[3].1.starts_with("0/1 tests passed; exit code 1"), "{verdicts:?}");
+    assert!(
+        verdicts[3].1.starts_with("0/1 tests passed; exit code 1"),
+        "{verdicts:?}"
+    );
     assert!(samples.iter().all(|s| s.scorer.as_deref() == Some("code")));
     let r = summarize(&task, 3, samples, 0.0).unwrap();
     assert_eq!(r.correct, [1, 0]);
