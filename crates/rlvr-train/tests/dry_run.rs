@@ -61,7 +61,7 @@ fn gpu_configs_pass_dry_run() {
         // 141 GB GPU, the 7B recipe's 20 bytes per parameter do not (configs/README.md)
         assert!(text.contains("memory plan per device"), "{file}:\n{text}");
         assert!(text.contains("master weights (f32)"), "{file}:\n{text}");
-        let verdict = if file.contains("7b") {
+        let verdict = if file.contains("math-7b") {
             "does NOT fit model.device_memory_gib = 139"
         } else {
             "fits model.device_memory_gib = 139"
