@@ -196,7 +196,7 @@ pub fn summarize(
     samples: Vec<EvalSample>,
     secs: f64,
 ) -> Result<EvalResult, TrainError> {
-    if k == 0 || samples.len() % k != 0 {
+    if k == 0 || !samples.len().is_multiple_of(k) {
         return Err(TrainError::Msg(format!(
             "{} samples are not k = {k} per problem",
             samples.len()
