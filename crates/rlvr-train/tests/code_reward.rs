@@ -5,6 +5,8 @@
 //! with a reason otherwise; fails under `CI=true`). Also the evaluation scoring path
 //! (`eval::score_responses` + `eval::summarize`) on known-correct and known-wrong completions.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -30,39 +32,14 @@ fn have_python() -> bool {
     false
 }
 
-/// A character-level tokenizer over `chars` (plus `<eos>`) that round-trips any text made of
-/// them, newlines included.
-fn char_tokenizer(chars: &BTreeSet<char>) -> tokenizers::Tokenizer {
-    let vocab: serde_json::Map<String, serde_json::Value> = chars
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.to_string(), (i as u64).into()))
-        .chain(std::iter::once((
-            "<eos>".to_string(),
-            (chars.len() as u64).into(),
-        )))
-        .collect();
-    let json = serde_json::json!({
-        "version": "1.0",
-        "truncation": null,
-        "padding": null,
-        "added_tokens": [{
-            "id": chars.len(), "content": "<eos>", "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": false, "special": true
-        }],
-        "normalizer": null,
-        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[\\s\\S]"}, "behavior": "Isolated", "invert": false},
-        "post_processor": null,
-        "decoder": {"type": "Fuse"},
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<eos>"}
-    });
-    json.to_string().parse().expect("valid tokenizer JSON")
-}
-
 /// Saves a random tiny model whose tokenizer covers every character of `texts`.
 fn save_char_model(dir: &Path, texts: &[&str]) {
     let chars: BTreeSet<char> = texts.iter().flat_map(|t| t.chars()).collect();
-    let tok = ChatTokenizer::new(char_tokenizer(&chars), Some("<eos>")).unwrap();
+    let tok = ChatTokenizer::new(
+        common::char_tokenizer_over(&chars.iter().copied().collect::<Vec<_>>()),
+        Some("<eos>"),
+    )
+    .unwrap();
     let mut cfg = QwenConfig::tiny(chars.len() + 1);
     cfg.hidden_size = 16;
     cfg.intermediate_size = 32;

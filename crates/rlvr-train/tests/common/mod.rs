@@ -13,15 +13,22 @@ use rlvr_train::TrainConfig;
 /// Characters of the test vocabulary (ids 0..), then `<eos>`.
 pub const CHARS: &str = "01 +=";
 
-/// A WordLevel tokenizer with one token per character and `<eos>` as a special token.
+/// A WordLevel tokenizer with one token per character of [`CHARS`] and `<eos>` as a special
+/// token.
 pub fn char_tokenizer() -> tokenizers::Tokenizer {
-    let vocab: serde_json::Map<String, serde_json::Value> = CHARS
-        .chars()
+    char_tokenizer_over(&CHARS.chars().collect::<Vec<_>>())
+}
+
+/// A WordLevel tokenizer with one token per character of `chars` (ids in order, newlines
+/// included) and `<eos>` (id `chars.len()`) as a special token.
+pub fn char_tokenizer_over(chars: &[char]) -> tokenizers::Tokenizer {
+    let vocab: serde_json::Map<String, serde_json::Value> = chars
+        .iter()
         .enumerate()
         .map(|(i, c)| (c.to_string(), (i as u64).into()))
         .chain(std::iter::once((
             "<eos>".to_string(),
-            (CHARS.len() as u64).into(),
+            (chars.len() as u64).into(),
         )))
         .collect();
     let json = serde_json::json!({
@@ -29,11 +36,11 @@ pub fn char_tokenizer() -> tokenizers::Tokenizer {
         "truncation": null,
         "padding": null,
         "added_tokens": [{
-            "id": CHARS.len(), "content": "<eos>", "single_word": false, "lstrip": false,
+            "id": chars.len(), "content": "<eos>", "single_word": false, "lstrip": false,
             "rstrip": false, "normalized": false, "special": true
         }],
         "normalizer": null,
-        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "."}, "behavior": "Isolated", "invert": false},
+        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[\\s\\S]"}, "behavior": "Isolated", "invert": false},
         "post_processor": null,
         "decoder": {"type": "Fuse"},
         "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<eos>"}
