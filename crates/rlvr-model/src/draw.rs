@@ -99,6 +99,8 @@ pub fn sample_logits(
 pub struct RowWork {
     w: Vec<f32>,
     cand: Vec<f32>,
+    count: Vec<u32>,
+    idx: Vec<u32>,
 }
 
 /// Histogram buckets: a positive f32 weight `w <= 1` falls in bucket `bits(w) >> SHIFT`, 1/32 of
@@ -242,56 +244,43 @@ pub fn sample_row(x: &[f32], u: f64, params: &DrawParams, work: &mut RowWork) ->
         return (best as u32, logprob(best));
     }
     let top_k = params.top_k(vocab);
+    if let Some(k) = top_k {
+        return sample_top_k(
+            w,
+            k,
+            u,
+            params.top_p,
+            &mut work.count,
+            &mut work.idx,
+            &mut work.cand,
+        )
+        .map_or((0, logprob(0)), |i| (i, logprob(i as usize)));
+    }
     let mut tau = 0f32;
     let mut kept = z;
-    if top_k.is_some() || params.top_p < 1.0 {
+    if params.top_p < 1.0 {
         // histogram of the weights: counts and masses per bucket, largest bucket first
-        let mut count = vec![0u32; BUCKETS];
         let mut mass = vec![0f64; BUCKETS];
         for &v in w.iter() {
-            let b = bucket(v);
-            count[b] += 1;
-            mass[b] += v as f64;
+            mass[bucket(v)] += v as f64;
         }
-        // the lowest bucket holding kept tokens, and everything above it
+        // the lowest bucket holding kept tokens: buckets above it are kept whole; split it by
+        // weight
+        let need = params.top_p * z;
+        let mut acc = 0.0;
         let mut lowest = 0;
-        if let Some(k) = top_k {
-            let mut c = 0usize;
-            for b in (0..BUCKETS).rev() {
-                c += count[b] as usize;
-                if c >= k {
-                    lowest = b;
-                    break;
-                }
+        for b in (0..BUCKETS).rev() {
+            if acc + mass[b] >= need {
+                lowest = b;
+                break;
             }
-            let cand = &mut work.cand;
-            cand.clear();
-            cand.extend(w.iter().copied().filter(|&v| bucket(v) >= lowest));
-            tau = kth_largest(cand, k);
-            // the top-k candidates, then top-p among them: a sort of k (quickselect)
-            cand.retain(|&v| v >= tau);
-            kept = cand.iter().map(|&v| v as f64).sum();
-            if params.top_p < 1.0 {
-                tau = weighted_threshold(cand, params.top_p * kept);
-                kept = sum_ge(w, tau);
-            }
-        } else {
-            let need = params.top_p * z;
-            let mut acc = 0.0;
-            for b in (0..BUCKETS).rev() {
-                if acc + mass[b] >= need {
-                    lowest = b;
-                    break;
-                }
-                acc += mass[b];
-            }
-            // buckets above `lowest` are kept whole; split `lowest` by weight
-            let cand = &mut work.cand;
-            cand.clear();
-            cand.extend(w.iter().copied().filter(|&v| bucket(v) == lowest));
-            tau = weighted_threshold(cand, need - acc);
-            kept = sum_ge(w, tau);
+            acc += mass[b];
         }
+        let cand = &mut work.cand;
+        cand.clear();
+        cand.extend(w.iter().copied().filter(|&v| bucket(v) == lowest));
+        tau = weighted_threshold(cand, need - acc);
+        kept = sum_ge(w, tau);
     }
     // inverse CDF in vocabulary order, skipping blocks of 1024 by their sums
     let target = u * kept;
@@ -325,6 +314,61 @@ pub fn sample_row(x: &[f32], u: f64, params: &DrawParams, work: &mut RowWork) ->
         .unwrap_or(0);
     let i = bi * 1024 + j;
     (i as u32, logprob(i))
+}
+
+/// Top-k (then top-p among the k) on the weights `w` of one row, `k < w.len()`: the sampled
+/// index, `None` only when no weight is positive. A histogram of bucket counts finds the lowest
+/// bucket that holds the k-th largest weight; only the indices at or above it (in vocabulary
+/// order) are candidates, so the threshold, the top-p split and the inverse CDF touch the
+/// candidates alone, never the vocabulary again.
+fn sample_top_k(
+    w: &[f32],
+    k: usize,
+    u: f64,
+    top_p: f64,
+    count: &mut Vec<u32>,
+    idx: &mut Vec<u32>,
+    vals: &mut Vec<f32>,
+) -> Option<u32> {
+    count.clear();
+    count.resize(BUCKETS, 0);
+    for &v in w {
+        count[bucket(v)] += 1;
+    }
+    let mut c = 0usize;
+    let mut lowest = 0;
+    for b in (0..BUCKETS).rev() {
+        c += count[b] as usize;
+        if c >= k {
+            lowest = b;
+            break;
+        }
+    }
+    idx.clear();
+    idx.extend((0..w.len() as u32).filter(|&i| bucket(w[i as usize]) >= lowest));
+    vals.clear();
+    vals.extend(idx.iter().map(|&i| w[i as usize]));
+    let mut tau = kth_largest(vals, k);
+    idx.retain(|&i| w[i as usize] >= tau && w[i as usize] > 0.0);
+    let mass = |idx: &[u32]| idx.iter().map(|&i| w[i as usize] as f64).sum::<f64>();
+    let mut kept = mass(idx);
+    if top_p < 1.0 {
+        vals.clear();
+        vals.extend(idx.iter().map(|&i| w[i as usize]));
+        tau = weighted_threshold(vals, top_p * kept);
+        idx.retain(|&i| w[i as usize] >= tau);
+        kept = mass(idx);
+    }
+    // inverse CDF over the kept candidates, in vocabulary order
+    let target = u * kept;
+    let mut acc = 0.0;
+    for &i in idx.iter() {
+        acc += w[i as usize] as f64;
+        if acc > target {
+            return Some(i);
+        }
+    }
+    idx.last().copied()
 }
 
 /// Block width of the tournament top-k (candle's CUDA arg-sort keeps a row in shared memory:
