@@ -73,14 +73,6 @@ ESTIMATORS = {"rlvr_balanced": "balanced", "rlvr_balanced_mass": "balanced-mass"
 last_diagnostics: Optional[dict] = None
 
 
-def _first_token_value(adv: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """The per-response scalar of a ``scalar * mask`` tensor (0 for an empty response)."""
-    has = mask.bool().any(dim=-1)
-    first = mask.float().argmax(dim=-1)
-    v = adv.gather(1, first.unsqueeze(1)).squeeze(1)
-    return torch.where(has, v, torch.zeros_like(v))
-
-
 def balanced_advantage(
     rule: str,
     token_level_rewards: torch.Tensor,
@@ -95,21 +87,23 @@ def balanced_advantage(
     global last_diagnostics
     if config is not None:
         norm_adv_by_std_in_grpo = bool(config.get("norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo))
-    adv, _ = core_algos.compute_grpo_outcome_advantage(
+    # verl's GRPO advantage per response, before it is masked: an empty response keeps its
+    # sign class (it counts in |S| of its group, with no tokens), as in rlvr.
+    per_token, _ = core_algos.compute_grpo_outcome_advantage(
         token_level_rewards=token_level_rewards,
-        response_mask=response_mask,
+        response_mask=torch.ones_like(response_mask),
         index=index,
         epsilon=epsilon,
         norm_adv_by_std_in_grpo=norm_adv_by_std_in_grpo,
     )
-    per_seq = _first_token_value(adv, response_mask)
+    per_seq = per_token[:, 0]
     tokens = response_mask.sum(dim=-1).long().cpu().numpy()
     a = per_seq.detach().double().cpu().numpy()
     groups = np.asarray(index)
     w = rlvr.weights(rule, tokens, a, groups)
-    c = torch.as_tensor(w * max(int(tokens.sum()), 1), dtype=adv.dtype, device=adv.device)
+    c = torch.as_tensor(w * max(int(tokens.sum()), 1), dtype=per_seq.dtype, device=per_seq.device)
     last_diagnostics = rlvr.diagnostics(tokens, a, groups)
-    scaled = adv * c.unsqueeze(-1)
+    scaled = (per_seq * c).unsqueeze(-1) * response_mask
     return scaled, scaled
 
 

@@ -170,6 +170,8 @@ def test_gradient_equals_rlvr_weights(checkpoint, tmp_path, case, rule):
     tr.window = []
     check.trainer = tr
     tr.train()
+    print(f"\n{case} {rule}: " + "; ".join(
+        f"rel err {s['rel']:.1e} (token-mean weights: {s['rel_dapo']:.2f})" for s in check.steps))
     assert len(check.steps) == 2, check.steps
     for s in check.steps:
         assert s["norm"] > 0, check.steps
