@@ -139,3 +139,16 @@ def test_registration_is_idempotent_and_needs_uid():
 
 def test_compute_score_is_verl_s_reward_signature():
     assert rlvr.verl.compute_score("openai/gsm8k", "... #### 72", "72", extra_info={"index": 0})["score"] == 1.0
+
+
+def test_import_verl_loads_the_plugin():
+    """With the wheel installed, `import verl` registers the estimators (a verl.plugins entry point)."""
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    if not any(ep.value == "rlvr.verl" for ep in entry_points(group="verl.plugins")):
+        pytest.skip("rlvr is not installed as a package here (no verl.plugins entry point)")
+    code = "import verl.trainer.ppo.core_algos as c; print(sorted(k for k in c.ADV_ESTIMATOR_REGISTRY if k.startswith('rlvr')))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "['rlvr_balanced', 'rlvr_balanced_mass']", out
