@@ -1,0 +1,223 @@
+"""rlvr: Balanced Aggregation, aggregation-bias diagnostics and a math answer checker.
+
+A Rust core (the rlvr-core and rlvr-tasks crates) on numpy arrays. Every function takes
+array-likes (lists, numpy arrays, CPU or GPU torch tensors) with one entry per response of
+the WHOLE optimizer batch, and returns numpy arrays (or plain Python objects).
+
+Aggregation (DESIGN.md section 2): every rule is one weight per response,
+``loss = sum_i w_i * sum_t l_{i,t}``, computed once over the whole batch; micro-batches,
+gradient-accumulation steps and data-parallel ranks then only sum ``w_i * l_{i,t}`` over
+their own tokens, so the gradient does not depend on how the batch is split.
+
+=========================  ==============================================================
+rule                       ``w_i``
+=========================  ==============================================================
+token-mean                 ``1/N``  (N loss tokens in the batch)
+seq-mean-token-mean        ``1/(n |o_i|)``  (n responses)
+seq-mean-token-sum         ``1/n``
+seq-mean-token-sum-norm    ``1/(n L)``  (L = ``max_len``)
+group-token-mean           ``(1/B) / N_g``  (B groups, N_g tokens of the group)
+balanced                   ``(1/B) (|S|/G_g) / N_S``, S the sign class (A>0, A<0, A=0) of i
+balanced-mass              ``(1/B) (M_S/G_g) / sum_{j in S} |A_j| |o_j|``, M_S = sum_{j in S} |A_j|
+=========================  ==============================================================
+
+Errors: bad input raises ``ValueError`` naming the argument (and the index).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from . import _rlvr
+
+__all__ = [
+    "RULES",
+    "Verdict",
+    "advantages",
+    "weights",
+    "all_weights",
+    "diagnostics",
+    "verify",
+    "math_reward",
+    "compute_score",
+]
+
+#: Every aggregation rule, in the order of DESIGN.md's table.
+RULES: tuple = tuple(_rlvr.rules())
+
+
+def _to_numpy(x: Any, name: str) -> np.ndarray:
+    if hasattr(x, "detach"):  # torch tensor, possibly on a GPU
+        x = x.detach().cpu().numpy()
+    a = np.asarray(x)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional (one entry per response), got shape {a.shape}")
+    return a
+
+
+def _floats(x: Any, name: str) -> np.ndarray:
+    a = _to_numpy(x, name)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_):
+        raise ValueError(f"{name} must hold numbers, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _counts(x: Any, name: str) -> np.ndarray:
+    a = _to_numpy(x, name)
+    if a.size and not (np.issubdtype(a.dtype, np.integer) or a.dtype == np.bool_):
+        if not np.issubdtype(a.dtype, np.number):
+            raise ValueError(f"{name} must hold integer token counts, got dtype {a.dtype}")
+        f = a.astype(np.float64)
+        bad = np.flatnonzero(~np.isfinite(f) | (f != np.round(f)))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"{name} at index {i} is not an integer ({a[i]})")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _groups(x: Any, name: str = "groups") -> np.ndarray:
+    """Group ids as int64: integer ids as they are, anything else (strings such as verl's
+    ``uid``) through ``np.unique`` (only equality of ids matters)."""
+    a = _to_numpy(x, name)
+    if a.size and np.issubdtype(a.dtype, np.integer):
+        return np.ascontiguousarray(a, dtype=np.int64)
+    if a.size and np.issubdtype(a.dtype, np.floating):
+        return _counts(a, name)
+    if a.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, inverse = np.unique(a.astype(str), return_inverse=True)
+    return np.ascontiguousarray(inverse.reshape(-1), dtype=np.int64)
+
+
+def advantages(
+    groups: Any,
+    rewards: Any,
+    estimator: str = "grpo",
+    std_scope: str = "group",
+    unbiased_std: bool = True,
+    eps: float = 1e-6,
+) -> np.ndarray:
+    """Group-relative advantages, one per response (float64).
+
+    ``estimator``: ``grpo`` ``(r - mean_g)/(std + eps)``, ``dr-grpo`` ``r - mean_g``,
+    ``rloo`` ``r - mean_{j != i}``. ``std_scope`` (grpo): ``group``, ``batch`` (TRL
+    ``scale_rewards="batch"``) or ``none``. ``std`` is unbiased (n-1) by default as
+    ``torch.std``. Groups of one and all-equal groups get exactly 0.
+    """
+    return _rlvr.advantages(
+        _groups(groups), _floats(rewards, "rewards"), str(estimator), str(std_scope), bool(unbiased_std), float(eps)
+    )
+
+
+def weights(rule: str, tokens: Any, advantages: Any, groups: Any, max_len: Optional[int] = None) -> np.ndarray:
+    """The per-response weight ``w_i`` of ``rule`` over one whole optimizer batch (float64).
+
+    ``tokens[i]`` is ``|o_i|``, the loss-mask tokens of response i; ``advantages[i]`` is
+    ``A_i``; ``groups[i]`` its prompt id (ints or strings). ``max_len`` is ``L`` of
+    ``seq-mean-token-sum-norm`` (default: the longest response). Empty responses get 0.
+    TRL's names ``dapo``, ``grpo``, ``dr_grpo`` are accepted as aliases.
+    """
+    return _rlvr.weights(
+        str(rule),
+        _counts(tokens, "tokens"),
+        _floats(advantages, "advantages"),
+        _groups(groups),
+        None if max_len is None else int(max_len),
+    )
+
+
+def all_weights(tokens: Any, advantages: Any, groups: Any, max_len: Optional[int] = None) -> dict:
+    """``{rule: weights(rule, ...)}`` for every rule in :data:`RULES`."""
+    t, a, g = _counts(tokens, "tokens"), _floats(advantages, "advantages"), _groups(groups)
+    ml = None if max_len is None else int(max_len)
+    return {r: _rlvr.weights(r, t, a, g, ml) for r in RULES}
+
+
+def diagnostics(tokens: Any, advantages: Any, groups: Any, max_len: Optional[int] = None) -> dict:
+    """Which aggregation bias the batch is exposed to (DESIGN.md section 3).
+
+    Keys: ``sequences``, ``tokens``, ``mean_length``, ``length_cv`` (std/mean of ``|o_i|``),
+    ``mean_positive_length``, ``mean_negative_length``, ``mixed_groups``, ``pos_neg_gap``
+    (mean over mixed groups of ``L+_g - L-_g``), ``pos_neg_ratio``, ``prefactor`` (mean over
+    groups of ``sqrt(k(G-k))/G``), ``positive_share`` and ``longest_quartile_share``
+    (``{rule: share or None}``, share of the gradient mass ``w_i |A_i| |o_i|``), ``verdict``
+    (one sentence) and ``groups`` (the same figures per group; ``group`` is the caller's id
+    for integer ids, the id's rank among the sorted ids otherwise).
+    """
+    return json.loads(
+        _rlvr.diagnostics_json(
+            _counts(tokens, "tokens"),
+            _floats(advantages, "advantages"),
+            _groups(groups),
+            None if max_len is None else int(max_len),
+        )
+    )
+
+
+class Verdict(NamedTuple):
+    """What :func:`verify` found: ``correct``, the ``extracted`` answer (None when there is
+    none) and the ``reason`` (the rule that decided), as ``rlvr verify`` prints them."""
+
+    correct: bool
+    extracted: Optional[str]
+    reason: str
+
+    @property
+    def reward(self) -> float:
+        """1.0 when correct, else 0.0."""
+        return 1.0 if self.correct else 0.0
+
+
+def verify(gold: Any, response: Any) -> Verdict:
+    """rlvr's math answer checker: extract the final answer of ``response`` (boxes,
+    ``####``, ``Answer:`` lines, ...) and compare it with ``gold`` (a ``\\boxed{}`` gold is
+    unwrapped). Numbers are accepted as gold (``str(gold)``)."""
+    if not isinstance(gold, str):
+        if isinstance(gold, (int, float, np.integer, np.floating)) and not isinstance(gold, bool):
+            gold = str(gold)
+        else:
+            raise ValueError(f"gold must be a string or a number, got {type(gold).__name__}")
+    if not isinstance(response, str):
+        raise ValueError(f"response must be a string, got {type(response).__name__}")
+    return Verdict(*_rlvr.verify(gold, response))
+
+
+_GOLD_COLUMNS = ("answer", "solution", "gold", "ground_truth")
+
+
+def _completion_text(c: Any) -> str:
+    if isinstance(c, str):
+        return c
+    if isinstance(c, dict):
+        return str(c.get("content", ""))
+    if isinstance(c, (list, tuple)):  # conversational: a list of messages
+        return "".join(_completion_text(m) for m in c if not isinstance(m, dict) or m.get("role", "assistant") == "assistant")
+    raise ValueError(f"completions: cannot read a completion of type {type(c).__name__}")
+
+
+def math_reward(completions: list, **kwargs: Any) -> list:
+    """A TRL reward function: 1.0 for each completion whose answer matches the gold answer,
+    else 0.0. The gold answers come from the dataset column ``answer``, ``solution``,
+    ``gold`` or ``ground_truth`` (the first present). Completions may be strings or
+    conversational message lists. ``GRPOTrainer(reward_funcs=rlvr.math_reward, ...)``.
+    """
+    for col in _GOLD_COLUMNS:
+        if kwargs.get(col) is not None:
+            golds = kwargs[col]
+            break
+    else:
+        raise ValueError(f"math_reward needs a dataset column holding the gold answer: one of {', '.join(_GOLD_COLUMNS)}")
+    if len(golds) != len(completions):
+        raise ValueError(f"length mismatch: completions has {len(completions)} entries, the gold column has {len(golds)}")
+    return [verify(g, _completion_text(c)).reward for g, c in zip(golds, completions)]
+
+
+def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None, **kwargs: Any) -> dict:
+    """verl's ``custom_reward_function``: ``{"score": 1.0 or 0.0, "acc": bool, "pred": str}``
+    (verl logs the extra keys). Config: ``custom_reward_function.path=<rlvr>/verl.py``,
+    ``custom_reward_function.name=compute_score`` (see rlvr.verl)."""
+    v = verify(ground_truth, solution_str)
+    return {"score": v.reward, "acc": v.correct, "pred": v.extracted or ""}
