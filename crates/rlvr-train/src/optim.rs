@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::{DType, Tensor, Var};
+use candle_core::{DType, Device, Tensor, Var};
 use candle_nn::VarMap;
 
 use crate::config::{LrScheduler, OptimConfig};
@@ -60,7 +60,33 @@ impl Params {
     }
 }
 
+/// Elements per chunk of the optimizer's in-place arithmetic ([`GradAccum::add`],
+/// [`GradAccum::clip`], [`AdamW::step`]): the temporaries of a step are a few chunks, not a
+/// copy of the largest parameter (the 545M-element embedding of a 7B model).
+pub const STEP_CHUNK_ELEMS: usize = 1 << 22;
+
+/// `(offset, len)` of the chunks of `n` elements.
+fn chunks(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n)
+        .step_by(STEP_CHUNK_ELEMS)
+        .map(move |o| (o, STEP_CHUNK_ELEMS.min(n - o)))
+}
+
+/// A flat view of `t` over the same storage, for in-place writes (`slice_set`).
+fn flat_view(t: &Tensor, what: &str) -> candle_core::Result<Tensor> {
+    if !t.is_contiguous() {
+        return Err(candle_core::Error::Msg(format!(
+            "optimizer: {what} is not contiguous, cannot update it in place"
+        )));
+    }
+    t.flatten_all()
+}
+
 /// Gradients summed over micro-batches, one f32 tensor per parameter (None: no gradient yet).
+///
+/// The sums are written in place, chunk by chunk: adding a gradient holds it (in its own
+/// dtype) and one f32 chunk, never a second f32 copy of the parameter. Element by element the
+/// arithmetic is the plain `acc + f32(g)`, so the sums are bit-identical to out-of-place ones.
 pub struct GradAccum {
     pub grads: Vec<Option<Tensor>>,
 }
@@ -72,7 +98,8 @@ impl GradAccum {
         }
     }
 
-    /// Adds the gradients of one backward pass.
+    /// Adds the gradients of one backward pass, or of one piece of it
+    /// ([`rlvr_model::Qwen::loss_and_grads_into`]'s sink): every parameter found in `store`.
     pub fn add(
         &mut self,
         params: &Params,
@@ -80,14 +107,32 @@ impl GradAccum {
     ) -> candle_core::Result<()> {
         for (slot, var) in self.grads.iter_mut().zip(&params.vars) {
             if let Some(g) = store.get(var.as_tensor()) {
-                let g = g.detach().to_dtype(DType::F32)?;
-                *slot = Some(match slot.take() {
-                    Some(acc) => (acc + g)?,
-                    None => g,
-                });
+                let g = g.detach().flatten_all()?;
+                if slot.is_none() {
+                    *slot = Some(Tensor::zeros(var.shape(), DType::F32, var.device())?);
+                    let acc = flat_view(slot.as_ref().expect("just set"), "a gradient")?;
+                    for (o, l) in chunks(g.elem_count()) {
+                        acc.slice_set(&g.narrow(0, o, l)?.to_dtype(DType::F32)?, 0, o)?;
+                    }
+                } else {
+                    let acc = flat_view(slot.as_ref().expect("checked"), "a gradient")?;
+                    for (o, l) in chunks(g.elem_count()) {
+                        let sum =
+                            (acc.narrow(0, o, l)? + g.narrow(0, o, l)?.to_dtype(DType::F32)?)?;
+                        acc.slice_set(&sum, 0, o)?;
+                    }
+                }
             }
         }
         Ok(())
+    }
+
+    /// Deep copies of the gradients (the accumulator is updated in place).
+    pub fn copies(&self) -> candle_core::Result<Vec<Option<Tensor>>> {
+        self.grads
+            .iter()
+            .map(|g| g.as_ref().map(Tensor::copy).transpose())
+            .collect()
     }
 
     /// The global L2 norm of all gradients (NaN or inf when any entry is).
@@ -99,14 +144,17 @@ impl GradAccum {
         Ok(sq.sqrt())
     }
 
-    /// Scales all gradients so the global norm is at most `max_norm` (0 = no clipping).
-    /// Returns the norm before clipping.
+    /// Scales all gradients so the global norm is at most `max_norm` (0 = no clipping), in
+    /// place. Returns the norm before clipping.
     pub fn clip(&mut self, max_norm: f64) -> candle_core::Result<f64> {
         let norm = self.global_norm()?;
         if max_norm > 0.0 && norm.is_finite() && norm > max_norm {
             let scale = max_norm / (norm + 1e-6);
-            for g in self.grads.iter_mut().flatten() {
-                *g = g.affine(scale, 0.0)?;
+            for g in self.grads.iter().flatten() {
+                let g = flat_view(g, "a gradient")?;
+                for (o, l) in chunks(g.elem_count()) {
+                    g.slice_set(&g.narrow(0, o, l)?.affine(scale, 0.0)?, 0, o)?;
+                }
             }
         }
         Ok(norm)
@@ -138,8 +186,7 @@ impl From<&OptimConfig> for AdamWParams {
 /// parameter dtype; weight decay applies to parameters of rank >= 2 only (matrices, not norm
 /// weights or biases). `p` is the f32 master weight of a bf16/f16 parameter (module docs).
 ///
-/// `Clone` is a snapshot: `step` replaces the moment tensors rather than writing into them.
-#[derive(Clone)]
+/// The state is updated in place: a copy to go back to is [`AdamW::snapshot`].
 pub struct AdamW {
     pub hp: AdamWParams,
     /// Optimizer steps taken (t).
@@ -148,6 +195,36 @@ pub struct AdamW {
     v: Vec<Tensor>,
     /// f32 master weights of the parameters whose dtype is not f32 (None for f32 ones).
     master: Vec<Option<Tensor>>,
+}
+
+/// A copy of `t` on `device` with its own storage.
+pub fn deep_copy(t: &Tensor, device: &Device) -> candle_core::Result<Tensor> {
+    if t.device().same_device(device) {
+        t.copy()
+    } else {
+        t.to_device(device)
+    }
+}
+
+/// Overwrites `dst` with the values of `src` (same shape, any device), chunk by chunk.
+pub fn copy_into(dst: &Tensor, src: &Tensor) -> candle_core::Result<()> {
+    if dst.shape() != src.shape() {
+        return Err(candle_core::Error::Msg(format!(
+            "copy_into: shape {:?} against {:?}",
+            dst.shape(),
+            src.shape()
+        )));
+    }
+    let d = flat_view(dst, "a restored tensor")?;
+    let s = src.flatten_all()?;
+    for (o, l) in chunks(s.elem_count()) {
+        let c = s
+            .narrow(0, o, l)?
+            .to_device(dst.device())?
+            .to_dtype(dst.dtype())?;
+        d.slice_set(&c.contiguous()?, 0, o)?;
+    }
+    Ok(())
 }
 
 /// The f32 master copy of a parameter, or None when it is f32 already.
@@ -182,6 +259,12 @@ impl AdamW {
 
     /// One update with learning rate `lr`. Parameters without a gradient are left untouched
     /// (their moments too).
+    ///
+    /// In place, [`STEP_CHUNK_ELEMS`] elements at a time: the moments, the master weight and
+    /// the parameter are overwritten chunk by chunk, so the step's temporaries are a few
+    /// chunks whatever the size of the parameter. Element by element the arithmetic is the
+    /// formula above in f32, in the same order as a whole-tensor evaluation, so the result is
+    /// bit-identical to it (tested against an out-of-place reference).
     pub fn step(&mut self, params: &Params, grads: &GradAccum, lr: f64) -> candle_core::Result<()> {
         self.t += 1;
         let AdamWParams {
@@ -194,25 +277,76 @@ impl AdamW {
         let bc2 = 1.0 - b2.powi(self.t as i32);
         for (i, var) in params.vars.iter().enumerate() {
             let Some(g) = &grads.grads[i] else { continue };
-            let m = ((&self.m[i] * b1)? + (g * (1.0 - b1))?)?;
-            let v = ((&self.v[i] * b2)? + (g.sqr()? * (1.0 - b2))?)?;
-            let p = match &self.master[i] {
-                Some(master) => master.clone(),
-                None => var.as_tensor().detach(),
-            };
-            let update = ((&m / bc1)? / ((&v / bc2)?.sqrt()? + eps)?)?;
+            let name = &params.names[i];
+            let g = g.flatten_all()?;
+            let m = flat_view(&self.m[i], name)?;
+            let v = flat_view(&self.v[i], name)?;
+            let w = flat_view(var.as_tensor(), name)?;
+            let master = self.master[i]
+                .as_ref()
+                .map(|t| flat_view(t, name))
+                .transpose()?;
             let decay = if var.rank() >= 2 { wd } else { 0.0 };
-            let p = ((p * (1.0 - lr * decay))? - (update * lr)?)?;
-            if self.master[i].is_some() {
-                // the one cast per step: f32 master -> compute dtype
-                var.set(&p.to_dtype(var.dtype())?)?;
-                self.master[i] = Some(p);
-            } else {
-                var.set(&p)?;
+            for (o, l) in chunks(g.elem_count()) {
+                let g = g.narrow(0, o, l)?;
+                let mc = ((m.narrow(0, o, l)? * b1)? + (&g * (1.0 - b1))?)?;
+                let vc = ((v.narrow(0, o, l)? * b2)? + (g.sqr()? * (1.0 - b2))?)?;
+                let p = match &master {
+                    Some(master) => master.narrow(0, o, l)?,
+                    None => w.narrow(0, o, l)?,
+                };
+                let update = ((&mc / bc1)? / ((&vc / bc2)?.sqrt()? + eps)?)?;
+                let p = ((p * (1.0 - lr * decay))? - (update * lr)?)?;
+                m.slice_set(&mc, 0, o)?;
+                v.slice_set(&vc, 0, o)?;
+                match &master {
+                    Some(master) => {
+                        // the one cast per step: f32 master -> compute dtype
+                        w.slice_set(&p.to_dtype(var.dtype())?, 0, o)?;
+                        master.slice_set(&p, 0, o)?;
+                    }
+                    None => w.slice_set(&p, 0, o)?,
+                }
             }
-            self.m[i] = m;
-            self.v[i] = v;
         }
+        Ok(())
+    }
+
+    /// A deep copy of the state on `device` (the host, for the update's rollback copy: it
+    /// costs no device memory). [`Self::restore`] writes it back.
+    pub fn snapshot(&self, device: &Device) -> candle_core::Result<Self> {
+        let copy = |t: &Tensor| deep_copy(t, device);
+        Ok(Self {
+            hp: self.hp,
+            t: self.t,
+            m: self.m.iter().map(copy).collect::<Result<_, _>>()?,
+            v: self.v.iter().map(copy).collect::<Result<_, _>>()?,
+            master: self
+                .master
+                .iter()
+                .map(|w| w.as_ref().map(copy).transpose())
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Writes a [`Self::snapshot`] back into this state, in place, chunk by chunk (no second
+    /// copy of the state on the device).
+    pub fn restore(&mut self, snap: &Self) -> candle_core::Result<()> {
+        let pairs = self
+            .m
+            .iter()
+            .zip(&snap.m)
+            .chain(self.v.iter().zip(&snap.v))
+            .chain(
+                self.master
+                    .iter()
+                    .zip(&snap.master)
+                    .filter_map(|(a, b)| a.as_ref().zip(b.as_ref())),
+            );
+        for (dst, src) in pairs {
+            copy_into(dst, src)?;
+        }
+        self.t = snap.t;
         Ok(())
     }
 
