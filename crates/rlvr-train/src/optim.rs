@@ -601,6 +601,233 @@ mod tests {
         assert_eq!(whole, run(Some(3)));
     }
 
+    /// The out-of-place AdamW this crate used before the in-place chunked step, kept as the
+    /// reference: `(m, v, master_or_param)` after one step.
+    #[allow(clippy::too_many_arguments)]
+    fn reference_step(
+        hp: AdamWParams,
+        t: u64,
+        m: &Tensor,
+        v: &Tensor,
+        p: &Tensor,
+        g: &Tensor,
+        lr: f64,
+        rank: usize,
+    ) -> (Tensor, Tensor, Tensor) {
+        let (b1, b2) = (hp.beta1, hp.beta2);
+        let bc1 = 1.0 - b1.powi(t as i32);
+        let bc2 = 1.0 - b2.powi(t as i32);
+        let m = ((m * b1).unwrap() + (g * (1.0 - b1)).unwrap()).unwrap();
+        let v = ((v * b2).unwrap() + (g.sqr().unwrap() * (1.0 - b2)).unwrap()).unwrap();
+        let update = ((&m / bc1).unwrap()
+            / ((&v / bc2).unwrap().sqrt().unwrap() + hp.eps).unwrap())
+        .unwrap();
+        let decay = if rank >= 2 { hp.weight_decay } else { 0.0 };
+        let p = ((p * (1.0 - lr * decay)).unwrap() - (update * lr).unwrap()).unwrap();
+        (m, v, p)
+    }
+
+    fn bits(t: &Tensor) -> Vec<u32> {
+        t.to_dtype(DType::F32)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap()
+            .into_iter()
+            .map(f32::to_bits)
+            .collect()
+    }
+
+    /// Deterministic values in about [-scale, scale] with varied exponents.
+    fn values(n: usize, seed: u32, scale: f32) -> Vec<f32> {
+        (0..n as u32)
+            .map(|i| {
+                let x = (i
+                    .wrapping_mul(2_654_435_761)
+                    .wrapping_add(seed.wrapping_mul(97)))
+                    % 20_011;
+                scale * ((x as f32 / 10_005.5) - 1.0) * (1.0 + (i % 7) as f32)
+            })
+            .collect()
+    }
+
+    /// The in-place chunked step against the out-of-place reference, bit for bit, over three
+    /// steps, on a matrix that spans more than one chunk (f32: the parameter is its own
+    /// master; bf16: the f32 master and its one cast per step), with weight decay, together
+    /// with a rank-1 parameter (no decay).
+    #[test]
+    fn chunked_in_place_step_is_bit_identical_to_the_out_of_place_formula() {
+        let rows = 3;
+        let cols = STEP_CHUNK_ELEMS / 2 + 7; // 3 rows: one full chunk and a partial one
+        let hp = AdamWParams {
+            beta1: 0.9,
+            beta2: 0.95,
+            eps: 1e-8,
+            weight_decay: 0.1,
+        };
+        for dtype in [DType::F32, DType::BF16] {
+            let varmap = VarMap::new();
+            let w0 = Tensor::from_vec(values(rows * cols, 1, 0.02), (rows, cols), &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let b0 = Tensor::from_vec(values(5, 2, 1.0), 5, &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            {
+                let mut d = varmap.data().lock().unwrap();
+                d.insert("a.w".into(), Var::from_tensor(&w0).unwrap());
+                d.insert("b.bias".into(), Var::from_tensor(&b0).unwrap());
+            }
+            let params = Params::from_varmap(&varmap);
+            let mut opt = AdamW::new(&params, hp).unwrap();
+            // the reference state: (m, v, f32 master) per parameter
+            let mut refs: Vec<(Tensor, Tensor, Tensor)> = params
+                .vars
+                .iter()
+                .map(|v| {
+                    let z = Tensor::zeros(v.shape(), DType::F32, &Device::Cpu).unwrap();
+                    let p = v.as_tensor().to_dtype(DType::F32).unwrap().copy().unwrap();
+                    (z.clone(), z, p)
+                })
+                .collect();
+            for step in 1..=3u32 {
+                let lr = 1e-3 * step as f64;
+                let mut acc = GradAccum::new(&params);
+                let gs: Vec<Tensor> = params
+                    .vars
+                    .iter()
+                    .map(|v| {
+                        Tensor::from_vec(
+                            values(v.elem_count(), 10 + step, 0.5),
+                            v.shape(),
+                            &Device::Cpu,
+                        )
+                        .unwrap()
+                    })
+                    .collect();
+                for (slot, g) in acc.grads.iter_mut().zip(&gs) {
+                    *slot = Some(g.copy().unwrap());
+                }
+                opt.step(&params, &acc, lr).unwrap();
+                for (i, var) in params.vars.iter().enumerate() {
+                    let (m, v, p) = &refs[i];
+                    let next = reference_step(hp, step as u64, m, v, p, &gs[i], lr, var.rank());
+                    let what = format!("{dtype:?} {} step {step}", params.names[i]);
+                    assert_eq!(bits(&opt.m[i]), bits(&next.0), "{what}: m");
+                    assert_eq!(bits(&opt.v[i]), bits(&next.1), "{what}: v");
+                    let want_w = next.2.to_dtype(dtype).unwrap();
+                    assert_eq!(bits(var.as_tensor()), bits(&want_w), "{what}: weight");
+                    if dtype != DType::F32 {
+                        assert_eq!(
+                            bits(opt.master(i).unwrap()),
+                            bits(&next.2),
+                            "{what}: master"
+                        );
+                    }
+                    refs[i] = next;
+                }
+            }
+        }
+    }
+
+    /// Accumulating in place, chunk by chunk, equals the out-of-place `acc + f32(g)` bit for
+    /// bit (bf16 pieces cast to f32; a parameter spanning more than one chunk; -0.0 kept); a
+    /// parameter absent from every piece stays `None`; clipping in place equals `affine`.
+    #[test]
+    fn in_place_accumulation_and_clipping_equal_the_out_of_place_ones() {
+        let n = STEP_CHUNK_ELEMS + 11;
+        let varmap = VarMap::new();
+        let zeros = |n: usize| Tensor::zeros(n, DType::BF16, &Device::Cpu).unwrap();
+        {
+            let mut d = varmap.data().lock().unwrap();
+            d.insert("big".into(), Var::from_tensor(&zeros(n)).unwrap());
+            d.insert("none".into(), Var::from_tensor(&zeros(3)).unwrap());
+        }
+        let params = Params::from_varmap(&varmap);
+        let mut acc = GradAccum::new(&params);
+        let mut want: Option<Tensor> = None;
+        for k in 0..3u32 {
+            let mut v = values(n, k, 1e-3);
+            v[0] = -0.0;
+            let g = Tensor::new(v.as_slice(), &Device::Cpu)
+                .unwrap()
+                .to_dtype(DType::BF16)
+                .unwrap();
+            let mut store = candle_core::backprop::GradStore::default();
+            store.insert(params.vars[0].as_tensor(), g.clone());
+            acc.add(&params, &store).unwrap();
+            let g32 = g.to_dtype(DType::F32).unwrap();
+            want = Some(match want {
+                None => g32,
+                Some(w) => (w + g32).unwrap(),
+            });
+            assert_eq!(
+                bits(acc.grads[0].as_ref().unwrap()),
+                bits(want.as_ref().unwrap())
+            );
+        }
+        assert!(acc.grads[1].is_none());
+        let kept = acc.copies().unwrap();
+        let norm = acc.clip(1e-3).unwrap();
+        let w = want.unwrap();
+        let scaled = w.affine(1e-3 / (norm + 1e-6), 0.0).unwrap();
+        assert_eq!(bits(acc.grads[0].as_ref().unwrap()), bits(&scaled));
+        assert_eq!(
+            bits(kept[0].as_ref().unwrap()),
+            bits(&w),
+            "copies are not clipped"
+        );
+    }
+
+    /// A snapshot on the host restored in place gives back the state bit for bit, and the
+    /// snapshot is not changed by the steps taken after it.
+    #[test]
+    fn snapshot_and_restore_are_exact() {
+        let varmap = VarMap::new();
+        let t = Tensor::new(&[0.5f32, -0.25, 0.125], &Device::Cpu)
+            .unwrap()
+            .to_dtype(DType::BF16)
+            .unwrap();
+        varmap
+            .data()
+            .lock()
+            .unwrap()
+            .insert("w".into(), Var::from_tensor(&t).unwrap());
+        let params = Params::from_varmap(&varmap);
+        let hp = AdamWParams {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.0,
+        };
+        let mut opt = AdamW::new(&params, hp).unwrap();
+        let step = |opt: &mut AdamW| {
+            let mut acc = GradAccum::new(&params);
+            acc.grads[0] = Some(Tensor::new(&[1.0f32, -2.0, 0.5], &Device::Cpu).unwrap());
+            opt.step(&params, &acc, 0.01).unwrap();
+        };
+        step(&mut opt);
+        let snap = opt.snapshot(&Device::Cpu).unwrap();
+        let state = |o: &AdamW| {
+            (
+                bits(&o.m[0]),
+                bits(&o.v[0]),
+                bits(o.master(0).unwrap()),
+                o.t,
+            )
+        };
+        let before = state(&opt);
+        step(&mut opt);
+        step(&mut opt);
+        assert_ne!(state(&opt), before);
+        assert_eq!(state(&snap), before, "the snapshot is a copy");
+        opt.restore(&snap).unwrap();
+        assert_eq!(state(&opt), before);
+    }
+
     #[test]
     fn weight_decay_is_decoupled_and_only_on_matrices() {
         let varmap = VarMap::new();
