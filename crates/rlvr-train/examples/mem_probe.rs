@@ -62,6 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             logits_chunk_elems: LOGITS_CHUNK_ELEMS,
             attn_chunk_rows: ATTN_CHUNK_ROWS,
             rollback: false,
+            offload: false,
         },
     );
     let (mut model, varmap) = init_random(&cfg, 7, dtype, &Device::Cpu)?;

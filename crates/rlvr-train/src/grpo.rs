@@ -160,7 +160,11 @@ impl Trainer {
         } else {
             None
         };
-        let optimizer = AdamW::new(&policy.params, AdamWParams::from(&cfg.optim))?;
+        let optimizer = AdamW::with_offload(
+            &policy.params,
+            AdamWParams::from(&cfg.optim),
+            cfg.model.optimizer_offload,
+        )?;
         let schedule = Schedule::new(&cfg.optim, cfg.total_optimizer_steps());
         let order = DataOrder::new(
             task.len(),

@@ -44,6 +44,10 @@
 //!   for the global norm, or six f32 chunks of `C` = `optim::STEP_CHUNK_ELEMS` elements (the
 //!   clipping, and the AdamW update, run in place chunk by chunk).
 //!
+//! Optimizer offload (`model.optimizer_offload`): the moments and an f32 master of every
+//! parameter (`P u`, f32 models too) are on the host, not the device; the step's chunks
+//! travel between them.
+//!
 //! Host (not on the device): with more than one optimizer step per rollout (`ppo_epochs` x
 //! mini-batches > 1) the update keeps a rollback copy of the weights and the optimizer state
 //! on the host, `P b + 2 P u + master` (`grpo.rs`), restored on a non-finite step.
@@ -89,6 +93,8 @@ pub struct PlanInputs {
     pub attn_chunk_rows: usize,
     /// More than one optimizer step per rollout: a rollback copy is kept on the host.
     pub rollback: bool,
+    /// `model.optimizer_offload`: the optimizer state and master weights are on the host.
+    pub offload: bool,
 }
 
 impl PlanInputs {
@@ -136,6 +142,7 @@ impl PlanInputs {
                     .train_batch_size
                     .div_ceil(a.ppo_mini_batch_size.max(1))
                 > 1,
+            offload: cfg.model.optimizer_offload,
         }
     }
 }
@@ -161,6 +168,22 @@ pub struct MemoryPlan {
     pub kv_cache: f64,
     /// Host memory of the update's rollback copy (0 without one).
     pub host_rollback: f64,
+}
+
+impl MemoryPlan {
+    /// Optimizer state and master weights held on the device (0 when offloaded).
+    pub fn device_optimizer(&self) -> f64 {
+        if self.inputs.offload {
+            0.0
+        } else {
+            self.master + self.optimizer
+        }
+    }
+
+    /// Host memory: the offloaded optimizer state and masters, and the rollback copy.
+    pub fn host(&self) -> f64 {
+        self.master + self.optimizer - self.device_optimizer() + self.host_rollback
+    }
 }
 
 /// `n(d)` of the module docs: bytes per token of one RMSNorm over `d` values.
@@ -222,7 +245,7 @@ impl MemoryPlan {
         } else {
             p_layer.max(vh)
         };
-        let master = if b == U { 0.0 } else { pf * U };
+        let master = if b == U && !i.offload { 0.0 } else { pf * U };
         Self {
             params: p,
             inputs: i.clone(),
@@ -246,9 +269,9 @@ impl MemoryPlan {
         }
     }
 
-    /// Held for the whole run.
+    /// Held on the device for the whole run.
     pub fn persistent(&self) -> f64 {
-        self.weights + self.master + self.optimizer + self.reference
+        self.weights + self.device_optimizer() + self.reference
     }
 
     /// Peak of a training micro-batch.
@@ -290,12 +313,16 @@ impl MemoryPlan {
         );
         let mut row = |name: &str, x: f64| s += &format!("  {name:<52} {:>9.2} GiB\n", g(x));
         row("weights", self.weights);
-        row("master weights (f32)", self.master);
+        let host = if i.offload { ", on the host" } else { "" };
+        row(&format!("master weights (f32){host}"), self.master);
         row(
             "gradients (f32 accumulator + largest piece)",
             self.gradients,
         );
-        row("optimizer state (AdamW m, v in f32)", self.optimizer);
+        row(
+            &format!("optimizer state (AdamW m, v in f32){host}"),
+            self.optimizer,
+        );
         if i.reference {
             row("KL reference model", self.reference);
         }
@@ -324,6 +351,9 @@ impl MemoryPlan {
                 "host memory: rollback copy (several optimizer steps)",
                 self.host_rollback,
             );
+        }
+        if self.host() > 0.0 {
+            row("host memory: total", self.host());
         }
         let peak = self.peak(checkpointing);
         if device_gib > 0.0 {
@@ -389,6 +419,7 @@ mod tests {
             logits_chunk_elems: 1000,
             attn_chunk_rows: 4,
             rollback: false,
+            offload: false,
         }
     }
 
@@ -466,6 +497,31 @@ mod tests {
         );
         assert_eq!(q.host_rollback, 360.0 + 1440.0 + 720.0);
         assert_eq!(q.peak(true), p.peak(true), "not on the device");
+        assert_eq!(q.host(), q.host_rollback);
+        // offloaded: master and moments leave the device for the host
+        let o = MemoryPlan::new(
+            &c,
+            &PlanInputs {
+                offload: true,
+                ..inputs(2, 8, 8)
+            },
+        );
+        assert_eq!(o.persistent(), 360.0);
+        assert_eq!(o.host(), 720.0 + 1440.0);
+        assert_eq!(
+            o.train_peak(true),
+            p.train_peak(true) - 720.0 - 1440.0,
+            "the device saves exactly the master and the moments"
+        );
+        // f32 offloaded: every parameter gets a host master
+        let o32 = MemoryPlan::new(
+            &c,
+            &PlanInputs {
+                offload: true,
+                ..inputs(4, 8, 8)
+            },
+        );
+        assert_eq!((o32.persistent(), o32.host()), (720.0, 720.0 + 1440.0));
         // norms cost (3*4 + 2*2) d in bf16: 2 n(4) = 128; the rest of A halves: 504 - 96 - 8
         // = 400 -> 200; A = 200 + 128 + 8 = 336
         assert_eq!(p.layer_bytes_per_token, 336.0);

@@ -11,6 +11,14 @@
 //! 6e-5 at |w| = 0.02, far above a typical lr of 1e-6) would round away if applied to the bf16
 //! weight in place; on the master it accumulates until the rounded value moves. An f32 model
 //! has no master copy (the parameter is its own master).
+//!
+//! Optimizer offload (`model.optimizer_offload`, verl's `fsdp_config.optimizer_offload`,
+//! DeepSpeed's ZeRO-Offload): the moments and an f32 master of every parameter (f32 ones too)
+//! live on the host; each step copies the f32 gradients there a chunk at a time, updates
+//! there, and copies the new weights back cast to the compute dtype. The device then holds
+//! only the weights and the gradient accumulator. Same arithmetic element by element, so on
+//! one device the result is bit-identical to the step without offload; the saved state is
+//! the same file either way (an f32 parameter's master equals the parameter and is not saved).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -193,8 +201,11 @@ pub struct AdamW {
     pub t: u64,
     m: Vec<Tensor>,
     v: Vec<Tensor>,
-    /// f32 master weights of the parameters whose dtype is not f32 (None for f32 ones).
+    /// f32 master weights of the parameters whose dtype is not f32 (None for f32 ones), or
+    /// of every parameter when offloaded.
     master: Vec<Option<Tensor>>,
+    /// Where the moments and masters live when offloaded (the host), else None.
+    offload: Option<Device>,
 }
 
 /// A copy of `t` on `device` with its own storage.
@@ -238,18 +249,35 @@ fn master_of(var: &Var) -> candle_core::Result<Option<Tensor>> {
 impl AdamW {
     /// Zero moments; master weights (for non-f32 parameters) start as the parameters' values.
     pub fn new(params: &Params, hp: AdamWParams) -> candle_core::Result<Self> {
-        let zeros = |var: &Var| Tensor::zeros(var.shape(), DType::F32, var.device());
+        Self::with_offload(params, hp, false)
+    }
+
+    /// [`Self::new`], with the state on the host when `offload` (module docs).
+    pub fn with_offload(
+        params: &Params,
+        hp: AdamWParams,
+        offload: bool,
+    ) -> candle_core::Result<Self> {
+        let host = offload.then_some(Device::Cpu);
+        let state_dev = |var: &Var| host.clone().unwrap_or_else(|| var.device().clone());
+        let zeros = |var: &Var| Tensor::zeros(var.shape(), DType::F32, &state_dev(var));
+        let master = |var: &Var| match &host {
+            Some(h) => deep_copy(&var.as_tensor().to_dtype(DType::F32)?, h).map(Some),
+            None => master_of(var),
+        };
         Ok(Self {
             hp,
             t: 0,
             m: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
             v: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
-            master: params
-                .vars
-                .iter()
-                .map(master_of)
-                .collect::<Result<_, _>>()?,
+            master: params.vars.iter().map(master).collect::<Result<_, _>>()?,
+            offload: host,
         })
+    }
+
+    /// Whether the state lives on the host.
+    pub fn offloaded(&self) -> bool {
+        self.offload.is_some()
     }
 
     /// The f32 master weight of parameter `i` (None: the parameter is f32 and is its own).
@@ -287,8 +315,10 @@ impl AdamW {
                 .map(|t| flat_view(t, name))
                 .transpose()?;
             let decay = if var.rank() >= 2 { wd } else { 0.0 };
+            let state_dev = self.m[i].device().clone();
             for (o, l) in chunks(g.elem_count()) {
-                let g = g.narrow(0, o, l)?;
+                // offloaded: this chunk of the gradient goes to the host
+                let g = g.narrow(0, o, l)?.to_device(&state_dev)?;
                 let mc = ((m.narrow(0, o, l)? * b1)? + (&g * (1.0 - b1))?)?;
                 let vc = ((v.narrow(0, o, l)? * b2)? + (g.sqr()? * (1.0 - b2))?)?;
                 let p = match &master {
@@ -301,8 +331,10 @@ impl AdamW {
                 v.slice_set(&vc, 0, o)?;
                 match &master {
                     Some(master) => {
-                        // the one cast per step: f32 master -> compute dtype
-                        w.slice_set(&p.to_dtype(var.dtype())?, 0, o)?;
+                        // the one cast per step: f32 master -> compute dtype (and, offloaded,
+                        // back to the device)
+                        let cast = p.to_dtype(var.dtype())?.to_device(var.device())?;
+                        w.slice_set(&cast, 0, o)?;
                         master.slice_set(&p, 0, o)?;
                     }
                     None => w.slice_set(&p, 0, o)?,
@@ -319,6 +351,7 @@ impl AdamW {
         Ok(Self {
             hp: self.hp,
             t: self.t,
+            offload: self.offload.clone(),
             m: self.m.iter().map(copy).collect::<Result<_, _>>()?,
             v: self.v.iter().map(copy).collect::<Result<_, _>>()?,
             master: self
@@ -358,7 +391,8 @@ impl AdamW {
         for (i, name) in params.names.iter().enumerate() {
             map.insert(format!("m.{name}"), self.m[i].clone());
             map.insert(format!("v.{name}"), self.v[i].clone());
-            if let Some(w) = &self.master[i] {
+            // an f32 parameter's master (offload only) equals the parameter: not saved
+            if let (Some(w), true) = (&self.master[i], params.vars[i].dtype() != DType::F32) {
                 map.insert(format!("master.{name}"), w.clone());
             }
         }
@@ -370,11 +404,14 @@ impl AdamW {
     /// existed, or by an f32 run) starts from its current value; the master of a parameter
     /// that is now f32 is ignored (the parameter holds the weights).
     pub fn load(&mut self, params: &Params, path: &Path, t: u64) -> candle_core::Result<()> {
-        let device = params
-            .vars
-            .first()
-            .map(|v| v.device().clone())
-            .unwrap_or(candle_core::Device::Cpu);
+        let device = match &self.offload {
+            Some(host) => host.clone(),
+            None => params
+                .vars
+                .first()
+                .map(|v| v.device().clone())
+                .unwrap_or(candle_core::Device::Cpu),
+        };
         let mut map = candle_core::safetensors::load(path, &device)?;
         for (i, name) in params.names.iter().enumerate() {
             let get = |map: &mut HashMap<String, Tensor>, k: String| {
@@ -383,7 +420,11 @@ impl AdamW {
             };
             self.m[i] = get(&mut map, format!("m.{name}"))?;
             self.v[i] = get(&mut map, format!("v.{name}"))?;
-            if self.master[i].is_some() {
+            let var = &params.vars[i];
+            if self.master[i].is_some() && var.dtype() == DType::F32 {
+                // offloaded f32 parameter: its master is the parameter's current value
+                self.master[i] = Some(deep_copy(&var.as_tensor().to_dtype(DType::F32)?, &device)?);
+            } else if self.master[i].is_some() {
                 if let Some(w) = map.remove(&format!("master.{name}")) {
                     let var = &params.vars[i];
                     if w.shape() != var.shape() {
