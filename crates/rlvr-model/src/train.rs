@@ -539,6 +539,35 @@ impl Qwen {
         E: From<Error>,
         F: FnOnce(&ResponseLogProbs) -> std::result::Result<Tensor, E>,
     {
+        let mut grads = GradStore::default();
+        let mut out = self.loss_and_grads_into(batch, opts, loss_fn, |piece| {
+            grads.extend(piece).map_err(|e| E::from(Error::from(e)))
+        })?;
+        out.grads = grads;
+        Ok(out)
+    }
+
+    /// [`Self::loss_and_grads`] handing the gradients out piece by piece as the backward walk
+    /// produces them, so that no full set of gradients in the weights' dtype is ever alive:
+    /// `sink` receives, in order, the loss's own store, the vocabulary projection's (for an
+    /// untied head), the final norm's, each decoder layer's (last layer first) and the
+    /// embedding's (for tied embeddings together with the head's, summed in the weights'
+    /// dtype exactly as [`Self::loss_and_grads`] sums them). Every weight appears in exactly
+    /// one piece, so summing the pieces gives the store [`Self::loss_and_grads`] returns, bit
+    /// for bit. The returned `grads` is empty; the sink is not called when the loss is not
+    /// finite.
+    pub fn loss_and_grads_into<E, F, S>(
+        &self,
+        batch: &TokenBatch,
+        opts: &TrainForwardOptions,
+        loss_fn: F,
+        mut sink: S,
+    ) -> std::result::Result<TrainStepOutput, E>
+    where
+        E: From<Error>,
+        F: FnOnce(&ResponseLogProbs) -> std::result::Result<Tensor, E>,
+        S: FnMut(GradStore) -> std::result::Result<(), E>,
+    {
         let det = self.detached()?;
         let w = self.walk(batch, opts.temperature)?;
         let nl = self.layers.len();
@@ -585,24 +614,20 @@ impl Qwen {
             .to_dtype(DType::F64)
             .and_then(|l| l.to_scalar::<f64>())
             .map_err(Error::from)?;
-        let mut grads = GradStore::default();
+        let done = |out| TrainStepOutput {
+            out,
+            loss: value,
+            grads: GradStore::default(),
+        };
         if !value.is_finite() {
-            return Ok(TrainStepOutput {
-                out,
-                loss: value,
-                grads,
-            });
+            return Ok(done(out));
         }
         let mut st = loss.backward().map_err(Error::from)?;
         let g_lp = st.remove(lp_var.as_tensor());
         let g_ent = ent_var.as_ref().and_then(|v| st.remove(v.as_tensor()));
-        grads.extend(st).map_err(Error::from)?;
+        sink(st)?;
         if w.n == 0 || (g_lp.is_none() && g_ent.is_none()) {
-            return Ok(TrainStepOutput {
-                out,
-                loss: value,
-                grads,
-            });
+            return Ok(done(out));
         }
         let gather = |g: Tensor| -> Result<Tensor> {
             Ok(g.flatten_all()?
@@ -617,9 +642,13 @@ impl Qwen {
         // 3. vocabulary backward
         let (dh, dw) = det.vocab_backward(&h, &w, opts.temperature, &g_lp, g_ent.as_ref())?;
         drop(h);
-        let mut st = GradStore::default();
-        st.insert(&self.lm_head, dw);
-        grads.extend(st).map_err(Error::from)?;
+        let mut head = GradStore::default();
+        head.insert(&self.lm_head, dw);
+        // tied embeddings: the head's piece is summed with the embedding's at step 5
+        let tied = self.lm_head.id() == self.embed_tokens.id();
+        if !tied {
+            sink(std::mem::take(&mut head))?;
+        }
         // 4. final norm, then the layers in reverse
         let mut st = (h_graph * dh)
             .and_then(|x| x.sum_all())
@@ -627,7 +656,7 @@ impl Qwen {
             .map_err(Error::from)?;
         drop(lp_var);
         let mut g = remove(&mut st, x_last.as_tensor(), "the last hidden state")?;
-        grads.extend(st).map_err(Error::from)?;
+        sink(st)?;
         for li in (0..nl).rev() {
             let (xv, tape) = if ckpt {
                 let input = inputs.pop().expect("one input per layer");
@@ -638,7 +667,9 @@ impl Qwen {
             } else {
                 tapes.pop().expect("one tape per layer")
             };
-            g = self.layer_backward(tape, &xv, &g, &w, &mut grads)?;
+            let mut piece = GradStore::default();
+            g = self.layer_backward(tape, &xv, &g, &w, &mut piece)?;
+            sink(piece)?;
         }
         // 5. embeddings
         let st = (self.embed_tokens.embedding(&w.ids))
@@ -646,11 +677,8 @@ impl Qwen {
             .and_then(|x| x.sum_all())
             .and_then(|x| x.backward())
             .map_err(Error::from)?;
-        grads.extend(st).map_err(Error::from)?;
-        Ok(TrainStepOutput {
-            out,
-            loss: value,
-            grads,
-        })
+        head.extend(st).map_err(Error::from)?;
+        sink(head)?;
+        Ok(done(out))
     }
 }

@@ -61,6 +61,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             reference: false,
             logits_chunk_elems: LOGITS_CHUNK_ELEMS,
             attn_chunk_rows: ATTN_CHUNK_ROWS,
+            rollback: false,
+            offload: false,
         },
     );
     let (mut model, varmap) = init_random(&cfg, 7, dtype, &Device::Cpu)?;
@@ -91,11 +93,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         gradient_checkpointing: ckpt,
     };
     let t = std::time::Instant::now();
-    let step = model.loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |lp| {
-        Ok((lp.logprobs.sum_all()? + lp.entropy.as_ref().expect("entropy").sum_all()?)?)
-    })?;
+    // as the trainer does: each piece of the walk's gradients into the f32 accumulator
     let mut acc = GradAccum::new(&params);
-    acc.add(&params, &step.grads)?;
+    let step = model.loss_and_grads_into::<rlvr_model::Error, _, _>(
+        &batch,
+        &opts,
+        |lp| Ok((lp.logprobs.sum_all()? + lp.entropy.as_ref().expect("entropy").sum_all()?)?),
+        |piece| Ok(acc.add(&params, &piece)?),
+    )?;
     drop(step);
     opt.step(&params, &acc, 1e-3)?;
     let secs = t.elapsed().as_secs_f64();

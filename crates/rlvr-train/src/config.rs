@@ -112,6 +112,11 @@ pub struct ModelConfig {
     /// training step keeps only each layer's input and recomputes the layer in the backward.
     /// Same gradients, less activation memory, about one more forward of compute.
     pub gradient_checkpointing: bool,
+    /// Keep the optimizer state (AdamW moments and f32 master weights) on the host and update
+    /// there (verl `fsdp_config.optimizer_offload`, DeepSpeed ZeRO-Offload): the device holds
+    /// only the weights and the f32 gradient accumulator. Same update, bit for bit on one
+    /// device; each optimizer step copies the gradients to the host and the weights back.
+    pub optimizer_offload: bool,
 }
 
 impl Default for ModelConfig {
@@ -127,6 +132,7 @@ impl Default for ModelConfig {
             intermediate_size: 384,
             max_position_embeddings: 256,
             gradient_checkpointing: false,
+            optimizer_offload: false,
         }
     }
 }

@@ -160,7 +160,11 @@ impl Trainer {
         } else {
             None
         };
-        let optimizer = AdamW::new(&policy.params, AdamWParams::from(&cfg.optim))?;
+        let optimizer = AdamW::with_offload(
+            &policy.params,
+            AdamWParams::from(&cfg.optim),
+            cfg.model.optimizer_offload,
+        )?;
         let schedule = Schedule::new(&cfg.optim, cfg.total_optimizer_steps());
         let order = DataOrder::new(
             task.len(),
@@ -563,27 +567,29 @@ impl Trainer {
         Ok(stats)
     }
 
-    /// Deep copies of the parameters (`Var::set` writes in place) and the optimizer (its
-    /// moments are replaced, never written in place, so cloning the handles is a copy).
+    /// Deep copies of the parameters and the optimizer state (both are updated in place), on
+    /// the host: the rollback copy costs no device memory.
     fn save_state(&self) -> Result<SavedState, TrainError> {
+        let host = candle_core::Device::Cpu;
         let params = self
             .policy
             .params
             .vars
             .iter()
-            .map(|v| v.as_tensor().detach().copy())
+            .map(|v| crate::optim::deep_copy(v.as_tensor(), &host))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(SavedState {
             params,
-            optimizer: self.optimizer.clone(),
+            optimizer: self.optimizer.snapshot(&host)?,
         })
     }
 
+    /// Writes a [`Self::save_state`] copy back, in place.
     fn restore_state(&mut self, saved: SavedState) -> Result<(), TrainError> {
         for (var, p) in self.policy.params.vars.iter().zip(&saved.params) {
-            var.set(p)?;
+            crate::optim::copy_into(var.as_tensor(), p)?;
         }
-        self.optimizer = saved.optimizer;
+        self.optimizer.restore(&saved.optimizer)?;
         Ok(())
     }
 
@@ -663,33 +669,40 @@ impl Trainer {
                     || self.faults.nan_loss_in_mini_batch == Some((self.step, mini_batch)));
             let mut terms = None;
             // the forward, the loss on its log-probs, and the backward (rlvr-model)
-            let fwd = self.policy.model.loss_and_grads(&tb, &opts, |fwd| {
-                let loss = policy_loss(
-                    &spec,
-                    &LossInputs {
-                        logp: &fwd.logprobs,
-                        old_logp: &old_t.unwrap_or_else(|| fwd.logprobs.detach()),
-                        ref_logp: ref_t.as_ref(),
-                        entropy: fwd.entropy.as_ref(),
-                        adv: &Tensor::new(adv.as_slice(), dev)?,
-                        weight: &Tensor::new(w.as_slice(), dev)?,
-                        mask: &mask,
-                    },
-                )?;
-                let loss_t = if nan_loss {
-                    (&loss.loss * f64::NAN)?
-                } else {
-                    loss.loss.clone()
-                };
-                terms = Some(loss);
-                Ok::<_, TrainError>(loss_t)
-            })?;
+            // the gradients go into the f32 accumulator piece by piece, as the backward walk
+            // produces them (no full set of gradients in the weights' dtype is alive)
+            let params = &self.policy.params;
+            let fwd = self.policy.model.loss_and_grads_into(
+                &tb,
+                &opts,
+                |fwd| {
+                    let loss = policy_loss(
+                        &spec,
+                        &LossInputs {
+                            logp: &fwd.logprobs,
+                            old_logp: &old_t.unwrap_or_else(|| fwd.logprobs.detach()),
+                            ref_logp: ref_t.as_ref(),
+                            entropy: fwd.entropy.as_ref(),
+                            adv: &Tensor::new(adv.as_slice(), dev)?,
+                            weight: &Tensor::new(w.as_slice(), dev)?,
+                            mask: &mask,
+                        },
+                    )?;
+                    let loss_t = if nan_loss {
+                        (&loss.loss * f64::NAN)?
+                    } else {
+                        loss.loss.clone()
+                    };
+                    terms = Some(loss);
+                    Ok::<_, TrainError>(loss_t)
+                },
+                |piece| Ok(grads.add(params, &piece)?),
+            )?;
             let (value, loss) = (fwd.loss, terms.expect("the loss function ran"));
             if !value.is_finite() {
                 out.skipped = Some(format!("non-finite loss ({value})"));
                 break;
             }
-            grads.add(&self.policy.params, &fwd.grads)?;
             out.pg_loss += loss.pg_loss;
             out.kl_sum += loss.kl_sum;
             out.entropy_sum += loss.entropy_sum;
@@ -703,7 +716,7 @@ impl Trainer {
             return Ok(out);
         }
         if self.keep_grads {
-            self.last_grads = Some(grads.grads.clone());
+            self.last_grads = Some(grads.copies()?);
         }
         // ALGO LOGIC: global-norm clipping, then AdamW; never apply a non-finite gradient
         out.grad_norm = grads.clip(self.cfg.optim.grad_clip)?;

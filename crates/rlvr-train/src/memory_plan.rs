@@ -13,8 +13,13 @@
 //! - the KL reference model `P b` when `use_kl_loss`.
 //!
 //! Training (one micro-batch's forward and backward, `rlvr_model`'s training walk):
-//! - gradients `P u` (the f32 accumulator) `+ P b` (one backward's gradients, in the weights'
-//!   dtype, alive while they are added);
+//! - gradients `P u` (the f32 accumulator) `+ b P_piece`: the walk hands its gradients out
+//!   piece by piece (`Qwen::loss_and_grads_into`: the head, the final norm, each layer, the
+//!   embedding) and each piece is added to the accumulator in place, chunk by chunk
+//!   (`optim.rs`), so only the largest piece is alive in the weights' dtype:
+//!   `P_piece = max(P_layer, V h)` (`P_layer` the parameters of one decoder layer), or with
+//!   tied embeddings `max(P_layer + V h, 3 V h)` (the head's piece is held until the
+//!   embedding's and summed with it);
 //! - activations. One decoder layer on the device-generic path stores per token
 //!   `A = b (h + 2h + 2h + 4f + qd + 2 kvd (1 + bias) + qd (1 + bias) + (qd + 2 kvd)
 //!   + 4 (qd + kvd) + 2 qd) + 2 n(h) + [qk_norm] n(hd) (heads + kv_heads) + u heads`:
@@ -35,15 +40,25 @@
 //!   model's chunk), five copies (the projection in `b`, then `u`: logits, shifted
 //!   exponentials, probabilities, their gradient): `rows V (b + 4 u)`.
 //! - the optimizer step (after the backward, activations freed): the f32 gradients `P u` and
-//!   the AdamW temporaries of the largest parameter, `6 u P_max` (new m, new v, the update and
-//!   its parts, the new weight).
+//!   its temporaries `max(u P_max, 6 u min(C, P_max))`: the squares of the largest parameter's gradient
+//!   for the global norm, or six f32 chunks of `C` = `optim::STEP_CHUNK_ELEMS` elements (the
+//!   clipping, and the AdamW update, run in place chunk by chunk).
+//!
+//! Optimizer offload (`model.optimizer_offload`): the moments and an f32 master of every
+//! parameter (`P u`, f32 models too) are on the host, not the device; the step's chunks
+//! travel between them.
+//!
+//! Host (not on the device): with more than one optimizer step per rollout (`ppo_epochs` x
+//! mini-batches > 1) the update keeps a rollback copy of the weights and the optimizer state
+//! on the host, `P b + 2 P u + master` (`grpo.rs`), restored on a non-finite step.
 //!
 //! Rollout: the KV cache of one generation call at full length,
 //! `S (T) L 2 kvd b` for `S = generation_batch_size * num_generations` sequences, plus their
 //! sampling logits `S V u 2` (the larger of rollout and evaluation generation is planned).
 //!
 //! Peaks: training the larger of `weights + master + optimizer + reference + gradients +
-//! activations + logits` and `weights + master + optimizer + reference + P u + 6 u P_max`;
+//! activations + logits` and `weights + master + optimizer + reference + P u + step
+//! temporaries`;
 //! rollout `weights + master + optimizer + reference + KV cache`; the device's peak is
 //! the larger. It fits when that is at most `model.device_memory_gib` GiB.
 
@@ -76,6 +91,10 @@ pub struct PlanInputs {
     pub reference: bool,
     pub logits_chunk_elems: usize,
     pub attn_chunk_rows: usize,
+    /// More than one optimizer step per rollout: a rollback copy is kept on the host.
+    pub rollback: bool,
+    /// `model.optimizer_offload`: the optimizer state and master weights are on the host.
+    pub offload: bool,
 }
 
 impl PlanInputs {
@@ -117,6 +136,13 @@ impl PlanInputs {
             reference: a.use_kl_loss,
             logits_chunk_elems: LOGITS_CHUNK_ELEMS,
             attn_chunk_rows: ATTN_CHUNK_ROWS,
+            rollback: a.ppo_epochs
+                * cfg
+                    .trainer
+                    .train_batch_size
+                    .div_ceil(a.ppo_mini_batch_size.max(1))
+                > 1,
+            offload: cfg.model.optimizer_offload,
         }
     }
 }
@@ -137,9 +163,27 @@ pub struct MemoryPlan {
     /// Per token per layer, stored (`A`), for the report.
     pub layer_bytes_per_token: f64,
     pub logits_chunk: f64,
-    /// AdamW's temporaries for the largest parameter, `6 u P_max`.
+    /// The optimizer step's temporaries, `max(u P_max, 6 u min(C, P_max))`.
     pub optimizer_step: f64,
     pub kv_cache: f64,
+    /// Host memory of the update's rollback copy (0 without one).
+    pub host_rollback: f64,
+}
+
+impl MemoryPlan {
+    /// Optimizer state and master weights held on the device (0 when offloaded).
+    pub fn device_optimizer(&self) -> f64 {
+        if self.inputs.offload {
+            0.0
+        } else {
+            self.master + self.optimizer
+        }
+    }
+
+    /// Host memory: the offloaded optimizer state and masters, and the rollback copy.
+    pub fn host(&self) -> f64 {
+        self.master + self.optimizer - self.device_optimizer() + self.host_rollback
+    }
 }
 
 /// `n(d)` of the module docs: bytes per token of one RMSNorm over `d` values.
@@ -187,31 +231,47 @@ impl MemoryPlan {
         let work = n * (3.0 * b * f + 2.0 * U * h) + 6.0 * U * nh * chunk * n;
         let head = n * (b * h + norm_bytes(h, b) + U * h);
         let rows = (i.logits_chunk_elems as f64 / v).floor().max(1.0).min(n);
-        let p_max = rlvr_model::param_shapes(c)
+        let shapes = rlvr_model::param_shapes(c);
+        let numel = |s: &Vec<usize>| s.iter().product::<usize>() as f64;
+        let p_max = shapes.iter().map(|(_, s)| numel(s)).fold(0.0, f64::max);
+        let p_layer: f64 = shapes
             .iter()
-            .map(|(_, s)| s.iter().product::<usize>())
-            .max()
-            .unwrap_or(0) as f64;
+            .filter(|(n, _)| n.starts_with("model.layers.0."))
+            .map(|(_, s)| numel(s))
+            .sum();
+        let vh = v * h;
+        let p_piece = if c.tie_word_embeddings {
+            (p_layer + vh).max(3.0 * vh)
+        } else {
+            p_layer.max(vh)
+        };
+        let master = if b == U && !i.offload { 0.0 } else { pf * U };
         Self {
             params: p,
             inputs: i.clone(),
             weights: pf * b,
-            master: if b == U { 0.0 } else { pf * U },
+            master,
             optimizer: 2.0 * pf * U,
             reference: if i.reference { pf * b } else { 0.0 },
-            gradients: pf * U + pf * b,
+            gradients: pf * U + b * p_piece,
             activations: n * l * a + work + head,
             activations_checkpointed: n * (l * b * h + a) + work + head,
             layer_bytes_per_token: a,
             logits_chunk: rows * v * (b + 4.0 * U),
-            optimizer_step: 6.0 * U * p_max,
+            optimizer_step: (U * p_max)
+                .max(6.0 * U * p_max.min(crate::optim::STEP_CHUNK_ELEMS as f64)),
             kv_cache: i.gen_seqs as f64 * (i.gen_tokens as f64 * l * 2.0 * kvd * b + v * U * 2.0),
+            host_rollback: if i.rollback {
+                pf * b + 2.0 * pf * U + master
+            } else {
+                0.0
+            },
         }
     }
 
-    /// Held for the whole run.
+    /// Held on the device for the whole run.
     pub fn persistent(&self) -> f64 {
-        self.weights + self.master + self.optimizer + self.reference
+        self.weights + self.device_optimizer() + self.reference
     }
 
     /// Peak of a training micro-batch.
@@ -253,12 +313,16 @@ impl MemoryPlan {
         );
         let mut row = |name: &str, x: f64| s += &format!("  {name:<52} {:>9.2} GiB\n", g(x));
         row("weights", self.weights);
-        row("master weights (f32)", self.master);
+        let host = if i.offload { ", on the host" } else { "" };
+        row(&format!("master weights (f32){host}"), self.master);
         row(
-            "gradients (f32 accumulator + one backward's)",
+            "gradients (f32 accumulator + largest piece)",
             self.gradients,
         );
-        row("optimizer state (AdamW m, v in f32)", self.optimizer);
+        row(
+            &format!("optimizer state (AdamW m, v in f32){host}"),
+            self.optimizer,
+        );
         if i.reference {
             row("KL reference model", self.reference);
         }
@@ -268,10 +332,7 @@ impl MemoryPlan {
             self.activations_checkpointed,
         );
         row("logits chunk", self.logits_chunk);
-        row(
-            "optimizer step temporaries (largest parameter)",
-            self.optimizer_step,
-        );
+        row("optimizer step temporaries (in place)", self.optimizer_step);
         row(
             "KV cache of the generation call at full length",
             self.kv_cache,
@@ -285,6 +346,15 @@ impl MemoryPlan {
             self.train_peak(!checkpointing),
         );
         row("peak: rollout", self.rollout_peak());
+        if self.host_rollback > 0.0 {
+            row(
+                "host memory: rollback copy (several optimizer steps)",
+                self.host_rollback,
+            );
+        }
+        if self.host() > 0.0 {
+            row("host memory: total", self.host());
+        }
         let peak = self.peak(checkpointing);
         if device_gib > 0.0 {
             let verdict = if g(peak) <= device_gib {
@@ -348,6 +418,8 @@ mod tests {
             reference: false,
             logits_chunk_elems: 1000,
             attn_chunk_rows: 4,
+            rollback: false,
+            offload: false,
         }
     }
 
@@ -375,7 +447,10 @@ mod tests {
         assert_eq!(p.weights, 720.0);
         assert_eq!(p.master, 0.0, "f32: no master copy");
         assert_eq!(p.optimizer, 1440.0);
-        assert_eq!(p.gradients, 1440.0);
+        // gradients: the f32 accumulator 720 and the largest piece in f32: a layer has
+        // 8 + 20 + 10 + 10 + 16 + 72 = 136 parameters, the tied head and embedding 40 each:
+        // max(136 + 40, 3 * 40) = 176 -> 720 + 4 * 176
+        assert_eq!(p.gradients, 1424.0);
         // A with b = u = 4, h = 4, f = 6, qd = 4, kvd = 2, bias:
         // 4 (4 + 8 + 8 + 24) = 176; 4 (4*2 + 2*2*2) = 64; 4 (4 + 4) = 32; 4*4*(4+2) = 96;
         // 4*2*4 = 32; 2 n(4) = 2*48 = 96; u heads = 8 -> 504
@@ -396,8 +471,9 @@ mod tests {
         assert_eq!(p.optimizer_step, 960.0);
         assert_eq!(
             p.train_peak(false),
-            2160.0 + 1440.0 + p.activations + 1600.0
+            2160.0 + 1424.0 + p.activations + 1600.0
         );
+        assert_eq!(p.host_rollback, 0.0);
         // with a one-row budget the logits chunk is one row: 1 x 10 x 20
         assert_eq!(MemoryPlan::new(&c, &inputs(4, 1, 1)).logits_chunk, 200.0);
         assert_eq!(p.rollout_peak(), 2160.0 + 480.0);
@@ -410,7 +486,42 @@ mod tests {
         assert_eq!(p.weights, 360.0);
         assert_eq!(p.master, 720.0);
         assert_eq!(p.optimizer, 1440.0);
-        assert_eq!(p.gradients, 720.0 + 360.0);
+        assert_eq!(p.gradients, 720.0 + 2.0 * 176.0);
+        // a rollback copy on the host: bf16 weights, f32 moments and master
+        let q = MemoryPlan::new(
+            &c,
+            &PlanInputs {
+                rollback: true,
+                ..inputs(2, 8, 8)
+            },
+        );
+        assert_eq!(q.host_rollback, 360.0 + 1440.0 + 720.0);
+        assert_eq!(q.peak(true), p.peak(true), "not on the device");
+        assert_eq!(q.host(), q.host_rollback);
+        // offloaded: master and moments leave the device for the host
+        let o = MemoryPlan::new(
+            &c,
+            &PlanInputs {
+                offload: true,
+                ..inputs(2, 8, 8)
+            },
+        );
+        assert_eq!(o.persistent(), 360.0);
+        assert_eq!(o.host(), 720.0 + 1440.0);
+        assert_eq!(
+            o.train_peak(true),
+            p.train_peak(true) - 720.0 - 1440.0,
+            "the device saves exactly the master and the moments"
+        );
+        // f32 offloaded: every parameter gets a host master
+        let o32 = MemoryPlan::new(
+            &c,
+            &PlanInputs {
+                offload: true,
+                ..inputs(4, 8, 8)
+            },
+        );
+        assert_eq!((o32.persistent(), o32.host()), (720.0, 720.0 + 1440.0));
         // norms cost (3*4 + 2*2) d in bf16: 2 n(4) = 128; the rest of A halves: 504 - 96 - 8
         // = 400 -> 200; A = 200 + 128 + 8 = 336
         assert_eq!(p.layer_bytes_per_token, 336.0);

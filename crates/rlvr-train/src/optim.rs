@@ -11,11 +11,19 @@
 //! 6e-5 at |w| = 0.02, far above a typical lr of 1e-6) would round away if applied to the bf16
 //! weight in place; on the master it accumulates until the rounded value moves. An f32 model
 //! has no master copy (the parameter is its own master).
+//!
+//! Optimizer offload (`model.optimizer_offload`, verl's `fsdp_config.optimizer_offload`,
+//! DeepSpeed's ZeRO-Offload): the moments and an f32 master of every parameter (f32 ones too)
+//! live on the host; each step copies the f32 gradients there a chunk at a time, updates
+//! there, and copies the new weights back cast to the compute dtype. The device then holds
+//! only the weights and the gradient accumulator. Same arithmetic element by element, so on
+//! one device the result is bit-identical to the step without offload; the saved state is
+//! the same file either way (an f32 parameter's master equals the parameter and is not saved).
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::{DType, Tensor, Var};
+use candle_core::{DType, Device, Tensor, Var};
 use candle_nn::VarMap;
 
 use crate::config::{LrScheduler, OptimConfig};
@@ -60,7 +68,33 @@ impl Params {
     }
 }
 
+/// Elements per chunk of the optimizer's in-place arithmetic ([`GradAccum::add`],
+/// [`GradAccum::clip`], [`AdamW::step`]): the temporaries of a step are a few chunks, not a
+/// copy of the largest parameter (the 545M-element embedding of a 7B model).
+pub const STEP_CHUNK_ELEMS: usize = 1 << 22;
+
+/// `(offset, len)` of the chunks of `n` elements.
+fn chunks(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n)
+        .step_by(STEP_CHUNK_ELEMS)
+        .map(move |o| (o, STEP_CHUNK_ELEMS.min(n - o)))
+}
+
+/// A flat view of `t` over the same storage, for in-place writes (`slice_set`).
+fn flat_view(t: &Tensor, what: &str) -> candle_core::Result<Tensor> {
+    if !t.is_contiguous() {
+        return Err(candle_core::Error::Msg(format!(
+            "optimizer: {what} is not contiguous, cannot update it in place"
+        )));
+    }
+    t.flatten_all()
+}
+
 /// Gradients summed over micro-batches, one f32 tensor per parameter (None: no gradient yet).
+///
+/// The sums are written in place, chunk by chunk: adding a gradient holds it (in its own
+/// dtype) and one f32 chunk, never a second f32 copy of the parameter. Element by element the
+/// arithmetic is the plain `acc + f32(g)`, so the sums are bit-identical to out-of-place ones.
 pub struct GradAccum {
     pub grads: Vec<Option<Tensor>>,
 }
@@ -72,7 +106,8 @@ impl GradAccum {
         }
     }
 
-    /// Adds the gradients of one backward pass.
+    /// Adds the gradients of one backward pass, or of one piece of it
+    /// ([`rlvr_model::Qwen::loss_and_grads_into`]'s sink): every parameter found in `store`.
     pub fn add(
         &mut self,
         params: &Params,
@@ -80,14 +115,32 @@ impl GradAccum {
     ) -> candle_core::Result<()> {
         for (slot, var) in self.grads.iter_mut().zip(&params.vars) {
             if let Some(g) = store.get(var.as_tensor()) {
-                let g = g.detach().to_dtype(DType::F32)?;
-                *slot = Some(match slot.take() {
-                    Some(acc) => (acc + g)?,
-                    None => g,
-                });
+                let g = g.detach().flatten_all()?;
+                if slot.is_none() {
+                    *slot = Some(Tensor::zeros(var.shape(), DType::F32, var.device())?);
+                    let acc = flat_view(slot.as_ref().expect("just set"), "a gradient")?;
+                    for (o, l) in chunks(g.elem_count()) {
+                        acc.slice_set(&g.narrow(0, o, l)?.to_dtype(DType::F32)?, 0, o)?;
+                    }
+                } else {
+                    let acc = flat_view(slot.as_ref().expect("checked"), "a gradient")?;
+                    for (o, l) in chunks(g.elem_count()) {
+                        let sum =
+                            (acc.narrow(0, o, l)? + g.narrow(0, o, l)?.to_dtype(DType::F32)?)?;
+                        acc.slice_set(&sum, 0, o)?;
+                    }
+                }
             }
         }
         Ok(())
+    }
+
+    /// Deep copies of the gradients (the accumulator is updated in place).
+    pub fn copies(&self) -> candle_core::Result<Vec<Option<Tensor>>> {
+        self.grads
+            .iter()
+            .map(|g| g.as_ref().map(Tensor::copy).transpose())
+            .collect()
     }
 
     /// The global L2 norm of all gradients (NaN or inf when any entry is).
@@ -99,14 +152,17 @@ impl GradAccum {
         Ok(sq.sqrt())
     }
 
-    /// Scales all gradients so the global norm is at most `max_norm` (0 = no clipping).
-    /// Returns the norm before clipping.
+    /// Scales all gradients so the global norm is at most `max_norm` (0 = no clipping), in
+    /// place. Returns the norm before clipping.
     pub fn clip(&mut self, max_norm: f64) -> candle_core::Result<f64> {
         let norm = self.global_norm()?;
         if max_norm > 0.0 && norm.is_finite() && norm > max_norm {
             let scale = max_norm / (norm + 1e-6);
-            for g in self.grads.iter_mut().flatten() {
-                *g = g.affine(scale, 0.0)?;
+            for g in self.grads.iter().flatten() {
+                let g = flat_view(g, "a gradient")?;
+                for (o, l) in chunks(g.elem_count()) {
+                    g.slice_set(&g.narrow(0, o, l)?.affine(scale, 0.0)?, 0, o)?;
+                }
             }
         }
         Ok(norm)
@@ -138,16 +194,48 @@ impl From<&OptimConfig> for AdamWParams {
 /// parameter dtype; weight decay applies to parameters of rank >= 2 only (matrices, not norm
 /// weights or biases). `p` is the f32 master weight of a bf16/f16 parameter (module docs).
 ///
-/// `Clone` is a snapshot: `step` replaces the moment tensors rather than writing into them.
-#[derive(Clone)]
+/// The state is updated in place: a copy to go back to is [`AdamW::snapshot`].
 pub struct AdamW {
     pub hp: AdamWParams,
     /// Optimizer steps taken (t).
     pub t: u64,
     m: Vec<Tensor>,
     v: Vec<Tensor>,
-    /// f32 master weights of the parameters whose dtype is not f32 (None for f32 ones).
+    /// f32 master weights of the parameters whose dtype is not f32 (None for f32 ones), or
+    /// of every parameter when offloaded.
     master: Vec<Option<Tensor>>,
+    /// Where the moments and masters live when offloaded (the host), else None.
+    offload: Option<Device>,
+}
+
+/// A copy of `t` on `device` with its own storage.
+pub fn deep_copy(t: &Tensor, device: &Device) -> candle_core::Result<Tensor> {
+    if t.device().same_device(device) {
+        t.copy()
+    } else {
+        t.to_device(device)
+    }
+}
+
+/// Overwrites `dst` with the values of `src` (same shape, any device), chunk by chunk.
+pub fn copy_into(dst: &Tensor, src: &Tensor) -> candle_core::Result<()> {
+    if dst.shape() != src.shape() {
+        return Err(candle_core::Error::Msg(format!(
+            "copy_into: shape {:?} against {:?}",
+            dst.shape(),
+            src.shape()
+        )));
+    }
+    let d = flat_view(dst, "a restored tensor")?;
+    let s = src.flatten_all()?;
+    for (o, l) in chunks(s.elem_count()) {
+        let c = s
+            .narrow(0, o, l)?
+            .to_device(dst.device())?
+            .to_dtype(dst.dtype())?;
+        d.slice_set(&c.contiguous()?, 0, o)?;
+    }
+    Ok(())
 }
 
 /// The f32 master copy of a parameter, or None when it is f32 already.
@@ -161,18 +249,35 @@ fn master_of(var: &Var) -> candle_core::Result<Option<Tensor>> {
 impl AdamW {
     /// Zero moments; master weights (for non-f32 parameters) start as the parameters' values.
     pub fn new(params: &Params, hp: AdamWParams) -> candle_core::Result<Self> {
-        let zeros = |var: &Var| Tensor::zeros(var.shape(), DType::F32, var.device());
+        Self::with_offload(params, hp, false)
+    }
+
+    /// [`Self::new`], with the state on the host when `offload` (module docs).
+    pub fn with_offload(
+        params: &Params,
+        hp: AdamWParams,
+        offload: bool,
+    ) -> candle_core::Result<Self> {
+        let host = offload.then_some(Device::Cpu);
+        let state_dev = |var: &Var| host.clone().unwrap_or_else(|| var.device().clone());
+        let zeros = |var: &Var| Tensor::zeros(var.shape(), DType::F32, &state_dev(var));
+        let master = |var: &Var| match &host {
+            Some(h) => deep_copy(&var.as_tensor().to_dtype(DType::F32)?, h).map(Some),
+            None => master_of(var),
+        };
         Ok(Self {
             hp,
             t: 0,
             m: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
             v: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
-            master: params
-                .vars
-                .iter()
-                .map(master_of)
-                .collect::<Result<_, _>>()?,
+            master: params.vars.iter().map(master).collect::<Result<_, _>>()?,
+            offload: host,
         })
+    }
+
+    /// Whether the state lives on the host.
+    pub fn offloaded(&self) -> bool {
+        self.offload.is_some()
     }
 
     /// The f32 master weight of parameter `i` (None: the parameter is f32 and is its own).
@@ -182,6 +287,12 @@ impl AdamW {
 
     /// One update with learning rate `lr`. Parameters without a gradient are left untouched
     /// (their moments too).
+    ///
+    /// In place, [`STEP_CHUNK_ELEMS`] elements at a time: the moments, the master weight and
+    /// the parameter are overwritten chunk by chunk, so the step's temporaries are a few
+    /// chunks whatever the size of the parameter. Element by element the arithmetic is the
+    /// formula above in f32, in the same order as a whole-tensor evaluation, so the result is
+    /// bit-identical to it (tested against an out-of-place reference).
     pub fn step(&mut self, params: &Params, grads: &GradAccum, lr: f64) -> candle_core::Result<()> {
         self.t += 1;
         let AdamWParams {
@@ -194,25 +305,81 @@ impl AdamW {
         let bc2 = 1.0 - b2.powi(self.t as i32);
         for (i, var) in params.vars.iter().enumerate() {
             let Some(g) = &grads.grads[i] else { continue };
-            let m = ((&self.m[i] * b1)? + (g * (1.0 - b1))?)?;
-            let v = ((&self.v[i] * b2)? + (g.sqr()? * (1.0 - b2))?)?;
-            let p = match &self.master[i] {
-                Some(master) => master.clone(),
-                None => var.as_tensor().detach(),
-            };
-            let update = ((&m / bc1)? / ((&v / bc2)?.sqrt()? + eps)?)?;
+            let name = &params.names[i];
+            let g = g.flatten_all()?;
+            let m = flat_view(&self.m[i], name)?;
+            let v = flat_view(&self.v[i], name)?;
+            let w = flat_view(var.as_tensor(), name)?;
+            let master = self.master[i]
+                .as_ref()
+                .map(|t| flat_view(t, name))
+                .transpose()?;
             let decay = if var.rank() >= 2 { wd } else { 0.0 };
-            let p = ((p * (1.0 - lr * decay))? - (update * lr)?)?;
-            if self.master[i].is_some() {
-                // the one cast per step: f32 master -> compute dtype
-                var.set(&p.to_dtype(var.dtype())?)?;
-                self.master[i] = Some(p);
-            } else {
-                var.set(&p)?;
+            let state_dev = self.m[i].device().clone();
+            for (o, l) in chunks(g.elem_count()) {
+                // offloaded: this chunk of the gradient goes to the host
+                let g = g.narrow(0, o, l)?.to_device(&state_dev)?;
+                let mc = ((m.narrow(0, o, l)? * b1)? + (&g * (1.0 - b1))?)?;
+                let vc = ((v.narrow(0, o, l)? * b2)? + (g.sqr()? * (1.0 - b2))?)?;
+                let p = match &master {
+                    Some(master) => master.narrow(0, o, l)?,
+                    None => w.narrow(0, o, l)?,
+                };
+                let update = ((&mc / bc1)? / ((&vc / bc2)?.sqrt()? + eps)?)?;
+                let p = ((p * (1.0 - lr * decay))? - (update * lr)?)?;
+                m.slice_set(&mc, 0, o)?;
+                v.slice_set(&vc, 0, o)?;
+                match &master {
+                    Some(master) => {
+                        // the one cast per step: f32 master -> compute dtype (and, offloaded,
+                        // back to the device)
+                        let cast = p.to_dtype(var.dtype())?.to_device(var.device())?;
+                        w.slice_set(&cast, 0, o)?;
+                        master.slice_set(&p, 0, o)?;
+                    }
+                    None => w.slice_set(&p, 0, o)?,
+                }
             }
-            self.m[i] = m;
-            self.v[i] = v;
         }
+        Ok(())
+    }
+
+    /// A deep copy of the state on `device` (the host, for the update's rollback copy: it
+    /// costs no device memory). [`Self::restore`] writes it back.
+    pub fn snapshot(&self, device: &Device) -> candle_core::Result<Self> {
+        let copy = |t: &Tensor| deep_copy(t, device);
+        Ok(Self {
+            hp: self.hp,
+            t: self.t,
+            offload: self.offload.clone(),
+            m: self.m.iter().map(copy).collect::<Result<_, _>>()?,
+            v: self.v.iter().map(copy).collect::<Result<_, _>>()?,
+            master: self
+                .master
+                .iter()
+                .map(|w| w.as_ref().map(copy).transpose())
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Writes a [`Self::snapshot`] back into this state, in place, chunk by chunk (no second
+    /// copy of the state on the device).
+    pub fn restore(&mut self, snap: &Self) -> candle_core::Result<()> {
+        let pairs = self
+            .m
+            .iter()
+            .zip(&snap.m)
+            .chain(self.v.iter().zip(&snap.v))
+            .chain(
+                self.master
+                    .iter()
+                    .zip(&snap.master)
+                    .filter_map(|(a, b)| a.as_ref().zip(b.as_ref())),
+            );
+        for (dst, src) in pairs {
+            copy_into(dst, src)?;
+        }
+        self.t = snap.t;
         Ok(())
     }
 
@@ -224,7 +391,8 @@ impl AdamW {
         for (i, name) in params.names.iter().enumerate() {
             map.insert(format!("m.{name}"), self.m[i].clone());
             map.insert(format!("v.{name}"), self.v[i].clone());
-            if let Some(w) = &self.master[i] {
+            // an f32 parameter's master (offload only) equals the parameter: not saved
+            if let (Some(w), true) = (&self.master[i], params.vars[i].dtype() != DType::F32) {
                 map.insert(format!("master.{name}"), w.clone());
             }
         }
@@ -236,11 +404,14 @@ impl AdamW {
     /// existed, or by an f32 run) starts from its current value; the master of a parameter
     /// that is now f32 is ignored (the parameter holds the weights).
     pub fn load(&mut self, params: &Params, path: &Path, t: u64) -> candle_core::Result<()> {
-        let device = params
-            .vars
-            .first()
-            .map(|v| v.device().clone())
-            .unwrap_or(candle_core::Device::Cpu);
+        let device = match &self.offload {
+            Some(host) => host.clone(),
+            None => params
+                .vars
+                .first()
+                .map(|v| v.device().clone())
+                .unwrap_or(candle_core::Device::Cpu),
+        };
         let mut map = candle_core::safetensors::load(path, &device)?;
         for (i, name) in params.names.iter().enumerate() {
             let get = |map: &mut HashMap<String, Tensor>, k: String| {
@@ -249,7 +420,11 @@ impl AdamW {
             };
             self.m[i] = get(&mut map, format!("m.{name}"))?;
             self.v[i] = get(&mut map, format!("v.{name}"))?;
-            if self.master[i].is_some() {
+            let var = &params.vars[i];
+            if self.master[i].is_some() && var.dtype() == DType::F32 {
+                // offloaded f32 parameter: its master is the parameter's current value
+                self.master[i] = Some(deep_copy(&var.as_tensor().to_dtype(DType::F32)?, &device)?);
+            } else if self.master[i].is_some() {
                 if let Some(w) = map.remove(&format!("master.{name}")) {
                     let var = &params.vars[i];
                     if w.shape() != var.shape() {
@@ -465,6 +640,233 @@ mod tests {
         let whole = run(None);
         assert_eq!(whole[0], 1.0078125);
         assert_eq!(whole, run(Some(3)));
+    }
+
+    /// The out-of-place AdamW this crate used before the in-place chunked step, kept as the
+    /// reference: `(m, v, master_or_param)` after one step.
+    #[allow(clippy::too_many_arguments)]
+    fn reference_step(
+        hp: AdamWParams,
+        t: u64,
+        m: &Tensor,
+        v: &Tensor,
+        p: &Tensor,
+        g: &Tensor,
+        lr: f64,
+        rank: usize,
+    ) -> (Tensor, Tensor, Tensor) {
+        let (b1, b2) = (hp.beta1, hp.beta2);
+        let bc1 = 1.0 - b1.powi(t as i32);
+        let bc2 = 1.0 - b2.powi(t as i32);
+        let m = ((m * b1).unwrap() + (g * (1.0 - b1)).unwrap()).unwrap();
+        let v = ((v * b2).unwrap() + (g.sqr().unwrap() * (1.0 - b2)).unwrap()).unwrap();
+        let update = ((&m / bc1).unwrap()
+            / ((&v / bc2).unwrap().sqrt().unwrap() + hp.eps).unwrap())
+        .unwrap();
+        let decay = if rank >= 2 { hp.weight_decay } else { 0.0 };
+        let p = ((p * (1.0 - lr * decay)).unwrap() - (update * lr).unwrap()).unwrap();
+        (m, v, p)
+    }
+
+    fn bits(t: &Tensor) -> Vec<u32> {
+        t.to_dtype(DType::F32)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap()
+            .into_iter()
+            .map(f32::to_bits)
+            .collect()
+    }
+
+    /// Deterministic values in about [-scale, scale] with varied exponents.
+    fn values(n: usize, seed: u32, scale: f32) -> Vec<f32> {
+        (0..n as u32)
+            .map(|i| {
+                let x = (i
+                    .wrapping_mul(2_654_435_761)
+                    .wrapping_add(seed.wrapping_mul(97)))
+                    % 20_011;
+                scale * ((x as f32 / 10_005.5) - 1.0) * (1.0 + (i % 7) as f32)
+            })
+            .collect()
+    }
+
+    /// The in-place chunked step against the out-of-place reference, bit for bit, over three
+    /// steps, on a matrix that spans more than one chunk (f32: the parameter is its own
+    /// master; bf16: the f32 master and its one cast per step), with weight decay, together
+    /// with a rank-1 parameter (no decay).
+    #[test]
+    fn chunked_in_place_step_is_bit_identical_to_the_out_of_place_formula() {
+        let rows = 3;
+        let cols = STEP_CHUNK_ELEMS / 2 + 7; // 3 rows: one full chunk and a partial one
+        let hp = AdamWParams {
+            beta1: 0.9,
+            beta2: 0.95,
+            eps: 1e-8,
+            weight_decay: 0.1,
+        };
+        for dtype in [DType::F32, DType::BF16] {
+            let varmap = VarMap::new();
+            let w0 = Tensor::from_vec(values(rows * cols, 1, 0.02), (rows, cols), &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let b0 = Tensor::from_vec(values(5, 2, 1.0), 5, &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            {
+                let mut d = varmap.data().lock().unwrap();
+                d.insert("a.w".into(), Var::from_tensor(&w0).unwrap());
+                d.insert("b.bias".into(), Var::from_tensor(&b0).unwrap());
+            }
+            let params = Params::from_varmap(&varmap);
+            let mut opt = AdamW::new(&params, hp).unwrap();
+            // the reference state: (m, v, f32 master) per parameter
+            let mut refs: Vec<(Tensor, Tensor, Tensor)> = params
+                .vars
+                .iter()
+                .map(|v| {
+                    let z = Tensor::zeros(v.shape(), DType::F32, &Device::Cpu).unwrap();
+                    let p = v.as_tensor().to_dtype(DType::F32).unwrap().copy().unwrap();
+                    (z.clone(), z, p)
+                })
+                .collect();
+            for step in 1..=3u32 {
+                let lr = 1e-3 * step as f64;
+                let mut acc = GradAccum::new(&params);
+                let gs: Vec<Tensor> = params
+                    .vars
+                    .iter()
+                    .map(|v| {
+                        Tensor::from_vec(
+                            values(v.elem_count(), 10 + step, 0.5),
+                            v.shape(),
+                            &Device::Cpu,
+                        )
+                        .unwrap()
+                    })
+                    .collect();
+                for (slot, g) in acc.grads.iter_mut().zip(&gs) {
+                    *slot = Some(g.copy().unwrap());
+                }
+                opt.step(&params, &acc, lr).unwrap();
+                for (i, var) in params.vars.iter().enumerate() {
+                    let (m, v, p) = &refs[i];
+                    let next = reference_step(hp, step as u64, m, v, p, &gs[i], lr, var.rank());
+                    let what = format!("{dtype:?} {} step {step}", params.names[i]);
+                    assert_eq!(bits(&opt.m[i]), bits(&next.0), "{what}: m");
+                    assert_eq!(bits(&opt.v[i]), bits(&next.1), "{what}: v");
+                    let want_w = next.2.to_dtype(dtype).unwrap();
+                    assert_eq!(bits(var.as_tensor()), bits(&want_w), "{what}: weight");
+                    if dtype != DType::F32 {
+                        assert_eq!(
+                            bits(opt.master(i).unwrap()),
+                            bits(&next.2),
+                            "{what}: master"
+                        );
+                    }
+                    refs[i] = next;
+                }
+            }
+        }
+    }
+
+    /// Accumulating in place, chunk by chunk, equals the out-of-place `acc + f32(g)` bit for
+    /// bit (bf16 pieces cast to f32; a parameter spanning more than one chunk; -0.0 kept); a
+    /// parameter absent from every piece stays `None`; clipping in place equals `affine`.
+    #[test]
+    fn in_place_accumulation_and_clipping_equal_the_out_of_place_ones() {
+        let n = STEP_CHUNK_ELEMS + 11;
+        let varmap = VarMap::new();
+        let zeros = |n: usize| Tensor::zeros(n, DType::BF16, &Device::Cpu).unwrap();
+        {
+            let mut d = varmap.data().lock().unwrap();
+            d.insert("big".into(), Var::from_tensor(&zeros(n)).unwrap());
+            d.insert("none".into(), Var::from_tensor(&zeros(3)).unwrap());
+        }
+        let params = Params::from_varmap(&varmap);
+        let mut acc = GradAccum::new(&params);
+        let mut want: Option<Tensor> = None;
+        for k in 0..3u32 {
+            let mut v = values(n, k, 1e-3);
+            v[0] = -0.0;
+            let g = Tensor::new(v.as_slice(), &Device::Cpu)
+                .unwrap()
+                .to_dtype(DType::BF16)
+                .unwrap();
+            let mut store = candle_core::backprop::GradStore::default();
+            store.insert(params.vars[0].as_tensor(), g.clone());
+            acc.add(&params, &store).unwrap();
+            let g32 = g.to_dtype(DType::F32).unwrap();
+            want = Some(match want {
+                None => g32,
+                Some(w) => (w + g32).unwrap(),
+            });
+            assert_eq!(
+                bits(acc.grads[0].as_ref().unwrap()),
+                bits(want.as_ref().unwrap())
+            );
+        }
+        assert!(acc.grads[1].is_none());
+        let kept = acc.copies().unwrap();
+        let norm = acc.clip(1e-3).unwrap();
+        let w = want.unwrap();
+        let scaled = w.affine(1e-3 / (norm + 1e-6), 0.0).unwrap();
+        assert_eq!(bits(acc.grads[0].as_ref().unwrap()), bits(&scaled));
+        assert_eq!(
+            bits(kept[0].as_ref().unwrap()),
+            bits(&w),
+            "copies are not clipped"
+        );
+    }
+
+    /// A snapshot on the host restored in place gives back the state bit for bit, and the
+    /// snapshot is not changed by the steps taken after it.
+    #[test]
+    fn snapshot_and_restore_are_exact() {
+        let varmap = VarMap::new();
+        let t = Tensor::new(&[0.5f32, -0.25, 0.125], &Device::Cpu)
+            .unwrap()
+            .to_dtype(DType::BF16)
+            .unwrap();
+        varmap
+            .data()
+            .lock()
+            .unwrap()
+            .insert("w".into(), Var::from_tensor(&t).unwrap());
+        let params = Params::from_varmap(&varmap);
+        let hp = AdamWParams {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.0,
+        };
+        let mut opt = AdamW::new(&params, hp).unwrap();
+        let step = |opt: &mut AdamW| {
+            let mut acc = GradAccum::new(&params);
+            acc.grads[0] = Some(Tensor::new(&[1.0f32, -2.0, 0.5], &Device::Cpu).unwrap());
+            opt.step(&params, &acc, 0.01).unwrap();
+        };
+        step(&mut opt);
+        let snap = opt.snapshot(&Device::Cpu).unwrap();
+        let state = |o: &AdamW| {
+            (
+                bits(&o.m[0]),
+                bits(&o.v[0]),
+                bits(o.master(0).unwrap()),
+                o.t,
+            )
+        };
+        let before = state(&opt);
+        step(&mut opt);
+        step(&mut opt);
+        assert_ne!(state(&opt), before);
+        assert_eq!(state(&snap), before, "the snapshot is a copy");
+        opt.restore(&snap).unwrap();
+        assert_eq!(state(&opt), before);
     }
 
     #[test]

@@ -479,6 +479,48 @@ fn bf16_stop_and_resume_in_process_matches() {
     assert!(masters.iter().all(|(_, t)| t.dtype() == DType::F32));
 }
 
+/// `model.optimizer_offload`: the moments and master weights on the host change nothing (on
+/// the CPU host and device are one, so the run must end bit-identical to one without it), a
+/// run stopped after 3 steps with offload resumes exactly, and the saved optimizer state is
+/// the file a run without offload writes (no masters of f32 parameters).
+#[test]
+fn optimizer_offload_gives_the_same_run_and_resumes_exactly() {
+    for dtype in ["f32", "bf16"] {
+        let fx = Fixture::new();
+        let d = format!("model.dtype={dtype}");
+        train(&options(&fx, "plain", &["trainer.save_freq=0", &d])).unwrap();
+        let off = ["trainer.save_freq=0", &d, "model.optimizer_offload=true"];
+        let mut first = options(&fx, "offload", &off);
+        first.stop_after = Some(3);
+        train(&first).unwrap();
+        let run_dir = fx.root.join("runs/offload");
+        train(&TrainOptions {
+            resume: Some(run_dir.clone()),
+            quiet: true,
+            ..TrainOptions::default()
+        })
+        .unwrap();
+        let plain = fx.root.join("runs/plain/checkpoint");
+        let offload = run_dir.join("checkpoint");
+        assert_eq!(read_params(&plain), read_params(&offload), "{dtype}");
+        assert_ne!(
+            read_params(&plain),
+            read_params(&fx.model),
+            "{dtype}: weights moved"
+        );
+        let keys = |dir: &Path| {
+            let mut k: Vec<String> =
+                candle_core::safetensors::load(dir.join(checkpoint::OPTIMIZER_FILE), &Device::Cpu)
+                    .unwrap()
+                    .into_keys()
+                    .collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&plain), keys(&offload), "{dtype}");
+    }
+}
+
 fn stop_and_resume_matches(dtype: &str) -> Fixture {
     let fx = Fixture::new();
     let d = format!("model.dtype={dtype}");
