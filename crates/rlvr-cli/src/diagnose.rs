@@ -5,8 +5,8 @@
 //! | layout | fields used | group | length (tokens) |
 //! |---|---|---|---|
 //! | rlvr's own | `group`, `reward`, `length`, optional `advantage` | equal `group` values | `length` |
-//! | verl `trainer.rollout_data_dir` (and rlvr's `trainer.rollout_data_dir`) | `input`, `output`, `score`, `step`, optional `uid`, `advantage`, `length`/`response_length` | equal `uid`; without one, a run of consecutive lines with the same `step` and `input` (verl repeats each prompt `n` times, interleaved) | `length` or `response_length`, else `output` re-tokenized with `--tokenizer` |
-//! | TRL `log_completions` table (wandb `completions` table exported as JSON, or its rows as JSONL/JSON/parquet) | `prompt`, `completion`, `advantage`, `step`, `reward` (else the sum of the per-function reward columns) | a run of consecutive rows with the same `step` and `prompt` (TRL repeats each prompt `num_generations` times) | `completion` re-tokenized with `--tokenizer` |
+//! | verl `trainer.rollout_data_dir` (`<step>.jsonl`; and rlvr's `trainer.rollout_data_dir`) | `input`, `output`, `score`, `step`, optional `uid`, `advantage`, `length`/`response_length` | equal `uid`; without one (verl 0.9 writes none), equal `step` and `input` anywhere in the file: verl's `trainer.balance_batch` (on by default) reorders the batch by length before dumping, so one prompt's responses are not consecutive (a prompt drawn twice in one step makes one group) | `length` or `response_length`, else `output` re-tokenized with `--tokenizer` |
+//! | TRL `log_completions` (TRL 1.16 writes `<output_dir>/completions/completions_<step:05>.parquet`; also the wandb `completions` table exported as JSON, or its rows as JSONL/JSON) | `prompt`, `completion`, `advantage`, `step`, `reward` (else the sum of the per-function reward columns, i.e. all weights 1) | a run of consecutive rows with the same `step` and `prompt` (TRL lays each prompt's `num_generations` completions out consecutively) | `completion` re-tokenized with `--tokenizer` |
 //!
 //! Files: `.jsonl` (one object per line; blank lines skipped), `.json` (an array of objects,
 //! or a wandb table `{"columns": [...], "data": [[...]]}`), `.parquet`, or a directory of such
@@ -193,25 +193,42 @@ fn read_rollouts(
     Ok(out)
 }
 
-/// Groups of verl/TRL records: a new group starts when (step, prompt) changes from the
-/// previous record; labelled `<step>/<n>` (n-th group of the step, from 0).
+/// Groups of verl/TRL records, labelled `<step>/<n>` (the step's n-th group, from 0, in order
+/// of first appearance).
 #[derive(Default)]
 struct RunGrouper {
     last: Option<(String, String)>,
     label: String,
     per_step: HashMap<String, usize>,
+    keyed: HashMap<(String, String), String>,
 }
 
 impl RunGrouper {
-    fn group(&mut self, step: String, prompt: String) -> Value {
+    fn next_label(&mut self, step: &str) -> String {
+        let n = self.per_step.entry(step.to_string()).or_insert(0);
+        *n += 1;
+        format!("{step}/{}", *n - 1)
+    }
+
+    /// TRL: a new group starts when (step, prompt) changes from the previous record.
+    fn run(&mut self, step: String, prompt: String) -> Value {
         let key = (step.clone(), prompt);
         if self.last.as_ref() != Some(&key) {
-            let n = self.per_step.entry(step.clone()).or_insert(0);
-            self.label = format!("{step}/{n}");
-            *n += 1;
+            self.label = self.next_label(&step);
             self.last = Some(key);
         }
         Value::String(self.label.clone())
+    }
+
+    /// verl: one group per (step, prompt), wherever its records are.
+    fn keyed(&mut self, step: String, prompt: String) -> Value {
+        let key = (step.clone(), prompt);
+        if let Some(label) = self.keyed.get(&key) {
+            return Value::String(label.clone());
+        }
+        let label = self.next_label(&step);
+        self.keyed.insert(key, label.clone());
+        Value::String(label)
     }
 }
 
@@ -302,7 +319,7 @@ fn parse_record(
         let group = match obj.get("uid") {
             Some(Value::String(u)) => Value::String(u.clone()),
             Some(Value::Number(n)) => Value::String(n.to_string()),
-            _ => runs.group(step_of(obj), text(obj.get("input"))),
+            _ => runs.keyed(step_of(obj), text(obj.get("input"))),
         };
         return Ok(Rollout {
             group,
@@ -333,7 +350,7 @@ fn parse_record(
             }
         };
         return Ok(Rollout {
-            group: runs.group(step_of(obj), text(obj.get("prompt"))),
+            group: runs.run(step_of(obj), text(obj.get("prompt"))),
             reward,
             length: token_length(obj, "completion", tokenizer, "TRL")?,
             advantage: number(obj, "advantage")?,

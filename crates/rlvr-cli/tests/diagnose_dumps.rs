@@ -6,8 +6,8 @@
 //! `RayPPOTrainer._dump_generations`: one `<step>.jsonl` per step with `input`, `output`,
 //! `gts`, `score`, `step` and the reward function's extra fields; TRL's `GRPOTrainer` with
 //! `log_completions`: the wandb `completions` table with `step`, `prompt`, `completion`, one
-//! column per reward function and `advantage`), not produced by running them (neither runs on
-//! this CPU-only machine).
+//! column per reward function and `advantage`) by this test; files made by the frameworks
+//! themselves are checked in diagnose_fixtures.rs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,9 @@
-//! Chat rendering equals transformers' `apply_chat_template` (5.x, fixture made by
-//! scripts/model/chat_render_fixtures.py): multi-turn lists with system and assistant turns, the
-//! tiny qwen2 fixture's real ChatML template and a Qwen3-style template with the
-//! `enable_thinking` switch, with and without the generation prompt; text and token ids.
+//! Chat rendering equals transformers' `apply_chat_template` (5.24, fixture made by
+//! scripts/model/chat_render_fixtures.py): multi-turn lists with system, assistant (with and
+//! without `<think>` reasoning) and tool turns, the tiny qwen2 fixture's ChatML template and
+//! Qwen3's real chat template (tests/fixtures/chat/qwen3.jinja, see SOURCE.md) without
+//! template arguments and with `enable_thinking` false and true, with and without the
+//! generation prompt; text and token ids.
 
 mod common;
 
@@ -16,20 +18,23 @@ fn renders_equal_transformers_for_multi_turn_and_enable_thinking() {
     )
     .unwrap();
     let base = ChatTokenizer::from_dir(&fixture("qwen2-tiny")).unwrap();
-    let qwen3 = std::fs::read_to_string(fixture("chat").join("qwen3-style.jinja")).unwrap();
+    let qwen3 = std::fs::read_to_string(fixture("chat").join("qwen3.jinja")).unwrap();
     let mut seen_thinking_off = 0;
     let cases = cases["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 24);
+    assert_eq!(cases.len(), 48);
     for c in cases {
         let mut tok = base.clone();
-        if c["template"] == "qwen3-style" {
+        if c["template"] == "qwen3" {
             tok.chat_template = Some(qwen3.clone());
         }
         tok.template_kwargs = c["kwargs"].as_object().unwrap().clone();
         let messages: Vec<ChatMessage> = serde_json::from_value(c["messages"].clone()).unwrap();
         let gen = c["add_generation_prompt"].as_bool().unwrap();
         let text = tok.apply_chat_template(&messages, gen).unwrap();
-        let label = format!("{} {} gen={gen}", c["template"], c["kwargs"]);
+        let label = format!(
+            "{} {} {} gen={gen}",
+            c["template"], c["conversation"], c["kwargs"]
+        );
         assert_eq!(text, c["text"].as_str().unwrap(), "{label}");
         let ids: Vec<u32> = serde_json::from_value(c["token_ids"].clone()).unwrap();
         assert_eq!(tok.encode(&text, false).unwrap(), ids, "{label}");
@@ -39,12 +44,22 @@ fn renders_equal_transformers_for_multi_turn_and_enable_thinking() {
                 assert!(text.contains(&m.content), "{label}: {} missing", m.role);
             }
         }
-        if c["template"] == "qwen3-style" && c["kwargs"]["enable_thinking"] == false && gen {
-            assert!(text.ends_with("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
-            seen_thinking_off += 1;
+        if c["template"] == "qwen3" {
+            if c["kwargs"]["enable_thinking"] == false && gen {
+                assert!(text.ends_with("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+                seen_thinking_off += 1;
+            }
+            if c["conversation"] == "multi-turn" {
+                // the reasoning of an assistant turn before the last user turn is dropped
+                assert!(!text.contains("2+3=5") && text.contains("assistant\nThe answer is 5."));
+            }
+            if c["conversation"] == "assistant-last" {
+                // ... and kept after it
+                assert!(text.contains("<think>\n56*2 = 112\n</think>\n\nIt is 112."));
+            }
         }
     }
-    assert_eq!(seen_thinking_off, 2);
+    assert_eq!(seen_thinking_off, 4);
 }
 
 /// Template arguments cannot replace the context transformers sets itself.

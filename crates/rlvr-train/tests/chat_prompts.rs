@@ -62,7 +62,7 @@ fn multi_turn_chat_prompts_keep_every_turn_and_pass_template_kwargs() {
         "only the last user turn is wrapped"
     );
 
-    // data.chat_template_kwargs from the config reaches a Qwen3-style template
+    // data.chat_template_kwargs from the config reaches Qwen3's chat template
     let cfg = TrainConfig::load(
         None,
         &["data.chat_template_kwargs={enable_thinking=false}".into()],
@@ -73,7 +73,7 @@ fn multi_turn_chat_prompts_keep_every_turn_and_pass_template_kwargs() {
         Some(&serde_json::Value::Bool(false))
     );
     tok.chat_template =
-        Some(std::fs::read_to_string(fixtures().join("chat/qwen3-style.jinja")).unwrap());
+        Some(std::fs::read_to_string(fixtures().join("chat/qwen3.jinja")).unwrap());
     let thinking = format.render(&problem, Some(&tok)).unwrap();
     tok.template_kwargs = cfg.data.chat_template_kwargs.clone();
     let off = format.render(&problem, Some(&tok)).unwrap();
