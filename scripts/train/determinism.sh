@@ -22,7 +22,7 @@ run() { # name, env...
 import json, sys
 for line in open(sys.argv[1]):
     d = json.loads(line)
-    print(json.dumps({k: v for k, v in d.items() if not (k.startswith("time") or k.endswith("_per_s") or k == "secs")}, sort_keys=True))
+    print(json.dumps({k: v for k, v in d.items() if not (k.startswith("time") or k.endswith("_per_s") or k in ("secs", "wall_s"))}, sort_keys=True))
 PY
   local m; m=$(sha256sum "$OUT/$name.metrics" | cut -c1-16)
   local ws; ws=$(grep -o "final loss [0-9.]*" "$OUT/$name.log" | head -1)
