@@ -3,8 +3,9 @@
 # RAYON_NUM_THREADS=1 and =2. Each run recomputes its warm start (own cache directory). Prints
 # per run: the sha256 of the final weights, the warm start's final loss, the held-out accuracy
 # before/after, and which runs have bit-identical weights and metrics (timings left out).
-# Usage: scripts/train/determinism.sh [RLVR_BINARY] [extra --set overrides...]
-# Default: the full default run (about 5 minutes each on 2 cores); for a quick check pass e.g.
+# Usage: [RUNS="a b t1 t2"] scripts/train/determinism.sh [RLVR_BINARY] [extra --set overrides...]
+# RUNS picks the runs (a, b: plain; t1, t2: RAYON_NUM_THREADS=1, 2), default all four.
+# Default: the full default run (about 4 minutes each on 2 idle cores); for a quick check pass e.g.
 #   --set trainer.total_training_steps=10 --set trainer.warm_start_steps=60
 set -euo pipefail
 BIN=${1:-target/release/rlvr}
@@ -21,7 +22,7 @@ run() { # name, env...
 import json, sys
 for line in open(sys.argv[1]):
     d = json.loads(line)
-    print(json.dumps({k: v for k, v in d.items() if not (k.startswith("time") or k.endswith("_per_s") or k == "secs")}, sort_keys=True))
+    print(json.dumps({k: v for k, v in d.items() if not (k.startswith("time") or k.endswith("_per_s") or k in ("secs", "wall_s"))}, sort_keys=True))
 PY
   local m; m=$(sha256sum "$OUT/$name.metrics" | cut -c1-16)
   local ws; ws=$(grep -o "final loss [0-9.]*" "$OUT/$name.log" | head -1)
@@ -29,8 +30,12 @@ PY
   echo "$name: weights $w metrics $m; warm start $ws; $acc"
 }
 EXTRA=("$@")
-run a
-run b
-run t1 RAYON_NUM_THREADS=1
-run t2 RAYON_NUM_THREADS=2
+for r in ${RUNS:-a b t1 t2}; do
+  case $r in
+    a|b) run "$r" ;;
+    t1) run t1 RAYON_NUM_THREADS=1 ;;
+    t2) run t2 RAYON_NUM_THREADS=2 ;;
+    *) echo "unknown run $r" >&2; exit 2 ;;
+  esac
+done
 echo "runs in $OUT"

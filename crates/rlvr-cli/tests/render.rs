@@ -1,6 +1,7 @@
 //! `rlvr render`: a multi-turn message file rendered with the tiny qwen2 fixture's ChatML
-//! template equals transformers' render (rlvr-model's tests/fixtures/chat/renders.json), as
-//! text and as JSON with token ids; and a hub id is fetched from `HF_ENDPOINT` (a loopback
+//! template, and with Qwen3's real template and `enable_thinking` false, equals transformers'
+//! render (rlvr-model's tests/fixtures/chat/renders.json), as text and as JSON with token ids;
+//! and a hub id is fetched from `HF_ENDPOINT` (a loopback
 //! server) into `HF_HUB_CACHE`, or refused under `HF_HUB_OFFLINE=1`.
 
 #[path = "../../rlvr-model/tests/common/hub_server.rs"]
@@ -106,6 +107,65 @@ fn render_prints_the_prompt_and_token_ids_of_a_multi_turn_chat() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--kwargs"));
+}
+
+/// Qwen3's real chat template (a model directory whose chat_template.jinja is
+/// rlvr-model's tests/fixtures/chat/qwen3.jinja) with `--kwargs '{"enable_thinking": false}'`:
+/// transformers' render, the earlier turn's reasoning dropped and an empty think block opened.
+#[test]
+fn render_with_qwen3_template_and_enable_thinking_false_equals_transformers() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("qwen3-chat");
+    std::fs::create_dir_all(&model).unwrap();
+    for e in std::fs::read_dir(fixtures().join("qwen2-tiny")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), model.join(e.file_name())).unwrap();
+    }
+    std::fs::copy(
+        fixtures().join("chat/qwen3.jinja"),
+        model.join("chat_template.jinja"),
+    )
+    .unwrap();
+    let all: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("chat/renders.json")).unwrap(),
+    )
+    .unwrap();
+    let want = all["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["template"] == "qwen3"
+                && c["conversation"] == "multi-turn"
+                && c["kwargs"]["enable_thinking"] == false
+                && c["add_generation_prompt"] == true
+        })
+        .unwrap();
+    let msgs = dir.path().join("chat.json");
+    std::fs::write(&msgs, want["messages"].to_string()).unwrap();
+    let out = rlvr(
+        &[
+            "render",
+            "--model",
+            model.to_str().unwrap(),
+            "--messages",
+            msgs.to_str().unwrap(),
+            "--kwargs",
+            r#"{"enable_thinking": false}"#,
+            "--json",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["prompt"], want["text"]);
+    assert_eq!(got["token_ids"], want["token_ids"]);
+    let text = got["prompt"].as_str().unwrap();
+    assert!(!text.contains("2+3=5") && text.ends_with("<think>\n\n</think>\n\n"));
 }
 
 #[test]

@@ -72,8 +72,7 @@ fn multi_turn_chat_prompts_keep_every_turn_and_pass_template_kwargs() {
         cfg.data.chat_template_kwargs.get("enable_thinking"),
         Some(&serde_json::Value::Bool(false))
     );
-    tok.chat_template =
-        Some(std::fs::read_to_string(fixtures().join("chat/qwen3.jinja")).unwrap());
+    tok.chat_template = Some(std::fs::read_to_string(fixtures().join("chat/qwen3.jinja")).unwrap());
     let thinking = format.render(&problem, Some(&tok)).unwrap();
     tok.template_kwargs = cfg.data.chat_template_kwargs.clone();
     let off = format.render(&problem, Some(&tok)).unwrap();
