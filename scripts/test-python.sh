@@ -33,6 +33,7 @@ echo "test-python: environment ready in $((t1 - t0)) s"
 
 # The wheel, built the way `pip install ./python` builds it (maturin, release profile, abi3),
 # with a target directory that survives between runs.
+user_target_dir="${CARGO_TARGET_DIR:-}"
 export CARGO_TARGET_DIR="$cache/target"
 rm -rf "$cache/wheels"
 (cd python && "$venv/bin/maturin" build --release --locked -o "$cache/wheels" --interpreter "$venv/bin/python")
@@ -43,7 +44,7 @@ echo "test-python: wheel $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB) 
 
 # `rlvr verify` for the fixture comparison: the binary `cargo test --workspace` just built, else build it.
 if [ -z "${RLVR_BIN:-}" ]; then
-    unset CARGO_TARGET_DIR
+    if [ -n "$user_target_dir" ]; then export CARGO_TARGET_DIR="$user_target_dir"; else unset CARGO_TARGET_DIR; fi
     cargo build -q -p rlvr-cli
     RLVR_BIN="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/rlvr"
     export RLVR_BIN
