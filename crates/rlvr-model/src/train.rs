@@ -541,11 +541,9 @@ impl Qwen {
                     logp = logp.broadcast_mul(&(rows(ge)? * -inv_t)?)?;
                     logp.broadcast_sub(&a)?
                 }
-                _ => {
-                    drop(logp);
-                    a.neg()?
-                }
+                _ => a.neg()?,
             };
+            drop(logp);
             let mut dz = p.broadcast_mul(&coef)?;
             drop((p, coef));
             dz = dz.scatter_add(&w.targets.narrow(0, start, len)?.contiguous()?, &a, 1)?;

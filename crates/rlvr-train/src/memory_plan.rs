@@ -31,9 +31,11 @@
 //!   - with checkpointing (`model.gradient_checkpointing`) only layer inputs are kept and one
 //!     layer is recomputed in the backward: `N (L b h + A) + W`;
 //!   - the final norm's output and the hidden-state gradient: `N (b h + n(h) + u h)`, in both.
-//! - the logits chunk: `rows = min(N, max(1, C / V))` rows of `V` logits (`C` = 2^25, the
-//!   model's chunk), five copies (the projection in `b`, then `u`: logits, shifted
-//!   exponentials, probabilities, their gradient): `rows V (b + 4 u)`.
+//! - the logits chunk and the head gradient: `rows = min(N, max(1, C / V))` rows of `V`
+//!   logits (`C` = 2^25, the model's chunk), at most three f32 copies alive (logits, log-probs
+//!   or exponentials, probabilities or their gradient) while the f32 head gradient `[V, h]`
+//!   accumulates, then one copy (the logits' gradient) while that accumulator, one chunk's
+//!   product and their sum are alive: `max(3 u rows V + u V h, u rows V + 3 u V h)`.
 //! - the optimizer step (after the backward, activations freed): the f32 gradients `P u` and
 //!   the AdamW temporaries of the largest parameter, `6 u P_max` (new m, new v, the update and
 //!   its parts, the new weight).
@@ -203,7 +205,7 @@ impl MemoryPlan {
             activations: n * l * a + work + head,
             activations_checkpointed: n * (l * b * h + a) + work + head,
             layer_bytes_per_token: a,
-            logits_chunk: rows * v * (b + 4.0 * U),
+            logits_chunk: (3.0 * U * rows * v + U * v * h).max(U * rows * v + 3.0 * U * v * h),
             optimizer_step: 6.0 * U * p_max,
             kv_cache: i.gen_seqs as f64 * (i.gen_tokens as f64 * l * 2.0 * kvd * b + v * U * 2.0),
         }
@@ -267,7 +269,7 @@ impl MemoryPlan {
             "activations, checkpointing on",
             self.activations_checkpointed,
         );
-        row("logits chunk", self.logits_chunk);
+        row("logits chunk + f32 head gradient", self.logits_chunk);
         row(
             "optimizer step temporaries (largest parameter)",
             self.optimizer_step,
@@ -387,8 +389,9 @@ mod tests {
             p.activations_checkpointed,
             8.0 * (16.0 + 504.0) + 2368.0 + 640.0
         );
-        // rows = min(N = 8, 1000 / 10 = 100) = 8; 8 * 10 * (4 + 16)
-        assert_eq!(p.logits_chunk, 1600.0);
+        // rows = min(N = 8, 1000 / 10 = 100) = 8; V h = 40:
+        // max(3*4*8*10 + 4*40, 4*8*10 + 3*4*40) = max(1120, 800)
+        assert_eq!(p.logits_chunk, 1120.0);
         // 2 seqs x (10 tokens x 1 layer x 2 x 2 x 4 + 10 x 4 x 2)
         assert_eq!(p.kv_cache, 2.0 * (160.0 + 80.0));
         assert_eq!(p.persistent(), 2160.0);
@@ -398,8 +401,9 @@ mod tests {
             p.train_peak(false),
             2160.0 + 1440.0 + p.activations + 1600.0
         );
-        // with a one-row budget the logits chunk is one row: 1 x 10 x 20
-        assert_eq!(MemoryPlan::new(&c, &inputs(4, 1, 1)).logits_chunk, 200.0);
+        // with a one-row budget the logits chunk is one row and the head gradient dominates:
+        // max(3*4*10 + 160, 4*10 + 3*4*40) = max(280, 520)
+        assert_eq!(MemoryPlan::new(&c, &inputs(4, 1, 1)).logits_chunk, 520.0);
         assert_eq!(p.rollout_peak(), 2160.0 + 480.0);
     }
 
