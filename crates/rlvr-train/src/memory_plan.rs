@@ -35,7 +35,11 @@
 //!   logits (`C` = 2^25, the model's chunk), at most three f32 copies alive (logits, log-probs
 //!   or exponentials, probabilities or their gradient) while the f32 head gradient `[V, h]`
 //!   accumulates, then one copy (the logits' gradient) while that accumulator, one chunk's
-//!   product and their sum are alive: `max(3 u rows V + u V h, u rows V + 3 u V h)`.
+//!   product and their sum are alive: `max(3 u rows V + u V h, u rows V + 3 u V h)`. The
+//!   vocabulary pass runs between the layers' forward and their backward: beside it only the
+//!   stored activations are alive (`N L A` + the final norm's, or `N L b h` + the final
+//!   norm's with checkpointing), not a layer's working set or recomputed layer, so a
+//!   micro-batch needs `max(activations, stored + logits chunk)`.
 //! - the optimizer step (after the backward, activations freed): the f32 gradients `P u` and
 //!   the AdamW temporaries of the largest parameter, `6 u P_max` (new m, new v, the update and
 //!   its parts, the new weight).
@@ -45,7 +49,7 @@
 //! sampling logits `S V u 2` (the larger of rollout and evaluation generation is planned).
 //!
 //! Peaks: training the larger of `weights + master + optimizer + reference + gradients +
-//! activations + logits` and `weights + master + optimizer + reference + P u + 6 u P_max`;
+//! max(activations, stored activations + logits chunk)` and `weights + master + optimizer + reference + P u + 6 u P_max`;
 //! rollout `weights + master + optimizer + reference + KV cache`; the device's peak is
 //! the larger. It fits when that is at most `model.device_memory_gib` GiB.
 
@@ -136,6 +140,9 @@ pub struct MemoryPlan {
     /// Activations of one micro-batch without / with activation checkpointing.
     pub activations: f64,
     pub activations_checkpointed: f64,
+    /// The part of each alive during the vocabulary pass (no layer working set).
+    pub stored_activations: f64,
+    pub stored_activations_checkpointed: f64,
     /// Per token per layer, stored (`A`), for the report.
     pub layer_bytes_per_token: f64,
     pub logits_chunk: f64,
@@ -204,6 +211,8 @@ impl MemoryPlan {
             gradients: pf * U + pf * b,
             activations: n * l * a + work + head,
             activations_checkpointed: n * (l * b * h + a) + work + head,
+            stored_activations: n * l * a + head,
+            stored_activations_checkpointed: n * l * b * h + head,
             layer_bytes_per_token: a,
             logits_chunk: (3.0 * U * rows * v + U * v * h).max(U * rows * v + 3.0 * U * v * h),
             optimizer_step: 6.0 * U * p_max,
@@ -218,12 +227,15 @@ impl MemoryPlan {
 
     /// Peak of a training micro-batch.
     pub fn train_peak(&self, checkpointing: bool) -> f64 {
-        let act = if checkpointing {
-            self.activations_checkpointed
+        let (act, stored) = if checkpointing {
+            (
+                self.activations_checkpointed,
+                self.stored_activations_checkpointed,
+            )
         } else {
-            self.activations
+            (self.activations, self.stored_activations)
         };
-        let micro = self.persistent() + self.gradients + act + self.logits_chunk;
+        let micro = self.persistent() + self.gradients + act.max(stored + self.logits_chunk);
         let step = self.persistent() + self.params as f64 * U + self.optimizer_step;
         micro.max(step)
     }
@@ -397,10 +409,12 @@ mod tests {
         assert_eq!(p.persistent(), 2160.0);
         // largest parameter: the 40-element embedding -> 6 * 4 * 40
         assert_eq!(p.optimizer_step, 960.0);
-        assert_eq!(
-            p.train_peak(false),
-            2160.0 + 1440.0 + p.activations + 1600.0
-        );
+        // stored during the vocabulary pass: 8 * 504 + 640 = 4672; + 1120 < 7040
+        assert_eq!(p.stored_activations, 4672.0);
+        assert_eq!(p.train_peak(false), 2160.0 + 1440.0 + 7040.0);
+        // checkpointed: 8 * 16 + 640 = 768 stored; 768 + 1120 < 8 * 520 + 3008 = 7168
+        assert_eq!(p.stored_activations_checkpointed, 768.0);
+        assert_eq!(p.train_peak(true), 2160.0 + 1440.0 + 7168.0);
         // with a one-row budget the logits chunk is one row and the head gradient dominates:
         // max(3*4*10 + 160, 4*10 + 3*4*40) = max(280, 520)
         assert_eq!(MemoryPlan::new(&c, &inputs(4, 1, 1)).logits_chunk, 520.0);
