@@ -72,8 +72,17 @@ pub struct TrainStepOutput {
     /// The loss value.
     pub loss: f64,
     /// `dL/dw` for every model weight the loss depends on, keyed by the weight tensors (the
-    /// `VarMap` variables), in the weights' dtype; empty when the loss is not finite.
+    /// `VarMap` variables), in the weights' dtype, and nothing else; empty when the loss is
+    /// not finite.
     pub grads: GradStore,
+}
+
+/// The vocabulary forward's per-token results, `[n]` each, in the upcast dtype.
+struct VocabOut {
+    logprobs: Tensor,
+    /// Row log-sum-exp of `z = h W^T / T`.
+    lse: Tensor,
+    entropy: Option<Tensor>,
 }
 
 /// Per-batch constants of one walk.
@@ -125,6 +134,59 @@ impl Tape {
 
 fn detach_linear(l: &Linear) -> Result<Linear> {
     Linear::new(l.weight.detach(), l.bias.as_ref().map(Tensor::detach))
+}
+
+/// The weights of one decoder layer.
+fn layer_weights(l: &Layer) -> Vec<&Tensor> {
+    let a = &l.self_attn;
+    let m = &l.mlp;
+    let mut w = vec![&l.input_layernorm, &l.post_attention_layernorm];
+    for lin in [
+        &a.q_proj,
+        &a.k_proj,
+        &a.v_proj,
+        &a.o_proj,
+        &m.gate_proj,
+        &m.up_proj,
+        &m.down_proj,
+    ] {
+        w.push(&lin.weight);
+        w.extend(lin.bias.as_ref());
+    }
+    w.extend(a.q_norm.as_ref());
+    w.extend(a.k_norm.as_ref());
+    w
+}
+
+/// Adds the gradients of `weights` found in `st` to `acc` and drops the rest of `st`.
+///
+/// candle's backward also returns gradients of operands that are not variables (the
+/// broadcast RoPE tables, the detached upstream gradients of the walk's surrogate losses:
+/// tensors as large as a layer's activations); merging them into `acc` would keep them
+/// until the step ends, several per layer.
+fn absorb(acc: &mut GradStore, mut st: GradStore, weights: &[&Tensor]) -> Result<()> {
+    for w in weights {
+        if let Some(g) = st.remove(w) {
+            let g = match acc.remove(w) {
+                Some(prev) => (prev + g)?,
+                None => g,
+            };
+            acc.insert(w, g);
+        }
+    }
+    Ok(())
+}
+
+/// The gradients of `weights` in `st`, nothing else (candle's backward also returns gradients
+/// of non-variable operands: broadcast tables, detached upstream gradients).
+fn only(mut st: GradStore, weights: &[&Tensor]) -> GradStore {
+    let mut out = GradStore::default();
+    for w in weights {
+        if let Some(g) = st.remove(w) {
+            out.insert(w, g);
+        }
+    }
+    out
 }
 
 fn remove(store: &mut GradStore, t: &Tensor, what: &str) -> Result<Tensor> {
@@ -316,17 +378,19 @@ impl Qwen {
     /// Backward of one layer: parameter gradients into `acc`, returns `dL/dx`.
     fn layer_backward(
         &self,
+        li: usize,
         tape: Tape,
         x: &Var,
         g: &Tensor,
         w: &Walk,
         acc: &mut GradStore,
     ) -> Result<Tensor> {
+        let weights = layer_weights(&self.layers[li]);
         match tape {
             Tape::Fused { out } => {
                 let mut st = (out * g)?.sum_all()?.backward()?;
                 let dx = remove(&mut st, x.as_tensor(), "a layer input")?;
-                acc.extend(st)?;
+                absorb(acc, st, &weights)?;
                 Ok(dx)
             }
             Tape::Generic {
@@ -340,7 +404,7 @@ impl Qwen {
                 let mut st = (out * g)?.sum_all()?.backward()?;
                 let d_o = remove(&mut st, o_var.as_tensor(), "the attention output")?;
                 let dx1 = remove(&mut st, x.as_tensor(), "a layer input")?;
-                acc.extend(st)?;
+                absorb(acc, st, &weights)?;
                 let scale = 1.0 / (self.cfg.head_dim as f64).sqrt();
                 let (dq, dk, dv) = flash::backward(
                     &qkv_d[0],
@@ -358,7 +422,7 @@ impl Qwen {
                 let surrogate = (surrogate + (v * dv)?.sum_all()?)?;
                 let mut st = surrogate.backward()?;
                 let dx2 = remove(&mut st, x.as_tensor(), "a layer input")?;
-                acc.extend(st)?;
+                absorb(acc, st, &weights)?;
                 Ok((dx1 + dx2)?)
             }
         }
@@ -377,8 +441,7 @@ impl Qwen {
         (self.logits_chunk_elems / self.cfg.vocab_size).max(1)
     }
 
-    /// `z = h W^T / T` for rows `start..start+len` in the upcast dtype, and its row
-    /// log-sum-exp.
+    /// `z = h W^T / T` for rows `start..start+len`, in the upcast dtype.
     fn logits_chunk(
         &self,
         h: &Tensor,
@@ -386,60 +449,83 @@ impl Qwen {
         start: usize,
         len: usize,
         temperature: f64,
-    ) -> Result<(Tensor, Tensor)> {
-        let z = (h
+    ) -> Result<Tensor> {
+        let z = h
             .narrow(0, start, len)?
             .matmul(wt)?
-            .to_dtype(upcast(self.dtype))?
-            / temperature)?;
-        let m = z.max_keepdim(1)?;
-        let lse = (z.broadcast_sub(&m)?.exp()?.sum_keepdim(1)?.log()? + m)?;
-        Ok((z, lse))
+            .to_dtype(upcast(self.dtype))?;
+        Ok(if temperature == 1.0 {
+            z
+        } else {
+            (z / temperature)?
+        })
     }
 
-    /// Step 1's vocabulary part: `[n]` log-probs of `targets` and (optionally) `[n]`
-    /// entropies, chunk by chunk, no graph (`h` and the weights detached).
+    /// Step 1's vocabulary part: `[n]` log-probs of `targets`, `[n]` row log-sum-exps of
+    /// `z` (for the backward) and (optionally) `[n]` entropies, chunk by chunk, no graph
+    /// (`h` and the weights detached). Per chunk, with `m = max z`, `e = exp(z - m)`,
+    /// `s = sum e`: `lse = m + log s`, `log p[target] = z[target] - lse`,
+    /// `H = lse - sum(e z) / s`. At most three `[rows, V]` f32 tensors are alive at once.
     fn vocab_forward(
         &self,
         h: &Tensor,
         w: &Walk,
         temperature: f64,
         with_entropy: bool,
-    ) -> Result<(Tensor, Option<Tensor>)> {
+    ) -> Result<VocabOut> {
         if w.n == 0 {
             let z = Tensor::zeros(0, upcast(self.dtype), &self.device)?;
-            return Ok((z.clone(), with_entropy.then_some(z)));
+            return Ok(VocabOut {
+                logprobs: z.clone(),
+                lse: z.clone(),
+                entropy: with_entropy.then_some(z),
+            });
         }
         let wt = self.lm_head.detach().t()?;
         let chunk = self.chunk_rows();
-        let (mut lps, mut ents) = (Vec::new(), Vec::new());
+        let (mut lps, mut lses, mut ents) = (Vec::new(), Vec::new(), Vec::new());
         let mut start = 0;
         while start < w.n {
             let len = chunk.min(w.n - start);
-            let (z, lse) = self.logits_chunk(h, &wt, start, len, temperature)?;
+            let z = self.logits_chunk(h, &wt, start, len, temperature)?;
+            let m = z.max_keepdim(1)?;
+            let mut e = z.broadcast_sub(&m)?;
+            e = e.exp()?;
+            let s = e.sum_keepdim(1)?;
+            let lse = (s.log()? + m)?;
             let zt = z.gather(&w.targets.narrow(0, start, len)?.contiguous()?, 1)?;
             lps.push((zt - &lse)?.squeeze(1)?);
             if with_entropy {
-                // H = lse - sum(p z), p = exp(z - lse)
-                let p = z.broadcast_sub(&lse)?.exp()?;
-                ents.push((lse - (p * z)?.sum_keepdim(1)?)?.squeeze(1)?);
+                e = (e * &z)?;
+                drop(z);
+                let ez = e.sum_keepdim(1)?;
+                ents.push((&lse - (ez / s)?)?.squeeze(1)?);
             }
+            lses.push(lse.squeeze(1)?);
             start += len;
         }
-        let ent = if with_entropy {
-            Some(Tensor::cat(&ents, 0)?)
-        } else {
-            None
-        };
-        Ok((Tensor::cat(&lps, 0)?, ent))
+        Ok(VocabOut {
+            logprobs: Tensor::cat(&lps, 0)?,
+            lse: Tensor::cat(&lses, 0)?,
+            entropy: if with_entropy {
+                Some(Tensor::cat(&ents, 0)?)
+            } else {
+                None
+            },
+        })
     }
 
-    /// Step 3: `(dL/dh [n, H], dL/dW [V, H])` in the weights' dtype, the logits recomputed.
+    /// Step 3: `(dL/dh [n, H], dL/dW [V, H])` in the weights' dtype, the logits recomputed
+    /// and `lse`, `H` taken from the forward. Per chunk, `a = g_lp / T`, `b = g_ent / T`:
+    /// `dL/d(hW^T) = a 1[j = target] - p (a + b (log p + H))`. At most three `[rows, V]`
+    /// f32 tensors alive at once, plus `dL/dW` (its f32 accumulator, one chunk's product and
+    /// their sum: three `[V, H]` f32 tensors).
     fn vocab_backward(
         &self,
         h: &Tensor,
         w: &Walk,
         temperature: f64,
+        fwd: &VocabOut,
         g_lp: &Tensor,
         g_ent: Option<&Tensor>,
     ) -> Result<(Tensor, Tensor)> {
@@ -447,37 +533,32 @@ impl Qwen {
         let head = self.lm_head.detach();
         let wt = head.t()?;
         let chunk = self.chunk_rows();
+        let inv_t = 1.0 / temperature;
         let mut dh = Vec::new();
         let mut dw = Tensor::zeros(head.shape(), up, &self.device)?;
         let mut start = 0;
         while start < w.n {
             let len = chunk.min(w.n - start);
-            let (z, lse) = self.logits_chunk(h, &wt, start, len, temperature)?;
-            let logp = z.broadcast_sub(&lse)?;
+            let rows =
+                |x: &Tensor| -> Result<Tensor> { Ok(x.narrow(0, start, len)?.unsqueeze(1)?) };
+            let a = (rows(g_lp)? * inv_t)?;
+            let z = self.logits_chunk(h, &wt, start, len, temperature)?;
+            let mut logp = z.broadcast_sub(&rows(&fwd.lse)?)?;
             drop(z);
             let p = logp.exp()?;
-            let glp = g_lp.narrow(0, start, len)?.unsqueeze(1)?;
-            // dz = -p * (g_lp + g_ent (log p + H)) + g_lp at the target
-            let coef = match g_ent {
-                Some(ge) => {
-                    let ge = ge.narrow(0, start, len)?.unsqueeze(1)?;
-                    let ent = (&p * &logp)?.sum_keepdim(1)?.neg()?;
-                    logp.broadcast_add(&ent)?
-                        .broadcast_mul(&ge)?
-                        .broadcast_add(&glp)?
+            // coef = -(a + b (log p + H)), then dz = p coef + a 1[target]
+            let coef = match (g_ent, &fwd.entropy) {
+                (Some(ge), Some(ent)) => {
+                    logp = logp.broadcast_add(&rows(ent)?)?;
+                    logp = logp.broadcast_mul(&(rows(ge)? * -inv_t)?)?;
+                    logp.broadcast_sub(&a)?
                 }
-                None => {
-                    drop(logp);
-                    glp.broadcast_as(p.shape())?.contiguous()?
-                }
+                _ => a.neg()?,
             };
-            let dz = (p * coef)?.neg()?;
-            let dz = dz.scatter_add(
-                &w.targets.narrow(0, start, len)?.contiguous()?,
-                &glp.contiguous()?,
-                1,
-            )?;
-            let dz = (dz / temperature)?;
+            drop(logp);
+            let mut dz = p.broadcast_mul(&coef)?;
+            drop((p, coef));
+            dz = dz.scatter_add(&w.targets.narrow(0, start, len)?.contiguous()?, &a, 1)?;
             dh.push(dz.to_dtype(self.dtype)?.matmul(&head)?);
             dw = (dw + dz.t()?.matmul(&h.narrow(0, start, len)?.to_dtype(up)?)?)?;
             start += len;
@@ -514,10 +595,10 @@ impl Qwen {
         }
         let h = m.final_norm(&x)?.index_select(&w.rows, 0)?;
         drop(x);
-        let (lp, ent) = m.vocab_forward(&h, &w, temperature, with_entropy)?;
+        let v = m.vocab_forward(&h, &w, temperature, with_entropy)?;
         Ok(ResponseLogProbs {
-            logprobs: m.to_slots(&lp, &w)?,
-            entropy: ent.map(|e| m.to_slots(&e, &w)).transpose()?,
+            logprobs: m.to_slots(&v.logprobs, &w)?,
+            entropy: v.entropy.map(|e| m.to_slots(&e, &w)).transpose()?,
         })
     }
 
@@ -594,10 +675,10 @@ impl Qwen {
             .index_select(&w.rows, 0)
             .map_err(Error::from)?;
         let h = h_graph.detach();
-        let (lp, ent) = det.vocab_forward(&h, &w, opts.temperature, opts.with_entropy)?;
+        let fwd = det.vocab_forward(&h, &w, opts.temperature, opts.with_entropy)?;
         // 2. the loss on leaf log-probs and entropies
-        let lp_var = Var::from_tensor(&self.to_slots(&lp, &w)?).map_err(Error::from)?;
-        let ent_var = match &ent {
+        let lp_var = Var::from_tensor(&self.to_slots(&fwd.logprobs, &w)?).map_err(Error::from)?;
+        let ent_var = match &fwd.entropy {
             Some(e) => Some(Var::from_tensor(&self.to_slots(e, &w)?).map_err(Error::from)?),
             None => None,
         };
@@ -625,7 +706,10 @@ impl Qwen {
         let mut st = loss.backward().map_err(Error::from)?;
         let g_lp = st.remove(lp_var.as_tensor());
         let g_ent = ent_var.as_ref().and_then(|v| st.remove(v.as_tensor()));
-        sink(st)?;
+        // a loss that reads the weights directly (none of the trainer's do)
+        let mut all = vec![&self.embed_tokens, &self.norm, &self.lm_head];
+        all.extend(self.layers.iter().flat_map(layer_weights));
+        sink(only(st, &all))?;
         if w.n == 0 || (g_lp.is_none() && g_ent.is_none()) {
             return Ok(done(out));
         }
@@ -640,7 +724,7 @@ impl Qwen {
         };
         let g_ent = g_ent.map(gather).transpose()?;
         // 3. vocabulary backward
-        let (dh, dw) = det.vocab_backward(&h, &w, opts.temperature, &g_lp, g_ent.as_ref())?;
+        let (dh, dw) = det.vocab_backward(&h, &w, opts.temperature, &fwd, &g_lp, g_ent.as_ref())?;
         drop(h);
         let mut head = GradStore::default();
         head.insert(&self.lm_head, dw);
@@ -656,7 +740,7 @@ impl Qwen {
             .map_err(Error::from)?;
         drop(lp_var);
         let mut g = remove(&mut st, x_last.as_tensor(), "the last hidden state")?;
-        sink(st)?;
+        sink(only(st, &[&self.norm]))?;
         for li in (0..nl).rev() {
             let (xv, tape) = if ckpt {
                 let input = inputs.pop().expect("one input per layer");
@@ -668,7 +752,7 @@ impl Qwen {
                 tapes.pop().expect("one tape per layer")
             };
             let mut piece = GradStore::default();
-            g = self.layer_backward(tape, &xv, &g, &w, &mut piece)?;
+            g = self.layer_backward(li, tape, &xv, &g, &w, &mut piece)?;
             sink(piece)?;
         }
         // 5. embeddings
@@ -677,7 +761,8 @@ impl Qwen {
             .and_then(|x| x.sum_all())
             .and_then(|x| x.backward())
             .map_err(Error::from)?;
-        head.extend(st).map_err(Error::from)?;
+        head.extend(only(st, &[&self.embed_tokens]))
+            .map_err(Error::from)?;
         sink(head)?;
         Ok(done(out))
     }

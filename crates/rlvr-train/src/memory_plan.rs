@@ -36,9 +36,15 @@
 //!   - with checkpointing (`model.gradient_checkpointing`) only layer inputs are kept and one
 //!     layer is recomputed in the backward: `N (L b h + A) + W`;
 //!   - the final norm's output and the hidden-state gradient: `N (b h + n(h) + u h)`, in both.
-//! - the logits chunk: `rows = min(N, max(1, C / V))` rows of `V` logits (`C` = 2^25, the
-//!   model's chunk), five copies (the projection in `b`, then `u`: logits, shifted
-//!   exponentials, probabilities, their gradient): `rows V (b + 4 u)`.
+//! - the logits chunk and the head gradient: `rows = min(N, max(1, C / V))` rows of `V`
+//!   logits (`C` = 2^25, the model's chunk), at most three f32 copies alive (logits, log-probs
+//!   or exponentials, probabilities or their gradient) while the f32 head gradient `[V, h]`
+//!   accumulates, then one copy (the logits' gradient) while that accumulator, one chunk's
+//!   product and their sum are alive: `max(3 u rows V + u V h, u rows V + 3 u V h)`. The
+//!   vocabulary pass runs between the layers' forward and their backward: beside it only the
+//!   stored activations are alive (`N L A` + the final norm's, or `N L b h` + the final
+//!   norm's with checkpointing), not a layer's working set or recomputed layer, so a
+//!   micro-batch needs `max(activations, stored + logits chunk)`.
 //! - the optimizer step (after the backward, activations freed): the f32 gradients `P u` and
 //!   its temporaries `max(u P_max, 6 u min(C, P_max))`: the squares of the largest parameter's gradient
 //!   for the global norm, or six f32 chunks of `C` = `optim::STEP_CHUNK_ELEMS` elements (the
@@ -57,8 +63,8 @@
 //! sampling logits `S V u 2` (the larger of rollout and evaluation generation is planned).
 //!
 //! Peaks: training the larger of `weights + master + optimizer + reference + gradients +
-//! activations + logits` and `weights + master + optimizer + reference + P u + step
-//! temporaries`;
+//! max(activations, stored activations + logits chunk)` and `weights + master + optimizer +
+//! reference + P u + step temporaries`;
 //! rollout `weights + master + optimizer + reference + KV cache`; the device's peak is
 //! the larger. It fits when that is at most `model.device_memory_gib` GiB.
 
@@ -160,6 +166,9 @@ pub struct MemoryPlan {
     /// Activations of one micro-batch without / with activation checkpointing.
     pub activations: f64,
     pub activations_checkpointed: f64,
+    /// The part of each alive during the vocabulary pass (no layer working set).
+    pub stored_activations: f64,
+    pub stored_activations_checkpointed: f64,
     /// Per token per layer, stored (`A`), for the report.
     pub layer_bytes_per_token: f64,
     pub logits_chunk: f64,
@@ -256,8 +265,10 @@ impl MemoryPlan {
             gradients: pf * U + b * p_piece,
             activations: n * l * a + work + head,
             activations_checkpointed: n * (l * b * h + a) + work + head,
+            stored_activations: n * l * a + head,
+            stored_activations_checkpointed: n * l * b * h + head,
             layer_bytes_per_token: a,
-            logits_chunk: rows * v * (b + 4.0 * U),
+            logits_chunk: (3.0 * U * rows * v + U * v * h).max(U * rows * v + 3.0 * U * v * h),
             optimizer_step: (U * p_max)
                 .max(6.0 * U * p_max.min(crate::optim::STEP_CHUNK_ELEMS as f64)),
             kv_cache: i.gen_seqs as f64 * (i.gen_tokens as f64 * l * 2.0 * kvd * b + v * U * 2.0),
@@ -276,12 +287,15 @@ impl MemoryPlan {
 
     /// Peak of a training micro-batch.
     pub fn train_peak(&self, checkpointing: bool) -> f64 {
-        let act = if checkpointing {
-            self.activations_checkpointed
+        let (act, stored) = if checkpointing {
+            (
+                self.activations_checkpointed,
+                self.stored_activations_checkpointed,
+            )
         } else {
-            self.activations
+            (self.activations, self.stored_activations)
         };
-        let micro = self.persistent() + self.gradients + act + self.logits_chunk;
+        let micro = self.persistent() + self.gradients + act.max(stored + self.logits_chunk);
         let step = self.persistent() + self.params as f64 * U + self.optimizer_step;
         micro.max(step)
     }
@@ -331,7 +345,7 @@ impl MemoryPlan {
             "activations, checkpointing on",
             self.activations_checkpointed,
         );
-        row("logits chunk", self.logits_chunk);
+        row("logits chunk + f32 head gradient", self.logits_chunk);
         row("optimizer step temporaries (in place)", self.optimizer_step);
         row(
             "KV cache of the generation call at full length",
@@ -462,20 +476,24 @@ mod tests {
             p.activations_checkpointed,
             8.0 * (16.0 + 504.0) + 2368.0 + 640.0
         );
-        // rows = min(N = 8, 1000 / 10 = 100) = 8; 8 * 10 * (4 + 16)
-        assert_eq!(p.logits_chunk, 1600.0);
+        // rows = min(N = 8, 1000 / 10 = 100) = 8; V h = 40:
+        // max(3*4*8*10 + 4*40, 4*8*10 + 3*4*40) = max(1120, 800)
+        assert_eq!(p.logits_chunk, 1120.0);
         // 2 seqs x (10 tokens x 1 layer x 2 x 2 x 4 + 10 x 4 x 2)
         assert_eq!(p.kv_cache, 2.0 * (160.0 + 80.0));
         assert_eq!(p.persistent(), 2160.0);
         // largest parameter: the 40-element embedding -> 6 * 4 * 40
         assert_eq!(p.optimizer_step, 960.0);
-        assert_eq!(
-            p.train_peak(false),
-            2160.0 + 1424.0 + p.activations + 1600.0
-        );
+        // stored during the vocabulary pass: 8 * 504 + 640 = 4672; + 1120 < 7040
+        assert_eq!(p.stored_activations, 4672.0);
+        assert_eq!(p.train_peak(false), 2160.0 + 1424.0 + 7040.0);
+        // checkpointed: 8 * 16 + 640 = 768 stored; 768 + 1120 < 8 * 520 + 3008 = 7168
+        assert_eq!(p.stored_activations_checkpointed, 768.0);
+        assert_eq!(p.train_peak(true), 2160.0 + 1424.0 + 7168.0);
         assert_eq!(p.host_rollback, 0.0);
-        // with a one-row budget the logits chunk is one row: 1 x 10 x 20
-        assert_eq!(MemoryPlan::new(&c, &inputs(4, 1, 1)).logits_chunk, 200.0);
+        // with a one-row budget the logits chunk is one row and the head gradient dominates:
+        // max(3*4*10 + 160, 4*10 + 3*4*40) = max(280, 520)
+        assert_eq!(MemoryPlan::new(&c, &inputs(4, 1, 1)).logits_chunk, 520.0);
         assert_eq!(p.rollout_peak(), 2160.0 + 480.0);
     }
 
