@@ -45,8 +45,10 @@ echo "test-python: wheel $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB) 
 # `rlvr verify` for the fixture comparison: the binary `cargo test --workspace` just built, else build it.
 if [ -z "${RLVR_BIN:-}" ]; then
     if [ -n "$user_target_dir" ]; then export CARGO_TARGET_DIR="$user_target_dir"; else unset CARGO_TARGET_DIR; fi
-    cargo build -q -p rlvr-cli
     RLVR_BIN="$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/rlvr"
+    # `cargo build -p rlvr-cli` alone resolves features for that package only and rebuilds
+    # some dependencies: use the binary the workspace's tests built when it is there.
+    [ -x "$RLVR_BIN" ] || cargo build -q -p rlvr-cli
     export RLVR_BIN
 fi
 
