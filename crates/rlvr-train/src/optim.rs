@@ -488,8 +488,16 @@ mod tests {
     use candle_core::Device;
 
     fn one_param(values: &[f32]) -> (VarMap, Params) {
+        one_param_as(values, DType::F32)
+    }
+
+    /// One parameter `w` holding `values` in `dtype`.
+    fn one_param_as(values: &[f32], dtype: DType) -> (VarMap, Params) {
         let varmap = VarMap::new();
-        let t = Tensor::new(values, &Device::Cpu).unwrap();
+        let t = Tensor::new(values, &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
         varmap
             .data()
             .lock()
@@ -542,17 +550,7 @@ mod tests {
     /// step would compute round(1.0 + 0.001) = 1.0 and the weight would never move.
     #[test]
     fn bf16_updates_below_half_a_step_accumulate_in_the_master() {
-        let varmap = VarMap::new();
-        let t = Tensor::new(&[1.0f32, 0.5], &Device::Cpu)
-            .unwrap()
-            .to_dtype(DType::BF16)
-            .unwrap();
-        varmap
-            .data()
-            .lock()
-            .unwrap()
-            .insert("w".into(), Var::from_tensor(&t).unwrap());
-        let params = Params::from_varmap(&varmap);
+        let (_varmap, params) = one_param_as(&[1.0f32, 0.5], DType::BF16);
         let hp = AdamWParams {
             beta1: 0.9,
             beta2: 0.999,
@@ -606,17 +604,7 @@ mod tests {
             weight_decay: 0.0,
         };
         let run = |save_at: Option<usize>| {
-            let varmap = VarMap::new();
-            let t = Tensor::new(&[1.0f32, -0.3], &Device::Cpu)
-                .unwrap()
-                .to_dtype(DType::BF16)
-                .unwrap();
-            varmap
-                .data()
-                .lock()
-                .unwrap()
-                .insert("w".into(), Var::from_tensor(&t).unwrap());
-            let params = Params::from_varmap(&varmap);
+            let (_varmap, params) = one_param_as(&[1.0f32, -0.3], DType::BF16);
             let mut opt = AdamW::new(&params, hp).unwrap();
             for s in 0..5 {
                 if Some(s) == save_at {
@@ -827,17 +815,7 @@ mod tests {
     /// snapshot is not changed by the steps taken after it.
     #[test]
     fn snapshot_and_restore_are_exact() {
-        let varmap = VarMap::new();
-        let t = Tensor::new(&[0.5f32, -0.25, 0.125], &Device::Cpu)
-            .unwrap()
-            .to_dtype(DType::BF16)
-            .unwrap();
-        varmap
-            .data()
-            .lock()
-            .unwrap()
-            .insert("w".into(), Var::from_tensor(&t).unwrap());
-        let params = Params::from_varmap(&varmap);
+        let (_varmap, params) = one_param_as(&[0.5f32, -0.25, 0.125], DType::BF16);
         let hp = AdamWParams {
             beta1: 0.9,
             beta2: 0.999,
