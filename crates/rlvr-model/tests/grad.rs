@@ -3,7 +3,7 @@
 
 mod common;
 
-use candle_core::{DType, Device, Tensor, Var};
+use candle_core::{DType, Device, Tensor};
 use common::*;
 
 /// After one backward of `sum(logprobs) + sum(entropy)`, every trainable parameter has a
@@ -45,26 +45,6 @@ fn weighted_loss(model: &rlvr_model::Qwen, batch: &rlvr_model::TokenBatch, w: &T
         .unwrap()
 }
 
-fn element(var: &Var, i: usize) -> f64 {
-    var.as_tensor()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f64>()
-        .unwrap()[i]
-}
-
-fn set_element(var: &Var, i: usize, value: f64) {
-    let mut v = var
-        .as_tensor()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f64>()
-        .unwrap();
-    v[i] = value;
-    var.set(&Tensor::from_vec(v, var.shape(), &Device::Cpu).unwrap())
-        .unwrap();
-}
-
 /// Central differences (f64, h = 1e-5) against autograd for three entries of every tensor,
 /// on a weighted sum of tempered log-probs plus entropies.
 #[test]
@@ -79,43 +59,24 @@ fn logprob_gradient_matches_finite_differences_in_f64() {
             .collect();
         let w = Tensor::from_vec(w, (batch.len(), r), &Device::Cpu).unwrap();
         let grads = weighted_loss(&model, &batch, &w).backward().unwrap();
-        let vars: Vec<(String, Var)> = varmap
-            .data()
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(n, v)| (n.clone(), v.clone()))
-            .collect();
-        let h = 1e-5;
-        for (name, var) in vars {
-            let g = grads
-                .get(var.as_tensor())
-                .unwrap()
-                .flatten_all()
-                .unwrap()
-                .to_vec1::<f64>()
-                .unwrap();
-            let n = g.len();
-            for i in [0, n / 2, n - 1] {
-                let x = element(&var, i);
-                set_element(&var, i, x + h);
-                let up = weighted_loss(&model, &batch, &w)
+        assert_matches_central_differences(
+            &varmap,
+            |_, var| {
+                grads
+                    .get(var.as_tensor())
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f64>()
+                    .unwrap()
+            },
+            || {
+                weighted_loss(&model, &batch, &w)
                     .to_scalar::<f64>()
-                    .unwrap();
-                set_element(&var, i, x - h);
-                let down = weighted_loss(&model, &batch, &w)
-                    .to_scalar::<f64>()
-                    .unwrap();
-                set_element(&var, i, x);
-                let fd = (up - down) / (2.0 * h);
-                let tol = 1e-6 + 1e-5 * fd.abs().max(g[i].abs());
-                assert!(
-                    (fd - g[i]).abs() < tol,
-                    "{arch} {name}[{i}]: autograd {} vs finite difference {fd}",
-                    g[i]
-                );
-            }
-        }
+                    .unwrap()
+            },
+            arch,
+        );
     }
 }
 

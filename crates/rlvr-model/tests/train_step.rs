@@ -220,18 +220,6 @@ fn checkpointing_gives_the_same_gradients() {
     }
 }
 
-fn set_element(var: &Var, i: usize, value: f64) {
-    let mut v = var
-        .as_tensor()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f64>()
-        .unwrap();
-    v[i] = value;
-    var.set(&Tensor::from_vec(v, var.shape(), &Device::Cpu).unwrap())
-        .unwrap();
-}
-
 /// On the device-generic path in f64, the walk's gradient (checkpointed, chunked attention
 /// with 2 query rows) matches central differences of its own loss for three entries of every
 /// tensor, key padding included.
@@ -249,37 +237,16 @@ fn generic_walk_matches_finite_differences_in_f64() {
             let out = m.response_logprobs_no_grad(&b, true, TEMP).unwrap();
             loss_of(&out, &w).unwrap().to_scalar::<f64>().unwrap()
         };
-        let vars: Vec<(String, Var)> = {
-            let d = varmap.data().lock().unwrap();
-            let mut v: Vec<_> = d.iter().map(|(n, v)| (n.clone(), v.clone())).collect();
-            v.sort_by(|a, b| a.0.cmp(&b.0));
-            v
-        };
-        let h = 1e-5;
-        for ((name, var), (gname, g)) in vars.iter().zip(&grads) {
-            assert_eq!(name, gname);
-            let n = g.len();
-            for i in [0, n / 2, n - 1] {
-                let x = var
-                    .as_tensor()
-                    .flatten_all()
-                    .unwrap()
-                    .to_vec1::<f64>()
-                    .unwrap()[i];
-                set_element(var, i, x + h);
-                let up = loss(&model);
-                set_element(var, i, x - h);
-                let down = loss(&model);
-                set_element(var, i, x);
-                let fd = (up - down) / (2.0 * h);
-                let tol = 1e-6 + 1e-5 * fd.abs().max(g[i].abs());
-                assert!(
-                    (fd - g[i]).abs() < tol,
-                    "{arch} {name}[{i}]: walk {} vs finite difference {fd}",
-                    g[i]
-                );
-            }
-        }
+        assert_matches_central_differences(
+            &varmap,
+            |name, _| {
+                let (gname, g) = grads.iter().find(|(n, _)| n == name).unwrap();
+                assert_eq!(gname, name);
+                g.clone()
+            },
+            || loss(&model),
+            arch,
+        );
     }
 }
 

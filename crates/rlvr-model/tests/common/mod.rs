@@ -97,3 +97,59 @@ pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f32::max)
 }
+
+/// The variables of `varmap` with their names, sorted by name.
+pub fn sorted_vars(varmap: &candle_nn::VarMap) -> Vec<(String, candle_core::Var)> {
+    let data = varmap.data().lock().unwrap();
+    let mut vars: Vec<_> = data.iter().map(|(n, v)| (n.clone(), v.clone())).collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    vars
+}
+
+fn flat_f64(var: &candle_core::Var) -> Vec<f64> {
+    var.as_tensor()
+        .flatten_all()
+        .unwrap()
+        .to_vec1::<f64>()
+        .unwrap()
+}
+
+fn set_element(var: &candle_core::Var, i: usize, value: f64) {
+    let mut v = flat_f64(var);
+    v[i] = value;
+    var.set(&candle_core::Tensor::from_vec(v, var.shape(), &Device::Cpu).unwrap())
+        .unwrap();
+}
+
+/// Checks a gradient of an f64 model against central differences of its loss: for the first,
+/// middle and last entry `i` of every variable `x` (sorted by name), with `h = 1e-5`,
+/// `fd = (loss(x_i + h) - loss(x_i - h)) / 2h` must satisfy
+/// `|fd - g_i| < 1e-6 + 1e-5 max(|fd|, |g_i|)`, `g = grad(name, var)` flattened.
+/// The variables are restored after each probe.
+pub fn assert_matches_central_differences(
+    varmap: &candle_nn::VarMap,
+    grad: impl Fn(&str, &candle_core::Var) -> Vec<f64>,
+    loss: impl Fn() -> f64,
+    what: &str,
+) {
+    let h = 1e-5;
+    for (name, var) in sorted_vars(varmap) {
+        let g = grad(&name, &var);
+        let n = g.len();
+        for i in [0, n / 2, n - 1] {
+            let x = flat_f64(&var)[i];
+            set_element(&var, i, x + h);
+            let up = loss();
+            set_element(&var, i, x - h);
+            let down = loss();
+            set_element(&var, i, x);
+            let fd = (up - down) / (2.0 * h);
+            let tol = 1e-6 + 1e-5 * fd.abs().max(g[i].abs());
+            assert!(
+                (fd - g[i]).abs() < tol,
+                "{what} {name}[{i}]: gradient {} vs finite difference {fd}",
+                g[i]
+            );
+        }
+    }
+}
