@@ -149,6 +149,7 @@ pub fn run(args: Args) -> Result<()> {
         max_tokens: args.max_tokens,
         batch_size: args.batch_size.max(1),
         seed: args.seed,
+        kv_cache_bytes: None,
     };
     let n = task.len();
     let r = evaluate(&policy, &task, &spec, |done| {

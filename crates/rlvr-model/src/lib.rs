@@ -66,6 +66,8 @@ pub use io::{
     LoadedModel,
 };
 pub use model::{param_shapes, KvCache, Qwen};
-pub use sample::{generate, kv_cache_budget, FinishReason, Generation, SamplingParams};
+pub use sample::{
+    generate, generate_within, kv_cache_budget, FinishReason, Generation, SamplingParams,
+};
 pub use tokenizer::{ChatMessage, ChatTokenizer};
 pub use train::{TrainForwardOptions, TrainStepOutput};

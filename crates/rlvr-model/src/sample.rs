@@ -139,6 +139,27 @@ pub fn generate(
     prompts: &[Vec<u32>],
     params: &SamplingParams,
 ) -> Result<Vec<Generation>> {
+    generate_within(
+        model,
+        tokenizer,
+        prompts,
+        params,
+        kv_cache_budget(model.device()),
+    )
+}
+
+/// [`generate`] with the KV cache of each batch of rows held to `kv_cache_bytes` instead of
+/// [`kv_cache_budget`]: rows are batched `max(1, kv_cache_bytes / bytes_per_row)` at a time,
+/// `bytes_per_row` = [`KvCache::bytes_per_row`] at the longest prompt plus `max_new_tokens`.
+/// The trainer passes what its memory plan leaves of `model.device_memory_gib`. The responses
+/// do not depend on the budget (see [`generate`]).
+pub fn generate_within(
+    model: &Qwen,
+    tokenizer: Option<&tokenizers::Tokenizer>,
+    prompts: &[Vec<u32>],
+    params: &SamplingParams,
+    kv_cache_bytes: usize,
+) -> Result<Vec<Generation>> {
     validate(model, tokenizer, prompts, params)?;
     if prompts.is_empty() {
         return Ok(Vec::new());
@@ -146,7 +167,7 @@ pub fn generate(
     let p_max = prompts.iter().map(Vec::len).max().unwrap_or(0);
     let per_row =
         KvCache::bytes_per_row(model.config(), model.dtype(), p_max + params.max_new_tokens);
-    let batch_rows = (kv_cache_budget(model.device()) / per_row.max(1)).max(1);
+    let batch_rows = (kv_cache_bytes / per_row.max(1)).max(1);
     let rows: Vec<(usize, usize)> = (0..prompts.len())
         .flat_map(|u| (0..params.n).map(move |j| (u, j)))
         .collect();

@@ -6,7 +6,8 @@ mod common;
 use candle_core::{DType, Device};
 use common::*;
 use rlvr_model::{
-    generate, load_model, FinishReason, Generation, LoadedModel, SamplingParams, TokenBatch,
+    generate, generate_within, load_model, FinishReason, Generation, KvCache, LoadedModel,
+    SamplingParams, TokenBatch,
 };
 
 fn model() -> LoadedModel {
@@ -61,6 +62,32 @@ fn returns_n_per_prompt_grouped_and_reproducible() {
     let fewer = generate(&m.model, None, &ps[..2], &params(4, 1)).unwrap();
     let tokens = |g: &[Generation]| g.iter().map(|g| g.tokens.clone()).collect::<Vec<_>>();
     assert_eq!(tokens(&fewer), tokens(&a[..8]));
+}
+
+/// A KV-cache budget only cuts the rows into batches: one row per batch, three rows per batch
+/// and all twelve at once give the same tokens (log-probs within 1e-5).
+#[test]
+fn kv_cache_budget_batches_rows_without_changing_them() {
+    let m = model();
+    let ps = prompts(&m);
+    let p = params(4, 3);
+    let longest = ps.iter().map(Vec::len).max().unwrap() + p.max_new_tokens;
+    let row = KvCache::bytes_per_row(m.model.config(), m.model.dtype(), longest);
+    let all = generate_within(&m.model, None, &ps, &p, usize::MAX).unwrap();
+    assert_eq!(all.len(), 12);
+    for budget in [1, 3 * row, 3 * row + row / 2] {
+        let cut = generate_within(&m.model, None, &ps, &p, budget).unwrap();
+        assert_eq!(cut.len(), all.len());
+        for (a, b) in all.iter().zip(&cut) {
+            assert_eq!(
+                (a.prompt_index, &a.tokens),
+                (b.prompt_index, &b.tokens),
+                "budget {budget}"
+            );
+            let d = max_abs_diff(&a.logprobs, &b.logprobs);
+            assert!(d < 1e-5, "budget {budget}: log-probs differ by {d}");
+        }
+    }
 }
 
 /// Sampling log-probs equal the training forward's at the same temperature (within 1e-4),

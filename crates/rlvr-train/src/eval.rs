@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use rlvr_core::estimators::{mean_at_k, pass_at_k};
-use rlvr_model::{generate, SamplingParams};
+use rlvr_model::{generate, generate_within, SamplingParams};
 
 use crate::metrics::EvalLine;
 use crate::policy::{Policy, Task};
@@ -28,6 +28,9 @@ pub struct EvalSpec {
     /// Prompts per generation call.
     pub batch_size: usize,
     pub seed: u64,
+    /// KV-cache bytes per generation call (see `rlvr_model::generate_within`); `None`: the
+    /// sampler's default.
+    pub kv_cache_bytes: Option<usize>,
 }
 
 /// The result on one dataset.
@@ -132,7 +135,10 @@ pub fn evaluate(
             stop_strings: Vec::new(),
             seed: crate::checkpoint::mix_seed(spec.seed, &[2, c as u64]),
         };
-        let gens = generate(&policy.model, None, &prompts, &params)?;
+        let gens = match spec.kv_cache_bytes {
+            Some(bytes) => generate_within(&policy.model, None, &prompts, &params, bytes)?,
+            None => generate(&policy.model, None, &prompts, &params)?,
+        };
         let mut responses = Vec::with_capacity(gens.len());
         for (j, &i) in chunk.iter().enumerate() {
             for g in &gens[j * spec.k..(j + 1) * spec.k] {

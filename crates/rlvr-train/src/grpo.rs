@@ -25,7 +25,9 @@ use candle_core::Tensor;
 use rlvr_core::{
     advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
-use rlvr_model::{generate, Generation, Qwen, SamplingParams, TrainForwardOptions};
+use rlvr_model::{
+    generate, generate_within, Generation, Qwen, SamplingParams, TrainForwardOptions,
+};
 
 use crate::checkpoint::{mix_seed, DataOrder};
 use crate::config::TrainConfig;
@@ -68,6 +70,9 @@ pub struct Trainer {
     /// Where each step's training rollouts are written as `<step>.jsonl`
     /// (`trainer.rollout_data_dir`, resolved by the caller); `None`: no dump.
     pub rollout_dump: Option<std::path::PathBuf>,
+    /// KV-cache bytes per generation call (`memory_plan::sampler_kv_budget`); `None`: the
+    /// sampler's default.
+    pub kv_cache_bytes: Option<usize>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -175,6 +180,8 @@ impl Trainer {
                 cursor: 0,
             },
         );
+        let kv_cache_bytes =
+            crate::memory_plan::sampler_kv_budget(&cfg, &policy.config, &policy.device)?;
         if task.is_empty() {
             return Err(TrainError::Data(rlvr_tasks::DataError::BadFile {
                 path: task.name.clone().into(),
@@ -194,6 +201,7 @@ impl Trainer {
             keep_grads: false,
             last_grads: None,
             rollout_dump: None,
+            kv_cache_bytes,
         })
     }
 
@@ -273,7 +281,10 @@ impl Trainer {
                 ),
             };
             let tok = (!params.stop_strings.is_empty()).then_some(&self.policy.tokenizer.tokenizer);
-            let gens = generate(&self.policy.model, tok, &ids, &params)?;
+            let gens = match self.kv_cache_bytes {
+                Some(bytes) => generate_within(&self.policy.model, tok, &ids, &params, bytes)?,
+                None => generate(&self.policy.model, tok, &ids, &params)?,
+            };
             let mut it = gens.into_iter();
             for _ in 0..idx.len() {
                 groups.push(it.by_ref().take(r.num_generations).collect());

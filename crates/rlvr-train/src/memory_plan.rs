@@ -305,6 +305,15 @@ impl MemoryPlan {
         self.persistent() + self.kv_cache
     }
 
+    /// Bytes the sampler's KV cache may use on a device of `device_gib` GiB: what the
+    /// persistent state leaves, `device_gib * 2^30 - (weights + master + optimizer +
+    /// reference)`, or `None` when that is not positive. The rollout's sampling logits
+    /// (`V u 2` per row, under 0.2% of a row's KV cache at the recipes' shapes) are left out.
+    pub fn kv_cache_budget(&self, device_gib: f64) -> Option<f64> {
+        let left = device_gib * GIB - self.persistent();
+        (left > 0.0).then_some(left)
+    }
+
     /// The device's peak.
     pub fn peak(&self, checkpointing: bool) -> f64 {
         self.train_peak(checkpointing).max(self.rollout_peak())
@@ -392,6 +401,46 @@ impl MemoryPlan {
     }
 }
 
+/// The KV-cache budget the sampler gets in a run of `cfg` with a model of shape `qc` on
+/// `device`: `None` (the sampler's own default, `rlvr_model::kv_cache_budget`) on the CPU or
+/// when `model.device_memory_gib` is 0, else [`MemoryPlan::kv_cache_budget`] of that size, so
+/// that a generation call is cut into batches whose KV cache fits beside the weights, the
+/// optimizer state and the reference model. An error when those alone exceed the device.
+pub fn sampler_kv_budget(
+    cfg: &TrainConfig,
+    qc: &QwenConfig,
+    device: &candle_core::Device,
+) -> Result<Option<usize>, crate::config::ConfigError> {
+    if device.is_cpu() {
+        return Ok(None);
+    }
+    device_kv_budget(cfg, qc)
+}
+
+/// [`sampler_kv_budget`] on a device other than the CPU.
+fn device_kv_budget(
+    cfg: &TrainConfig,
+    qc: &QwenConfig,
+) -> Result<Option<usize>, crate::config::ConfigError> {
+    let gib = cfg.model.device_memory_gib;
+    if gib <= 0.0 {
+        return Ok(None);
+    }
+    let plan = MemoryPlan::new(qc, &PlanInputs::from_config(cfg));
+    match plan.kv_cache_budget(gib) {
+        Some(bytes) => Ok(Some(bytes as usize)),
+        None => Err(crate::config::ConfigError::Invalid {
+            key: "model.device_memory_gib".into(),
+            message: format!(
+                "the weights, optimizer state and reference model alone take {:.1} GiB, more \
+                 than the {gib} GiB given (see `rlvr train --dry-run`; \
+                 model.optimizer_offload = true moves the optimizer state to the host)",
+                plan.persistent() / GIB
+            ),
+        }),
+    }
+}
+
 /// Bytes per GiB.
 pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -449,6 +498,46 @@ mod tests {
         c.intermediate_size = 6;
         c.tie_word_embeddings = true;
         c
+    }
+
+    #[test]
+    fn the_sampler_budget_follows_device_memory_gib() {
+        let qc = known_shape("Qwen/Qwen3-1.7B").unwrap();
+        let mut cfg = TrainConfig::default();
+        assert_eq!(
+            device_kv_budget(&cfg, &qc).unwrap(),
+            None,
+            "0: no budget given"
+        );
+        cfg.model.device_memory_gib = 141.0;
+        let plan = MemoryPlan::new(&qc, &PlanInputs::from_config(&cfg));
+        let bytes = device_kv_budget(&cfg, &qc).unwrap().unwrap();
+        assert_eq!(bytes, (141.0 * GIB - plan.persistent()) as usize);
+        assert_eq!(
+            sampler_kv_budget(&cfg, &qc, &candle_core::Device::Cpu).unwrap(),
+            None,
+            "the CPU keeps the sampler's default"
+        );
+        cfg.model.device_memory_gib = 1.0;
+        let err = device_kv_budget(&cfg, &qc).unwrap_err().to_string();
+        assert!(
+            err.contains("model.device_memory_gib") && err.contains("GiB"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn kv_cache_budget_is_what_the_persistent_state_leaves() {
+        let p = MemoryPlan::new(
+            &known_shape("Qwen/Qwen3-1.7B").unwrap(),
+            &PlanInputs::from_config(&TrainConfig::default()),
+        );
+        let left = p.kv_cache_budget(80.0).unwrap();
+        assert_eq!(
+            left,
+            80.0 * GIB - (p.weights + p.device_optimizer() + p.reference)
+        );
+        assert!(p.kv_cache_budget(p.persistent() / GIB * 0.999).is_none());
     }
 
     #[test]

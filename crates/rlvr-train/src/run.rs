@@ -424,7 +424,7 @@ impl Ui {
     }
 }
 
-fn eval_spec(cfg: &TrainConfig) -> EvalSpec {
+fn eval_spec(cfg: &TrainConfig, kv_cache_bytes: Option<usize>) -> EvalSpec {
     EvalSpec {
         k: cfg.eval.k,
         temperature: cfg.eval.temperature,
@@ -432,6 +432,7 @@ fn eval_spec(cfg: &TrainConfig) -> EvalSpec {
         max_tokens: cfg.eval_max_tokens(),
         batch_size: cfg.eval.batch_size,
         seed: mix_seed(cfg.trainer.seed, &[7]),
+        kv_cache_bytes,
     }
 }
 
@@ -447,7 +448,8 @@ fn run_evals(
     for task in tasks {
         let pb = ui.bar(task.len(), "eval");
         pb.set_message(format!("{} step {step}", task.name));
-        let r = evaluate(policy, task, &eval_spec(cfg), |done| {
+        let kv = crate::memory_plan::sampler_kv_budget(cfg, &policy.config, &policy.device)?;
+        let r = evaluate(policy, task, &eval_spec(cfg, kv), |done| {
             pb.set_position(done as u64)
         })?;
         pb.finish_and_clear();
