@@ -84,13 +84,14 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOC: Counting = Counting;
 
 /// The default shapes: `VOCAB HIDDEN LAYERS HEADS KV_HEADS FFN SEQS TOKENS DTYPE CKPT`.
-/// Decoder-dominated (vocabulary 512, 8 layers) without and with checkpointing, and
-/// vocabulary-dominated (151,936, the Qwen2.5 / Qwen3 vocabulary) at two hidden sizes, one
-/// with two sequences per micro-batch.
+/// Decoder-dominated (vocabulary 512, 8 layers) without and with checkpointing, two
+/// sequences per micro-batch in f32 and in bf16 (f32 master weights), and
+/// vocabulary-dominated (151,936, the Qwen2.5 / Qwen3 vocabulary) at two hidden sizes.
 const SHAPES: &[&str] = &[
     "512 256 8 8 4 688 1 1024 f32 false",
     "512 256 8 8 4 688 1 1024 f32 true",
     "512 256 4 8 4 688 2 1024 f32 true",
+    "512 256 4 8 4 688 2 1024 bf16 true",
     "151936 64 2 2 1 128 1 2048 f32 true",
     "151936 256 2 4 2 704 2 1024 f32 true",
 ];
