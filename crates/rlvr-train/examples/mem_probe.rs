@@ -29,6 +29,11 @@
 //! binary's counting allocator: what the code holds, whether or not its pages are resident,
 //! free of the C allocator's caching). The loss is `sum(log-probs) + sum(entropies)` of the
 //! response tokens (one prompt token per sequence), so the entropy's backward runs too.
+//! `ATTN_ROWS=c` sets the attention's query rows per chunk (model and plan; default 256).
+//! `STAGES=1` prints, at each gradient piece the walk hands out, the live heap and the peak
+//! of live heap since the previous piece (MiB above the heap before the model): the peak of
+//! each stage of the walk (forward and loss; vocabulary backward and final norm; each layer's
+//! recompute and backward; the embedding).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -195,6 +200,12 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         d => return Err(format!("dtype {d}: f32 or bf16").into()),
     };
     let ckpt = a[9] == "true";
+    let attn_rows = match std::env::var("ATTN_ROWS") {
+        Ok(v) => v
+            .parse()
+            .map_err(|_| format!("ATTN_ROWS={v}: not a number"))?,
+        Err(_) => ATTN_CHUNK_ROWS,
+    };
     let plan = MemoryPlan::new(
         &cfg,
         &PlanInputs {
@@ -205,13 +216,14 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             gen_tokens: 0,
             reference: false,
             logits_chunk_elems: LOGITS_CHUNK_ELEMS,
-            attn_chunk_rows: ATTN_CHUNK_ROWS,
+            attn_chunk_rows: attn_rows,
             rollback: false,
             offload: false,
         },
     );
     let (mut model, varmap) = init_random(&cfg, 7, dtype, &Device::Cpu)?;
     model.set_force_generic(true);
+    model.set_attention_chunk_rows(attn_rows);
     let params = Params::from_varmap(&varmap);
     let mut opt = AdamW::new(
         &params,
@@ -229,6 +241,8 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     };
     let t = std::time::Instant::now();
     let mut acc = GradAccum::new(&params);
+    let stages = std::env::var("STAGES").is_ok_and(|v| v == "1");
+    let mut overall = 0;
     for micro in 0..2 {
         // one prompt token, the rest response, token ids spread over the vocabulary
         let pairs: Vec<(Vec<u32>, Vec<u32>)> = (0..seqs)
@@ -244,7 +258,21 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             &batch,
             &opts,
             |lp| Ok((lp.logprobs.sum_all()? + lp.entropy.as_ref().expect("entropy").sum_all()?)?),
-            |piece| Ok(acc.add(&params, &piece)?),
+            |piece| {
+                acc.add(&params, &piece)?;
+                if stages {
+                    let live = LIVE.load(Relaxed);
+                    let peak = PEAK.swap(live, Relaxed);
+                    overall = overall.max(peak);
+                    eprintln!(
+                        "stage micro {micro} piece of {} tensors: live {:.1} MiB, stage peak {:.1} MiB",
+                        params.vars.iter().filter(|v| piece.get(v.as_tensor()).is_some()).count(),
+                        (live - live0) as f64 / MIB,
+                        (peak - live0) as f64 / MIB
+                    );
+                }
+                Ok(())
+            },
         )?;
         drop(step);
         opt.step(&params, &acc, 1e-3)?;
@@ -255,7 +283,7 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("{missing} parameters got no gradient").into());
     }
     let rss = status_kib("VmHWM:") as f64 / 1024.0 - baseline;
-    let heap = (PEAK.load(Relaxed) - live0) as f64 / MIB;
+    let heap = (PEAK.load(Relaxed).max(overall) - live0) as f64 / MIB;
     let act = if ckpt {
         plan.activations_checkpointed
     } else {
