@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Peak resident memory of one training forward + backward of one sequence per length T, one
-# process per shape (crates/rlvr-model/examples/memory.rs), and a least-squares fit of
-# peak = a + b T + c T^2 per series (of the RSS step and of the live-heap peak).
+# process per shape (crates/rlvr-model/examples/memory.rs), and least-squares fits per series
+# (of the RSS step and of the live-heap peak): linear a + b T against quadratic a + c T^2 (their
+# rms residuals), and a + b T + c T^2 with the size of its T^2 term.
 # Usage: [LAYERS=n] scripts/model/memory.sh [attn|vocab] [path] [ckpt] [T...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,21 +18,34 @@ import sys
 rows=[l.split() for l in sys.stdin if l.strip()]
 T=[float(r[1]) for r in rows]
 n=len(T)
+
+def lstsq(X, y):
+    """least squares coefficients of y ~ X (normal equations, Gaussian elimination)"""
+    k=len(X[0])
+    A=[[sum(X[r][i]*X[r][j] for r in range(n)) for j in range(k)] for i in range(k)]
+    v=[sum(X[r][i]*y[r] for r in range(n)) for i in range(k)]
+    for i in range(k):
+        for j in range(i+1,k):
+            f=A[j][i]/A[i][i]
+            A[j]=[A[j][m]-f*A[i][m] for m in range(k)]; v[j]-=f*v[i]
+    c=[0.0]*k
+    for i in reversed(range(k)):
+        c[i]=(v[i]-sum(A[i][m]*c[m] for m in range(i+1,k)))/A[i][i]
+    rms=(sum((y[r]-sum(c[i]*X[r][i] for i in range(k)))**2 for r in range(n))/n)**0.5
+    return c, rms
+
 for col, name in ((6, "step_MiB"), (7, "heap_MiB")):
   y=[float(r[col]) for r in rows]
+  tm=T[-1]
   if n >= 3:
-      # least squares y = a + b T + c T^2 (normal equations, 3x3)
-      X=[[1.0,t,t*t] for t in T]
-      A=[[sum(X[k][i]*X[k][j] for k in range(n)) for j in range(3)] for i in range(3)]
-      v=[sum(X[k][i]*y[k] for k in range(n)) for i in range(3)]
-      for i in range(3):
-          p=A[i][i]
-          for j in range(i+1,3):
-              f=A[j][i]/p
-              A[j]=[A[j][m]-f*A[i][m] for m in range(3)]; v[j]-=f*v[i]
-      c=v[2]/A[2][2]; b=(v[1]-A[1][2]*c)/A[1][1]; a=(v[0]-A[0][1]*b-A[0][2]*c)/A[0][0]
-      tm=T[-1]
-      print(f"fit: {name} = {a:.1f} + {b*1024:.2f} per 1k tokens + {c*1024*1024:.3f} per (1k tokens)^2; at T={tm:.0f} the T^2 term is {c*tm*tm:.1f} MiB of {y[-1]:.0f}")
-      for i in range(1,n):
-          print(f"  {name}(T={T[i]:.0f}) / {name}(T={T[i-1]:.0f}) = {y[i]/y[i-1]:.2f}  (linear: {T[i]/T[i-1]:.0f}, quadratic: {(T[i]/T[i-1])**2:.0f})")
+      # linear a + b T against quadratic a + c T^2 (two parameters each), then both terms
+      (a1,b1),r1=lstsq([[1.0,t] for t in T], y)
+      (a2,c2),r2=lstsq([[1.0,t*t] for t in T], y)
+      print(f"fit: {name} linear    = {a1:.1f} + {b1*1024:.2f} per 1k tokens: rms residual {r1:.1f} MiB")
+      print(f"fit: {name} quadratic = {a2:.1f} + {c2*1024*1024:.3f} per (1k tokens)^2: rms residual {r2:.1f} MiB")
+      if n >= 4:
+          (a,b,c),r3=lstsq([[1.0,t,t*t] for t in T], y)
+          print(f"fit: {name} = {a:.1f} + {b*1024:.2f} per 1k tokens + {c*1024*1024:.3f} per (1k tokens)^2 (rms residual {r3:.1f} MiB); at T={tm:.0f} the T^2 term is {c*tm*tm:.1f} MiB of {y[-1]:.0f}")
+  for i in range(1,n):
+      print(f"  {name}(T={T[i]:.0f}) / {name}(T={T[i-1]:.0f}) = {y[i]/y[i-1]:.2f}  (linear: {T[i]/T[i-1]:.0f}, quadratic: {(T[i]/T[i-1])**2:.0f})")
 '

@@ -43,8 +43,10 @@
 //!   product and their sum are alive: `max(3 u rows V + u V h, u rows V + 3 u V h)`. The
 //!   vocabulary pass runs between the layers' forward and their backward: beside it only the
 //!   stored activations are alive (`N L A` + the final norm's, or `N L b h` + the final
-//!   norm's with checkpointing), not a layer's working set or recomputed layer, so a
-//!   micro-batch needs `max(activations, stored + logits chunk)`.
+//!   norm's with checkpointing), not a layer's working set or recomputed layer, and of the
+//!   gradients only the accumulator `P u`: the walk hands out its first piece (the head's)
+//!   after the pass, its f32 accumulation being part of the logits chunk. So a micro-batch
+//!   needs `max(gradients + activations, P u + stored + logits chunk)`.
 //! - the optimizer step (after the backward, activations freed): the f32 gradients `P u` and
 //!   its temporaries `max(u P_max, 6 u min(C, P_max))`: the squares of the largest parameter's gradient
 //!   for the global norm, or six f32 chunks of `C` = `optim::STEP_CHUNK_ELEMS` elements (the
@@ -62,8 +64,8 @@
 //! `S (T) L 2 kvd b` for `S = generation_batch_size * num_generations` sequences, plus their
 //! sampling logits `S V u 2` (the larger of rollout and evaluation generation is planned).
 //!
-//! Peaks: training the larger of `weights + master + optimizer + reference + gradients +
-//! max(activations, stored activations + logits chunk)` and `weights + master + optimizer +
+//! Peaks: training the larger of `weights + master + optimizer + reference + max(gradients +
+//! activations, P u + stored activations + logits chunk)` and `weights + master + optimizer +
 //! reference + P u + step temporaries`;
 //! rollout `weights + master + optimizer + reference + KV cache`; the device's peak is
 //! the larger. It fits when that is at most `model.device_memory_gib` GiB.
@@ -295,7 +297,9 @@ impl MemoryPlan {
         } else {
             (self.activations, self.stored_activations)
         };
-        let micro = self.persistent() + self.gradients + act.max(stored + self.logits_chunk);
+        // the largest gradient piece is not alive during the vocabulary pass (module docs)
+        let micro = self.persistent()
+            + (self.gradients + act).max(self.params as f64 * U + stored + self.logits_chunk);
         let step = self.persistent() + self.params as f64 * U + self.optimizer_step;
         micro.max(step)
     }
@@ -579,6 +583,13 @@ mod tests {
         // checkpointed: 8 * 16 + 640 = 768 stored; 768 + 1120 < 8 * 520 + 3008 = 7168
         assert_eq!(p.stored_activations_checkpointed, 768.0);
         assert_eq!(p.train_peak(true), 2160.0 + 1424.0 + 7168.0);
+        // a logits chunk larger than the layers' activations: during the vocabulary pass only
+        // the f32 accumulator (720) of the gradients is alive, not the largest piece (704):
+        // 2160 + max(1424 + 7168, 720 + 768 + 10000) = 2160 + 11488
+        let mut q = p.clone();
+        q.logits_chunk = 10000.0;
+        assert_eq!(q.train_peak(true), 2160.0 + 11488.0);
+        assert_eq!(q.train_peak(false), 2160.0 + 720.0 + 4672.0 + 10000.0);
         assert_eq!(p.host_rollback, 0.0);
         // with a one-row budget the logits chunk is one row and the head gradient dominates:
         // max(3*4*10 + 160, 4*10 + 3*4*40) = max(280, 520)
