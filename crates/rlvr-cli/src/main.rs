@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod diagnose;
 mod eval;
 mod generate;
@@ -48,6 +49,8 @@ enum Command {
     /// Print the prompt a chat message list renders to with a model's chat template, and its
     /// token ids.
     Render(render::Args),
+    /// Throughput: GRPO steps on the TRL reference harness's work, and matmul GFLOP/s.
+    Bench(bench::Args),
 }
 
 /// Marks an error as caused by the user's input (exit code 2).
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Generate(args) => generate::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Render(args) => render::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
