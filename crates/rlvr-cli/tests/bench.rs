@@ -135,15 +135,24 @@ fn bench_grpo_one_step_prints_every_field() {
         "{r}"
     );
 
-    let o = rlvr(
-        &[
+    for cpu_time in [false, true] {
+        let mut args = vec![
             "bench", "matmul", "--model", m, "--tokens", "32", "--reps", "1", "--json",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", log(&o));
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
-    let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        ];
+        if cpu_time {
+            args.push("--cpu-time");
+        }
+        let o = rlvr(&args, dir.path());
+        assert!(o.status.success(), "{}", log(&o));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        assert_eq!(json["cpu_time"], cpu_time);
+        check_matmul_rows(&json);
+    }
+}
+
+/// The five products of the one-layer test model, with finite positive GFLOP/s.
+fn check_matmul_rows(json: &serde_json::Value) {
     let rows = json["products"].as_array().unwrap();
     let layers: Vec<&str> = rows.iter().map(|r| r["layer"].as_str().unwrap()).collect();
     assert_eq!(layers, ["qkv", "o", "gate_up", "down", "lm_head"]);
