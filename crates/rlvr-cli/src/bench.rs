@@ -8,7 +8,9 @@
 //!   micro-batch, one epoch: exactly on-policy, so no old log-prob pass), AdamW at lr 1e-6
 //!   with gradient clipping at 1, f32. The step is `rlvr_train::Trainer::step`, the code
 //!   `rlvr train` runs; only the task (prompts and the random verifier) is the benchmark's.
-//!   The first step is a warm-up and is not counted in the medians.
+//!   The first step is a warm-up and is not counted in the medians. Each step's process CPU
+//!   time (user + system, all threads) is printed too: on a busy machine it says what the
+//!   step cost where the wall time also counts waiting for a core.
 //! * `rlvr bench matmul [--model DIR]`: achieved GFLOP/s of candle's CPU matmul on the
 //!   products one training step runs per linear layer: forward `x W^T`, and the two backward
 //!   products `dY W` (input gradient) and `X^T dY` (weight gradient), at `--tokens` rows.
@@ -223,6 +225,9 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+/// One step: wall seconds, phase timing, mean reward, process CPU seconds.
+type StepRecord = (f64, StepTiming, f64, f64);
+
 fn grpo(a: GrpoArgs) -> Result<()> {
     if a.prompts == 0 {
         return Err(bad("--prompts must be at least 1"));
@@ -279,11 +284,12 @@ fn grpo(a: GrpoArgs) -> Result<()> {
          token-mean, one optimizer step; {} steps, the first a warm-up",
         a.prompts, a.generations, a.new_tokens, a.steps
     );
-    let mut steps: Vec<(f64, StepTiming, f64)> = Vec::new();
+    let mut steps: Vec<StepRecord> = Vec::new();
     for s in 1..=a.steps {
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), cpu_secs());
         let report = trainer.step().map_err(crate::train::wrap)?;
         let secs = t.elapsed().as_secs_f64();
+        let cpu = cpu_secs() - c;
         let l = &report.line;
         if l.skipped {
             return Err(anyhow::anyhow!(
@@ -316,14 +322,14 @@ fn grpo(a: GrpoArgs) -> Result<()> {
                 l.response_length_max
             ));
         }
-        steps.push((secs, tm, l.reward_mean));
+        steps.push((secs, tm, l.reward_mean, cpu));
     }
     let timed = if steps.len() > 1 {
         &steps[1..]
     } else {
         &steps[..]
     };
-    let col = |f: &dyn Fn(&(f64, StepTiming, f64)) -> f64| -> f64 {
+    let col = |f: &dyn Fn(&StepRecord) -> f64| -> f64 {
         median(&timed.iter().map(f).collect::<Vec<_>>())
     };
     let step = col(&|s| s.0);
@@ -332,9 +338,11 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     let fb = col(&|s| s.1.forward_backward);
     let opt = col(&|s| s.1.optimizer);
     let reward = col(&|s| s.1.reward);
+    let cpu = col(&|s| s.3);
     let rss = peak_rss_mib();
     println!("median over {} timed steps:", timed.len());
     println!("step_seconds: {step:.3}");
+    println!("step_cpu_seconds: {cpu:.3} (user + system, all threads)");
     println!(
         "completion_tokens_per_second: {:.1}",
         completion_tokens as f64 / step
@@ -356,13 +364,13 @@ fn grpo(a: GrpoArgs) -> Result<()> {
             "prompts": a.prompts, "generations": a.generations, "new_tokens": a.new_tokens,
             "prompt_tokens": prompt_len,
             "completion_tokens_per_step": completion_tokens,
-            "steps": steps.iter().map(|(s, t, r)| serde_json::json!({
-                "seconds": s, "generation": t.rollout, "reward": t.reward,
+            "steps": steps.iter().map(|(s, t, r, c)| serde_json::json!({
+                "seconds": s, "cpu_seconds": c, "generation": t.rollout, "reward": t.reward,
                 "old_logprobs": t.old_logprobs, "forward_backward": t.forward_backward,
                 "optimizer": t.optimizer, "reward_mean": r,
             })).collect::<Vec<_>>(),
             "median": {
-                "step": step, "generation": gen, "reward": reward, "old_logprobs": old,
+                "step": step, "step_cpu": cpu, "generation": gen, "reward": reward, "old_logprobs": old,
                 "forward_backward": fb, "optimizer": opt,
             },
             "completion_tokens_per_second": completion_tokens as f64 / step,

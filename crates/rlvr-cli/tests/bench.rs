@@ -100,6 +100,7 @@ fn bench_grpo_one_step_prints_every_field() {
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     for key in [
         "step_seconds",
+        "step_cpu_seconds",
         "completion_tokens_per_second",
         "generation_seconds",
         "old_logprob_seconds",
@@ -120,6 +121,9 @@ fn bench_grpo_one_step_prints_every_field() {
         med("optimizer"),
     );
     assert!(step > 0.0 && gen > 0.0 && fb > 0.0 && opt > 0.0, "{out}");
+    // two threads at most: the CPU time of a step is under twice its wall time (+ clock ticks)
+    let cpu = med("step_cpu");
+    assert!(cpu > 0.0 && cpu <= 2.0 * step + 0.02, "{out}");
     // exactly on-policy (one epoch, one mini-batch, no KL): no old log-prob pass runs
     assert!(old < 1e-3, "{out}");
     assert!(gen + old + fb + opt <= step, "{out}");
