@@ -145,11 +145,31 @@ pub struct UpdateStats {
     pub skipped: Option<String>,
     pub tokens: usize,
     pub secs: f64,
+    /// Of `secs`: gradient clipping and the AdamW steps.
+    pub optimizer_secs: f64,
 }
 
-/// Phase 7: The step's metrics line.
+/// Phase 7: The step's metrics line, and where its time went.
 pub struct StepReport {
     pub line: TrainLine,
+    pub timing: StepTiming,
+}
+
+/// Wall seconds of one step by phase (`rlvr bench grpo` prints them). They add up to the
+/// step's time apart from advantages, batch assembly and the report.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct StepTiming {
+    /// Phase 2, all generation rounds.
+    pub rollout: f64,
+    /// Phase 3, all generation rounds.
+    pub reward: f64,
+    /// Phase 5: old and reference log-probs (0 when exactly on-policy without KL).
+    pub old_logprobs: f64,
+    /// Phase 6 less the optimizer: micro-batch assembly, forward, loss, backward and gradient
+    /// accumulation.
+    pub forward_backward: f64,
+    /// Phase 6's gradient clipping and AdamW steps.
+    pub optimizer: f64,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -549,6 +569,7 @@ impl Trainer {
                 ent += step.entropy_sum;
                 pg_sum += step.pg_loss;
                 norm_sum += step.grad_norm;
+                stats.optimizer_secs += step.optimizer_secs;
                 stats.lr = step.lr;
                 match step.skipped {
                     Some(reason) => {
@@ -730,12 +751,14 @@ impl Trainer {
             self.last_grads = Some(grads.copies()?);
         }
         // ALGO LOGIC: global-norm clipping, then AdamW; never apply a non-finite gradient
+        let t_opt = Instant::now();
         out.grad_norm = grads.clip(self.cfg.optim.grad_clip)?;
         if !out.grad_norm.is_finite() {
             out.skipped = Some(format!("non-finite gradient norm ({})", out.grad_norm));
             return Ok(out);
         }
         self.optimizer.step(&self.policy.params, &grads, out.lr)?;
+        out.optimizer_secs = t_opt.elapsed().as_secs_f64();
         Ok(out)
     }
 
@@ -777,7 +800,14 @@ impl Trainer {
         line.train_tokens_per_s = u.tokens as f64 / train_secs.max(1e-9);
         line.skipped = u.skipped.is_some();
         line.skip_reason = u.skipped.clone();
-        StepReport { line }
+        let timing = StepTiming {
+            rollout: seen.rollout_secs,
+            reward: seen.reward_secs,
+            old_logprobs: old.secs,
+            forward_backward: u.secs - u.optimizer_secs,
+            optimizer: u.optimizer_secs,
+        };
+        StepReport { line, timing }
     }
 
     /// The metrics line of a step skipped before the update.
@@ -788,7 +818,12 @@ impl Trainer {
         line.grad_norm = f64::NAN;
         line.skipped = true;
         line.skip_reason = Some(reason);
-        StepReport { line }
+        let timing = StepTiming {
+            rollout: seen.rollout_secs,
+            reward: seen.reward_secs,
+            ..StepTiming::default()
+        };
+        StepReport { line, timing }
     }
 }
 
@@ -930,6 +965,7 @@ struct MiniBatchStep {
     grad_norm: f64,
     lr: f64,
     skipped: Option<String>,
+    optimizer_secs: f64,
 }
 
 #[cfg(test)]

@@ -1,0 +1,566 @@
+//! `rlvr bench`: throughput measurements.
+//!
+//! * `rlvr bench grpo --model DIR`: GRPO steps on the work of the TRL reference harness
+//!   (../shared/bench/trl_grpo_bench.py): `--prompts` prompts "Compute ABCD+EFGH=" per step x
+//!   `--generations` responses of exactly `--new-tokens` tokens (end-of-sequence does not
+//!   stop them), temperature 1, seeded random 0/1 rewards (never constant over a step's
+//!   batch), `token-mean` loss, one optimizer step per generation round (one mini-batch, one
+//!   micro-batch, one epoch: exactly on-policy, so no old log-prob pass), AdamW at lr 1e-6
+//!   with gradient clipping at 1, f32. The step is `rlvr_train::Trainer::step`, the code
+//!   `rlvr train` runs; only the task (prompts and the random verifier) is the benchmark's.
+//!   The first step is a warm-up and is not counted in the medians. Each step's process CPU
+//!   time (user + system, all threads) is printed too: on a busy machine it says what the
+//!   step cost where the wall time also counts waiting for a core.
+//! * `rlvr bench matmul [--model DIR]`: achieved GFLOP/s of candle's CPU matmul on the
+//!   products one training step runs per linear layer: forward `x W^T`, and the two backward
+//!   products `dY W` (input gradient) and `X^T dY` (weight gradient), at `--tokens` rows.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use rand::{RngExt, SeedableRng};
+use rlvr_model::candle_core::{DType, Device, Tensor};
+use rlvr_model::QwenConfig;
+use rlvr_tasks::{Problem, Prompt, Score, Verifier};
+use rlvr_train::grpo::StepTiming;
+use rlvr_train::{Policy, Task, TrainConfig, Trainer};
+
+use crate::BadInput;
+
+/// Throughput benchmarks: a GRPO step on TRL's reference work, and matmul GFLOP/s.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum What {
+    /// GRPO steps on the TRL reference harness's work; prints the median step and its split.
+    Grpo(GrpoArgs),
+    /// Achieved GFLOP/s of the model's matmul shapes (forward and both backward products).
+    Matmul(MatmulArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct GrpoArgs {
+    /// Model directory in Hugging Face layout (config.json, safetensors, tokenizer.json).
+    #[arg(long)]
+    model: PathBuf,
+    /// Prompts per step.
+    #[arg(long, default_value_t = 8)]
+    prompts: usize,
+    /// Responses per prompt (at least 2: GRPO compares responses within a group).
+    #[arg(long, default_value_t = 8)]
+    generations: usize,
+    /// Tokens per response; every response has exactly this many.
+    #[arg(long, default_value_t = 128)]
+    new_tokens: usize,
+    /// Steps to run; the first is a warm-up, the medians are over the rest (all of them when
+    /// `--steps 1`).
+    #[arg(long, default_value_t = 6)]
+    steps: usize,
+    /// Seed of the prompts, the sampling and the rewards.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Also print one JSON object with every step's phases (last line of the output).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct MatmulArgs {
+    /// Take the layer shapes from this model's config.json (else: bench-tiny and bench-small).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Rows of the training products (tokens in one forward: 64 x 140 in `bench grpo`).
+    #[arg(long, default_value_t = 8960)]
+    tokens: usize,
+    /// Timed repetitions per product (the best is reported).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Time by the process's CPU time (user + system, all threads) instead of wall time:
+    /// GFLOP per CPU-second. With `RAYON_NUM_THREADS=1` it is a per-core figure that other
+    /// processes on a busy machine hardly change (with more threads, waiting threads spin and
+    /// count).
+    #[arg(long)]
+    cpu_time: bool,
+    /// Also print one JSON object with every row (last line of the output).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    match args.what {
+        What::Grpo(a) => grpo(a),
+        What::Matmul(a) => matmul(a),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// bench grpo
+// ---------------------------------------------------------------------------------------
+
+/// Random 0/1 rewards from a seeded RNG, drawn in response order; when a batch's rewards
+/// all agree, the first is flipped (as the TRL harness does, so the step always has a
+/// gradient).
+struct RandomReward {
+    rng: Mutex<rand::rngs::StdRng>,
+}
+
+impl Verifier for RandomReward {
+    fn score(&self, _response: &str, _problem: &Problem) -> Score {
+        let r = self.rng.lock().expect("reward rng").random::<f64>() < 0.5;
+        score(r)
+    }
+
+    fn score_batch(
+        &self,
+        items: &[(&str, &Problem)],
+    ) -> Result<Vec<Score>, rlvr_tasks::RewardError> {
+        let mut rng = self.rng.lock().expect("reward rng");
+        let mut r: Vec<bool> = items.iter().map(|_| rng.random::<f64>() < 0.5).collect();
+        if r.len() > 1 && r.iter().all(|&x| x == r[0]) {
+            r[0] = !r[0];
+        }
+        Ok(r.into_iter().map(score).collect())
+    }
+}
+
+fn score(correct: bool) -> Score {
+    Score {
+        reward: if correct { 1.0 } else { 0.0 },
+        correct,
+        extracted: None,
+        reason: "random".into(),
+    }
+}
+
+fn bad(msg: impl Into<String>) -> anyhow::Error {
+    BadInput(msg.into()).into()
+}
+
+fn check_model_dir(dir: &Path) -> Result<()> {
+    if !dir.is_dir() {
+        return Err(bad(format!(
+            "--model {}: no such directory (a model in Hugging Face layout; \
+             ../shared/bench/make_models.py makes bench-tiny and bench-small)",
+            dir.display()
+        )));
+    }
+    if !dir.join("config.json").is_file() {
+        return Err(bad(format!(
+            "--model {}: no config.json in it",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The benchmark's training config: the TRL harness's settings in `rlvr train`'s terms.
+fn grpo_config(a: &GrpoArgs) -> Result<TrainConfig> {
+    let mut cfg = TrainConfig::default();
+    cfg.model.path = a.model.display().to_string();
+    cfg.model.dtype = "f32".into();
+    cfg.rollout.num_generations = a.generations;
+    cfg.rollout.temperature = 1.0;
+    cfg.rollout.top_p = 1.0;
+    cfg.rollout.top_k = 0;
+    cfg.rollout.max_response_length = a.new_tokens;
+    cfg.rollout.generation_batch_size = a.prompts;
+    cfg.algorithm.loss_agg_mode = rlvr_core::AggRule::TokenMean;
+    cfg.algorithm.ppo_epochs = 1;
+    cfg.algorithm.ppo_mini_batch_size = a.prompts;
+    cfg.algorithm.ppo_micro_batch_size = a.prompts * a.generations;
+    cfg.algorithm.filter_groups = false;
+    cfg.optim.lr = 1e-6;
+    cfg.optim.grad_clip = 1.0;
+    cfg.optim.weight_decay = 0.0;
+    cfg.trainer.train_batch_size = a.prompts;
+    cfg.trainer.total_training_steps = a.steps;
+    cfg.trainer.seed = a.seed;
+    cfg.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(cfg)
+}
+
+/// `n` prompts "Compute ABCD+EFGH=" with 4-digit operands from a seeded RNG (the harness's
+/// format; its 64 prompts come from Python's RNG, these from rand's, same token count).
+fn bench_problems(n: usize, seed: u64) -> Vec<Problem> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| {
+            let (x, y) = (rng.random_range(1000..=9999), rng.random_range(1000..=9999));
+            Problem {
+                id: format!("bench-{i}"),
+                prompt: Prompt::Text(format!("Compute {x}+{y}=")),
+                answer: (x + y).to_string(),
+                solution: None,
+                data_source: "bench".into(),
+            }
+        })
+        .collect()
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}
+
+/// Peak resident memory of this process (VmHWM), MiB.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// One step: wall seconds, phase timing, mean reward, process CPU seconds.
+type StepRecord = (f64, StepTiming, f64, f64);
+
+fn grpo(a: GrpoArgs) -> Result<()> {
+    if a.prompts == 0 {
+        return Err(bad("--prompts must be at least 1"));
+    }
+    if a.generations < 2 {
+        return Err(bad(format!(
+            "--generations must be at least 2 (GRPO compares responses within a group), got {}",
+            a.generations
+        )));
+    }
+    if a.new_tokens == 0 {
+        return Err(bad("--new-tokens must be at least 1"));
+    }
+    if a.steps == 0 {
+        return Err(bad("--steps must be at least 1"));
+    }
+    check_model_dir(&a.model)?;
+    let cfg = grpo_config(&a)?;
+    let mut policy = Policy::load(&cfg.model.path, DType::F32, &Device::Cpu)
+        .map_err(crate::train::wrap)
+        .with_context(|| format!("loading --model {}", a.model.display()))?;
+    // fixed-length responses: nothing stops a response before --new-tokens
+    policy.tokenizer.eos_token_ids.clear();
+    let n_problems = (a.prompts * a.steps).max(64);
+    let problems = bench_problems(n_problems, a.seed ^ 0x5EED);
+    let mut prompts = Vec::with_capacity(problems.len());
+    for p in &problems {
+        prompts.push(
+            policy
+                .tokenizer
+                .encode(p.prompt.text(), false)
+                .map_err(|e| anyhow::anyhow!("tokenizing the bench prompts: {e}"))?,
+        );
+    }
+    let prompt_len = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    let task = Task {
+        name: "bench".into(),
+        problems,
+        prompts,
+        verifier: std::sync::Arc::new(RandomReward {
+            rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(a.seed.wrapping_add(7))),
+        }),
+    };
+    let params = policy.config.num_parameters();
+    let threads = rlvr_model::candle_core::utils::get_num_threads();
+    let mut trainer = Trainer::new(cfg, policy, task).map_err(crate::train::wrap)?;
+    let completion_tokens = a.prompts * a.generations * a.new_tokens;
+    println!(
+        "== rlvr bench grpo: {} ({params} parameters, f32, {threads} threads) ==",
+        a.model.display()
+    );
+    println!(
+        "work per step: {} prompts x {} responses x {} tokens (prompts of up to {prompt_len} tokens), \
+         token-mean, one optimizer step; {} steps, the first a warm-up",
+        a.prompts, a.generations, a.new_tokens, a.steps
+    );
+    let mut steps: Vec<StepRecord> = Vec::new();
+    for s in 1..=a.steps {
+        let (t, c) = (Instant::now(), cpu_secs());
+        let report = trainer.step().map_err(crate::train::wrap)?;
+        let secs = t.elapsed().as_secs_f64();
+        let cpu = cpu_secs() - c;
+        let l = &report.line;
+        if l.skipped {
+            return Err(anyhow::anyhow!(
+                "step {s} was skipped: {}",
+                l.skip_reason.clone().unwrap_or_default()
+            ));
+        }
+        let tm = report.timing;
+        println!(
+            "[step {s}] {secs:.3} s: generation {:.3}, reward {:.3}, old log-probs {:.3}, \
+             forward+backward {:.3}, optimizer {:.3}; {:.0} response tokens (min {} max {}), \
+             reward {:.3}",
+            tm.rollout,
+            tm.reward,
+            tm.old_logprobs,
+            tm.forward_backward,
+            tm.optimizer,
+            l.response_length_mean * (a.prompts * a.generations) as f64,
+            l.response_length_min,
+            l.response_length_max,
+            l.reward_mean,
+        );
+        if l.response_length_min as usize != a.new_tokens
+            || l.response_length_max as usize != a.new_tokens
+        {
+            return Err(anyhow::anyhow!(
+                "responses were not all {} tokens long (min {}, max {})",
+                a.new_tokens,
+                l.response_length_min,
+                l.response_length_max
+            ));
+        }
+        steps.push((secs, tm, l.reward_mean, cpu));
+    }
+    let timed = if steps.len() > 1 {
+        &steps[1..]
+    } else {
+        &steps[..]
+    };
+    let col = |f: &dyn Fn(&StepRecord) -> f64| -> f64 {
+        median(&timed.iter().map(f).collect::<Vec<_>>())
+    };
+    let step = col(&|s| s.0);
+    let gen = col(&|s| s.1.rollout);
+    let old = col(&|s| s.1.old_logprobs);
+    let fb = col(&|s| s.1.forward_backward);
+    let opt = col(&|s| s.1.optimizer);
+    let reward = col(&|s| s.1.reward);
+    let cpu = col(&|s| s.3);
+    let rss = peak_rss_mib();
+    println!("median over {} timed steps:", timed.len());
+    println!("step_seconds: {step:.3}");
+    println!("step_cpu_seconds: {cpu:.3} (user + system, all threads)");
+    println!(
+        "completion_tokens_per_second: {:.1}",
+        completion_tokens as f64 / step
+    );
+    println!(
+        "generation_seconds: {gen:.3} ({:.1} tokens/s)",
+        completion_tokens as f64 / gen
+    );
+    println!("reward_seconds: {reward:.3}");
+    println!("old_logprob_seconds: {old:.3}");
+    println!("forward_backward_seconds: {fb:.3}");
+    println!("optimizer_seconds: {opt:.3}");
+    println!("peak_rss_mib: {rss:.0}");
+    if a.json {
+        let j = serde_json::json!({
+            "model": a.model.display().to_string(),
+            "parameters": params,
+            "threads": threads,
+            "prompts": a.prompts, "generations": a.generations, "new_tokens": a.new_tokens,
+            "prompt_tokens": prompt_len,
+            "completion_tokens_per_step": completion_tokens,
+            "steps": steps.iter().map(|(s, t, r, c)| serde_json::json!({
+                "seconds": s, "cpu_seconds": c, "generation": t.rollout, "reward": t.reward,
+                "old_logprobs": t.old_logprobs, "forward_backward": t.forward_backward,
+                "optimizer": t.optimizer, "reward_mean": r,
+            })).collect::<Vec<_>>(),
+            "median": {
+                "step": step, "step_cpu": cpu, "generation": gen, "reward": reward, "old_logprobs": old,
+                "forward_backward": fb, "optimizer": opt,
+            },
+            "completion_tokens_per_second": completion_tokens as f64 / step,
+            "peak_rss_mib": rss,
+        });
+        println!("{j}");
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// bench matmul
+// ---------------------------------------------------------------------------------------
+
+/// One linear map of the training forward, `[rows, k] x [k, n]` (weight `[n, k]`).
+struct LinearShape {
+    model: String,
+    name: &'static str,
+    k: usize,
+    n: usize,
+    /// How many such products one forward runs (layers).
+    count: usize,
+}
+
+/// The products of the CPU training forward (`rlvr_model`'s fused layer): q/k/v in one
+/// matmul, the output projection, gate/up in one matmul, the down projection, per layer; the
+/// LM head once.
+fn model_shapes(name: &str, c: &QwenConfig) -> Vec<LinearShape> {
+    let (h, l) = (c.hidden_size, c.num_hidden_layers);
+    let q = c.num_attention_heads * c.head_dim;
+    let kv = c.num_key_value_heads * c.head_dim;
+    let s = |n: &'static str, k, out, count| LinearShape {
+        model: name.to_string(),
+        name: n,
+        k,
+        n: out,
+        count,
+    };
+    vec![
+        s("qkv", h, q + 2 * kv, l),
+        s("o", q, h, l),
+        s("gate_up", h, 2 * c.intermediate_size, l),
+        s("down", c.intermediate_size, h, l),
+        s("lm_head", h, c.vocab_size, 1),
+    ]
+}
+
+/// bench-small's shape (../shared/bench/make_models.py): vocab 4096, hidden 512, 8 layers,
+/// 8 / 4 heads, MLP 1408.
+fn bench_small() -> QwenConfig {
+    let mut c = QwenConfig::bench_tiny();
+    c.vocab_size = 4096;
+    c.hidden_size = 512;
+    c.num_hidden_layers = 8;
+    c.num_attention_heads = 8;
+    c.num_key_value_heads = 4;
+    c.head_dim = 64;
+    c.intermediate_size = 1408;
+    c
+}
+
+/// User + system CPU seconds of this process so far (all threads).
+fn cpu_secs() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Best seconds (wall, or process CPU with `cpu`) of `f` over `reps` timed runs after one
+/// warm-up.
+fn best_secs(reps: usize, cpu: bool, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    f()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let (t, c) = (Instant::now(), cpu_secs());
+        f()?;
+        let dt = if cpu {
+            cpu_secs() - c
+        } else {
+            t.elapsed().as_secs_f64()
+        };
+        best = best.min(dt.max(1e-9));
+    }
+    Ok(best)
+}
+
+fn matmul(a: MatmulArgs) -> Result<()> {
+    if a.tokens == 0 {
+        return Err(bad("--tokens must be at least 1"));
+    }
+    if a.reps == 0 {
+        return Err(bad("--reps must be at least 1"));
+    }
+    let shapes = match &a.model {
+        Some(dir) => {
+            check_model_dir(dir)?;
+            let cfg =
+                QwenConfig::from_file(&dir.join("config.json")).map_err(|e| bad(e.to_string()))?;
+            let name = dir
+                .file_name()
+                .map_or("model".into(), |n| n.to_string_lossy().into_owned());
+            model_shapes(&name, &cfg)
+        }
+        None => {
+            let mut v = model_shapes("bench-tiny", &QwenConfig::bench_tiny());
+            v.extend(model_shapes("bench-small", &bench_small()));
+            v
+        }
+    };
+    let dev = Device::Cpu;
+    let threads = rlvr_model::candle_core::utils::get_num_threads();
+    let m = a.tokens;
+    println!(
+        "== rlvr bench matmul: f32, {threads} threads, {m} rows, best of {}, GFLOP per {} second ==",
+        a.reps,
+        if a.cpu_time { "CPU" } else { "wall" }
+    );
+    println!(
+        "{:<12} {:<8} {:>6} {:>6} {:>6} {:>10} {:>10} {:>10}   GFLOP/s",
+        "model", "layer", "M", "K", "N", "X W^T", "dY W", "X^T dY"
+    );
+    let mut rows = Vec::new();
+    // per model: (flops, seconds) of one forward+backward's worth of products
+    let mut totals: Vec<(String, f64, f64)> = Vec::new();
+    let mut peak = 0f64;
+    for s in &shapes {
+        let x = Tensor::randn(0f32, 1.0, (m, s.k), &dev)?;
+        let w = Tensor::randn(0f32, 0.05, (s.n, s.k), &dev)?;
+        let dy = Tensor::randn(0f32, 1.0, (m, s.n), &dev)?;
+        let wt = w.t()?;
+        let flops = 2.0 * (m * s.k * s.n) as f64;
+        // what candle runs: forward x.matmul(w^T); backward of `lhs.matmul(rhs)` is
+        // grad.matmul(rhs^T) for the input and lhs^T.matmul(grad) for rhs = w^T
+        let fwd = best_secs(a.reps, a.cpu_time, || {
+            x.matmul(&wt)?;
+            Ok(())
+        })?;
+        let dx = best_secs(a.reps, a.cpu_time, || {
+            dy.matmul(&w)?;
+            Ok(())
+        })?;
+        let dw = best_secs(a.reps, a.cpu_time, || {
+            x.t()?.matmul(&dy)?;
+            Ok(())
+        })?;
+        let g = |t: f64| flops / t / 1e9;
+        println!(
+            "{:<12} {:<8} {:>6} {:>6} {:>6} {:>10.1} {:>10.1} {:>10.1}",
+            s.model,
+            s.name,
+            m,
+            s.k,
+            s.n,
+            g(fwd),
+            g(dx),
+            g(dw)
+        );
+        peak = peak.max(g(fwd)).max(g(dx)).max(g(dw));
+        let c = s.count as f64;
+        match totals.iter_mut().find(|t| t.0 == s.model) {
+            Some(t) => {
+                t.1 += 3.0 * flops * c;
+                t.2 += (fwd + dx + dw) * c;
+            }
+            None => totals.push((s.model.clone(), 3.0 * flops * c, (fwd + dx + dw) * c)),
+        }
+        rows.push(serde_json::json!({
+            "model": s.model, "layer": s.name, "m": m, "k": s.k, "n": s.n, "count": s.count,
+            "forward_gflops": g(fwd), "backward_input_gflops": g(dx),
+            "backward_weight_gflops": g(dw),
+        }));
+    }
+    println!("best product: {peak:.1} GFLOP/s");
+    for (model, flops, secs) in &totals {
+        println!(
+            "{model}: one forward+backward's linear products ({:.1} GFLOP) in {secs:.3} s: {:.1} GFLOP/s",
+            flops / 1e9,
+            flops / secs / 1e9
+        );
+    }
+    if a.json {
+        let j = serde_json::json!({
+            "threads": threads, "rows": m, "cpu_time": a.cpu_time, "products": rows, "best_gflops": peak,
+            "models": totals.iter().map(|(n, f, s)| serde_json::json!({
+                "model": n, "gflop": f / 1e9, "seconds": s, "gflops": f / s / 1e9,
+            })).collect::<Vec<_>>(),
+        });
+        println!("{j}");
+    }
+    Ok(())
+}

@@ -1,0 +1,223 @@
+//! `rlvr bench grpo` and `rlvr bench matmul` end to end on a tiny random model with a
+//! byte-level tokenizer: the printed fields are there and consistent (the phases fit in the
+//! step, the exactly on-policy step recomputes no old log-probs, random rewards are never
+//! constant over a step), and bad arguments exit 2 with a message naming the argument.
+
+#[allow(dead_code)] // TINY_TESTBED is for the other CLI tests
+mod common;
+
+use std::path::Path;
+
+use common::{log, rlvr};
+use rlvr_model::candle_core::{DType, Device};
+use rlvr_model::tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use rlvr_model::{init_random, save_model, ChatTokenizer, QwenConfig};
+
+/// A random one-layer model over the 256 byte-level symbols plus `<eos>` (id 256).
+fn save_byte_model(dir: &Path) {
+    let mut alphabet: Vec<char> = ByteLevel::alphabet().into_iter().collect();
+    alphabet.sort_unstable();
+    let mut vocab = serde_json::Map::new();
+    for (i, c) in alphabet.iter().enumerate() {
+        vocab.insert(c.to_string(), i.into());
+    }
+    vocab.insert("<eos>".into(), 256.into());
+    let byte_level = serde_json::json!({
+        "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true
+    });
+    let json = serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [{
+            "id": 256, "content": "<eos>", "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true
+        }],
+        "normalizer": null,
+        "pre_tokenizer": byte_level,
+        "post_processor": null,
+        "decoder": byte_level,
+        "model": {
+            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+            "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
+            "vocab": vocab, "merges": []
+        }
+    });
+    let tok: rlvr_model::tokenizers::Tokenizer = json.to_string().parse().unwrap();
+    let tok = ChatTokenizer::new(tok, Some("<eos>")).unwrap();
+    let mut cfg = QwenConfig::tiny(257);
+    cfg.hidden_size = 16;
+    cfg.intermediate_size = 32;
+    cfg.num_hidden_layers = 1;
+    cfg.num_attention_heads = 2;
+    cfg.num_key_value_heads = 1;
+    cfg.head_dim = 8;
+    cfg.max_position_embeddings = 64;
+    cfg.eos_token_ids = vec![256];
+    let (_m, varmap) = init_random(&cfg, 5, DType::F32, &Device::Cpu).unwrap();
+    save_model(dir, &varmap, &cfg, &tok).unwrap();
+}
+
+/// The number after `key: ` on its own line of `out`.
+fn field(out: &str, key: &str) -> f64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("no `{key}:` line in\n{out}"));
+    line[key.len() + 2..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|e| panic!("`{line}`: {e}"))
+}
+
+#[test]
+fn bench_grpo_one_step_prints_every_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    save_byte_model(&model);
+    let m = model.to_str().unwrap();
+    let o = rlvr(
+        &[
+            "bench",
+            "grpo",
+            "--model",
+            m,
+            "--prompts",
+            "2",
+            "--generations",
+            "3",
+            "--new-tokens",
+            "8",
+            "--steps",
+            "1",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", log(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    for key in [
+        "step_seconds",
+        "step_cpu_seconds",
+        "completion_tokens_per_second",
+        "generation_seconds",
+        "old_logprob_seconds",
+        "forward_backward_seconds",
+        "optimizer_seconds",
+    ] {
+        assert!(field(&out, key) >= 0.0, "{key}: {out}");
+    }
+    assert!(field(&out, "peak_rss_mib") > 1.0, "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(out.lines().last().unwrap()).expect("last line is JSON");
+    let med = |k: &str| json["median"][k].as_f64().unwrap();
+    let (step, gen, old, fb, opt) = (
+        med("step"),
+        med("generation"),
+        med("old_logprobs"),
+        med("forward_backward"),
+        med("optimizer"),
+    );
+    assert!(step > 0.0 && gen > 0.0 && fb > 0.0 && opt > 0.0, "{out}");
+    // two threads at most: the CPU time of a step is under twice its wall time (+ clock ticks)
+    let cpu = med("step_cpu");
+    assert!(cpu > 0.0 && cpu <= 2.0 * step + 0.02, "{out}");
+    // exactly on-policy (one epoch, one mini-batch, no KL): no old log-prob pass runs
+    assert!(old < 1e-3, "{out}");
+    assert!(gen + old + fb + opt <= step, "{out}");
+    // 2 x 3 x 8 = 48 completion tokens per step
+    assert_eq!(json["completion_tokens_per_step"], 48);
+    let tps = json["completion_tokens_per_second"].as_f64().unwrap();
+    assert!((tps * step - 48.0).abs() < 1e-6, "{out}");
+    assert_eq!(json["steps"].as_array().unwrap().len(), 1);
+    // six random 0/1 rewards, never all equal: the mean is a multiple of 1/6 inside (0, 1)
+    let r = json["steps"][0]["reward_mean"].as_f64().unwrap();
+    assert!(
+        r > 0.0 && r < 1.0 && ((r * 6.0) - (r * 6.0).round()).abs() < 1e-9,
+        "{r}"
+    );
+
+    for cpu_time in [false, true] {
+        let mut args = vec![
+            "bench", "matmul", "--model", m, "--tokens", "32", "--reps", "1", "--json",
+        ];
+        if cpu_time {
+            args.push("--cpu-time");
+        }
+        let o = rlvr(&args, dir.path());
+        assert!(o.status.success(), "{}", log(&o));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        assert_eq!(json["cpu_time"], cpu_time);
+        check_matmul_rows(&json);
+    }
+}
+
+/// The five products of the one-layer test model, with finite positive GFLOP/s.
+fn check_matmul_rows(json: &serde_json::Value) {
+    let rows = json["products"].as_array().unwrap();
+    let layers: Vec<&str> = rows.iter().map(|r| r["layer"].as_str().unwrap()).collect();
+    assert_eq!(layers, ["qkv", "o", "gate_up", "down", "lm_head"]);
+    // q 2x8 + k, v 1x8 each = 32 outputs; gate+up 2 x 32; the head: the vocabulary
+    let kn: Vec<(u64, u64)> = rows
+        .iter()
+        .map(|r| (r["k"].as_u64().unwrap(), r["n"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(kn, [(16, 32), (16, 16), (16, 64), (32, 16), (16, 257)]);
+    for r in rows {
+        for k in [
+            "forward_gflops",
+            "backward_input_gflops",
+            "backward_weight_gflops",
+        ] {
+            let g = r[k].as_f64().unwrap();
+            assert!(g.is_finite() && g > 0.0, "{k} {g}");
+        }
+    }
+}
+
+#[test]
+fn bench_argument_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["bench", "grpo", "--model", "no-such-dir"],
+            "--model no-such-dir: no such directory",
+        ),
+        (&["bench", "grpo", "--model", "."], "no config.json"),
+        (
+            &["bench", "grpo", "--model", ".", "--generations", "1"],
+            "--generations must be at least 2",
+        ),
+        (
+            &["bench", "grpo", "--model", ".", "--new-tokens", "0"],
+            "--new-tokens must be at least 1",
+        ),
+        (
+            &["bench", "grpo", "--model", ".", "--steps", "0"],
+            "--steps must be at least 1",
+        ),
+        (
+            &["bench", "matmul", "--tokens", "0"],
+            "--tokens must be at least 1",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = rlvr(args, dir.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", log(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{args:?}: want {want:?} in {err}");
+    }
+    // clap's own errors (missing --model, not a number) also exit 2 naming the argument
+    let o = rlvr(&["bench", "grpo"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--model"));
+    let o = rlvr(
+        &["bench", "grpo", "--model", ".", "--prompts", "x"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--prompts"));
+}
