@@ -86,8 +86,24 @@ fn tune_malloc() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn tune_malloc() {}
 
+/// Fixes the thread count of candle's CPU kernels (and rayon's pool) for the whole run.
+///
+/// candle asks `candle_core::utils::get_num_threads()` on every CPU matmul; with
+/// `RAYON_NUM_THREADS` unset that call counts the physical cores again each time, parsing
+/// `/proc/cpuinfo` (about 3% of a bench-tiny GRPO step's CPU samples, `perf record`). Setting
+/// the variable once, to the count candle itself computes, turns the lookup into an
+/// environment read. A value the user set is kept; the thread count does not change either way.
+fn pin_thread_count() {
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        let n = rlvr_model::candle_core::utils::get_num_threads();
+        // SAFETY: called first thing in `main`, before any other thread exists.
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
+    }
+}
+
 fn main() -> ExitCode {
     tune_malloc();
+    pin_thread_count();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Train(args) => train::run(args),

@@ -10,7 +10,8 @@
 //! Work, as in /work/shared/bench/README.md: sampling 8 prompts x 8 responses x 128 new tokens
 //! (12-token prompts, no eos, temperature 1); training 64 sequences x 140 tokens (12 prompt +
 //! 128 response), log-probs + entropy, backward. The 0.5B shape uses less work (printed).
-//! Each phase: one warm-up, then the median of `REPEATS` timed runs. Run one model per process
+//! Each phase: one warm-up, then the median of `REPEATS` timed runs (`BENCH_PHASES=sample`:
+//! sampling only, e.g. under `perf record`). Run one model per process
 //! (VmHWM is the process peak).
 
 use std::time::Instant;
@@ -98,6 +99,9 @@ fn main() {
         vm_hwm_mib()
     );
 
+    if std::env::var("BENCH_PHASES").is_ok_and(|p| p == "sample") {
+        return;
+    }
     // training forward + backward
     let pairs: Vec<(Vec<u32>, Vec<u32>)> = (0..train_rows)
         .map(|r| {

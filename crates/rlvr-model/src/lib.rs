@@ -37,6 +37,7 @@
 
 pub mod batch;
 pub mod config;
+mod decode;
 pub mod draw;
 pub mod error;
 mod flash;

@@ -203,7 +203,9 @@ impl Qwen {
     }
 
     /// Runs the training step on the device-generic path even on the CPU in f32 / f64 (the
-    /// path CUDA takes: plain tensor ops, `flash.rs` attention). For tests and measurements.
+    /// path CUDA takes: plain tensor ops, `flash.rs` attention), and samples through
+    /// [`Qwen::forward_cached`] instead of the CPU decode of `decode.rs`. For tests and
+    /// measurements.
     #[doc(hidden)]
     pub fn set_force_generic(&mut self, on: bool) {
         self.force_generic = on;

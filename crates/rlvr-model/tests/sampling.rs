@@ -233,3 +233,51 @@ fn rejects_bad_parameters() {
     assert!(generate(&m.model, None, &[vec![]], &SamplingParams::default()).is_err());
     assert!(generate(&m.model, None, &[vec![100_000]], &SamplingParams::default()).is_err());
 }
+
+/// The plain-buffer CPU decode (`decode.rs`, every CPU f32 model) against the tensor path
+/// (`forward_cached`, forced with `set_force_generic`) on the same weights: Qwen2 (biases,
+/// tied head) and Qwen3 (q/k norms, untied head, head_dim 12), prompts of three lengths (left
+/// padding), and eos ids that end rows early (rows dropped from the batch mid-decode). Same
+/// tokens, log-probs within 1e-4.
+#[test]
+fn cpu_decode_equals_tensor_path() {
+    for arch in ["qwen2", "qwen3"] {
+        let cfg = small_config(arch, 64);
+        let (fast, varmap) = peaky_model(&cfg, 11, DType::F32);
+        let mut slow = rlvr_model::Qwen::new(
+            &cfg,
+            candle_nn::VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu),
+        )
+        .unwrap();
+        slow.set_force_generic(true);
+        let prompts = vec![vec![3u32, 17, 29, 4, 8], vec![9], vec![22, 5, 61]];
+        for (temperature, eos) in [(1.0, vec![]), (0.8, vec![7, 13, 40]), (0.0, vec![2])] {
+            let p = SamplingParams {
+                n: 4,
+                temperature,
+                max_new_tokens: 16,
+                eos_token_ids: eos.clone(),
+                seed: 5,
+                ..Default::default()
+            };
+            let a = generate(&fast, None, &prompts, &p).unwrap();
+            let b = generate(&slow, None, &prompts, &p).unwrap();
+            let ended_early = a.iter().filter(|g| g.tokens.len() < 16).count();
+            for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+                assert_eq!(x.tokens, y.tokens, "{arch} T={temperature}: row {i}");
+                assert_eq!(x.finish_reason, y.finish_reason);
+                let d = max_abs_diff(&x.logprobs, &y.logprobs);
+                assert!(
+                    d < 1e-4,
+                    "{arch} T={temperature}: row {i} log-probs differ by {d}"
+                );
+            }
+            if !eos.is_empty() && temperature > 0.0 {
+                assert!(
+                    ended_early > 0,
+                    "{arch}: no row ended early, rows never dropped"
+                );
+            }
+        }
+    }
+}
