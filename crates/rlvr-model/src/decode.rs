@@ -16,7 +16,9 @@
 //! * attention per row and query head over the cached keys `j` visible to the query at absolute
 //!   position `q` (`j == q`, or `j < q` and `j` not a padding key): `softmax(q.k_j / sqrt(d))`
 //!   weighting `v_j` (grouped-query: query head `h` reads key-value head `h / (heads /
-//!   kv_heads)`, transformers' `repeat_kv` order), rows in parallel;
+//!   kv_heads)`, transformers' `repeat_kv` order; the exponentials by [`fast_exp`], relative
+//!   error below 2e-7), rows in parallel, each key-value head's cache read once for all the
+//!   query heads that share it;
 //! * `silu(g) * u` between the MLP products, residual adds inside the products
 //!   (`dst += a W^T`);
 //! * the final norm and the vocabulary product only at each row's last new position.
@@ -28,6 +30,7 @@
 use candle_core::{DType, Tensor};
 use rayon::prelude::*;
 
+use crate::draw::fast_exp;
 use crate::error::{Error, Result};
 use crate::model::{Linear, Qwen};
 
@@ -249,11 +252,10 @@ fn attend_body(
         }
         for pi in probs.chunks_exact_mut(len) {
             let mx = pi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut z = 0f32;
             for p in pi.iter_mut() {
-                *p = (*p - mx).exp();
-                z += *p;
+                *p = fast_exp(*p - mx);
             }
+            let z: f32 = pi.iter().sum();
             let inv_z = 1.0 / z;
             for p in pi.iter_mut() {
                 *p *= inv_z;
