@@ -14,7 +14,9 @@
 //! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id from the local cache),
 //!   [`save_model`], and the seeded random [`init_random`].
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
-//! * [`generate`]: batched, seeded sampling of n responses per prompt.
+//! * [`generate`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
+//!   a forward on plain buffers without a tensor op per step, `decode.rs`; elsewhere through
+//!   [`Qwen::forward_cached`]).
 //!
 //! What it leaves out: losses, optimizers and rewards (rlvr-core, rlvr-train), quantization,
 //! GPU-specific kernels (candle's CUDA/Metal devices may work but are untested here).
