@@ -666,3 +666,159 @@ pub(crate) fn attention(qkv: &Tensor, spec: std::sync::Arc<AttnSpec>) -> Result<
     };
     Ok(qkv.contiguous()?.apply_op1(op)?)
 }
+
+// ---------------------------------------------------------------------------------------------
+// Plain kernels for the hand-written decoder-layer backward (`layer.rs`): no autograd, CPU
+// tensors in, CPU tensors out.
+
+/// Runs `$body` with `$x` bound to the contiguous `&[T]` elements of CPU tensor `$t`.
+macro_rules! with_slice {
+    ($t:expr, $T:ty, $op:expr, |$x:ident| $body:expr) => {{
+        let (s, l) = $t.storage_and_layout();
+        let cs = match &*s {
+            candle_core::Storage::Cpu(c) => c,
+            _ => candle_core::bail!("{}: CPU only", $op),
+        };
+        let $x = view::<$T>(cs, l, $op)?;
+        $body
+    }};
+}
+
+fn cpu_tensor<T: Fl>(v: Vec<T>, shape: impl Into<Shape>) -> candle_core::Result<Tensor> {
+    Tensor::from_vec(v, shape, &candle_core::Device::Cpu)
+}
+
+/// `(dx, dw)` of [`rms_norm`] for upstream gradient `g`, plus `resid` added to `dx` when given
+/// (the residual branch's gradient, so the sum costs no extra pass): with `r = 1 /
+/// sqrt(mean(x^2) + eps)` per row, `dx = g w r - x r^3 mean(g w x) (+ resid)`,
+/// `dw = sum_rows g x r`.
+pub(crate) fn rms_norm_backward(
+    x: &Tensor,
+    w: &Tensor,
+    g: &Tensor,
+    resid: Option<&Tensor>,
+    eps: f64,
+) -> Result<(Tensor, Tensor)> {
+    let (x, w, g) = (x.contiguous()?, w.contiguous()?, g.contiguous()?);
+    let resid = resid.map(Tensor::contiguous).transpose()?;
+    let op = "rms-norm-backward";
+    let run = || -> candle_core::Result<(Tensor, Tensor)> {
+        let s = x.storage_and_layout().0;
+        match &*s {
+            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
+                rms_norm_backward_t::<f32>(&x, &w, &g, resid.as_ref(), eps, op)
+            }
+            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
+                rms_norm_backward_t::<f64>(&x, &w, &g, resid.as_ref(), eps, op)
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    Ok(run()?)
+}
+
+fn rms_norm_backward_t<T: Fl>(
+    x: &Tensor,
+    w: &Tensor,
+    g: &Tensor,
+    resid: Option<&Tensor>,
+    eps: f64,
+    op: &str,
+) -> candle_core::Result<(Tensor, Tensor)> {
+    let h = w.elem_count();
+    let mut dx = match resid {
+        Some(r) => with_slice!(r, T, op, |r| r.to_vec()),
+        None => vec![T::ZERO; x.elem_count()],
+    };
+    let mut dw = vec![T::ZERO; h];
+    let (inv_h, eps_t) = (T::of(1.0 / h as f64), T::of(eps));
+    with_slice!(x, T, op, |xs| with_slice!(w, T, op, |ws| with_slice!(
+        g,
+        T,
+        op,
+        |gs| {
+            for ((row, grow), drow) in xs
+                .chunks_exact(h)
+                .zip(gs.chunks_exact(h))
+                .zip(dx.chunks_exact_mut(h))
+            {
+                let (mut ss, mut dot) = (T::ZERO, T::ZERO);
+                for i in 0..h {
+                    ss += row[i] * row[i];
+                    dot += grow[i] * ws[i] * row[i];
+                }
+                let r = T::ONE / (ss * inv_h + eps_t).sqrt();
+                let c = r * r * r * dot * inv_h;
+                for i in 0..h {
+                    drow[i] += grow[i] * ws[i] * r - row[i] * c;
+                    dw[i] += grow[i] * row[i] * r;
+                }
+            }
+        }
+    )));
+    Ok((cpu_tensor(dx, x.shape())?, cpu_tensor(dw, w.shape())?))
+}
+
+/// `dL/dx` of [`swiglu`] for `x` `[N, 2F]` and upstream gradient `[N, F]`.
+pub(crate) fn swiglu_backward(x: &Tensor, grad: &Tensor) -> Result<Tensor> {
+    Ok(x.contiguous()?
+        .apply_op2_no_bwd(&grad.contiguous()?, &SwiGluBwd)?)
+}
+
+/// Column sums of a `[N, C]` tensor (a bias gradient).
+pub(crate) fn column_sum(x: &Tensor) -> Result<Tensor> {
+    let c = x.dim(x.rank() - 1)?;
+    Ok(x.contiguous()?.apply_op1_no_bwd(&ColumnSum(c))?)
+}
+
+/// What [`attention_backward`] needs from [`attention_forward`].
+pub(crate) struct AttnTape(AttnSaved);
+
+/// [`attention`] without a graph, keeping what its backward needs.
+pub(crate) fn attention_forward(qkv: &Tensor, spec: &AttnSpec) -> Result<(Tensor, AttnTape)> {
+    let qkv = qkv.contiguous()?;
+    let op = "attention-forward";
+    let run = || -> candle_core::Result<(Tensor, AttnSaved)> {
+        let (s, l) = qkv.storage_and_layout();
+        let shape = (spec.b * spec.t, spec.heads * spec.head_dim);
+        match &*s {
+            candle_core::Storage::Cpu(c @ CpuStorage::F32(_)) => {
+                let (o, saved) = spec.forward::<f32>(view(c, l, op)?)?;
+                Ok((cpu_tensor(o, shape)?, saved))
+            }
+            candle_core::Storage::Cpu(c @ CpuStorage::F64(_)) => {
+                let (o, saved) = spec.forward::<f64>(view(c, l, op)?)?;
+                Ok((cpu_tensor(o, shape)?, saved))
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    let (o, saved) = run()?;
+    Ok((o, AttnTape(saved)))
+}
+
+/// `dL/dqkv` `[B*T, (heads + 2 kv_heads) * head_dim]` of [`attention`] from the upstream
+/// gradient `[B*T, heads * head_dim]`.
+pub(crate) fn attention_backward(
+    spec: &AttnSpec,
+    tape: &AttnTape,
+    grad: &Tensor,
+) -> Result<Tensor> {
+    let grad = grad.contiguous()?;
+    let op = "attention-backward";
+    let width = (spec.heads + 2 * spec.kv_heads) * spec.head_dim;
+    let shape = (spec.b * spec.t, width);
+    let run = || -> candle_core::Result<Tensor> {
+        let (s, l) = grad.storage_and_layout();
+        match &*s {
+            candle_core::Storage::Cpu(c @ CpuStorage::F32(_)) => {
+                cpu_tensor(spec.backward::<f32>(&tape.0, view(c, l, op)?)?, shape)
+            }
+            candle_core::Storage::Cpu(c @ CpuStorage::F64(_)) => {
+                cpu_tensor(spec.backward::<f64>(&tape.0, view(c, l, op)?)?, shape)
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    Ok(run()?)
+}

@@ -43,6 +43,7 @@ mod flash;
 mod fused;
 pub mod hub;
 pub mod io;
+mod layer;
 mod logits;
 pub mod model;
 pub mod sample;

@@ -40,6 +40,7 @@ use candle_core::{DType, Tensor, Var};
 use crate::batch::{ResponseLogProbs, TokenBatch};
 use crate::error::{Error, Result};
 use crate::flash::{self, FlashOut};
+use crate::layer::LayerTape;
 use crate::model::{apply_rope, rms_norm_train, upcast, Attention, Layer, Linear, Mlp, Qwen};
 
 /// Options of [`Qwen::loss_and_grads`].
@@ -111,8 +112,12 @@ struct Walk {
 enum Tape {
     Fused {
         out: Tensor,
+        /// What the hand-written backward needs (`None` without a graph).
+        tape: Option<LayerTape>,
     },
     Generic {
+        /// The layer input as a leaf variable (`None` without a graph).
+        x: Option<Var>,
         /// RoPE'd q `[B, heads, T, hd]`, k, v `[B, kv_heads, T, hd]`, attached to the graph.
         qkv: [Tensor; 3],
         /// The same, detached, for the attention backward.
@@ -127,7 +132,7 @@ enum Tape {
 impl Tape {
     fn out(&self) -> &Tensor {
         match self {
-            Tape::Fused { out } | Tape::Generic { out, .. } => out,
+            Tape::Fused { out, .. } | Tape::Generic { out, .. } => out,
         }
     }
 }
@@ -310,16 +315,19 @@ impl Qwen {
         })
     }
 
-    /// Decoder layer `li` on `[B*T, H]` rows. With `graph`, the generic path's attention output
-    /// becomes a leaf variable so its gradient can be read (the caller passes attached
-    /// weights and an input variable); without, nothing is tracked (detached model and input).
+    /// Decoder layer `li` on `[B*T, H]` rows (`x` without a graph). With `graph`, what the
+    /// backward needs: on the fused path the hand-written backward's tape (`layer.rs`); on
+    /// the generic path the layer input and the attention output become leaf variables so
+    /// their gradients can be read (the caller passes attached weights). Without, nothing is
+    /// tracked (detached model).
     fn layer_pass(&self, li: usize, x: &Tensor, w: &Walk, graph: bool) -> Result<Tape> {
         let layer = &self.layers[li];
         if let Some(spec) = &w.spec {
-            return Ok(Tape::Fused {
-                out: self.fused_layer(layer, x, spec)?,
-            });
+            let (out, tape) = self.fused_layer_forward(layer, x, spec, graph)?;
+            return Ok(Tape::Fused { out, tape });
         }
+        let xv = graph.then(|| Var::from_tensor(x)).transpose()?;
+        let x = xv.as_ref().map_or(x, |v| v.as_tensor());
         let cfg = &self.cfg;
         let (b, t, h, eps) = (w.b, w.t, cfg.hidden_size, cfg.rms_norm_eps);
         let (nh, kvh, hd) = (
@@ -367,6 +375,7 @@ impl Qwen {
         let up = m.up_proj.forward(&xn)?;
         let out = (&xs + m.down_proj.forward(&(gate * up)?)?)?.reshape((b * t, h))?;
         Ok(Tape::Generic {
+            x: xv,
             qkv: [q, k, v],
             qkv_d,
             flash,
@@ -380,20 +389,19 @@ impl Qwen {
         &self,
         li: usize,
         tape: Tape,
-        x: &Var,
         g: &Tensor,
         w: &Walk,
         acc: &mut GradStore,
     ) -> Result<Tensor> {
         let weights = layer_weights(&self.layers[li]);
         match tape {
-            Tape::Fused { out } => {
-                let mut st = (out * g)?.sum_all()?.backward()?;
-                let dx = remove(&mut st, x.as_tensor(), "a layer input")?;
-                absorb(acc, st, &weights)?;
-                Ok(dx)
+            Tape::Fused { tape, .. } => {
+                let tape = tape.expect("a layer tape for the backward has a graph");
+                let spec = w.spec.as_ref().expect("fused walk has an attention spec");
+                self.fused_layer_backward(&self.layers[li], tape, g, spec, acc)
             }
             Tape::Generic {
+                x,
                 qkv,
                 qkv_d,
                 flash,
@@ -401,6 +409,7 @@ impl Qwen {
                 out,
             } => {
                 let o_var = o_var.expect("a layer tape for the backward has a graph");
+                let x = x.expect("a layer tape for the backward has a graph");
                 let mut st = (out * g)?.sum_all()?.backward()?;
                 let d_o = remove(&mut st, o_var.as_tensor(), "the attention output")?;
                 let dx1 = remove(&mut st, x.as_tensor(), "a layer input")?;
@@ -662,10 +671,9 @@ impl Qwen {
                 let out = det.layer_pass(li, &x, &w, false)?.out().clone();
                 inputs.push(std::mem::replace(&mut x, out));
             } else {
-                let xv = Var::from_tensor(&x).map_err(Error::from)?;
-                let tape = self.layer_pass(li, xv.as_tensor(), &w, true)?;
+                let tape = self.layer_pass(li, &x, &w, true)?;
                 x = tape.out().detach();
-                tapes.push((xv, tape));
+                tapes.push(tape);
             }
         }
         let x_last = Var::from_tensor(&x).map_err(Error::from)?;
@@ -742,17 +750,14 @@ impl Qwen {
         let mut g = remove(&mut st, x_last.as_tensor(), "the last hidden state")?;
         sink(only(st, &[&self.norm]))?;
         for li in (0..nl).rev() {
-            let (xv, tape) = if ckpt {
+            let tape = if ckpt {
                 let input = inputs.pop().expect("one input per layer");
-                let xv = Var::from_tensor(&input).map_err(Error::from)?;
-                drop(input);
-                let tape = self.layer_pass(li, xv.as_tensor(), &w, true)?;
-                (xv, tape)
+                self.layer_pass(li, &input, &w, true)?
             } else {
                 tapes.pop().expect("one tape per layer")
             };
             let mut piece = GradStore::default();
-            g = self.layer_backward(li, tape, &xv, &g, &w, &mut piece)?;
+            g = self.layer_backward(li, tape, &g, &w, &mut piece)?;
             sink(piece)?;
         }
         // 5. embeddings

@@ -250,6 +250,36 @@ fn generic_walk_matches_finite_differences_in_f64() {
     }
 }
 
+/// The same on the CPU fused path (the hand-written decoder-layer backward of `layer.rs`:
+/// RMSNorm backward with the residual fused in, SwiGLU, attention, q/k norms, concatenated
+/// projections and their biases), with and without checkpointing, key padding included.
+#[test]
+fn fused_walk_matches_finite_differences_in_f64() {
+    for arch in ["qwen2", "qwen3"] {
+        let cfg = small_config(arch, 30);
+        let (model, varmap) = peaky_model(&cfg, 2, DType::F64);
+        let b = holed_batch(30);
+        for ckpt in [false, true] {
+            let (_, _, grads, _) = walk(&model, &varmap, &b, ckpt);
+            let loss = |m: &Qwen| -> f64 {
+                let w = weights_for(&b);
+                let out = m.response_logprobs_no_grad(&b, true, TEMP).unwrap();
+                loss_of(&out, &w).unwrap().to_scalar::<f64>().unwrap()
+            };
+            assert_matches_central_differences(
+                &varmap,
+                |name, _| {
+                    let (gname, g) = grads.iter().find(|(n, _)| n == name).unwrap();
+                    assert_eq!(gname, name);
+                    g.clone()
+                },
+                || loss(&model),
+                &format!("{arch} ckpt={ckpt}"),
+            );
+        }
+    }
+}
+
 /// The graph-free forward gives the training forward's values and tracks nothing.
 #[test]
 fn no_grad_forward_matches_and_builds_no_graph() {
