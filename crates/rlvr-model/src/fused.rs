@@ -20,6 +20,7 @@
 use std::sync::Mutex;
 
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, Layout, Shape, Tensor};
+use rayon::prelude::*;
 
 use crate::error::Result;
 
@@ -94,6 +95,22 @@ impl Fl for f64 {
     }
 }
 
+/// Rows per parallel task of the row-wise kernels. A fixed number, not one derived from the
+/// thread count: reductions across rows (`dw` of the RMSNorm backward, bias gradients) sum
+/// one partial per block in block order, so the results do not depend on the thread count.
+const BLOCK_ROWS: usize = 32;
+
+/// Sums `[C]` partials (one per block of rows) in block order.
+fn sum_partials<T: Fl>(parts: Vec<Vec<T>>, c: usize) -> Vec<T> {
+    let mut acc = vec![T::ZERO; c];
+    for p in parts {
+        for (a, v) in acc.iter_mut().zip(p) {
+            *a += v;
+        }
+    }
+    acc
+}
+
 /// The contiguous elements of a tensor argument of a custom op.
 fn view<'a, T: Fl>(s: &'a CpuStorage, l: &Layout, op: &str) -> candle_core::Result<&'a [T]> {
     let data = T::slice(s)
@@ -130,39 +147,64 @@ struct RmsNorm {
 
 fn rms_norm_fwd<T: Fl>(x: &[T], w: &[T], eps: f64) -> Vec<T> {
     let h = w.len();
-    let mut y = Vec::with_capacity(x.len());
+    let mut y = vec![T::ZERO; x.len()];
     let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
-    for row in x.chunks_exact(h) {
-        let mut ss = T::ZERO;
-        for &v in row {
-            ss += v * v;
-        }
-        let d = (ss * inv_h + eps).sqrt();
-        y.extend(row.iter().zip(w).map(|(&v, &wi)| (v / d) * wi));
-    }
+    y.par_chunks_mut(h * BLOCK_ROWS)
+        .zip(x.par_chunks(h * BLOCK_ROWS))
+        .for_each(|(yb, xb)| {
+            for (yrow, row) in yb.chunks_exact_mut(h).zip(xb.chunks_exact(h)) {
+                let mut ss = T::ZERO;
+                for &v in row {
+                    ss += v * v;
+                }
+                let d = (ss * inv_h + eps).sqrt();
+                for ((o, &v), &wi) in yrow.iter_mut().zip(row).zip(w) {
+                    *o = (v / d) * wi;
+                }
+            }
+        });
     y
+}
+
+/// `dx` (plus `resid` when given) into `dx`, and the partial `dw` of each block of rows.
+fn rms_norm_bwd_into<T: Fl>(x: &[T], w: &[T], g: &[T], dx: &mut [T], eps: f64) -> Vec<T> {
+    let h = w.len();
+    let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
+    let b = h * BLOCK_ROWS;
+    let parts: Vec<Vec<T>> = dx
+        .par_chunks_mut(b)
+        .zip(x.par_chunks(b).zip(g.par_chunks(b)))
+        .map(|(db, (xb, gb))| {
+            let mut dw = vec![T::ZERO; h];
+            for ((row, grow), drow) in xb
+                .chunks_exact(h)
+                .zip(gb.chunks_exact(h))
+                .zip(db.chunks_exact_mut(h))
+            {
+                let (mut ss, mut dot) = (T::ZERO, T::ZERO);
+                for i in 0..h {
+                    ss += row[i] * row[i];
+                    dot += grow[i] * w[i] * row[i];
+                }
+                let r = T::ONE / (ss * inv_h + eps).sqrt();
+                let c = r * r * r * dot * inv_h;
+                for i in 0..h {
+                    drow[i] += grow[i] * w[i] * r - row[i] * c;
+                    dw[i] += grow[i] * row[i] * r;
+                }
+            }
+            dw
+        })
+        .collect();
+    sum_partials(parts, h)
 }
 
 /// `[N + 1, H]`: rows `0..N` are `dx`, row `N` is `dw`.
 fn rms_norm_bwd<T: Fl>(x: &[T], w: &[T], g: &[T], eps: f64) -> Vec<T> {
-    let h = w.len();
-    let mut out = Vec::with_capacity(x.len() + h);
-    let mut dw = vec![T::ZERO; h];
-    let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
-    for (row, grow) in x.chunks_exact(h).zip(g.chunks_exact(h)) {
-        let (mut ss, mut dot) = (T::ZERO, T::ZERO);
-        for i in 0..h {
-            ss += row[i] * row[i];
-            dot += grow[i] * w[i] * row[i];
-        }
-        let r = T::ONE / (ss * inv_h + eps).sqrt();
-        let c = r * r * r * dot * inv_h;
-        for i in 0..h {
-            out.push(grow[i] * w[i] * r - row[i] * c);
-            dw[i] += grow[i] * row[i] * r;
-        }
-    }
-    out.extend(dw);
+    let mut out = vec![T::ZERO; x.len() + w.len()];
+    let (dx, dw_out) = out.split_at_mut(x.len());
+    let dw = rms_norm_bwd_into(x, w, g, dx, eps);
+    dw_out.copy_from_slice(&dw);
     out
 }
 
@@ -262,10 +304,14 @@ impl CustomOp2 for AddBias {
         let op = self.name();
         let out = by_dtype!(ys, op, |T| {
             let (y, b) = (view::<T>(ys, yl, op)?, view::<T>(bs, bl, op)?);
-            let mut out = Vec::with_capacity(y.len());
-            for row in y.chunks_exact(b.len()) {
-                out.extend(row.iter().zip(b).map(|(&v, &bi)| v + bi));
-            }
+            let mut out = y.to_vec();
+            out.par_chunks_mut(b.len() * BLOCK_ROWS).for_each(|ob| {
+                for row in ob.chunks_exact_mut(b.len()) {
+                    for (o, &bi) in row.iter_mut().zip(b) {
+                        *o += bi;
+                    }
+                }
+            });
             T::wrap(out)
         });
         Ok((out, yl.shape().clone()))
@@ -297,13 +343,19 @@ impl CustomOp1 for ColumnSum {
         let op = self.name();
         let c = self.0;
         let out = by_dtype!(s, op, |T| {
-            let mut acc = vec![T::ZERO; c];
-            for row in view::<T>(s, l, op)?.chunks_exact(c) {
-                for (a, &v) in acc.iter_mut().zip(row) {
-                    *a += v;
-                }
-            }
-            T::wrap(acc)
+            let parts: Vec<Vec<T>> = view::<T>(s, l, op)?
+                .par_chunks(c * BLOCK_ROWS)
+                .map(|xb| {
+                    let mut acc = vec![T::ZERO; c];
+                    for row in xb.chunks_exact(c) {
+                        for (a, &v) in acc.iter_mut().zip(row) {
+                            *a += v;
+                        }
+                    }
+                    acc
+                })
+                .collect();
+            T::wrap(sum_partials(parts, c))
         });
         Ok((out, Shape::from(c)))
     }
@@ -321,33 +373,40 @@ pub(crate) fn add_bias(y: &Tensor, b: &Tensor) -> Result<Tensor> {
 struct SwiGlu;
 
 fn swiglu_fwd<T: Fl>(x: &[T], f: usize) -> Vec<T> {
-    let mut y = Vec::with_capacity(x.len() / 2);
-    for row in x.chunks_exact(2 * f) {
-        let (g, u) = row.split_at(f);
-        y.extend(
-            g.iter()
-                .zip(u)
-                .map(|(&g, &u)| (g / (T::ONE + (-g).exp())) * u),
-        );
-    }
+    let mut y = vec![T::ZERO; x.len() / 2];
+    y.par_chunks_mut(f * BLOCK_ROWS)
+        .zip(x.par_chunks(2 * f * BLOCK_ROWS))
+        .for_each(|(yb, xb)| {
+            for (yrow, row) in yb.chunks_exact_mut(f).zip(xb.chunks_exact(2 * f)) {
+                let (g, u) = row.split_at(f);
+                for ((o, &g), &u) in yrow.iter_mut().zip(g).zip(u) {
+                    *o = (g / (T::ONE + (-g).exp())) * u;
+                }
+            }
+        });
     y
 }
 
 fn swiglu_bwd<T: Fl>(x: &[T], grad: &[T], f: usize) -> Vec<T> {
     let mut dx = vec![T::ZERO; x.len()];
-    for ((row, go), drow) in x
-        .chunks_exact(2 * f)
-        .zip(grad.chunks_exact(f))
-        .zip(dx.chunks_exact_mut(2 * f))
-    {
-        let (g, u) = row.split_at(f);
-        let (dg, du) = drow.split_at_mut(f);
-        for j in 0..f {
-            let s = T::ONE / (T::ONE + (-g[j]).exp());
-            dg[j] = go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s));
-            du[j] = go[j] * g[j] * s;
-        }
-    }
+    let b = 2 * f * BLOCK_ROWS;
+    dx.par_chunks_mut(b)
+        .zip(x.par_chunks(b).zip(grad.par_chunks(f * BLOCK_ROWS)))
+        .for_each(|(db, (xb, gb))| {
+            for ((row, go), drow) in xb
+                .chunks_exact(2 * f)
+                .zip(gb.chunks_exact(f))
+                .zip(db.chunks_exact_mut(2 * f))
+            {
+                let (g, u) = row.split_at(f);
+                let (dg, du) = drow.split_at_mut(f);
+                for j in 0..f {
+                    let s = T::ONE / (T::ONE + (-g[j]).exp());
+                    dg[j] = go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s));
+                    du[j] = go[j] * g[j] * s;
+                }
+            }
+        });
     dx
 }
 
@@ -485,69 +544,79 @@ impl AttnSpec {
         let mut q = vec![T::ZERO; b * nh * t * hd];
         let mut k = vec![T::ZERO; b * kvh * t * hd];
         let mut v = vec![T::ZERO; b * kvh * t * hd];
-        for bi in 0..b {
-            for i in 0..t {
-                let row = &qkv[(bi * t + i) * width..(bi * t + i + 1) * width];
-                let (cos, sin) = (
-                    &self.cos[i * hd..(i + 1) * hd],
-                    &self.sin[i * hd..(i + 1) * hd],
-                );
-                for h in 0..nh {
-                    let o = ((bi * nh + h) * t + i) * hd;
-                    rope_row(&row[h * hd..(h + 1) * hd], cos, sin, &mut q[o..o + hd]);
+        // one task per sequence: its q, k, v blocks are contiguous
+        q.par_chunks_mut(nh * t * hd)
+            .zip(k.par_chunks_mut(kvh * t * hd))
+            .zip(v.par_chunks_mut(kvh * t * hd))
+            .zip(qkv.par_chunks(t * width))
+            .for_each(|(((q, k), v), seq)| {
+                for i in 0..t {
+                    let row = &seq[i * width..(i + 1) * width];
+                    let (cos, sin) = (
+                        &self.cos[i * hd..(i + 1) * hd],
+                        &self.sin[i * hd..(i + 1) * hd],
+                    );
+                    for h in 0..nh {
+                        let o = (h * t + i) * hd;
+                        rope_row(&row[h * hd..(h + 1) * hd], cos, sin, &mut q[o..o + hd]);
+                    }
+                    for h in 0..kvh {
+                        let o = (h * t + i) * hd;
+                        let src = (nh + h) * hd;
+                        rope_row(&row[src..src + hd], cos, sin, &mut k[o..o + hd]);
+                        let src = (nh + kvh + h) * hd;
+                        v[o..o + hd].copy_from_slice(&row[src..src + hd]);
+                    }
                 }
-                for h in 0..kvh {
-                    let o = ((bi * kvh + h) * t + i) * hd;
-                    let src = (nh + h) * hd;
-                    rope_row(&row[src..src + hd], cos, sin, &mut k[o..o + hd]);
-                    let src = (nh + kvh + h) * hd;
-                    v[o..o + hd].copy_from_slice(&row[src..src + hd]);
-                }
-            }
-        }
+            });
         let q = Tensor::from_vec(q, (b, kvh, g * t, hd), &dev)?;
         let k = Tensor::from_vec(k, (b, kvh, t, hd), &dev)?;
         let v = Tensor::from_vec(v, (b, kvh, t, hd), &dev)?;
         let mut s = to_vec::<T>(&q.matmul(&k.t()?)?)?;
         // scale, mask, softmax in place; rows are (b, kv head, group, query)
         let scale = T::of(self.scale);
-        for (r, srow) in s.chunks_exact_mut(t).enumerate() {
-            let (i, bi) = (r % t, r / (kvh * g * t));
-            let mut max = T::of(f64::NEG_INFINITY);
-            for (j, x) in srow.iter_mut().enumerate() {
-                if self.visible(bi, i, j) {
-                    *x *= scale;
-                    if *x > max {
-                        max = *x;
+        s.par_chunks_mut(t)
+            .with_min_len(BLOCK_ROWS)
+            .enumerate()
+            .for_each(|(r, srow)| {
+                let (i, bi) = (r % t, r / (kvh * g * t));
+                let mut max = T::of(f64::NEG_INFINITY);
+                for (j, x) in srow.iter_mut().enumerate() {
+                    if self.visible(bi, i, j) {
+                        *x *= scale;
+                        if *x > max {
+                            max = *x;
+                        }
                     }
                 }
-            }
-            let mut sum = T::ZERO;
-            for (j, x) in srow.iter_mut().enumerate() {
-                if self.visible(bi, i, j) {
-                    *x = (*x - max).exp();
-                    sum += *x;
-                } else {
-                    *x = T::ZERO;
+                let mut sum = T::ZERO;
+                for (j, x) in srow.iter_mut().enumerate() {
+                    if self.visible(bi, i, j) {
+                        *x = (*x - max).exp();
+                        sum += *x;
+                    } else {
+                        *x = T::ZERO;
+                    }
                 }
-            }
-            for x in srow.iter_mut() {
-                *x /= sum;
-            }
-        }
+                for x in srow.iter_mut() {
+                    *x /= sum;
+                }
+            });
         let p = Tensor::from_vec(s, (b, kvh, g * t, t), &dev)?;
         let o = to_vec::<T>(&p.matmul(&v)?)?;
         // [B, kvh, g, T, hd] -> [B, T, (kvh g) hd]
         let mut out = vec![T::ZERO; b * t * nh * hd];
-        for bi in 0..b {
-            for h in 0..nh {
-                for i in 0..t {
-                    let src = ((bi * nh + h) * t + i) * hd;
-                    let dst = (bi * t + i) * nh * hd + h * hd;
-                    out[dst..dst + hd].copy_from_slice(&o[src..src + hd]);
+        out.par_chunks_mut(t * nh * hd)
+            .zip(o.par_chunks(nh * t * hd))
+            .for_each(|(out, o)| {
+                for h in 0..nh {
+                    for i in 0..t {
+                        let src = (h * t + i) * hd;
+                        let dst = i * nh * hd + h * hd;
+                        out[dst..dst + hd].copy_from_slice(&o[src..src + hd]);
+                    }
                 }
-            }
-        }
+            });
         Ok((out, AttnSaved { q, k, v, p }))
     }
 
@@ -558,15 +627,17 @@ impl AttnSpec {
         let dev = candle_core::Device::Cpu;
         // [B, T, nh hd] -> [B, kvh, g T, hd]
         let mut d_o = vec![T::ZERO; b * nh * t * hd];
-        for bi in 0..b {
-            for h in 0..nh {
-                for i in 0..t {
-                    let dst = ((bi * nh + h) * t + i) * hd;
-                    let src = (bi * t + i) * nh * hd + h * hd;
-                    d_o[dst..dst + hd].copy_from_slice(&grad[src..src + hd]);
+        d_o.par_chunks_mut(nh * t * hd)
+            .zip(grad.par_chunks(t * nh * hd))
+            .for_each(|(d_o, grad)| {
+                for h in 0..nh {
+                    for i in 0..t {
+                        let dst = (h * t + i) * hd;
+                        let src = i * nh * hd + h * hd;
+                        d_o[dst..dst + hd].copy_from_slice(&grad[src..src + hd]);
+                    }
                 }
-            }
-        }
+            });
         let d_o = Tensor::from_vec(d_o, (b, kvh, g * t, hd), &dev)?;
         let dv = to_vec::<T>(&saved.p.t()?.matmul(&d_o)?)?;
         let dp = to_vec::<T>(&d_o.matmul(&saved.v.t()?)?)?;
@@ -574,40 +645,47 @@ impl AttnSpec {
         // dS = scale * p * (dp - sum(dp * p))
         let scale = T::of(self.scale);
         let mut ds = dp;
-        for (drow, prow) in ds.chunks_exact_mut(t).zip(p.chunks_exact(t)) {
-            let mut dot = T::ZERO;
-            for (d, &pv) in drow.iter().zip(prow) {
-                dot += *d * pv;
-            }
-            for (d, &pv) in drow.iter_mut().zip(prow) {
-                *d = scale * pv * (*d - dot);
-            }
-        }
+        ds.par_chunks_mut(t * BLOCK_ROWS)
+            .zip(p.par_chunks(t * BLOCK_ROWS))
+            .for_each(|(db, pb)| {
+                for (drow, prow) in db.chunks_exact_mut(t).zip(pb.chunks_exact(t)) {
+                    let mut dot = T::ZERO;
+                    for (d, &pv) in drow.iter().zip(prow) {
+                        dot += *d * pv;
+                    }
+                    for (d, &pv) in drow.iter_mut().zip(prow) {
+                        *d = scale * pv * (*d - dot);
+                    }
+                }
+            });
         let ds = Tensor::from_vec(ds, (b, kvh, g * t, t), &dev)?;
         let dq = to_vec::<T>(&ds.matmul(&saved.k)?)?;
         let dk = to_vec::<T>(&ds.t()?.matmul(&saved.q)?)?;
         // un-rotate and pack to [B, T, (nh + 2 kvh) hd]
         let mut out = vec![T::ZERO; b * t * width];
-        for bi in 0..b {
-            for i in 0..t {
-                let row = &mut out[(bi * t + i) * width..(bi * t + i + 1) * width];
-                let (cos, sin) = (
-                    &self.cos[i * hd..(i + 1) * hd],
-                    &self.sin[i * hd..(i + 1) * hd],
-                );
-                for h in 0..nh {
-                    let o = ((bi * nh + h) * t + i) * hd;
-                    unrope_row(&dq[o..o + hd], cos, sin, &mut row[h * hd..(h + 1) * hd]);
+        out.par_chunks_mut(t * width)
+            .zip(dq.par_chunks(nh * t * hd))
+            .zip(dk.par_chunks(kvh * t * hd).zip(dv.par_chunks(kvh * t * hd)))
+            .for_each(|((seq, dq), (dk, dv))| {
+                for i in 0..t {
+                    let row = &mut seq[i * width..(i + 1) * width];
+                    let (cos, sin) = (
+                        &self.cos[i * hd..(i + 1) * hd],
+                        &self.sin[i * hd..(i + 1) * hd],
+                    );
+                    for h in 0..nh {
+                        let o = (h * t + i) * hd;
+                        unrope_row(&dq[o..o + hd], cos, sin, &mut row[h * hd..(h + 1) * hd]);
+                    }
+                    for h in 0..kvh {
+                        let o = (h * t + i) * hd;
+                        let dst = (nh + h) * hd;
+                        unrope_row(&dk[o..o + hd], cos, sin, &mut row[dst..dst + hd]);
+                        let dst = (nh + kvh + h) * hd;
+                        row[dst..dst + hd].copy_from_slice(&dv[o..o + hd]);
+                    }
                 }
-                for h in 0..kvh {
-                    let o = ((bi * kvh + h) * t + i) * hd;
-                    let dst = (nh + h) * hd;
-                    unrope_row(&dk[o..o + hd], cos, sin, &mut row[dst..dst + hd]);
-                    let dst = (nh + kvh + h) * hd;
-                    row[dst..dst + hd].copy_from_slice(&dv[o..o + hd]);
-                }
-            }
-        }
+            });
         Ok(out)
     }
 }
@@ -725,36 +803,15 @@ fn rms_norm_backward_t<T: Fl>(
     eps: f64,
     op: &str,
 ) -> candle_core::Result<(Tensor, Tensor)> {
-    let h = w.elem_count();
     let mut dx = match resid {
         Some(r) => with_slice!(r, T, op, |r| r.to_vec()),
         None => vec![T::ZERO; x.elem_count()],
     };
-    let mut dw = vec![T::ZERO; h];
-    let (inv_h, eps_t) = (T::of(1.0 / h as f64), T::of(eps));
-    with_slice!(x, T, op, |xs| with_slice!(w, T, op, |ws| with_slice!(
+    let dw = with_slice!(x, T, op, |xs| with_slice!(w, T, op, |ws| with_slice!(
         g,
         T,
         op,
-        |gs| {
-            for ((row, grow), drow) in xs
-                .chunks_exact(h)
-                .zip(gs.chunks_exact(h))
-                .zip(dx.chunks_exact_mut(h))
-            {
-                let (mut ss, mut dot) = (T::ZERO, T::ZERO);
-                for i in 0..h {
-                    ss += row[i] * row[i];
-                    dot += grow[i] * ws[i] * row[i];
-                }
-                let r = T::ONE / (ss * inv_h + eps_t).sqrt();
-                let c = r * r * r * dot * inv_h;
-                for i in 0..h {
-                    drow[i] += grow[i] * ws[i] * r - row[i] * c;
-                    dw[i] += grow[i] * row[i] * r;
-                }
-            }
-        }
+        |gs| rms_norm_bwd_into(xs, ws, gs, &mut dx, eps)
     )));
     Ok((cpu_tensor(dx, x.shape())?, cpu_tensor(dw, w.shape())?))
 }

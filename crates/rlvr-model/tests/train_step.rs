@@ -280,6 +280,37 @@ fn fused_walk_matches_finite_differences_in_f64() {
     }
 }
 
+/// The fused CPU kernels split rows into fixed blocks (not per thread) and sum per-block
+/// partials in block order: the walk's values and gradients are bit-identical on 1 and 3
+/// threads.
+#[test]
+fn fused_walk_does_not_depend_on_the_thread_count() {
+    let cfg = small_config("qwen2", 40);
+    let (model, varmap) = peaky_model(&cfg, 3, DType::F32);
+    // 12 x 20 = 240 rows: several blocks of rows per kernel
+    let pairs: Vec<(Vec<u32>, Vec<u32>)> = (0..12u32)
+        .map(|r| {
+            let p = (0..5).map(|i| (r * 3 + i * 7 + 1) % 40).collect();
+            let resp = (0..15).map(|i| (r * 11 + i * 5 + 2) % 40).collect();
+            (p, resp)
+        })
+        .collect();
+    let b = TokenBatch::new(&pairs, 0, &Device::Cpu).unwrap();
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| walk(&model, &varmap, &b, false))
+    };
+    let (lp1, ent1, g1, loss1) = run(1);
+    let (lp3, ent3, g3, loss3) = run(3);
+    assert_eq!(lp1, lp3);
+    assert_eq!(ent1, ent3);
+    assert_eq!(loss1, loss3);
+    assert_eq!(g1, g3);
+}
+
 /// The graph-free forward gives the training forward's values and tracks nothing.
 #[test]
 fn no_grad_forward_matches_and_builds_no_graph() {
