@@ -45,6 +45,7 @@ trait Fl:
     fn of(x: f64) -> Self;
     fn sqrt(self) -> Self;
     fn exp(self) -> Self;
+    fn ln(self) -> Self;
     fn slice(s: &CpuStorage) -> Option<&[Self]>;
     fn wrap(v: Vec<Self>) -> CpuStorage;
 }
@@ -60,6 +61,9 @@ impl Fl for f32 {
     }
     fn exp(self) -> Self {
         f32::exp(self)
+    }
+    fn ln(self) -> Self {
+        f32::ln(self)
     }
     fn slice(s: &CpuStorage) -> Option<&[Self]> {
         match s {
@@ -83,6 +87,9 @@ impl Fl for f64 {
     }
     fn exp(self) -> Self {
         f64::exp(self)
+    }
+    fn ln(self) -> Self {
+        f64::ln(self)
     }
     fn slice(s: &CpuStorage) -> Option<&[Self]> {
         match s {
@@ -878,4 +885,161 @@ pub(crate) fn attention_backward(
         }
     };
     Ok(run()?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary rows (the training walk's steps 1 and 3, `train.rs`)
+
+/// Per row of logits `z` `[n, V]` (f32 or f64, CPU): `(log p[target], lse, H)`, `[n]` each,
+/// in one pass over the row after its maximum: with `m = max z`, `e = exp(z - m)`,
+/// `s = sum e`: `lse = m + log s`, `log p[target] = z[target] - lse`,
+/// `H = lse - sum(e z) / s` (`H` only `with_entropy`).
+pub(crate) fn vocab_rows(
+    z: &Tensor,
+    targets: &[u32],
+    with_entropy: bool,
+) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+    let z = z.contiguous()?;
+    let op = "vocab-rows";
+    let run = || -> candle_core::Result<(Tensor, Tensor, Option<Tensor>)> {
+        let s = z.storage_and_layout().0;
+        match &*s {
+            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
+                vocab_rows_t::<f32>(&z, targets, with_entropy, op)
+            }
+            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
+                vocab_rows_t::<f64>(&z, targets, with_entropy, op)
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    Ok(run()?)
+}
+
+fn vocab_rows_t<T: Fl>(
+    z: &Tensor,
+    targets: &[u32],
+    with_entropy: bool,
+    op: &str,
+) -> candle_core::Result<(Tensor, Tensor, Option<Tensor>)> {
+    let (n, v) = z.dims2()?;
+    if targets.len() != n {
+        candle_core::bail!("{op}: {} targets for {n} rows", targets.len());
+    }
+    let mut out = vec![(T::ZERO, T::ZERO, T::ZERO); n];
+    with_slice!(z, T, op, |zs| {
+        out.par_iter_mut()
+            .zip(zs.par_chunks(v).zip(targets.par_iter()))
+            .with_min_len(4)
+            .try_for_each(|(o, (row, &t))| {
+                let mut m = T::of(f64::NEG_INFINITY);
+                for &x in row {
+                    if x > m {
+                        m = x;
+                    }
+                }
+                let (mut s, mut ez) = (T::ZERO, T::ZERO);
+                if with_entropy {
+                    for &x in row {
+                        let e = (x - m).exp();
+                        s += e;
+                        ez += e * x;
+                    }
+                } else {
+                    for &x in row {
+                        s += (x - m).exp();
+                    }
+                }
+                let lse = s.ln() + m;
+                let zt = *row
+                    .get(t as usize)
+                    .ok_or_else(|| candle_core::Error::Msg(format!("{op}: target {t} >= {v}")))?;
+                *o = (zt - lse, lse, lse - ez / s);
+                Ok::<(), candle_core::Error>(())
+            })
+    })?;
+    let col = |f: fn(&(T, T, T)) -> T| cpu_tensor(out.iter().map(f).collect(), n);
+    Ok((
+        col(|o| o.0)?,
+        col(|o| o.1)?,
+        with_entropy.then(|| col(|o| o.2)).transpose()?,
+    ))
+}
+
+/// `dL/dz` `[n, V]` from logits `z` (consumed; the result reuses nothing of it but its shape),
+/// per row with `lse`, upstream `a = g_lp / T` and (with entropies) `b = g_ent / T`, `H`:
+/// `log p = z - lse`, `p = exp(log p)`,
+/// `dz = p (-(a + b (log p + H))) + a 1[j = target]` (`-a p + a 1[j = target]` without `b`).
+pub(crate) fn vocab_grad(
+    z: &Tensor,
+    targets: &[u32],
+    lse: &Tensor,
+    a: &Tensor,
+    ent: Option<(&Tensor, &Tensor)>,
+) -> Result<Tensor> {
+    let z = z.contiguous()?;
+    let op = "vocab-grad";
+    let run = || -> candle_core::Result<Tensor> {
+        let s = z.storage_and_layout().0;
+        match &*s {
+            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
+                vocab_grad_t::<f32>(&z, targets, lse, a, ent, op)
+            }
+            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
+                vocab_grad_t::<f64>(&z, targets, lse, a, ent, op)
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    Ok(run()?)
+}
+
+fn vocab_grad_t<T: Fl>(
+    z: &Tensor,
+    targets: &[u32],
+    lse: &Tensor,
+    a: &Tensor,
+    ent: Option<(&Tensor, &Tensor)>,
+    op: &str,
+) -> candle_core::Result<Tensor> {
+    let (n, v) = z.dims2()?;
+    let col = |t: &Tensor| -> candle_core::Result<Vec<T>> {
+        let t = t.flatten_all()?.to_vec1::<T>()?;
+        if t.len() != n {
+            candle_core::bail!("{op}: {} values for {n} rows", t.len());
+        }
+        Ok(t)
+    };
+    let (lse, a) = (col(lse)?, col(a)?);
+    let ent = match ent {
+        Some((b, h)) => Some((col(b)?, col(h)?)),
+        None => None,
+    };
+    if targets.len() != n || targets.iter().any(|&t| t as usize >= v) {
+        candle_core::bail!("{op}: targets do not match {n} rows of {v} logits");
+    }
+    let mut dz = with_slice!(z, T, op, |zs| zs.to_vec());
+    dz.par_chunks_mut(v)
+        .enumerate()
+        .with_min_len(4)
+        .for_each(|(r, row)| {
+            let (lse, a) = (lse[r], a[r]);
+            match &ent {
+                Some((b, h)) => {
+                    let (nb, h) = (-b[r], h[r]);
+                    for x in row.iter_mut() {
+                        let lp = *x - lse;
+                        *x = lp.exp() * ((lp + h) * nb - a);
+                    }
+                }
+                None => {
+                    let na = -a;
+                    for x in row.iter_mut() {
+                        *x = (*x - lse).exp() * na;
+                    }
+                }
+            }
+            row[targets[r] as usize] += a;
+        });
+    cpu_tensor(dz, (n, v))
 }

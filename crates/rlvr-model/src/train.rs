@@ -493,10 +493,21 @@ impl Qwen {
         let wt = self.lm_head.detach().t()?;
         let chunk = self.chunk_rows();
         let (mut lps, mut lses, mut ents) = (Vec::new(), Vec::new(), Vec::new());
+        let targets = self.fused_targets(w)?;
         let mut start = 0;
         while start < w.n {
             let len = chunk.min(w.n - start);
             let z = self.logits_chunk(h, &wt, start, len, temperature)?;
+            if let Some(t) = &targets {
+                // CPU: one fused pass per row (fused.rs), the same formulas
+                let (lp, lse, ent) =
+                    crate::fused::vocab_rows(&z, &t[start..start + len], with_entropy)?;
+                lps.push(lp);
+                lses.push(lse);
+                ents.extend(ent);
+                start += len;
+                continue;
+            }
             let m = z.max_keepdim(1)?;
             let mut e = z.broadcast_sub(&m)?;
             e = e.exp()?;
@@ -545,6 +556,7 @@ impl Qwen {
         let inv_t = 1.0 / temperature;
         let mut dh = Vec::new();
         let mut dw = Tensor::zeros(head.shape(), up, &self.device)?;
+        let targets = self.fused_targets(w)?;
         let mut start = 0;
         while start < w.n {
             let len = chunk.min(w.n - start);
@@ -552,6 +564,25 @@ impl Qwen {
                 |x: &Tensor| -> Result<Tensor> { Ok(x.narrow(0, start, len)?.unsqueeze(1)?) };
             let a = (rows(g_lp)? * inv_t)?;
             let z = self.logits_chunk(h, &wt, start, len, temperature)?;
+            if let Some(t) = &targets {
+                // CPU: one fused pass per row (fused.rs), the same formulas
+                let ent = match (g_ent, &fwd.entropy) {
+                    (Some(ge), Some(ent)) => Some(((rows(ge)? * inv_t)?, rows(ent)?)),
+                    _ => None,
+                };
+                let dz = crate::fused::vocab_grad(
+                    &z,
+                    &t[start..start + len],
+                    &rows(&fwd.lse)?,
+                    &a,
+                    ent.as_ref().map(|(b, h)| (b, h)),
+                )?;
+                drop(z);
+                dh.push(dz.to_dtype(self.dtype)?.matmul(&head)?);
+                dw = (dw + dz.t()?.matmul(&h.narrow(0, start, len)?.to_dtype(up)?)?)?;
+                start += len;
+                continue;
+            }
             let mut logp = z.broadcast_sub(&rows(&fwd.lse)?)?;
             drop(z);
             let p = logp.exp()?;
@@ -573,6 +604,14 @@ impl Qwen {
             start += len;
         }
         Ok((Tensor::cat(&dh, 0)?, dw.to_dtype(self.dtype)?))
+    }
+
+    /// The target ids as a host vector on the fused CPU path (`None` elsewhere).
+    fn fused_targets(&self, w: &Walk) -> Result<Option<Vec<u32>>> {
+        if !self.uses_fused() {
+            return Ok(None);
+        }
+        Ok(Some(w.targets.flatten_all()?.to_vec1::<u32>()?))
     }
 
     /// `[n]` values at `w.slots` scattered into a `[B, R]` tensor (0 elsewhere).

@@ -311,6 +311,45 @@ fn fused_walk_does_not_depend_on_the_thread_count() {
     assert_eq!(g1, g3);
 }
 
+/// A loss of the log-probs alone (no entropy term, entropies computed or not): the fused
+/// vocabulary backward's `g_ent`-free branch against plain autograd, both paths.
+#[test]
+fn walk_without_an_entropy_term_matches_autograd() {
+    let cfg = small_config("qwen2", 40);
+    for generic in [false, true] {
+        let (mut model, varmap) = peaky_model(&cfg, 3, DType::F32);
+        model.set_force_generic(generic);
+        model.set_logits_chunk_elems(5 * 40);
+        let b = holed_batch(40);
+        let w = weights_for(&b);
+        let lp_loss = |out: &ResponseLogProbs| -> candle_core::Result<Tensor> {
+            out.logprobs
+                .broadcast_mul(&w.to_dtype(out.logprobs.dtype())?)?
+                .sum_all()
+        };
+        let out = model.response_logprobs_at(&b, false, TEMP).unwrap();
+        let grads = lp_loss(&out).unwrap().backward().unwrap();
+        let g_r = collect(&varmap, |v| grads.get(v.as_tensor()).cloned());
+        for with_entropy in [false, true] {
+            let opts = TrainForwardOptions {
+                temperature: TEMP,
+                with_entropy,
+                gradient_checkpointing: false,
+            };
+            let step = model
+                .loss_and_grads::<rlvr_model::Error, _>(&b, &opts, |o| Ok(lp_loss(o)?))
+                .unwrap();
+            let g = collect(&varmap, |v| step.grads.get(v.as_tensor()).cloned());
+            assert_grads_close(
+                &g,
+                &g_r,
+                1e-4,
+                &format!("generic={generic} with_entropy={with_entropy}"),
+            );
+        }
+    }
+}
+
 /// The graph-free forward gives the training forward's values and tracks nothing.
 #[test]
 fn no_grad_forward_matches_and_builds_no_graph() {
