@@ -10,13 +10,15 @@
 //!    chunks of at most [`Qwen::set_logits_chunk_elems`] logits, kept only as `[N]` vectors;
 //! 2. the loss: `loss_fn` gets the log-probs (and entropies) as leaf variables; its backward
 //!    gives `g_lp = dL/dlogp` and `g_ent = dL/dH`;
-//! 3. the vocabulary backward, chunk by chunk, the logits recomputed: with `p = softmax(z)`,
+//! 3. the vocabulary backward, chunk by chunk, the logits recomputed (on the CPU fused path
+//!    kept from step 1 instead when they are a single chunk): with `p = softmax(z)`,
 //!    `z = h W^T / T`: `dL/dz = g_lp (1[j = target] - p) - g_ent p (log p + H)`,
 //!    `dh = (dL/dz / T) W`, `dW += (dL/dz / T)^T h` (the entropy terms only when the loss
 //!    depends on the entropy);
 //! 4. the final norm, then each decoder layer in reverse: its input as a leaf variable `x`,
 //!    its output `y` with a graph, and the backward of `sum(y * dL/dy)` gives the layer's
-//!    parameter gradients and `dL/dx`, the next layer's upstream gradient;
+//!    parameter gradients and `dL/dx`, the next layer's upstream gradient (on the CPU fused
+//!    path a hand-written backward instead, `layer.rs`, with the same contract);
 //! 5. the embedding gradient from `dL/dx_0`.
 //!
 //! With `gradient_checkpointing` the forward of step 1 keeps only each layer's input and
@@ -84,6 +86,10 @@ struct VocabOut {
     /// Row log-sum-exp of `z = h W^T / T`.
     lse: Tensor,
     entropy: Option<Tensor>,
+    /// The logits `z`, kept for the backward when they are a single chunk on the fused CPU
+    /// path (so the backward does not recompute them; the backward then holds `z` and
+    /// `dL/dz`, fewer `[rows, V]` blocks than its recomputing path).
+    logits: Option<Tensor>,
 }
 
 /// Per-batch constants of one walk.
@@ -481,6 +487,7 @@ impl Qwen {
         w: &Walk,
         temperature: f64,
         with_entropy: bool,
+        keep_logits: bool,
     ) -> Result<VocabOut> {
         if w.n == 0 {
             let z = Tensor::zeros(0, upcast(self.dtype), &self.device)?;
@@ -488,8 +495,10 @@ impl Qwen {
                 logprobs: z.clone(),
                 lse: z.clone(),
                 entropy: with_entropy.then_some(z),
+                logits: None,
             });
         }
+        let mut logits = None;
         let wt = self.lm_head.detach().t()?;
         let chunk = self.chunk_rows();
         let (mut lps, mut lses, mut ents) = (Vec::new(), Vec::new(), Vec::new());
@@ -505,6 +514,9 @@ impl Qwen {
                 lps.push(lp);
                 lses.push(lse);
                 ents.extend(ent);
+                if keep_logits && len == w.n {
+                    logits = Some(z);
+                }
                 start += len;
                 continue;
             }
@@ -532,11 +544,13 @@ impl Qwen {
             } else {
                 None
             },
+            logits,
         })
     }
 
     /// Step 3: `(dL/dh [n, H], dL/dW [V, H])` in the weights' dtype, the logits recomputed
-    /// and `lse`, `H` taken from the forward. Per chunk, `a = g_lp / T`, `b = g_ent / T`:
+    /// (or taken from the forward when it kept them, one chunk on the fused CPU path) and
+    /// `lse`, `H` taken from the forward. Per chunk, `a = g_lp / T`, `b = g_ent / T`:
     /// `dL/d(hW^T) = a 1[j = target] - p (a + b (log p + H))`. At most three `[rows, V]`
     /// f32 tensors alive at once, plus `dL/dW` (its f32 accumulator, one chunk's product and
     /// their sum: three `[V, H]` f32 tensors).
@@ -563,7 +577,10 @@ impl Qwen {
             let rows =
                 |x: &Tensor| -> Result<Tensor> { Ok(x.narrow(0, start, len)?.unsqueeze(1)?) };
             let a = (rows(g_lp)? * inv_t)?;
-            let z = self.logits_chunk(h, &wt, start, len, temperature)?;
+            let z = match &fwd.logits {
+                Some(z) if len == w.n => z.clone(),
+                _ => self.logits_chunk(h, &wt, start, len, temperature)?,
+            };
             if let Some(t) = &targets {
                 // CPU: one fused pass per row (fused.rs), the same formulas
                 let ent = match (g_ent, &fwd.entropy) {
@@ -643,7 +660,7 @@ impl Qwen {
         }
         let h = m.final_norm(&x)?.index_select(&w.rows, 0)?;
         drop(x);
-        let v = m.vocab_forward(&h, &w, temperature, with_entropy)?;
+        let v = m.vocab_forward(&h, &w, temperature, with_entropy, false)?;
         Ok(ResponseLogProbs {
             logprobs: m.to_slots(&v.logprobs, &w)?,
             entropy: v.entropy.map(|e| m.to_slots(&e, &w)).transpose()?,
@@ -722,7 +739,7 @@ impl Qwen {
             .index_select(&w.rows, 0)
             .map_err(Error::from)?;
         let h = h_graph.detach();
-        let fwd = det.vocab_forward(&h, &w, opts.temperature, opts.with_entropy)?;
+        let fwd = det.vocab_forward(&h, &w, opts.temperature, opts.with_entropy, true)?;
         // 2. the loss on leaf log-probs and entropies
         let lp_var = Var::from_tensor(&self.to_slots(&fwd.logprobs, &w)?).map_err(Error::from)?;
         let ent_var = match &fwd.entropy {
@@ -772,6 +789,7 @@ impl Qwen {
         let g_ent = g_ent.map(gather).transpose()?;
         // 3. vocabulary backward
         let (dh, dw) = det.vocab_backward(&h, &w, opts.temperature, &fwd, &g_lp, g_ent.as_ref())?;
+        drop(fwd);
         drop(h);
         let mut head = GradStore::default();
         head.insert(&self.lm_head, dw);
