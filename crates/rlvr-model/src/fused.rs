@@ -20,6 +20,7 @@
 use std::sync::Mutex;
 
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, Layout, Shape, Tensor};
+use rayon::prelude::*;
 
 use crate::error::Result;
 
@@ -44,6 +45,7 @@ trait Fl:
     fn of(x: f64) -> Self;
     fn sqrt(self) -> Self;
     fn exp(self) -> Self;
+    fn ln(self) -> Self;
     fn slice(s: &CpuStorage) -> Option<&[Self]>;
     fn wrap(v: Vec<Self>) -> CpuStorage;
 }
@@ -59,6 +61,9 @@ impl Fl for f32 {
     }
     fn exp(self) -> Self {
         f32::exp(self)
+    }
+    fn ln(self) -> Self {
+        f32::ln(self)
     }
     fn slice(s: &CpuStorage) -> Option<&[Self]> {
         match s {
@@ -83,6 +88,9 @@ impl Fl for f64 {
     fn exp(self) -> Self {
         f64::exp(self)
     }
+    fn ln(self) -> Self {
+        f64::ln(self)
+    }
     fn slice(s: &CpuStorage) -> Option<&[Self]> {
         match s {
             CpuStorage::F64(v) => Some(v),
@@ -92,6 +100,22 @@ impl Fl for f64 {
     fn wrap(v: Vec<Self>) -> CpuStorage {
         CpuStorage::F64(v)
     }
+}
+
+/// Rows per parallel task of the row-wise kernels. A fixed number, not one derived from the
+/// thread count: reductions across rows (`dw` of the RMSNorm backward, bias gradients) sum
+/// one partial per block in block order, so the results do not depend on the thread count.
+const BLOCK_ROWS: usize = 32;
+
+/// Sums `[C]` partials (one per block of rows) in block order.
+fn sum_partials<T: Fl>(parts: Vec<Vec<T>>, c: usize) -> Vec<T> {
+    let mut acc = vec![T::ZERO; c];
+    for p in parts {
+        for (a, v) in acc.iter_mut().zip(p) {
+            *a += v;
+        }
+    }
+    acc
 }
 
 /// The contiguous elements of a tensor argument of a custom op.
@@ -130,39 +154,64 @@ struct RmsNorm {
 
 fn rms_norm_fwd<T: Fl>(x: &[T], w: &[T], eps: f64) -> Vec<T> {
     let h = w.len();
-    let mut y = Vec::with_capacity(x.len());
+    let mut y = vec![T::ZERO; x.len()];
     let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
-    for row in x.chunks_exact(h) {
-        let mut ss = T::ZERO;
-        for &v in row {
-            ss += v * v;
-        }
-        let d = (ss * inv_h + eps).sqrt();
-        y.extend(row.iter().zip(w).map(|(&v, &wi)| (v / d) * wi));
-    }
+    y.par_chunks_mut(h * BLOCK_ROWS)
+        .zip(x.par_chunks(h * BLOCK_ROWS))
+        .for_each(|(yb, xb)| {
+            for (yrow, row) in yb.chunks_exact_mut(h).zip(xb.chunks_exact(h)) {
+                let mut ss = T::ZERO;
+                for &v in row {
+                    ss += v * v;
+                }
+                let d = (ss * inv_h + eps).sqrt();
+                for ((o, &v), &wi) in yrow.iter_mut().zip(row).zip(w) {
+                    *o = (v / d) * wi;
+                }
+            }
+        });
     y
+}
+
+/// `dx` (plus `resid` when given) into `dx`, and the partial `dw` of each block of rows.
+fn rms_norm_bwd_into<T: Fl>(x: &[T], w: &[T], g: &[T], dx: &mut [T], eps: f64) -> Vec<T> {
+    let h = w.len();
+    let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
+    let b = h * BLOCK_ROWS;
+    let parts: Vec<Vec<T>> = dx
+        .par_chunks_mut(b)
+        .zip(x.par_chunks(b).zip(g.par_chunks(b)))
+        .map(|(db, (xb, gb))| {
+            let mut dw = vec![T::ZERO; h];
+            for ((row, grow), drow) in xb
+                .chunks_exact(h)
+                .zip(gb.chunks_exact(h))
+                .zip(db.chunks_exact_mut(h))
+            {
+                let (mut ss, mut dot) = (T::ZERO, T::ZERO);
+                for i in 0..h {
+                    ss += row[i] * row[i];
+                    dot += grow[i] * w[i] * row[i];
+                }
+                let r = T::ONE / (ss * inv_h + eps).sqrt();
+                let c = r * r * r * dot * inv_h;
+                for i in 0..h {
+                    drow[i] += grow[i] * w[i] * r - row[i] * c;
+                    dw[i] += grow[i] * row[i] * r;
+                }
+            }
+            dw
+        })
+        .collect();
+    sum_partials(parts, h)
 }
 
 /// `[N + 1, H]`: rows `0..N` are `dx`, row `N` is `dw`.
 fn rms_norm_bwd<T: Fl>(x: &[T], w: &[T], g: &[T], eps: f64) -> Vec<T> {
-    let h = w.len();
-    let mut out = Vec::with_capacity(x.len() + h);
-    let mut dw = vec![T::ZERO; h];
-    let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
-    for (row, grow) in x.chunks_exact(h).zip(g.chunks_exact(h)) {
-        let (mut ss, mut dot) = (T::ZERO, T::ZERO);
-        for i in 0..h {
-            ss += row[i] * row[i];
-            dot += grow[i] * w[i] * row[i];
-        }
-        let r = T::ONE / (ss * inv_h + eps).sqrt();
-        let c = r * r * r * dot * inv_h;
-        for i in 0..h {
-            out.push(grow[i] * w[i] * r - row[i] * c);
-            dw[i] += grow[i] * row[i] * r;
-        }
-    }
-    out.extend(dw);
+    let mut out = vec![T::ZERO; x.len() + w.len()];
+    let (dx, dw_out) = out.split_at_mut(x.len());
+    let dw = rms_norm_bwd_into(x, w, g, dx, eps);
+    dw_out.copy_from_slice(&dw);
     out
 }
 
@@ -262,10 +311,14 @@ impl CustomOp2 for AddBias {
         let op = self.name();
         let out = by_dtype!(ys, op, |T| {
             let (y, b) = (view::<T>(ys, yl, op)?, view::<T>(bs, bl, op)?);
-            let mut out = Vec::with_capacity(y.len());
-            for row in y.chunks_exact(b.len()) {
-                out.extend(row.iter().zip(b).map(|(&v, &bi)| v + bi));
-            }
+            let mut out = y.to_vec();
+            out.par_chunks_mut(b.len() * BLOCK_ROWS).for_each(|ob| {
+                for row in ob.chunks_exact_mut(b.len()) {
+                    for (o, &bi) in row.iter_mut().zip(b) {
+                        *o += bi;
+                    }
+                }
+            });
             T::wrap(out)
         });
         Ok((out, yl.shape().clone()))
@@ -297,13 +350,19 @@ impl CustomOp1 for ColumnSum {
         let op = self.name();
         let c = self.0;
         let out = by_dtype!(s, op, |T| {
-            let mut acc = vec![T::ZERO; c];
-            for row in view::<T>(s, l, op)?.chunks_exact(c) {
-                for (a, &v) in acc.iter_mut().zip(row) {
-                    *a += v;
-                }
-            }
-            T::wrap(acc)
+            let parts: Vec<Vec<T>> = view::<T>(s, l, op)?
+                .par_chunks(c * BLOCK_ROWS)
+                .map(|xb| {
+                    let mut acc = vec![T::ZERO; c];
+                    for row in xb.chunks_exact(c) {
+                        for (a, &v) in acc.iter_mut().zip(row) {
+                            *a += v;
+                        }
+                    }
+                    acc
+                })
+                .collect();
+            T::wrap(sum_partials(parts, c))
         });
         Ok((out, Shape::from(c)))
     }
@@ -321,33 +380,40 @@ pub(crate) fn add_bias(y: &Tensor, b: &Tensor) -> Result<Tensor> {
 struct SwiGlu;
 
 fn swiglu_fwd<T: Fl>(x: &[T], f: usize) -> Vec<T> {
-    let mut y = Vec::with_capacity(x.len() / 2);
-    for row in x.chunks_exact(2 * f) {
-        let (g, u) = row.split_at(f);
-        y.extend(
-            g.iter()
-                .zip(u)
-                .map(|(&g, &u)| (g / (T::ONE + (-g).exp())) * u),
-        );
-    }
+    let mut y = vec![T::ZERO; x.len() / 2];
+    y.par_chunks_mut(f * BLOCK_ROWS)
+        .zip(x.par_chunks(2 * f * BLOCK_ROWS))
+        .for_each(|(yb, xb)| {
+            for (yrow, row) in yb.chunks_exact_mut(f).zip(xb.chunks_exact(2 * f)) {
+                let (g, u) = row.split_at(f);
+                for ((o, &g), &u) in yrow.iter_mut().zip(g).zip(u) {
+                    *o = (g / (T::ONE + (-g).exp())) * u;
+                }
+            }
+        });
     y
 }
 
 fn swiglu_bwd<T: Fl>(x: &[T], grad: &[T], f: usize) -> Vec<T> {
     let mut dx = vec![T::ZERO; x.len()];
-    for ((row, go), drow) in x
-        .chunks_exact(2 * f)
-        .zip(grad.chunks_exact(f))
-        .zip(dx.chunks_exact_mut(2 * f))
-    {
-        let (g, u) = row.split_at(f);
-        let (dg, du) = drow.split_at_mut(f);
-        for j in 0..f {
-            let s = T::ONE / (T::ONE + (-g[j]).exp());
-            dg[j] = go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s));
-            du[j] = go[j] * g[j] * s;
-        }
-    }
+    let b = 2 * f * BLOCK_ROWS;
+    dx.par_chunks_mut(b)
+        .zip(x.par_chunks(b).zip(grad.par_chunks(f * BLOCK_ROWS)))
+        .for_each(|(db, (xb, gb))| {
+            for ((row, go), drow) in xb
+                .chunks_exact(2 * f)
+                .zip(gb.chunks_exact(f))
+                .zip(db.chunks_exact_mut(2 * f))
+            {
+                let (g, u) = row.split_at(f);
+                let (dg, du) = drow.split_at_mut(f);
+                for j in 0..f {
+                    let s = T::ONE / (T::ONE + (-g[j]).exp());
+                    dg[j] = go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s));
+                    du[j] = go[j] * g[j] * s;
+                }
+            }
+        });
     dx
 }
 
@@ -485,69 +551,79 @@ impl AttnSpec {
         let mut q = vec![T::ZERO; b * nh * t * hd];
         let mut k = vec![T::ZERO; b * kvh * t * hd];
         let mut v = vec![T::ZERO; b * kvh * t * hd];
-        for bi in 0..b {
-            for i in 0..t {
-                let row = &qkv[(bi * t + i) * width..(bi * t + i + 1) * width];
-                let (cos, sin) = (
-                    &self.cos[i * hd..(i + 1) * hd],
-                    &self.sin[i * hd..(i + 1) * hd],
-                );
-                for h in 0..nh {
-                    let o = ((bi * nh + h) * t + i) * hd;
-                    rope_row(&row[h * hd..(h + 1) * hd], cos, sin, &mut q[o..o + hd]);
+        // one task per sequence: its q, k, v blocks are contiguous
+        q.par_chunks_mut(nh * t * hd)
+            .zip(k.par_chunks_mut(kvh * t * hd))
+            .zip(v.par_chunks_mut(kvh * t * hd))
+            .zip(qkv.par_chunks(t * width))
+            .for_each(|(((q, k), v), seq)| {
+                for i in 0..t {
+                    let row = &seq[i * width..(i + 1) * width];
+                    let (cos, sin) = (
+                        &self.cos[i * hd..(i + 1) * hd],
+                        &self.sin[i * hd..(i + 1) * hd],
+                    );
+                    for h in 0..nh {
+                        let o = (h * t + i) * hd;
+                        rope_row(&row[h * hd..(h + 1) * hd], cos, sin, &mut q[o..o + hd]);
+                    }
+                    for h in 0..kvh {
+                        let o = (h * t + i) * hd;
+                        let src = (nh + h) * hd;
+                        rope_row(&row[src..src + hd], cos, sin, &mut k[o..o + hd]);
+                        let src = (nh + kvh + h) * hd;
+                        v[o..o + hd].copy_from_slice(&row[src..src + hd]);
+                    }
                 }
-                for h in 0..kvh {
-                    let o = ((bi * kvh + h) * t + i) * hd;
-                    let src = (nh + h) * hd;
-                    rope_row(&row[src..src + hd], cos, sin, &mut k[o..o + hd]);
-                    let src = (nh + kvh + h) * hd;
-                    v[o..o + hd].copy_from_slice(&row[src..src + hd]);
-                }
-            }
-        }
+            });
         let q = Tensor::from_vec(q, (b, kvh, g * t, hd), &dev)?;
         let k = Tensor::from_vec(k, (b, kvh, t, hd), &dev)?;
         let v = Tensor::from_vec(v, (b, kvh, t, hd), &dev)?;
         let mut s = to_vec::<T>(&q.matmul(&k.t()?)?)?;
         // scale, mask, softmax in place; rows are (b, kv head, group, query)
         let scale = T::of(self.scale);
-        for (r, srow) in s.chunks_exact_mut(t).enumerate() {
-            let (i, bi) = (r % t, r / (kvh * g * t));
-            let mut max = T::of(f64::NEG_INFINITY);
-            for (j, x) in srow.iter_mut().enumerate() {
-                if self.visible(bi, i, j) {
-                    *x *= scale;
-                    if *x > max {
-                        max = *x;
+        s.par_chunks_mut(t)
+            .with_min_len(BLOCK_ROWS)
+            .enumerate()
+            .for_each(|(r, srow)| {
+                let (i, bi) = (r % t, r / (kvh * g * t));
+                let mut max = T::of(f64::NEG_INFINITY);
+                for (j, x) in srow.iter_mut().enumerate() {
+                    if self.visible(bi, i, j) {
+                        *x *= scale;
+                        if *x > max {
+                            max = *x;
+                        }
                     }
                 }
-            }
-            let mut sum = T::ZERO;
-            for (j, x) in srow.iter_mut().enumerate() {
-                if self.visible(bi, i, j) {
-                    *x = (*x - max).exp();
-                    sum += *x;
-                } else {
-                    *x = T::ZERO;
+                let mut sum = T::ZERO;
+                for (j, x) in srow.iter_mut().enumerate() {
+                    if self.visible(bi, i, j) {
+                        *x = (*x - max).exp();
+                        sum += *x;
+                    } else {
+                        *x = T::ZERO;
+                    }
                 }
-            }
-            for x in srow.iter_mut() {
-                *x /= sum;
-            }
-        }
+                for x in srow.iter_mut() {
+                    *x /= sum;
+                }
+            });
         let p = Tensor::from_vec(s, (b, kvh, g * t, t), &dev)?;
         let o = to_vec::<T>(&p.matmul(&v)?)?;
         // [B, kvh, g, T, hd] -> [B, T, (kvh g) hd]
         let mut out = vec![T::ZERO; b * t * nh * hd];
-        for bi in 0..b {
-            for h in 0..nh {
-                for i in 0..t {
-                    let src = ((bi * nh + h) * t + i) * hd;
-                    let dst = (bi * t + i) * nh * hd + h * hd;
-                    out[dst..dst + hd].copy_from_slice(&o[src..src + hd]);
+        out.par_chunks_mut(t * nh * hd)
+            .zip(o.par_chunks(nh * t * hd))
+            .for_each(|(out, o)| {
+                for h in 0..nh {
+                    for i in 0..t {
+                        let src = (h * t + i) * hd;
+                        let dst = i * nh * hd + h * hd;
+                        out[dst..dst + hd].copy_from_slice(&o[src..src + hd]);
+                    }
                 }
-            }
-        }
+            });
         Ok((out, AttnSaved { q, k, v, p }))
     }
 
@@ -558,15 +634,17 @@ impl AttnSpec {
         let dev = candle_core::Device::Cpu;
         // [B, T, nh hd] -> [B, kvh, g T, hd]
         let mut d_o = vec![T::ZERO; b * nh * t * hd];
-        for bi in 0..b {
-            for h in 0..nh {
-                for i in 0..t {
-                    let dst = ((bi * nh + h) * t + i) * hd;
-                    let src = (bi * t + i) * nh * hd + h * hd;
-                    d_o[dst..dst + hd].copy_from_slice(&grad[src..src + hd]);
+        d_o.par_chunks_mut(nh * t * hd)
+            .zip(grad.par_chunks(t * nh * hd))
+            .for_each(|(d_o, grad)| {
+                for h in 0..nh {
+                    for i in 0..t {
+                        let dst = (h * t + i) * hd;
+                        let src = i * nh * hd + h * hd;
+                        d_o[dst..dst + hd].copy_from_slice(&grad[src..src + hd]);
+                    }
                 }
-            }
-        }
+            });
         let d_o = Tensor::from_vec(d_o, (b, kvh, g * t, hd), &dev)?;
         let dv = to_vec::<T>(&saved.p.t()?.matmul(&d_o)?)?;
         let dp = to_vec::<T>(&d_o.matmul(&saved.v.t()?)?)?;
@@ -574,40 +652,47 @@ impl AttnSpec {
         // dS = scale * p * (dp - sum(dp * p))
         let scale = T::of(self.scale);
         let mut ds = dp;
-        for (drow, prow) in ds.chunks_exact_mut(t).zip(p.chunks_exact(t)) {
-            let mut dot = T::ZERO;
-            for (d, &pv) in drow.iter().zip(prow) {
-                dot += *d * pv;
-            }
-            for (d, &pv) in drow.iter_mut().zip(prow) {
-                *d = scale * pv * (*d - dot);
-            }
-        }
+        ds.par_chunks_mut(t * BLOCK_ROWS)
+            .zip(p.par_chunks(t * BLOCK_ROWS))
+            .for_each(|(db, pb)| {
+                for (drow, prow) in db.chunks_exact_mut(t).zip(pb.chunks_exact(t)) {
+                    let mut dot = T::ZERO;
+                    for (d, &pv) in drow.iter().zip(prow) {
+                        dot += *d * pv;
+                    }
+                    for (d, &pv) in drow.iter_mut().zip(prow) {
+                        *d = scale * pv * (*d - dot);
+                    }
+                }
+            });
         let ds = Tensor::from_vec(ds, (b, kvh, g * t, t), &dev)?;
         let dq = to_vec::<T>(&ds.matmul(&saved.k)?)?;
         let dk = to_vec::<T>(&ds.t()?.matmul(&saved.q)?)?;
         // un-rotate and pack to [B, T, (nh + 2 kvh) hd]
         let mut out = vec![T::ZERO; b * t * width];
-        for bi in 0..b {
-            for i in 0..t {
-                let row = &mut out[(bi * t + i) * width..(bi * t + i + 1) * width];
-                let (cos, sin) = (
-                    &self.cos[i * hd..(i + 1) * hd],
-                    &self.sin[i * hd..(i + 1) * hd],
-                );
-                for h in 0..nh {
-                    let o = ((bi * nh + h) * t + i) * hd;
-                    unrope_row(&dq[o..o + hd], cos, sin, &mut row[h * hd..(h + 1) * hd]);
+        out.par_chunks_mut(t * width)
+            .zip(dq.par_chunks(nh * t * hd))
+            .zip(dk.par_chunks(kvh * t * hd).zip(dv.par_chunks(kvh * t * hd)))
+            .for_each(|((seq, dq), (dk, dv))| {
+                for i in 0..t {
+                    let row = &mut seq[i * width..(i + 1) * width];
+                    let (cos, sin) = (
+                        &self.cos[i * hd..(i + 1) * hd],
+                        &self.sin[i * hd..(i + 1) * hd],
+                    );
+                    for h in 0..nh {
+                        let o = (h * t + i) * hd;
+                        unrope_row(&dq[o..o + hd], cos, sin, &mut row[h * hd..(h + 1) * hd]);
+                    }
+                    for h in 0..kvh {
+                        let o = (h * t + i) * hd;
+                        let dst = (nh + h) * hd;
+                        unrope_row(&dk[o..o + hd], cos, sin, &mut row[dst..dst + hd]);
+                        let dst = (nh + kvh + h) * hd;
+                        row[dst..dst + hd].copy_from_slice(&dv[o..o + hd]);
+                    }
                 }
-                for h in 0..kvh {
-                    let o = ((bi * kvh + h) * t + i) * hd;
-                    let dst = (nh + h) * hd;
-                    unrope_row(&dk[o..o + hd], cos, sin, &mut row[dst..dst + hd]);
-                    let dst = (nh + kvh + h) * hd;
-                    row[dst..dst + hd].copy_from_slice(&dv[o..o + hd]);
-                }
-            }
-        }
+            });
         Ok(out)
     }
 }
@@ -665,4 +750,296 @@ pub(crate) fn attention(qkv: &Tensor, spec: std::sync::Arc<AttnSpec>) -> Result<
         saved: Mutex::new(None),
     };
     Ok(qkv.contiguous()?.apply_op1(op)?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain kernels for the hand-written decoder-layer backward (`layer.rs`): no autograd, CPU
+// tensors in, CPU tensors out.
+
+/// Runs `$body` with `$x` bound to the contiguous `&[T]` elements of CPU tensor `$t`.
+macro_rules! with_slice {
+    ($t:expr, $T:ty, $op:expr, |$x:ident| $body:expr) => {{
+        let (s, l) = $t.storage_and_layout();
+        let cs = match &*s {
+            candle_core::Storage::Cpu(c) => c,
+            _ => candle_core::bail!("{}: CPU only", $op),
+        };
+        let $x = view::<$T>(cs, l, $op)?;
+        $body
+    }};
+}
+
+fn cpu_tensor<T: Fl>(v: Vec<T>, shape: impl Into<Shape>) -> candle_core::Result<Tensor> {
+    Tensor::from_vec(v, shape, &candle_core::Device::Cpu)
+}
+
+/// `(dx, dw)` of [`rms_norm`] for upstream gradient `g`, plus `resid` added to `dx` when given
+/// (the residual branch's gradient, so the sum costs no extra pass): with `r = 1 /
+/// sqrt(mean(x^2) + eps)` per row, `dx = g w r - x r^3 mean(g w x) (+ resid)`,
+/// `dw = sum_rows g x r`.
+pub(crate) fn rms_norm_backward(
+    x: &Tensor,
+    w: &Tensor,
+    g: &Tensor,
+    resid: Option<&Tensor>,
+    eps: f64,
+) -> Result<(Tensor, Tensor)> {
+    let (x, w, g) = (x.contiguous()?, w.contiguous()?, g.contiguous()?);
+    let resid = resid.map(Tensor::contiguous).transpose()?;
+    let op = "rms-norm-backward";
+    let run = || -> candle_core::Result<(Tensor, Tensor)> {
+        let s = x.storage_and_layout().0;
+        match &*s {
+            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
+                rms_norm_backward_t::<f32>(&x, &w, &g, resid.as_ref(), eps, op)
+            }
+            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
+                rms_norm_backward_t::<f64>(&x, &w, &g, resid.as_ref(), eps, op)
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    Ok(run()?)
+}
+
+fn rms_norm_backward_t<T: Fl>(
+    x: &Tensor,
+    w: &Tensor,
+    g: &Tensor,
+    resid: Option<&Tensor>,
+    eps: f64,
+    op: &str,
+) -> candle_core::Result<(Tensor, Tensor)> {
+    let mut dx = match resid {
+        Some(r) => with_slice!(r, T, op, |r| r.to_vec()),
+        None => vec![T::ZERO; x.elem_count()],
+    };
+    let dw = with_slice!(x, T, op, |xs| with_slice!(w, T, op, |ws| with_slice!(
+        g,
+        T,
+        op,
+        |gs| rms_norm_bwd_into(xs, ws, gs, &mut dx, eps)
+    )));
+    Ok((cpu_tensor(dx, x.shape())?, cpu_tensor(dw, w.shape())?))
+}
+
+/// `dL/dx` of [`swiglu`] for `x` `[N, 2F]` and upstream gradient `[N, F]`.
+pub(crate) fn swiglu_backward(x: &Tensor, grad: &Tensor) -> Result<Tensor> {
+    Ok(x.contiguous()?
+        .apply_op2_no_bwd(&grad.contiguous()?, &SwiGluBwd)?)
+}
+
+/// Column sums of a `[N, C]` tensor (a bias gradient).
+pub(crate) fn column_sum(x: &Tensor) -> Result<Tensor> {
+    let c = x.dim(x.rank() - 1)?;
+    Ok(x.contiguous()?.apply_op1_no_bwd(&ColumnSum(c))?)
+}
+
+/// What [`attention_backward`] needs from [`attention_forward`].
+pub(crate) struct AttnTape(AttnSaved);
+
+/// [`attention`] without a graph, keeping what its backward needs.
+pub(crate) fn attention_forward(qkv: &Tensor, spec: &AttnSpec) -> Result<(Tensor, AttnTape)> {
+    let qkv = qkv.contiguous()?;
+    let op = "attention-forward";
+    let run = || -> candle_core::Result<(Tensor, AttnSaved)> {
+        let (s, l) = qkv.storage_and_layout();
+        let shape = (spec.b * spec.t, spec.heads * spec.head_dim);
+        match &*s {
+            candle_core::Storage::Cpu(c @ CpuStorage::F32(_)) => {
+                let (o, saved) = spec.forward::<f32>(view(c, l, op)?)?;
+                Ok((cpu_tensor(o, shape)?, saved))
+            }
+            candle_core::Storage::Cpu(c @ CpuStorage::F64(_)) => {
+                let (o, saved) = spec.forward::<f64>(view(c, l, op)?)?;
+                Ok((cpu_tensor(o, shape)?, saved))
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    let (o, saved) = run()?;
+    Ok((o, AttnTape(saved)))
+}
+
+/// `dL/dqkv` `[B*T, (heads + 2 kv_heads) * head_dim]` of [`attention`] from the upstream
+/// gradient `[B*T, heads * head_dim]`.
+pub(crate) fn attention_backward(
+    spec: &AttnSpec,
+    tape: &AttnTape,
+    grad: &Tensor,
+) -> Result<Tensor> {
+    let grad = grad.contiguous()?;
+    let op = "attention-backward";
+    let width = (spec.heads + 2 * spec.kv_heads) * spec.head_dim;
+    let shape = (spec.b * spec.t, width);
+    let run = || -> candle_core::Result<Tensor> {
+        let (s, l) = grad.storage_and_layout();
+        match &*s {
+            candle_core::Storage::Cpu(c @ CpuStorage::F32(_)) => {
+                cpu_tensor(spec.backward::<f32>(&tape.0, view(c, l, op)?)?, shape)
+            }
+            candle_core::Storage::Cpu(c @ CpuStorage::F64(_)) => {
+                cpu_tensor(spec.backward::<f64>(&tape.0, view(c, l, op)?)?, shape)
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    Ok(run()?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary rows (the training walk's steps 1 and 3, `train.rs`)
+
+/// Per row of logits `z` `[n, V]` (f32 or f64, CPU): `(log p[target], lse, H)`, `[n]` each,
+/// in one pass over the row after its maximum: with `m = max z`, `e = exp(z - m)`,
+/// `s = sum e`: `lse = m + log s`, `log p[target] = z[target] - lse`,
+/// `H = lse - sum(e z) / s` (`H` only `with_entropy`).
+pub(crate) fn vocab_rows(
+    z: &Tensor,
+    targets: &[u32],
+    with_entropy: bool,
+) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+    let z = z.contiguous()?;
+    let op = "vocab-rows";
+    let run = || -> candle_core::Result<(Tensor, Tensor, Option<Tensor>)> {
+        let s = z.storage_and_layout().0;
+        match &*s {
+            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
+                vocab_rows_t::<f32>(&z, targets, with_entropy, op)
+            }
+            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
+                vocab_rows_t::<f64>(&z, targets, with_entropy, op)
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    Ok(run()?)
+}
+
+fn vocab_rows_t<T: Fl>(
+    z: &Tensor,
+    targets: &[u32],
+    with_entropy: bool,
+    op: &str,
+) -> candle_core::Result<(Tensor, Tensor, Option<Tensor>)> {
+    let (n, v) = z.dims2()?;
+    if targets.len() != n {
+        candle_core::bail!("{op}: {} targets for {n} rows", targets.len());
+    }
+    let mut out = vec![(T::ZERO, T::ZERO, T::ZERO); n];
+    with_slice!(z, T, op, |zs| {
+        out.par_iter_mut()
+            .zip(zs.par_chunks(v).zip(targets.par_iter()))
+            .with_min_len(4)
+            .try_for_each(|(o, (row, &t))| {
+                let mut m = T::of(f64::NEG_INFINITY);
+                for &x in row {
+                    if x > m {
+                        m = x;
+                    }
+                }
+                let (mut s, mut ez) = (T::ZERO, T::ZERO);
+                if with_entropy {
+                    for &x in row {
+                        let e = (x - m).exp();
+                        s += e;
+                        ez += e * x;
+                    }
+                } else {
+                    for &x in row {
+                        s += (x - m).exp();
+                    }
+                }
+                let lse = s.ln() + m;
+                let zt = *row
+                    .get(t as usize)
+                    .ok_or_else(|| candle_core::Error::Msg(format!("{op}: target {t} >= {v}")))?;
+                *o = (zt - lse, lse, lse - ez / s);
+                Ok::<(), candle_core::Error>(())
+            })
+    })?;
+    let col = |f: fn(&(T, T, T)) -> T| cpu_tensor(out.iter().map(f).collect(), n);
+    Ok((
+        col(|o| o.0)?,
+        col(|o| o.1)?,
+        with_entropy.then(|| col(|o| o.2)).transpose()?,
+    ))
+}
+
+/// `dL/dz` `[n, V]` from logits `z` (consumed; the result reuses nothing of it but its shape),
+/// per row with `lse`, upstream `a = g_lp / T` and (with entropies) `b = g_ent / T`, `H`:
+/// `log p = z - lse`, `p = exp(log p)`,
+/// `dz = p (-(a + b (log p + H))) + a 1[j = target]` (`-a p + a 1[j = target]` without `b`).
+pub(crate) fn vocab_grad(
+    z: &Tensor,
+    targets: &[u32],
+    lse: &Tensor,
+    a: &Tensor,
+    ent: Option<(&Tensor, &Tensor)>,
+) -> Result<Tensor> {
+    let z = z.contiguous()?;
+    let op = "vocab-grad";
+    let run = || -> candle_core::Result<Tensor> {
+        let s = z.storage_and_layout().0;
+        match &*s {
+            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
+                vocab_grad_t::<f32>(&z, targets, lse, a, ent, op)
+            }
+            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
+                vocab_grad_t::<f64>(&z, targets, lse, a, ent, op)
+            }
+            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
+        }
+    };
+    Ok(run()?)
+}
+
+fn vocab_grad_t<T: Fl>(
+    z: &Tensor,
+    targets: &[u32],
+    lse: &Tensor,
+    a: &Tensor,
+    ent: Option<(&Tensor, &Tensor)>,
+    op: &str,
+) -> candle_core::Result<Tensor> {
+    let (n, v) = z.dims2()?;
+    let col = |t: &Tensor| -> candle_core::Result<Vec<T>> {
+        let t = t.flatten_all()?.to_vec1::<T>()?;
+        if t.len() != n {
+            candle_core::bail!("{op}: {} values for {n} rows", t.len());
+        }
+        Ok(t)
+    };
+    let (lse, a) = (col(lse)?, col(a)?);
+    let ent = match ent {
+        Some((b, h)) => Some((col(b)?, col(h)?)),
+        None => None,
+    };
+    if targets.len() != n || targets.iter().any(|&t| t as usize >= v) {
+        candle_core::bail!("{op}: targets do not match {n} rows of {v} logits");
+    }
+    let mut dz = with_slice!(z, T, op, |zs| zs.to_vec());
+    dz.par_chunks_mut(v)
+        .enumerate()
+        .with_min_len(4)
+        .for_each(|(r, row)| {
+            let (lse, a) = (lse[r], a[r]);
+            match &ent {
+                Some((b, h)) => {
+                    let (nb, h) = (-b[r], h[r]);
+                    for x in row.iter_mut() {
+                        let lp = *x - lse;
+                        *x = lp.exp() * ((lp + h) * nb - a);
+                    }
+                }
+                None => {
+                    let na = -a;
+                    for x in row.iter_mut() {
+                        *x = (*x - lse).exp() * na;
+                    }
+                }
+            }
+            row[targets[r] as usize] += a;
+        });
+    cpu_tensor(dz, (n, v))
 }

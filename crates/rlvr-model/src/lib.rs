@@ -46,6 +46,7 @@ mod flash;
 mod fused;
 pub mod hub;
 pub mod io;
+mod layer;
 mod logits;
 pub mod model;
 pub mod sample;

@@ -10,13 +10,15 @@
 //!    chunks of at most [`Qwen::set_logits_chunk_elems`] logits, kept only as `[N]` vectors;
 //! 2. the loss: `loss_fn` gets the log-probs (and entropies) as leaf variables; its backward
 //!    gives `g_lp = dL/dlogp` and `g_ent = dL/dH`;
-//! 3. the vocabulary backward, chunk by chunk, the logits recomputed: with `p = softmax(z)`,
+//! 3. the vocabulary backward, chunk by chunk, the logits recomputed (on the CPU fused path
+//!    kept from step 1 instead when they are a single chunk): with `p = softmax(z)`,
 //!    `z = h W^T / T`: `dL/dz = g_lp (1[j = target] - p) - g_ent p (log p + H)`,
 //!    `dh = (dL/dz / T) W`, `dW += (dL/dz / T)^T h` (the entropy terms only when the loss
 //!    depends on the entropy);
 //! 4. the final norm, then each decoder layer in reverse: its input as a leaf variable `x`,
 //!    its output `y` with a graph, and the backward of `sum(y * dL/dy)` gives the layer's
-//!    parameter gradients and `dL/dx`, the next layer's upstream gradient;
+//!    parameter gradients and `dL/dx`, the next layer's upstream gradient (on the CPU fused
+//!    path a hand-written backward instead, `layer.rs`, with the same contract);
 //! 5. the embedding gradient from `dL/dx_0`.
 //!
 //! With `gradient_checkpointing` the forward of step 1 keeps only each layer's input and
@@ -40,6 +42,7 @@ use candle_core::{DType, Tensor, Var};
 use crate::batch::{ResponseLogProbs, TokenBatch};
 use crate::error::{Error, Result};
 use crate::flash::{self, FlashOut};
+use crate::layer::LayerTape;
 use crate::model::{apply_rope, rms_norm_train, upcast, Attention, Layer, Linear, Mlp, Qwen};
 
 /// Options of [`Qwen::loss_and_grads`].
@@ -83,6 +86,10 @@ struct VocabOut {
     /// Row log-sum-exp of `z = h W^T / T`.
     lse: Tensor,
     entropy: Option<Tensor>,
+    /// The logits `z`, kept for the backward when they are a single chunk on the fused CPU
+    /// path (so the backward does not recompute them; the backward then holds `z` and
+    /// `dL/dz`, fewer `[rows, V]` blocks than its recomputing path).
+    logits: Option<Tensor>,
 }
 
 /// Per-batch constants of one walk.
@@ -111,8 +118,12 @@ struct Walk {
 enum Tape {
     Fused {
         out: Tensor,
+        /// What the hand-written backward needs (`None` without a graph).
+        tape: Option<LayerTape>,
     },
     Generic {
+        /// The layer input as a leaf variable (`None` without a graph).
+        x: Option<Var>,
         /// RoPE'd q `[B, heads, T, hd]`, k, v `[B, kv_heads, T, hd]`, attached to the graph.
         qkv: [Tensor; 3],
         /// The same, detached, for the attention backward.
@@ -127,7 +138,7 @@ enum Tape {
 impl Tape {
     fn out(&self) -> &Tensor {
         match self {
-            Tape::Fused { out } | Tape::Generic { out, .. } => out,
+            Tape::Fused { out, .. } | Tape::Generic { out, .. } => out,
         }
     }
 }
@@ -312,16 +323,19 @@ impl Qwen {
         })
     }
 
-    /// Decoder layer `li` on `[B*T, H]` rows. With `graph`, the generic path's attention output
-    /// becomes a leaf variable so its gradient can be read (the caller passes attached
-    /// weights and an input variable); without, nothing is tracked (detached model and input).
+    /// Decoder layer `li` on `[B*T, H]` rows (`x` without a graph). With `graph`, what the
+    /// backward needs: on the fused path the hand-written backward's tape (`layer.rs`); on
+    /// the generic path the layer input and the attention output become leaf variables so
+    /// their gradients can be read (the caller passes attached weights). Without, nothing is
+    /// tracked (detached model).
     fn layer_pass(&self, li: usize, x: &Tensor, w: &Walk, graph: bool) -> Result<Tape> {
         let layer = &self.layers[li];
         if let Some(spec) = &w.spec {
-            return Ok(Tape::Fused {
-                out: self.fused_layer(layer, x, spec)?,
-            });
+            let (out, tape) = self.fused_layer_forward(layer, x, spec, graph)?;
+            return Ok(Tape::Fused { out, tape });
         }
+        let xv = graph.then(|| Var::from_tensor(x)).transpose()?;
+        let x = xv.as_ref().map_or(x, |v| v.as_tensor());
         let cfg = &self.cfg;
         let (b, t, h, eps) = (w.b, w.t, cfg.hidden_size, cfg.rms_norm_eps);
         let (nh, kvh, hd) = (
@@ -369,6 +383,7 @@ impl Qwen {
         let up = m.up_proj.forward(&xn)?;
         let out = (&xs + m.down_proj.forward(&(gate * up)?)?)?.reshape((b * t, h))?;
         Ok(Tape::Generic {
+            x: xv,
             qkv: [q, k, v],
             qkv_d,
             flash,
@@ -382,20 +397,19 @@ impl Qwen {
         &self,
         li: usize,
         tape: Tape,
-        x: &Var,
         g: &Tensor,
         w: &Walk,
         acc: &mut GradStore,
     ) -> Result<Tensor> {
         let weights = layer_weights(&self.layers[li]);
         match tape {
-            Tape::Fused { out } => {
-                let mut st = (out * g)?.sum_all()?.backward()?;
-                let dx = remove(&mut st, x.as_tensor(), "a layer input")?;
-                absorb(acc, st, &weights)?;
-                Ok(dx)
+            Tape::Fused { tape, .. } => {
+                let tape = tape.expect("a layer tape for the backward has a graph");
+                let spec = w.spec.as_ref().expect("fused walk has an attention spec");
+                self.fused_layer_backward(&self.layers[li], tape, g, spec, acc)
             }
             Tape::Generic {
+                x,
                 qkv,
                 qkv_d,
                 flash,
@@ -403,6 +417,7 @@ impl Qwen {
                 out,
             } => {
                 let o_var = o_var.expect("a layer tape for the backward has a graph");
+                let x = x.expect("a layer tape for the backward has a graph");
                 let mut st = (out * g)?.sum_all()?.backward()?;
                 let d_o = remove(&mut st, o_var.as_tensor(), "the attention output")?;
                 let dx1 = remove(&mut st, x.as_tensor(), "a layer input")?;
@@ -474,6 +489,7 @@ impl Qwen {
         w: &Walk,
         temperature: f64,
         with_entropy: bool,
+        keep_logits: bool,
     ) -> Result<VocabOut> {
         if w.n == 0 {
             let z = Tensor::zeros(0, upcast(self.dtype), &self.device)?;
@@ -481,15 +497,31 @@ impl Qwen {
                 logprobs: z.clone(),
                 lse: z.clone(),
                 entropy: with_entropy.then_some(z),
+                logits: None,
             });
         }
+        let mut logits = None;
         let wt = self.lm_head.detach().t()?;
         let chunk = self.chunk_rows();
         let (mut lps, mut lses, mut ents) = (Vec::new(), Vec::new(), Vec::new());
+        let targets = self.fused_targets(w)?;
         let mut start = 0;
         while start < w.n {
             let len = chunk.min(w.n - start);
             let z = self.logits_chunk(h, &wt, start, len, temperature)?;
+            if let Some(t) = &targets {
+                // CPU: one fused pass per row (fused.rs), the same formulas
+                let (lp, lse, ent) =
+                    crate::fused::vocab_rows(&z, &t[start..start + len], with_entropy)?;
+                lps.push(lp);
+                lses.push(lse);
+                ents.extend(ent);
+                if keep_logits && len == w.n {
+                    logits = Some(z);
+                }
+                start += len;
+                continue;
+            }
             let m = z.max_keepdim(1)?;
             let mut e = z.broadcast_sub(&m)?;
             e = e.exp()?;
@@ -514,11 +546,13 @@ impl Qwen {
             } else {
                 None
             },
+            logits,
         })
     }
 
     /// Step 3: `(dL/dh [n, H], dL/dW [V, H])` in the weights' dtype, the logits recomputed
-    /// and `lse`, `H` taken from the forward. Per chunk, `a = g_lp / T`, `b = g_ent / T`:
+    /// (or taken from the forward when it kept them, one chunk on the fused CPU path) and
+    /// `lse`, `H` taken from the forward. Per chunk, `a = g_lp / T`, `b = g_ent / T`:
     /// `dL/d(hW^T) = a 1[j = target] - p (a + b (log p + H))`. At most three `[rows, V]`
     /// f32 tensors alive at once, plus `dL/dW` (its f32 accumulator, one chunk's product and
     /// their sum: three `[V, H]` f32 tensors).
@@ -538,13 +572,36 @@ impl Qwen {
         let inv_t = 1.0 / temperature;
         let mut dh = Vec::new();
         let mut dw = Tensor::zeros(head.shape(), up, &self.device)?;
+        let targets = self.fused_targets(w)?;
         let mut start = 0;
         while start < w.n {
             let len = chunk.min(w.n - start);
             let rows =
                 |x: &Tensor| -> Result<Tensor> { Ok(x.narrow(0, start, len)?.unsqueeze(1)?) };
             let a = (rows(g_lp)? * inv_t)?;
-            let z = self.logits_chunk(h, &wt, start, len, temperature)?;
+            let z = match &fwd.logits {
+                Some(z) if len == w.n => z.clone(),
+                _ => self.logits_chunk(h, &wt, start, len, temperature)?,
+            };
+            if let Some(t) = &targets {
+                // CPU: one fused pass per row (fused.rs), the same formulas
+                let ent = match (g_ent, &fwd.entropy) {
+                    (Some(ge), Some(ent)) => Some(((rows(ge)? * inv_t)?, rows(ent)?)),
+                    _ => None,
+                };
+                let dz = crate::fused::vocab_grad(
+                    &z,
+                    &t[start..start + len],
+                    &rows(&fwd.lse)?,
+                    &a,
+                    ent.as_ref().map(|(b, h)| (b, h)),
+                )?;
+                drop(z);
+                dh.push(dz.to_dtype(self.dtype)?.matmul(&head)?);
+                dw = (dw + dz.t()?.matmul(&h.narrow(0, start, len)?.to_dtype(up)?)?)?;
+                start += len;
+                continue;
+            }
             let mut logp = z.broadcast_sub(&rows(&fwd.lse)?)?;
             drop(z);
             let p = logp.exp()?;
@@ -566,6 +623,14 @@ impl Qwen {
             start += len;
         }
         Ok((Tensor::cat(&dh, 0)?, dw.to_dtype(self.dtype)?))
+    }
+
+    /// The target ids as a host vector on the fused CPU path (`None` elsewhere).
+    fn fused_targets(&self, w: &Walk) -> Result<Option<Vec<u32>>> {
+        if !self.uses_fused() {
+            return Ok(None);
+        }
+        Ok(Some(w.targets.flatten_all()?.to_vec1::<u32>()?))
     }
 
     /// `[n]` values at `w.slots` scattered into a `[B, R]` tensor (0 elsewhere).
@@ -597,7 +662,7 @@ impl Qwen {
         }
         let h = m.final_norm(&x)?.index_select(&w.rows, 0)?;
         drop(x);
-        let v = m.vocab_forward(&h, &w, temperature, with_entropy)?;
+        let v = m.vocab_forward(&h, &w, temperature, with_entropy, false)?;
         Ok(ResponseLogProbs {
             logprobs: m.to_slots(&v.logprobs, &w)?,
             entropy: v.entropy.map(|e| m.to_slots(&e, &w)).transpose()?,
@@ -664,10 +729,9 @@ impl Qwen {
                 let out = det.layer_pass(li, &x, &w, false)?.out().clone();
                 inputs.push(std::mem::replace(&mut x, out));
             } else {
-                let xv = Var::from_tensor(&x).map_err(Error::from)?;
-                let tape = self.layer_pass(li, xv.as_tensor(), &w, true)?;
+                let tape = self.layer_pass(li, &x, &w, true)?;
                 x = tape.out().detach();
-                tapes.push((xv, tape));
+                tapes.push(tape);
             }
         }
         let x_last = Var::from_tensor(&x).map_err(Error::from)?;
@@ -677,7 +741,7 @@ impl Qwen {
             .index_select(&w.rows, 0)
             .map_err(Error::from)?;
         let h = h_graph.detach();
-        let fwd = det.vocab_forward(&h, &w, opts.temperature, opts.with_entropy)?;
+        let fwd = det.vocab_forward(&h, &w, opts.temperature, opts.with_entropy, true)?;
         // 2. the loss on leaf log-probs and entropies
         let lp_var = Var::from_tensor(&self.to_slots(&fwd.logprobs, &w)?).map_err(Error::from)?;
         let ent_var = match &fwd.entropy {
@@ -727,6 +791,7 @@ impl Qwen {
         let g_ent = g_ent.map(gather).transpose()?;
         // 3. vocabulary backward
         let (dh, dw) = det.vocab_backward(&h, &w, opts.temperature, &fwd, &g_lp, g_ent.as_ref())?;
+        drop(fwd);
         drop(h);
         let mut head = GradStore::default();
         head.insert(&self.lm_head, dw);
@@ -744,17 +809,14 @@ impl Qwen {
         let mut g = remove(&mut st, x_last.as_tensor(), "the last hidden state")?;
         sink(only(st, &[&self.norm]))?;
         for li in (0..nl).rev() {
-            let (xv, tape) = if ckpt {
+            let tape = if ckpt {
                 let input = inputs.pop().expect("one input per layer");
-                let xv = Var::from_tensor(&input).map_err(Error::from)?;
-                drop(input);
-                let tape = self.layer_pass(li, xv.as_tensor(), &w, true)?;
-                (xv, tape)
+                self.layer_pass(li, &input, &w, true)?
             } else {
                 tapes.pop().expect("one tape per layer")
             };
             let mut piece = GradStore::default();
-            g = self.layer_backward(li, tape, &xv, &g, &w, &mut piece)?;
+            g = self.layer_backward(li, tape, &g, &w, &mut piece)?;
             sink(piece)?;
         }
         // 5. embeddings

@@ -250,6 +250,106 @@ fn generic_walk_matches_finite_differences_in_f64() {
     }
 }
 
+/// The same on the CPU fused path (the hand-written decoder-layer backward of `layer.rs`:
+/// RMSNorm backward with the residual fused in, SwiGLU, attention, q/k norms, concatenated
+/// projections and their biases), with and without checkpointing, key padding included.
+#[test]
+fn fused_walk_matches_finite_differences_in_f64() {
+    for arch in ["qwen2", "qwen3"] {
+        let cfg = small_config(arch, 30);
+        let (model, varmap) = peaky_model(&cfg, 2, DType::F64);
+        let b = holed_batch(30);
+        for ckpt in [false, true] {
+            let (_, _, grads, _) = walk(&model, &varmap, &b, ckpt);
+            let loss = |m: &Qwen| -> f64 {
+                let w = weights_for(&b);
+                let out = m.response_logprobs_no_grad(&b, true, TEMP).unwrap();
+                loss_of(&out, &w).unwrap().to_scalar::<f64>().unwrap()
+            };
+            assert_matches_central_differences(
+                &varmap,
+                |name, _| {
+                    let (gname, g) = grads.iter().find(|(n, _)| n == name).unwrap();
+                    assert_eq!(gname, name);
+                    g.clone()
+                },
+                || loss(&model),
+                &format!("{arch} ckpt={ckpt}"),
+            );
+        }
+    }
+}
+
+/// The fused CPU kernels split rows into fixed blocks (not per thread) and sum per-block
+/// partials in block order: the walk's values and gradients are bit-identical on 1 and 3
+/// threads.
+#[test]
+fn fused_walk_does_not_depend_on_the_thread_count() {
+    let cfg = small_config("qwen2", 40);
+    let (model, varmap) = peaky_model(&cfg, 3, DType::F32);
+    // 12 x 20 = 240 rows: several blocks of rows per kernel
+    let pairs: Vec<(Vec<u32>, Vec<u32>)> = (0..12u32)
+        .map(|r| {
+            let p = (0..5).map(|i| (r * 3 + i * 7 + 1) % 40).collect();
+            let resp = (0..15).map(|i| (r * 11 + i * 5 + 2) % 40).collect();
+            (p, resp)
+        })
+        .collect();
+    let b = TokenBatch::new(&pairs, 0, &Device::Cpu).unwrap();
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| walk(&model, &varmap, &b, false))
+    };
+    let (lp1, ent1, g1, loss1) = run(1);
+    let (lp3, ent3, g3, loss3) = run(3);
+    assert_eq!(lp1, lp3);
+    assert_eq!(ent1, ent3);
+    assert_eq!(loss1, loss3);
+    assert_eq!(g1, g3);
+}
+
+/// A loss of the log-probs alone (no entropy term, entropies computed or not): the fused
+/// vocabulary backward's `g_ent`-free branch against plain autograd, both paths.
+#[test]
+fn walk_without_an_entropy_term_matches_autograd() {
+    let cfg = small_config("qwen2", 40);
+    for generic in [false, true] {
+        let (mut model, varmap) = peaky_model(&cfg, 3, DType::F32);
+        model.set_force_generic(generic);
+        model.set_logits_chunk_elems(5 * 40);
+        let b = holed_batch(40);
+        let w = weights_for(&b);
+        let lp_loss = |out: &ResponseLogProbs| -> candle_core::Result<Tensor> {
+            out.logprobs
+                .broadcast_mul(&w.to_dtype(out.logprobs.dtype())?)?
+                .sum_all()
+        };
+        let out = model.response_logprobs_at(&b, false, TEMP).unwrap();
+        let grads = lp_loss(&out).unwrap().backward().unwrap();
+        let g_r = collect(&varmap, |v| grads.get(v.as_tensor()).cloned());
+        for with_entropy in [false, true] {
+            let opts = TrainForwardOptions {
+                temperature: TEMP,
+                with_entropy,
+                gradient_checkpointing: false,
+            };
+            let step = model
+                .loss_and_grads::<rlvr_model::Error, _>(&b, &opts, |o| Ok(lp_loss(o)?))
+                .unwrap();
+            let g = collect(&varmap, |v| step.grads.get(v.as_tensor()).cloned());
+            assert_grads_close(
+                &g,
+                &g_r,
+                1e-4,
+                &format!("generic={generic} with_entropy={with_entropy}"),
+            );
+        }
+    }
+}
+
 /// The graph-free forward gives the training forward's values and tracks nothing.
 #[test]
 fn no_grad_forward_matches_and_builds_no_graph() {

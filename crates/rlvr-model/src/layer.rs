@@ -1,0 +1,265 @@
+//! One decoder layer of the CPU fused path with a hand-written backward (the training walk's
+//! step 4 in `train.rs`).
+//!
+//! Through candle's autograd, every node of a layer's graph costs a zero-filled gradient
+//! buffer and an `add` into it, the surrogate `sum(y * dL/dy)` costs two more passes, and the
+//! concatenated projections' gradients are copied out of their concatenation. Here the
+//! forward keeps the activations the backward needs and the backward computes, with
+//! `g = dL/dy` and the layer
+//!
+//! ```text
+//! a = rms(x) w_in                 qkv = a Wqkv^T + b_qkv       (q/k norms: per head)
+//! o = attention(qkv)              h = x + o Wo^T
+//! c = rms(h) w_post               u = c Wgu^T                  s = silu(u_g) * u_u
+//! y = h + s Wd^T
+//! ```
+//!
+//! `dWd = g^T s`, `ds = g Wd`, `du = swiglu'(u, ds)`, `dWgu = du^T c`, `dc = du Wgu`,
+//! `dh = g + rms'(h, w_post; dc)`, `dWo = dh^T o`, `do = dh Wo`, `dqkv = attention'(do)`,
+//! `db_qkv = sum_rows dqkv`, `dWqkv = dqkv^T a`, `da = dqkv Wqkv`,
+//! `dx = dh + rms'(x, w_in; da)`: each product is one matmul written straight into the
+//! weight's `[out, in]` layout, each residual sum fused into the RMSNorm backward kernel.
+//! The forward runs exactly the ops of `Qwen::fused_layer` (the autograd reference), so the
+//! values are the same bit for bit.
+
+use candle_core::backprop::GradStore;
+use candle_core::Tensor;
+
+use crate::error::Result;
+use crate::fused::{self, AttnSpec, AttnTape};
+use crate::model::{Layer, Linear, Qwen};
+
+/// What [`Qwen::fused_layer_backward`] needs, kept by [`Qwen::fused_layer_forward`].
+pub(crate) struct LayerTape {
+    /// The layer input `x`, `[N, H]`.
+    x: Tensor,
+    /// `rms(x) w_in`.
+    a: Tensor,
+    /// `[q; k; v]` weights, `[(heads + 2 kv_heads) hd, H]`.
+    w_qkv: Tensor,
+    /// The projection before the q/k norms (Qwen3 only).
+    qkv_pre: Option<Tensor>,
+    attn: AttnTape,
+    /// The attention output, `[N, heads hd]`.
+    o: Tensor,
+    /// `x + o Wo^T`.
+    h: Tensor,
+    /// `rms(h) w_post`.
+    c: Tensor,
+    /// `[gate; up]` weights, `[2F, H]`.
+    w_gu: Tensor,
+    /// `c Wgu^T`, `[N, 2F]`.
+    u: Tensor,
+    /// `silu(u_g) * u_u`, `[N, F]`.
+    s: Tensor,
+}
+
+/// `x W^T (+ b)` with the weights (and biases, when every part has one) of `parts`
+/// concatenated along the output dimension, as `Linear::forward_cat`; also returns the
+/// concatenated weight. No graph (the weights are detached).
+fn project(parts: &[&Linear], x: &Tensor) -> Result<(Tensor, Tensor)> {
+    let w = Tensor::cat(
+        &parts.iter().map(|l| l.weight.detach()).collect::<Vec<_>>(),
+        0,
+    )?;
+    let y = x.matmul(&w.t()?)?;
+    let y = if parts.iter().all(|l| l.bias.is_some()) {
+        let b = Tensor::cat(
+            &parts
+                .iter()
+                .filter_map(|l| l.bias.as_ref().map(Tensor::detach))
+                .collect::<Vec<_>>(),
+            0,
+        )?;
+        fused::add_bias(&y, &b)?
+    } else {
+        y
+    };
+    Ok((y, w))
+}
+
+/// Hands `parts` their rows of the concatenated gradient `dw` (and of `db`).
+fn split_into(
+    acc: &mut GradStore,
+    parts: &[&Linear],
+    dw: &Tensor,
+    db: Option<&Tensor>,
+) -> Result<()> {
+    let mut start = 0;
+    for l in parts {
+        let rows = l.weight.dim(0)?;
+        acc.insert(&l.weight, dw.narrow(0, start, rows)?);
+        if let (Some(b), Some(db)) = (&l.bias, db) {
+            acc.insert(b, db.narrow(0, start, rows)?);
+        }
+        start += rows;
+    }
+    Ok(())
+}
+
+impl Qwen {
+    /// Decoder layer `layer` on `[B*T, H]` rows without a graph (the same values as
+    /// `Self::fused_layer`); with `keep`, also what its backward needs.
+    pub(crate) fn fused_layer_forward(
+        &self,
+        layer: &Layer,
+        x: &Tensor,
+        spec: &AttnSpec,
+        keep: bool,
+    ) -> Result<(Tensor, Option<LayerTape>)> {
+        let cfg = &self.cfg;
+        let eps = cfg.rms_norm_eps;
+        let (nh, kvh, hd) = (
+            cfg.num_attention_heads,
+            cfg.num_key_value_heads,
+            cfg.head_dim,
+        );
+        let x = x.detach();
+        let n = x.dim(0)?;
+        let at = &layer.self_attn;
+        let a = fused::rms_norm(&x, &layer.input_layernorm.detach(), eps)?;
+        let (qkv_pre, w_qkv) = project(&[&at.q_proj, &at.k_proj, &at.v_proj], &a)?;
+        let (qkv, qkv_pre) = match (&at.q_norm, &at.k_norm) {
+            (Some(qn), Some(kn)) => {
+                let (qd, kvd) = (nh * hd, kvh * hd);
+                let q = qkv_pre.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
+                let k = qkv_pre.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
+                let q = fused::rms_norm(&q, &qn.detach(), eps)?.reshape((n, qd))?;
+                let k = fused::rms_norm(&k, &kn.detach(), eps)?.reshape((n, kvd))?;
+                let qkv = Tensor::cat(&[&q, &k, &qkv_pre.narrow(1, qd + kvd, kvd)?], 1)?;
+                (qkv, Some(qkv_pre))
+            }
+            _ => (qkv_pre, None),
+        };
+        let (o, attn) = fused::attention_forward(&qkv, spec)?;
+        drop(qkv);
+        let h = (&x + o.matmul(&at.o_proj.weight_t.detach())?)?;
+        let c = fused::rms_norm(&h, &layer.post_attention_layernorm.detach(), eps)?;
+        let m = &layer.mlp;
+        let (u, w_gu) = project(&[&m.gate_proj, &m.up_proj], &c)?;
+        let s = fused::swiglu(&u)?;
+        let y = (&h + s.matmul(&m.down_proj.weight_t.detach())?)?;
+        let tape = keep.then_some(LayerTape {
+            x,
+            a,
+            w_qkv,
+            qkv_pre,
+            attn,
+            o,
+            h,
+            c,
+            w_gu,
+            u,
+            s,
+        });
+        Ok((y, tape))
+    }
+
+    /// The backward of [`Self::fused_layer_forward`] (module docs): the parameter gradients of
+    /// `layer` (keyed by its weight tensors) into `acc`, returns `dL/dx` for `g = dL/dy`.
+    pub(crate) fn fused_layer_backward(
+        &self,
+        layer: &Layer,
+        tape: LayerTape,
+        g: &Tensor,
+        spec: &AttnSpec,
+        acc: &mut GradStore,
+    ) -> Result<Tensor> {
+        let cfg = &self.cfg;
+        let eps = cfg.rms_norm_eps;
+        let (nh, kvh, hd) = (
+            cfg.num_attention_heads,
+            cfg.num_key_value_heads,
+            cfg.head_dim,
+        );
+        let LayerTape {
+            x,
+            a,
+            w_qkv,
+            qkv_pre,
+            attn,
+            o,
+            h,
+            c,
+            w_gu,
+            u,
+            s,
+        } = tape;
+        let n = x.dim(0)?;
+        let g = g.contiguous()?;
+        let (at, m) = (&layer.self_attn, &layer.mlp);
+        // MLP
+        acc.insert(&m.down_proj.weight, g.t()?.matmul(&s)?);
+        drop(s);
+        let ds = g.matmul(&m.down_proj.weight.detach())?;
+        let du = fused::swiglu_backward(&u, &ds)?;
+        drop((u, ds));
+        let mlp = [&m.gate_proj, &m.up_proj];
+        let db = mlp
+            .iter()
+            .all(|l| l.bias.is_some())
+            .then(|| fused::column_sum(&du))
+            .transpose()?;
+        split_into(acc, &mlp, &du.t()?.matmul(&c)?, db.as_ref())?;
+        drop(c);
+        let dc = du.matmul(&w_gu)?;
+        drop((du, w_gu));
+        let w_post = &layer.post_attention_layernorm;
+        let (dh, d_post) = fused::rms_norm_backward(&h, &w_post.detach(), &dc, Some(&g), eps)?;
+        acc.insert(w_post, d_post);
+        drop((h, dc, g));
+        // attention
+        acc.insert(&at.o_proj.weight, dh.t()?.matmul(&o)?);
+        drop(o);
+        let d_o = dh.matmul(&at.o_proj.weight.detach())?;
+        let dqkv = fused::attention_backward(spec, &attn, &d_o)?;
+        drop((attn, d_o));
+        let dqkv = match (&at.q_norm, &at.k_norm, qkv_pre) {
+            (Some(qn), Some(kn), Some(pre)) => {
+                let (qd, kvd) = (nh * hd, kvh * hd);
+                let part = |t: &Tensor, start: usize, len: usize, heads: usize| {
+                    t.narrow(1, start, len)?.reshape((n * heads, hd))
+                };
+                let (dq, dqn) = fused::rms_norm_backward(
+                    &part(&pre, 0, qd, nh)?,
+                    &qn.detach(),
+                    &part(&dqkv, 0, qd, nh)?,
+                    None,
+                    eps,
+                )?;
+                let (dk, dkn) = fused::rms_norm_backward(
+                    &part(&pre, qd, kvd, kvh)?,
+                    &kn.detach(),
+                    &part(&dqkv, qd, kvd, kvh)?,
+                    None,
+                    eps,
+                )?;
+                acc.insert(qn, dqn);
+                acc.insert(kn, dkn);
+                Tensor::cat(
+                    &[
+                        &dq.reshape((n, qd))?,
+                        &dk.reshape((n, kvd))?,
+                        &dqkv.narrow(1, qd + kvd, kvd)?,
+                    ],
+                    1,
+                )?
+            }
+            _ => dqkv,
+        };
+        let proj = [&at.q_proj, &at.k_proj, &at.v_proj];
+        let db = proj
+            .iter()
+            .all(|l| l.bias.is_some())
+            .then(|| fused::column_sum(&dqkv))
+            .transpose()?;
+        split_into(acc, &proj, &dqkv.t()?.matmul(&a)?, db.as_ref())?;
+        drop(a);
+        let da = dqkv.matmul(&w_qkv)?;
+        drop((dqkv, w_qkv));
+        let w_in = &layer.input_layernorm;
+        let (dx, d_in) = fused::rms_norm_backward(&x, &w_in.detach(), &da, Some(&dh), eps)?;
+        acc.insert(w_in, d_in);
+        Ok(dx)
+    }
+}
