@@ -19,8 +19,8 @@
 //!   kv_heads)`, transformers' `repeat_kv` order; the exponentials by [`fast_exp`], relative
 //!   error below 2e-7), rows in parallel, each key-value head's cache read once for all the
 //!   query heads that share it;
-//! * `silu(g) * u` between the MLP products, residual adds inside the products
-//!   (`dst += a W^T`);
+//! * `silu(g) * u` between the MLP products (rows in parallel), residual adds inside the
+//!   products (`dst += a W^T`);
 //! * the final norm and the vocabulary product only at each row's last new position.
 //!
 //! The result equals the tensor path up to f32 rounding (summation order); tests compare the
@@ -132,6 +132,15 @@ fn linear_into(
         })?;
     }
     Ok(())
+}
+
+/// `silu(g) = g sigmoid(g)` with the exponential of `-|g|` only (by [`fast_exp`], so the loop
+/// vectorizes): `sigmoid(g) = 1 / (1 + e)` for `g >= 0`, `e / (1 + e)` below, `e = exp(-|g|)`.
+#[inline(always)]
+fn silu(g: f32) -> f32 {
+    let e = fast_exp(-g.abs());
+    let sig = if g >= 0.0 { 1.0 } else { e } / (1.0 + e);
+    g * sig
 }
 
 /// `y = w * x / sqrt(mean(x^2) + eps)` over each `w.len()`-wide row of `x`, in place.
@@ -607,11 +616,20 @@ fn forward_rows(
         linear_into(par, gu, 2 * ffn, 0, false, xn, n, &layer.mlp.gate_proj)?;
         linear_into(par, gu, 2 * ffn, ffn, false, xn, n, &layer.mlp.up_proj)?;
         let act = sized(&mut sc.act, n * ffn);
-        for (a, row) in act.chunks_exact_mut(ffn).zip(gu.chunks_exact(2 * ffn)) {
+        let swiglu_row = |(a, row): (&mut [f32], &[f32])| {
             let (g, u) = row.split_at(ffn);
             for ((a, &g), &u) in a.iter_mut().zip(g).zip(u) {
-                *a = g / (1.0 + (-g).exp()) * u;
+                *a = silu(g) * u;
             }
+        };
+        if threaded && n * ffn >= 1 << 15 {
+            act.par_chunks_mut(ffn)
+                .zip(gu.par_chunks(2 * ffn))
+                .for_each(swiglu_row);
+        } else {
+            act.chunks_mut(ffn)
+                .zip(gu.chunks(2 * ffn))
+                .for_each(swiglu_row);
         }
         linear_into(par, x, hsz, 0, true, act, n, &layer.mlp.down_proj)?;
     }
@@ -633,5 +651,38 @@ impl Qwen {
     /// not forced onto the device-generic path.
     pub(crate) fn uses_cpu_decode(&self) -> bool {
         self.device.is_cpu() && self.dtype == DType::F32 && !self.force_generic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn silu_matches_its_formula() {
+        for i in -2000..=2000 {
+            let g = i as f32 * 0.05; // -100 ..= 100
+            let exact = g as f64 / (1.0 + (-(g as f64)).exp());
+            let got = silu(g) as f64;
+            let tol = 2e-6 * exact.abs().max(1e-30);
+            assert!(
+                (got - exact).abs() <= tol,
+                "silu({g}) = {got}, exact {exact}"
+            );
+        }
+        assert_eq!(silu(0.0), 0.0);
+        assert_eq!(silu(-200.0), 0.0);
+        assert_eq!(silu(200.0), 200.0);
+    }
+
+    #[test]
+    fn dot_matches_a_plain_sum_at_every_length() {
+        for len in 0..40 {
+            let a: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..len).map(|i| (i as f32 * 0.11).cos() - 0.3).collect();
+            let exact: f64 = a.iter().zip(&b).map(|(x, y)| *x as f64 * *y as f64).sum();
+            let got = dot(&a, &b) as f64;
+            assert!((got - exact).abs() < 1e-5, "len {len}: {got} vs {exact}");
+        }
     }
 }
