@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use rlvr_core::estimators::{mean_at_k, pass_at_k};
-use rlvr_model::{generate, generate_within, SamplingParams};
+use rlvr_model::{generate_within, kv_cache_budget, SamplingParams};
 
 use crate::metrics::EvalLine;
 use crate::policy::{Policy, Task};
@@ -135,10 +135,10 @@ pub fn evaluate(
             stop_strings: Vec::new(),
             seed: crate::checkpoint::mix_seed(spec.seed, &[2, c as u64]),
         };
-        let gens = match spec.kv_cache_bytes {
-            Some(bytes) => generate_within(&policy.model, None, &prompts, &params, bytes)?,
-            None => generate(&policy.model, None, &prompts, &params)?,
-        };
+        let kv_bytes = spec
+            .kv_cache_bytes
+            .unwrap_or_else(|| kv_cache_budget(policy.model.device()));
+        let gens = generate_within(&policy.model, None, &prompts, &params, kv_bytes)?;
         let mut responses = Vec::with_capacity(gens.len());
         for (j, &i) in chunk.iter().enumerate() {
             for g in &gens[j * spec.k..(j + 1) * spec.k] {

@@ -26,7 +26,7 @@ use rlvr_core::{
     advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
 use rlvr_model::{
-    generate, generate_within, Generation, Qwen, SamplingParams, TrainForwardOptions,
+    generate_within, kv_cache_budget, Generation, Qwen, SamplingParams, TrainForwardOptions,
 };
 
 use crate::checkpoint::{mix_seed, DataOrder};
@@ -301,10 +301,11 @@ impl Trainer {
                 ),
             };
             let tok = (!params.stop_strings.is_empty()).then_some(&self.policy.tokenizer.tokenizer);
-            let gens = match self.kv_cache_bytes {
-                Some(bytes) => generate_within(&self.policy.model, tok, &ids, &params, bytes)?,
-                None => generate(&self.policy.model, tok, &ids, &params)?,
-            };
+            let model = &self.policy.model;
+            let kv_bytes = self
+                .kv_cache_bytes
+                .unwrap_or_else(|| kv_cache_budget(model.device()));
+            let gens = generate_within(model, tok, &ids, &params, kv_bytes)?;
             let mut it = gens.into_iter();
             for _ in 0..idx.len() {
                 groups.push(it.by_ref().take(r.num_generations).collect());
