@@ -78,18 +78,26 @@ fn project(parts: &[&Linear], x: &Tensor) -> Result<(Tensor, Tensor)> {
     Ok((y, w))
 }
 
-/// Hands `parts` their rows of the concatenated gradient `dw` (and of `db`).
-fn split_into(
+/// The weight (and bias) gradients of the concatenated projection [`project`] of `x` by
+/// `parts`, given its output gradient `dy`: `dW = dy^T x` and, when every part has a bias,
+/// `db = sum over rows of dy`; each part gets its own rows of them.
+fn project_grads_into(
     acc: &mut GradStore,
     parts: &[&Linear],
-    dw: &Tensor,
-    db: Option<&Tensor>,
+    dy: &Tensor,
+    x: &Tensor,
 ) -> Result<()> {
+    let dw = dy.t()?.matmul(x)?;
+    let db = parts
+        .iter()
+        .all(|l| l.bias.is_some())
+        .then(|| fused::column_sum(dy))
+        .transpose()?;
     let mut start = 0;
     for l in parts {
         let rows = l.weight.dim(0)?;
         acc.insert(&l.weight, dw.narrow(0, start, rows)?);
-        if let (Some(b), Some(db)) = (&l.bias, db) {
+        if let (Some(b), Some(db)) = (&l.bias, &db) {
             acc.insert(b, db.narrow(0, start, rows)?);
         }
         start += rows;
@@ -194,13 +202,7 @@ impl Qwen {
         let ds = g.matmul(&m.down_proj.weight.detach())?;
         let du = fused::swiglu_backward(&u, &ds)?;
         drop((u, ds));
-        let mlp = [&m.gate_proj, &m.up_proj];
-        let db = mlp
-            .iter()
-            .all(|l| l.bias.is_some())
-            .then(|| fused::column_sum(&du))
-            .transpose()?;
-        split_into(acc, &mlp, &du.t()?.matmul(&c)?, db.as_ref())?;
+        project_grads_into(acc, &[&m.gate_proj, &m.up_proj], &du, &c)?;
         drop(c);
         let dc = du.matmul(&w_gu)?;
         drop((du, w_gu));
@@ -247,13 +249,7 @@ impl Qwen {
             }
             _ => dqkv,
         };
-        let proj = [&at.q_proj, &at.k_proj, &at.v_proj];
-        let db = proj
-            .iter()
-            .all(|l| l.bias.is_some())
-            .then(|| fused::column_sum(&dqkv))
-            .transpose()?;
-        split_into(acc, &proj, &dqkv.t()?.matmul(&a)?, db.as_ref())?;
+        project_grads_into(acc, &[&at.q_proj, &at.k_proj, &at.v_proj], &dqkv, &a)?;
         drop(a);
         let da = dqkv.matmul(&w_qkv)?;
         drop((dqkv, w_qkv));
