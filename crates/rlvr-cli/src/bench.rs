@@ -418,20 +418,6 @@ fn model_shapes(name: &str, c: &QwenConfig) -> Vec<LinearShape> {
     ]
 }
 
-/// bench-small's shape (../shared/bench/make_models.py): vocab 4096, hidden 512, 8 layers,
-/// 8 / 4 heads, MLP 1408.
-fn bench_small() -> QwenConfig {
-    let mut c = QwenConfig::bench_tiny();
-    c.vocab_size = 4096;
-    c.hidden_size = 512;
-    c.num_hidden_layers = 8;
-    c.num_attention_heads = 8;
-    c.num_key_value_heads = 4;
-    c.head_dim = 64;
-    c.intermediate_size = 1408;
-    c
-}
-
 /// User + system CPU seconds of this process so far (all threads).
 fn cpu_secs() -> f64 {
     // SAFETY: getrusage writes into the zeroed struct we pass.
@@ -478,7 +464,7 @@ fn matmul(a: MatmulArgs) -> Result<()> {
         }
         None => {
             let mut v = model_shapes("bench-tiny", &QwenConfig::bench_tiny());
-            v.extend(model_shapes("bench-small", &bench_small()));
+            v.extend(model_shapes("bench-small", &QwenConfig::bench_small()));
             v
         }
     };

@@ -34,17 +34,7 @@ fn main() {
     let repeats: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
     let cfg = match which {
         "bench-tiny" => QwenConfig::bench_tiny(),
-        "bench-small" => {
-            let mut c = QwenConfig::bench_tiny();
-            c.vocab_size = 4096;
-            c.hidden_size = 512;
-            c.num_hidden_layers = 8;
-            c.num_attention_heads = 8;
-            c.num_key_value_heads = 4;
-            c.head_dim = 64;
-            c.intermediate_size = 1408;
-            c
-        }
+        "bench-small" => QwenConfig::bench_small(),
         other => panic!("unknown model {other:?}: bench-tiny, bench-small"),
     };
     let dev = Device::Cpu;

@@ -114,6 +114,12 @@ impl QwenConfig {
         Self::qwen2(512, 256, 4, 4, 2, 704)
     }
 
+    /// The shape of TRL's `bench-small` reference model (/work/shared/bench): vocab 4096, hidden
+    /// 512, 8 layers, 8 / 4 heads, MLP 1408, tied embeddings (25,707,008 parameters).
+    pub fn bench_small() -> Self {
+        Self::qwen2(4096, 512, 8, 8, 4, 1408)
+    }
+
     /// Qwen2.5-0.5B's shape (vocab 151,936, hidden 896, 14 / 2 heads, MLP 4864, tied) with
     /// `num_layers` layers (the real model has 24).
     pub fn qwen25_05b_shaped(num_layers: usize) -> Self {
@@ -474,6 +480,13 @@ mod tests {
         let v = serde_json::json!({"architectures": ["Qwen2ForCausalLM"], "vocab_size": 1});
         let err = parse(v).unwrap_err().to_string();
         assert!(err.contains("hidden_size"), "{err}");
+    }
+
+    #[test]
+    fn bench_shapes_have_the_reference_harness_parameter_counts() {
+        // ../shared/bench/README.md: bench-tiny 3,084,544 and bench-small 25,707,008
+        assert_eq!(QwenConfig::bench_tiny().num_parameters(), 3_084_544);
+        assert_eq!(QwenConfig::bench_small().num_parameters(), 25_707_008);
     }
 
     #[test]
