@@ -8,10 +8,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{log, rlvr};
-use rlvr_model::candle_core::{DType, Device};
+use common::{log, rlvr, save_one_layer_model};
 use rlvr_model::tokenizers::pre_tokenizers::byte_level::ByteLevel;
-use rlvr_model::{init_random, save_model, ChatTokenizer, QwenConfig};
+use rlvr_model::ChatTokenizer;
 
 /// A random one-layer model over the 256 byte-level symbols plus `<eos>` (id 256).
 fn save_byte_model(dir: &Path) {
@@ -45,17 +44,7 @@ fn save_byte_model(dir: &Path) {
     });
     let tok: rlvr_model::tokenizers::Tokenizer = json.to_string().parse().unwrap();
     let tok = ChatTokenizer::new(tok, Some("<eos>")).unwrap();
-    let mut cfg = QwenConfig::tiny(257);
-    cfg.hidden_size = 16;
-    cfg.intermediate_size = 32;
-    cfg.num_hidden_layers = 1;
-    cfg.num_attention_heads = 2;
-    cfg.num_key_value_heads = 1;
-    cfg.head_dim = 8;
-    cfg.max_position_embeddings = 64;
-    cfg.eos_token_ids = vec![256];
-    let (_m, varmap) = init_random(&cfg, 5, DType::F32, &Device::Cpu).unwrap();
-    save_model(dir, &varmap, &cfg, &tok).unwrap();
+    save_one_layer_model(dir, &tok, 257, 256, 64, 5);
 }
 
 /// The number after `key: ` on its own line of `out`.

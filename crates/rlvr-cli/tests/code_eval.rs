@@ -11,9 +11,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{log, rlvr};
-use rlvr_model::candle_core::{DType, Device};
-use rlvr_model::{init_random, save_model, ChatTokenizer, QwenConfig};
+use common::{log, rlvr, save_one_layer_model};
+use rlvr_model::ChatTokenizer;
 
 const PRINT3: &str = "```python\nprint(3)\n```";
 const PRINT4: &str = "```python\nprint(4)\n```";
@@ -40,17 +39,7 @@ fn save_program_model(dir: &Path) {
     });
     let tok: rlvr_model::tokenizers::Tokenizer = json.to_string().parse().unwrap();
     let tok = ChatTokenizer::new(tok, Some("<eos>")).unwrap();
-    let mut cfg = QwenConfig::tiny(4);
-    cfg.hidden_size = 16;
-    cfg.intermediate_size = 32;
-    cfg.num_hidden_layers = 1;
-    cfg.num_attention_heads = 2;
-    cfg.num_key_value_heads = 1;
-    cfg.head_dim = 8;
-    cfg.max_position_embeddings = 16;
-    cfg.eos_token_ids = vec![3];
-    let (_m, varmap) = init_random(&cfg, 3, DType::F32, &Device::Cpu).unwrap();
-    save_model(dir, &varmap, &cfg, &tok).unwrap();
+    save_one_layer_model(dir, &tok, 4, 3, 16, 3);
 }
 
 /// Two stdin/stdout problems: print 3, print 4.

@@ -34,3 +34,28 @@ pub const TINY_TESTBED: [&str; 9] = [
     "rollout.num_generations=4",
     "rollout.max_response_length=48",
 ];
+
+/// Saves a random one-layer model (hidden 16, MLP 32, 2 / 1 heads of 8) with `tok` in Hugging
+/// Face layout into `dir`: `vocab` tokens, `eos` its end token, `positions` its context.
+#[allow(dead_code)] // not every test binary that shares this module saves a model
+pub fn save_one_layer_model(
+    dir: &Path,
+    tok: &rlvr_model::ChatTokenizer,
+    vocab: usize,
+    eos: u32,
+    positions: usize,
+    seed: u64,
+) {
+    use rlvr_model::candle_core::{DType, Device};
+    let mut cfg = rlvr_model::QwenConfig::tiny(vocab);
+    cfg.hidden_size = 16;
+    cfg.intermediate_size = 32;
+    cfg.num_hidden_layers = 1;
+    cfg.num_attention_heads = 2;
+    cfg.num_key_value_heads = 1;
+    cfg.head_dim = 8;
+    cfg.max_position_embeddings = positions;
+    cfg.eos_token_ids = vec![eos];
+    let (_m, varmap) = rlvr_model::init_random(&cfg, seed, DType::F32, &Device::Cpu).unwrap();
+    rlvr_model::save_model(dir, &varmap, &cfg, tok).unwrap();
+}
