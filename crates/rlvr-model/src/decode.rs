@@ -434,12 +434,12 @@ impl<'m> CpuDecoder<'m> {
         // matrix again for its own product, which costs more than the products' thread
         // hand-offs.)
         let mut logits = vec![0f32; rows * vocab];
-        let geom = BlockGeometry {
+        let geom = StepPositions {
             t,
             past: cache.len,
             capacity: cache.capacity,
         };
-        let block = RowBlock {
+        let step_rows = StepRows {
             ids,
             positions,
             key_ok: &cache.key_ok,
@@ -449,7 +449,7 @@ impl<'m> CpuDecoder<'m> {
             scratch: &mut self.scratch,
         };
         let model = self.model;
-        forward_rows(model, block, &geom, self.par)?;
+        forward_rows(model, step_rows, &geom, self.par)?;
         cache.len += t;
         Ok(Tensor::from_vec(logits, (rows, vocab), model.device())?)
     }
@@ -457,7 +457,7 @@ impl<'m> CpuDecoder<'m> {
 
 /// Positions of one step: `t` new tokens per row after `past` cached, in a cache of
 /// `capacity` positions.
-struct BlockGeometry {
+struct StepPositions {
     t: usize,
     past: usize,
     capacity: usize,
@@ -465,7 +465,7 @@ struct BlockGeometry {
 
 /// The rows of a step: their inputs (`[rows, t]` row-major), key flags, per-layer cache
 /// slices (`[rows, kv_heads, capacity, head_dim]`), logits out and scratch.
-struct RowBlock<'a> {
+struct StepRows<'a> {
     ids: &'a [u32],
     positions: &'a [u32],
     key_ok: &'a [Vec<bool>],
@@ -475,13 +475,13 @@ struct RowBlock<'a> {
     scratch: &'a mut Scratch,
 }
 
-/// The forward of a [`RowBlock`] (module docs): writes its keys and values into the cache at
+/// The forward of a [`StepRows`] (module docs): writes its keys and values into the cache at
 /// positions `past..past + t` and its logits `[rows, vocab]` of each row's last new position.
 /// The products use `par`; the attention runs rows in parallel when `par` has threads.
 fn forward_rows(
     m: &Qwen,
-    mut w: RowBlock,
-    geom: &BlockGeometry,
+    mut w: StepRows,
+    geom: &StepPositions,
     par: gemm::Parallelism,
 ) -> Result<()> {
     let cfg = m.config();
@@ -496,7 +496,7 @@ fn forward_rows(
     let ffn = cfg.intermediate_size;
     let eps = cfg.rms_norm_eps;
     let vocab = cfg.vocab_size;
-    let BlockGeometry {
+    let StepPositions {
         t,
         past,
         capacity: cap,
