@@ -95,7 +95,7 @@ struct MatmulArgs {
 pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Grpo(a) => grpo(a),
-        What::Matmul(a) => matmul(a),
+        What::Matmul(a) => matmul_bench(a),
     }
 }
 
@@ -445,7 +445,8 @@ fn best_secs(reps: usize, cpu: bool, mut f: impl FnMut() -> Result<()>) -> Resul
     Ok(best)
 }
 
-fn matmul(a: MatmulArgs) -> Result<()> {
+fn matmul_bench(a: MatmulArgs) -> Result<()> {
+    use rlvr_model::matmul::matmul;
     if a.tokens == 0 {
         return Err(bad("--tokens must be at least 1"));
     }
@@ -472,7 +473,8 @@ fn matmul(a: MatmulArgs) -> Result<()> {
     let threads = rlvr_model::candle_core::utils::get_num_threads();
     let m = a.tokens;
     println!(
-        "== rlvr bench matmul: f32, {threads} threads, {m} rows, best of {}, GFLOP per {} second ==",
+        "== rlvr bench matmul: f32 by {}, {threads} threads, {m} rows, best of {}, GFLOP per {} second ==",
+        rlvr_model::matmul::BACKEND,
         a.reps,
         if a.cpu_time { "CPU" } else { "wall" }
     );
@@ -490,18 +492,18 @@ fn matmul(a: MatmulArgs) -> Result<()> {
         let dy = Tensor::randn(0f32, 1.0, (m, s.n), &dev)?;
         let wt = w.t()?;
         let flops = 2.0 * (m * s.k * s.n) as f64;
-        // what candle runs: forward x.matmul(w^T); backward of `lhs.matmul(rhs)` is
-        // grad.matmul(rhs^T) for the input and lhs^T.matmul(grad) for rhs = w^T
+        // what training runs: forward x w^T; backward of `lhs rhs` is grad rhs^T for the
+        // input and lhs^T grad for rhs = w^T
         let fwd = best_secs(a.reps, a.cpu_time, || {
-            x.matmul(&wt)?;
+            matmul(&x, &wt)?;
             Ok(())
         })?;
         let dx = best_secs(a.reps, a.cpu_time, || {
-            dy.matmul(&w)?;
+            matmul(&dy, &w)?;
             Ok(())
         })?;
         let dw = best_secs(a.reps, a.cpu_time, || {
-            x.t()?.matmul(&dy)?;
+            matmul(&x.t()?, &dy)?;
             Ok(())
         })?;
         let g = |t: f64| flops / t / 1e9;

@@ -4,9 +4,9 @@
 //! Decoding one token for 64 rows of a small model is a few hundred small products; through
 //! candle each of the ~40 ops of a layer allocates its output, dispatches to the thread pool and
 //! (for the attention) transposes and copies, which cost several times the arithmetic. Here a
-//! step is, per layer, four matrix products (`gemm`, the kernel candle's CPU matmul calls, on
-//! the weights' own buffers: q|k|v and gate|up written into one buffer each) and loops over
-//! reused buffers:
+//! step is, per layer, four matrix products ([`crate::matmul::sgemm`]: OpenBLAS, or the gemm
+//! crate candle's CPU matmul calls, on the weights' own buffers: q|k|v and gate|up written
+//! into one buffer each) and loops over reused buffers:
 //!
 //! * `x_n = w * x / sqrt(mean(x^2) + eps)` (RMSNorm, per row; also per head on q and k with
 //!   Qwen3's `q_norm` / `k_norm`);
@@ -53,7 +53,6 @@ fn with_f32<R>(t: &Tensor, f: impl FnOnce(&[f32]) -> R) -> Result<R> {
 /// of `dst_stride` elements. With `accumulate` the product is added to `dst`, else it replaces it.
 #[allow(clippy::too_many_arguments)]
 fn matmul_wt(
-    par: gemm::Parallelism,
     dst: &mut [f32],
     dst_stride: usize,
     col0: usize,
@@ -64,52 +63,33 @@ fn matmul_wt(
     w: &[f32],
     n: usize,
 ) {
-    assert!(a.len() >= m * k, "lhs holds {} < {m} x {k}", a.len());
-    assert!(w.len() >= n * k, "weight holds {} < {n} x {k}", w.len());
     assert!(
         col0 + n <= dst_stride,
         "columns {col0}+{n} > row {dst_stride}"
     );
-    assert!(
-        m == 0 || dst.len() >= (m - 1) * dst_stride + col0 + n,
-        "dst holds {} < {m} rows of {dst_stride}",
-        dst.len()
-    );
     if m == 0 || n == 0 {
         return;
     }
-    // SAFETY: the asserts above keep every index the product touches inside the three slices
-    // (dst (i, j) at i * dst_stride + col0 + j; a (i, l) at i * k + l; w as rhs (l, j) at
-    // j * k + l); `dst` is borrowed mutably, so it aliases neither input.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst.as_mut_ptr().add(col0),
-            1,
-            dst_stride as isize,
-            accumulate,
-            a.as_ptr(),
-            1,
-            k as isize,
-            w.as_ptr(),
-            k as isize,
-            1,
-            1.0f32,
-            1.0f32,
-            false,
-            false,
-            false,
-            par,
-        );
-    }
+    let beta = if accumulate { 1.0 } else { 0.0 };
+    crate::matmul::sgemm(
+        false,
+        true,
+        m,
+        n,
+        k,
+        a,
+        k,
+        w,
+        k,
+        beta,
+        &mut dst[col0..],
+        dst_stride,
+    );
 }
 
 /// `dst[.., col0..col0 + out] (+)= a W^T + b` for one `Linear`.
 #[allow(clippy::too_many_arguments)]
 fn linear_into(
-    par: gemm::Parallelism,
     dst: &mut [f32],
     dst_stride: usize,
     col0: usize,
@@ -120,7 +100,7 @@ fn linear_into(
 ) -> Result<()> {
     let (n, k) = lin.weight.dims2()?;
     with_f32(&lin.weight, |w| {
-        matmul_wt(par, dst, dst_stride, col0, accumulate, a, m, k, w, n)
+        matmul_wt(dst, dst_stride, col0, accumulate, a, m, k, w, n)
     })?;
     if let Some(b) = &lin.bias {
         with_f32(b, |b| {
@@ -371,8 +351,8 @@ fn sized(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
 pub(crate) struct CpuDecoder<'m> {
     model: &'m Qwen,
     scratch: Scratch,
-    /// How the products use the threads (candle's CPU thread count, read once).
-    par: gemm::Parallelism,
+    /// Whether the attention runs rows in parallel (candle's CPU thread count > 1, read once).
+    threaded: bool,
 }
 
 impl<'m> CpuDecoder<'m> {
@@ -381,11 +361,7 @@ impl<'m> CpuDecoder<'m> {
         Self {
             model,
             scratch: Scratch::default(),
-            par: if threads > 1 {
-                gemm::Parallelism::Rayon(threads)
-            } else {
-                gemm::Parallelism::None
-            },
+            threaded: threads > 1,
         }
     }
 
@@ -449,7 +425,7 @@ impl<'m> CpuDecoder<'m> {
             scratch: &mut self.scratch,
         };
         let model = self.model;
-        forward_rows(model, step_rows, &geom, self.par)?;
+        forward_rows(model, step_rows, &geom, self.threaded)?;
         cache.len += t;
         Ok(Tensor::from_vec(logits, (rows, vocab), model.device())?)
     }
@@ -477,13 +453,9 @@ struct StepRows<'a> {
 
 /// The forward of a [`StepRows`] (module docs): writes its keys and values into the cache at
 /// positions `past..past + t` and its logits `[rows, vocab]` of each row's last new position.
-/// The products use `par`; the attention runs rows in parallel when `par` has threads.
-fn forward_rows(
-    m: &Qwen,
-    mut w: StepRows,
-    geom: &StepPositions,
-    par: gemm::Parallelism,
-) -> Result<()> {
+/// The products run through [`crate::matmul::sgemm`]; the attention runs rows in parallel when
+/// `threaded`.
+fn forward_rows(m: &Qwen, mut w: StepRows, geom: &StepPositions, threaded: bool) -> Result<()> {
     let cfg = m.config();
     let (hsz, nh, kvh, hd) = (
         cfg.hidden_size,
@@ -504,7 +476,6 @@ fn forward_rows(
     let rows = w.key_ok.len();
     let n = rows * t;
     let total = past + t;
-    let threaded = !matches!(par, gemm::Parallelism::None);
 
     // RoPE angles of every new position: [n, hd/2] cos and sin
     let half = hd / 2;
@@ -555,9 +526,9 @@ fn forward_rows(
         xn.copy_from_slice(x);
         with_f32(&layer.input_layernorm, |w| rms_norm_rows(xn, w, eps))?;
         let qkv = sized(&mut sc.qkv, n * qkv_w);
-        linear_into(par, qkv, qkv_w, 0, false, xn, n, &at.q_proj)?;
-        linear_into(par, qkv, qkv_w, qd, false, xn, n, &at.k_proj)?;
-        linear_into(par, qkv, qkv_w, qd + kvd, false, xn, n, &at.v_proj)?;
+        linear_into(qkv, qkv_w, 0, false, xn, n, &at.q_proj)?;
+        linear_into(qkv, qkv_w, qd, false, xn, n, &at.k_proj)?;
+        linear_into(qkv, qkv_w, qd + kvd, false, xn, n, &at.v_proj)?;
         if let (Some(qn), Some(kn)) = (&at.q_norm, &at.k_norm) {
             with_f32(qn, |w| {
                 for row in qkv.chunks_exact_mut(qkv_w) {
@@ -605,7 +576,7 @@ fn forward_rows(
         } else {
             attn.chunks_mut(t * qd).enumerate().for_each(attend_row);
         }
-        linear_into(par, x, hsz, 0, true, attn, n, &at.o_proj)?;
+        linear_into(x, hsz, 0, true, attn, n, &at.o_proj)?;
         // MLP block
         let xn = sized(&mut sc.xn, n * hsz);
         xn.copy_from_slice(x);
@@ -613,8 +584,8 @@ fn forward_rows(
             rms_norm_rows(xn, w, eps)
         })?;
         let gu = sized(&mut sc.gu, n * 2 * ffn);
-        linear_into(par, gu, 2 * ffn, 0, false, xn, n, &layer.mlp.gate_proj)?;
-        linear_into(par, gu, 2 * ffn, ffn, false, xn, n, &layer.mlp.up_proj)?;
+        linear_into(gu, 2 * ffn, 0, false, xn, n, &layer.mlp.gate_proj)?;
+        linear_into(gu, 2 * ffn, ffn, false, xn, n, &layer.mlp.up_proj)?;
         let act = sized(&mut sc.act, n * ffn);
         let swiglu_row = |(a, row): (&mut [f32], &[f32])| {
             let (g, u) = row.split_at(ffn);
@@ -631,7 +602,7 @@ fn forward_rows(
                 .zip(gu.chunks(2 * ffn))
                 .for_each(swiglu_row);
         }
-        linear_into(par, x, hsz, 0, true, act, n, &layer.mlp.down_proj)?;
+        linear_into(x, hsz, 0, true, act, n, &layer.mlp.down_proj)?;
     }
 
     // final norm and logits at each row's last new position
@@ -641,7 +612,7 @@ fn forward_rows(
     }
     with_f32(&m.norm, |w| rms_norm_rows(last, w, eps))?;
     with_f32(&m.lm_head, |wt| {
-        matmul_wt(par, w.logits, vocab, 0, false, last, rows, hsz, wt, vocab)
+        matmul_wt(w.logits, vocab, 0, false, last, rows, hsz, wt, vocab)
     })?;
     Ok(())
 }

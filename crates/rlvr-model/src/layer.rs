@@ -27,6 +27,7 @@ use candle_core::Tensor;
 
 use crate::error::Result;
 use crate::fused::{self, AttnSpec, AttnTape};
+use crate::matmul::matmul;
 use crate::model::{Layer, Linear, Qwen};
 
 /// What [`Qwen::fused_layer_backward`] needs, kept by [`Qwen::fused_layer_forward`].
@@ -62,7 +63,7 @@ fn project(parts: &[&Linear], x: &Tensor) -> Result<(Tensor, Tensor)> {
         &parts.iter().map(|l| l.weight.detach()).collect::<Vec<_>>(),
         0,
     )?;
-    let y = x.matmul(&w.t()?)?;
+    let y = matmul(x, &w.t()?)?;
     let y = if parts.iter().all(|l| l.bias.is_some()) {
         let b = Tensor::cat(
             &parts
@@ -87,7 +88,7 @@ fn project_grads_into(
     dy: &Tensor,
     x: &Tensor,
 ) -> Result<()> {
-    let dw = dy.t()?.matmul(x)?;
+    let dw = matmul(&dy.t()?, x)?;
     let db = parts
         .iter()
         .all(|l| l.bias.is_some())
@@ -141,12 +142,12 @@ impl Qwen {
         };
         let (o, attn) = fused::attention_forward(&qkv, spec)?;
         drop(qkv);
-        let h = (&x + o.matmul(&at.o_proj.weight_t.detach())?)?;
+        let h = (&x + matmul(&o, &at.o_proj.weight_t.detach())?)?;
         let c = fused::rms_norm(&h, &layer.post_attention_layernorm.detach(), eps)?;
         let m = &layer.mlp;
         let (u, w_gu) = project(&[&m.gate_proj, &m.up_proj], &c)?;
         let s = fused::swiglu(&u)?;
-        let y = (&h + s.matmul(&m.down_proj.weight_t.detach())?)?;
+        let y = (&h + matmul(&s, &m.down_proj.weight_t.detach())?)?;
         let tape = keep.then_some(LayerTape {
             x,
             a,
@@ -197,23 +198,23 @@ impl Qwen {
         let g = g.contiguous()?;
         let (at, m) = (&layer.self_attn, &layer.mlp);
         // MLP
-        acc.insert(&m.down_proj.weight, g.t()?.matmul(&s)?);
+        acc.insert(&m.down_proj.weight, matmul(&g.t()?, &s)?);
         drop(s);
-        let ds = g.matmul(&m.down_proj.weight.detach())?;
+        let ds = matmul(&g, &m.down_proj.weight.detach())?;
         let du = fused::swiglu_backward(&u, &ds)?;
         drop((u, ds));
         project_grads_into(acc, &[&m.gate_proj, &m.up_proj], &du, &c)?;
         drop(c);
-        let dc = du.matmul(&w_gu)?;
+        let dc = matmul(&du, &w_gu)?;
         drop((du, w_gu));
         let w_post = &layer.post_attention_layernorm;
         let (dh, d_post) = fused::rms_norm_backward(&h, &w_post.detach(), &dc, Some(&g), eps)?;
         acc.insert(w_post, d_post);
         drop((h, dc, g));
         // attention
-        acc.insert(&at.o_proj.weight, dh.t()?.matmul(&o)?);
+        acc.insert(&at.o_proj.weight, matmul(&dh.t()?, &o)?);
         drop(o);
-        let d_o = dh.matmul(&at.o_proj.weight.detach())?;
+        let d_o = matmul(&dh, &at.o_proj.weight.detach())?;
         let dqkv = fused::attention_backward(spec, &attn, &d_o)?;
         drop((attn, d_o));
         let dqkv = match (&at.q_norm, &at.k_norm, qkv_pre) {
@@ -251,7 +252,7 @@ impl Qwen {
         };
         project_grads_into(acc, &[&at.q_proj, &at.k_proj, &at.v_proj], &dqkv, &a)?;
         drop(a);
-        let da = dqkv.matmul(&w_qkv)?;
+        let da = matmul(&dqkv, &w_qkv)?;
         drop((dqkv, w_qkv));
         let w_in = &layer.input_layernorm;
         let (dx, d_in) = fused::rms_norm_backward(&x, &w_in.detach(), &da, Some(&dh), eps)?;

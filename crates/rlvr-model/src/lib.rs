@@ -48,6 +48,7 @@ pub mod hub;
 pub mod io;
 mod layer;
 mod logits;
+pub mod matmul;
 pub mod model;
 pub mod sample;
 pub mod tokenizer;

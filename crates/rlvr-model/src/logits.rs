@@ -13,6 +13,7 @@
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor, D};
 
 use crate::error::Result;
+use crate::matmul::matmul;
 
 /// `[N, 2]` (log-prob of target, entropy) for `h` `[N, H]`, `w` `[V, H]`, `targets` `[N, 1]`
 /// u32, computed in `dtype` (f32 or f64) by chunks of `chunk` rows, with no graph.
@@ -30,7 +31,7 @@ fn chunked(
     let mut start = 0;
     while start < n {
         let len = chunk.min(n - start);
-        let z = (h.narrow(0, start, len)?.matmul(&wt)?.to_dtype(dtype)? / temperature)?;
+        let z = (matmul(&h.narrow(0, start, len)?, &wt)?.to_dtype(dtype)? / temperature)?;
         let logp = candle_nn::ops::log_softmax(&z, D::Minus1)?;
         let lp = logp.gather(&targets.narrow(0, start, len)?, 1)?;
         let ent = (logp.exp()? * &logp)?.sum_keepdim(1)?.neg()?;
@@ -88,7 +89,7 @@ impl CustomOp2 for TargetLogProbs {
             let hc = h.narrow(0, start, len)?;
             let g_lp = grad.narrow(0, start, len)?.narrow(1, 0, 1)?;
             let g_ent = grad.narrow(0, start, len)?.narrow(1, 1, 1)?;
-            let z = (hc.matmul(&wt)?.to_dtype(self.dtype)? / self.temperature)?;
+            let z = (matmul(&hc, &wt)?.to_dtype(self.dtype)? / self.temperature)?;
             let logp = candle_nn::ops::log_softmax(&z, D::Minus1)?;
             let p = logp.exp()?;
             let ent = (&p * &logp)?.sum_keepdim(1)?.neg()?;
@@ -105,8 +106,8 @@ impl CustomOp2 for TargetLogProbs {
             )?;
             let dz = (dz / self.temperature)?;
             let dzw = dz.to_dtype(w.dtype())?;
-            dh.push(dzw.matmul(&w)?);
-            dw = (dw + dz.t()?.matmul(&hc.to_dtype(self.dtype)?)?)?;
+            dh.push(matmul(&dzw, &w)?);
+            dw = (dw + matmul(&dz.t()?, &hc.to_dtype(self.dtype)?)?)?;
             start += len;
         }
         Ok((Some(Tensor::cat(&dh, 0)?), Some(dw.to_dtype(w.dtype())?)))

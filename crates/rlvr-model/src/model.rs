@@ -25,6 +25,7 @@ use candle_nn::VarBuilder;
 use crate::batch::{ResponseLogProbs, TokenBatch};
 use crate::config::QwenConfig;
 use crate::error::{Error, Result};
+use crate::matmul::matmul;
 
 /// Added to masked attention scores. Finite so a fully masked row (a left-pad query in
 /// sampling) gives a uniform, finite softmax instead of NaN; it underflows `exp` to exactly 0.
@@ -154,7 +155,7 @@ impl Linear {
     /// each weight its own gradient. CPU training forward only (the bias add is a fused op).
     pub(crate) fn forward_cat(parts: &[&Linear], x: &Tensor) -> Result<Tensor> {
         let w = Tensor::cat(&parts.iter().map(|l| &l.weight).collect::<Vec<_>>(), 0)?;
-        let y = x.matmul(&w.t()?)?;
+        let y = matmul(x, &w.t()?)?;
         if parts.iter().all(|l| l.bias.is_some()) {
             let b = Tensor::cat(
                 &parts
@@ -175,7 +176,7 @@ impl Linear {
             dims[..dims.len() - 1].iter().product::<usize>(),
             dims[dims.len() - 1],
         );
-        let y = x.reshape((rows, inner))?.matmul(&self.weight_t)?;
+        let y = matmul(&x.reshape((rows, inner))?, &self.weight_t)?;
         let y = match &self.bias {
             Some(b) => y.broadcast_add(b)?,
             None => y,
@@ -631,11 +632,11 @@ impl Qwen {
             _ => qkv,
         };
         let attn = fused::attention(&qkv, spec.clone())?;
-        let xs = (xs + attn.matmul(&at.o_proj.weight_t)?)?;
+        let xs = (xs + matmul(&attn, &at.o_proj.weight_t)?)?;
         let x = fused::rms_norm(&xs, &layer.post_attention_layernorm, eps)?;
         let m = &layer.mlp;
         let gu = Linear::forward_cat(&[&m.gate_proj, &m.up_proj], &x)?;
-        Ok((&xs + fused::swiglu(&gu)?.matmul(&m.down_proj.weight_t)?)?)
+        Ok((&xs + matmul(&fused::swiglu(&gu)?, &m.down_proj.weight_t)?)?)
     }
 
     /// True when the training forward runs the CPU custom ops of `fused.rs` (CPU, f32 or
@@ -825,7 +826,7 @@ impl Qwen {
             while start < n {
                 let len = chunk.min(n - start);
                 let logits =
-                    (h.narrow(0, start, len)?.matmul(&head_t)?.to_dtype(up)? / temperature)?;
+                    (matmul(&h.narrow(0, start, len)?, &head_t)?.to_dtype(up)? / temperature)?;
                 let logp = log_softmax_train(&logits)?;
                 lps.push(
                     logp.gather(&targets.narrow(0, start, len)?, 1)?
@@ -877,6 +878,6 @@ impl Qwen {
             .reshape((b, t, self.cfg.hidden_size))?;
         let h = m.decoder(xs, &cos, &sin, &mask, Some(cache), true)?;
         let last = h.narrow(1, t - 1, 1)?.squeeze(1)?;
-        Ok(last.matmul(&m.lm_head.t()?)?.to_dtype(DType::F32)?)
+        Ok(matmul(&last, &m.lm_head.t()?)?.to_dtype(DType::F32)?)
     }
 }

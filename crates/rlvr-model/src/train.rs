@@ -43,6 +43,7 @@ use crate::batch::{ResponseLogProbs, TokenBatch};
 use crate::error::{Error, Result};
 use crate::flash::{self, FlashOut};
 use crate::layer::LayerTape;
+use crate::matmul::matmul;
 use crate::model::{apply_rope, rms_norm_train, upcast, Attention, Layer, Linear, Mlp, Qwen};
 
 /// Options of [`Qwen::loss_and_grads`].
@@ -467,10 +468,7 @@ impl Qwen {
         len: usize,
         temperature: f64,
     ) -> Result<Tensor> {
-        let z = h
-            .narrow(0, start, len)?
-            .matmul(wt)?
-            .to_dtype(upcast(self.dtype))?;
+        let z = matmul(&h.narrow(0, start, len)?, wt)?.to_dtype(upcast(self.dtype))?;
         Ok(if temperature == 1.0 {
             z
         } else {
@@ -597,8 +595,8 @@ impl Qwen {
                     ent.as_ref().map(|(b, h)| (b, h)),
                 )?;
                 drop(z);
-                dh.push(dz.to_dtype(self.dtype)?.matmul(&head)?);
-                dw = (dw + dz.t()?.matmul(&h.narrow(0, start, len)?.to_dtype(up)?)?)?;
+                dh.push(matmul(&dz.to_dtype(self.dtype)?, &head)?);
+                dw = (dw + matmul(&dz.t()?, &h.narrow(0, start, len)?.to_dtype(up)?)?)?;
                 start += len;
                 continue;
             }
@@ -618,8 +616,8 @@ impl Qwen {
             let mut dz = p.broadcast_mul(&coef)?;
             drop((p, coef));
             dz = dz.scatter_add(&w.targets.narrow(0, start, len)?.contiguous()?, &a, 1)?;
-            dh.push(dz.to_dtype(self.dtype)?.matmul(&head)?);
-            dw = (dw + dz.t()?.matmul(&h.narrow(0, start, len)?.to_dtype(up)?)?)?;
+            dh.push(matmul(&dz.to_dtype(self.dtype)?, &head)?);
+            dw = (dw + matmul(&dz.t()?, &h.narrow(0, start, len)?.to_dtype(up)?)?)?;
             start += len;
         }
         Ok((Tensor::cat(&dh, 0)?, dw.to_dtype(self.dtype)?))

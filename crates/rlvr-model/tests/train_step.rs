@@ -281,8 +281,10 @@ fn fused_walk_matches_finite_differences_in_f64() {
 }
 
 /// The fused CPU kernels split rows into fixed blocks (not per thread) and sum per-block
-/// partials in block order: the walk's values and gradients are bit-identical on 1 and 3
-/// threads.
+/// partials in block order: with the gemm crate's products the walk's values and gradients
+/// are bit-identical on 1 and 3 threads. OpenBLAS's products change in the last bits with the
+/// thread count (`matmul.rs`), so with the `openblas` feature the walk is only checked to
+/// repeat itself bit for bit on each count.
 #[test]
 fn fused_walk_does_not_depend_on_the_thread_count() {
     let cfg = small_config("qwen2", 40);
@@ -304,7 +306,12 @@ fn fused_walk_does_not_depend_on_the_thread_count() {
             .install(|| walk(&model, &varmap, &b, false))
     };
     let (lp1, ent1, g1, loss1) = run(1);
-    let (lp3, ent3, g3, loss3) = run(3);
+    let (lp3, ent3, g3, loss3) = if cfg!(feature = "openblas") {
+        assert_eq!(run(3), run(3));
+        run(1)
+    } else {
+        run(3)
+    };
     assert_eq!(lp1, lp3);
     assert_eq!(ent1, ent3);
     assert_eq!(loss1, loss3);

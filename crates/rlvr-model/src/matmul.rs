@@ -1,0 +1,563 @@
+//! The f32 matrix product of the CPU training and sampling paths, and the library behind it.
+//!
+//! [`matmul`] is `C = A B` for 2-D `A` `[m, k]` and `B` `[k, n]`, either of which may be a
+//! transposed view (`w.t()`), with candle's backward `dA = dC B^T`, `dB = A^T dC`. [`sgemm`] is
+//! the same product on plain row-major slices, `C = op(A) op(B) + beta C`.
+//!
+//! Which library computes it is fixed at build time ([`BACKEND`]):
+//! * with the `openblas` cargo feature (on by default in the `rlvr` binary), OpenBLAS's
+//!   `cblas_sgemm`, linked from the system library (Debian/Ubuntu: `libopenblas-dev`), on as
+//!   many threads as the rayon pool it is called from (`RAYON_NUM_THREADS` for the global one). On the 2-core
+//!   machines of BENCHMARKS.md it runs the step's products 15-25% faster than the gemm crate.
+//! * without it, the pure-Rust gemm crate, called as candle's CPU matmul calls it.
+//!
+//! Other devices (CUDA, Metal), other dtypes and batched (3-D and up) operands always go to
+//! candle's matmul.
+//!
+//! # Contract
+//! * The two backends agree within f32 rounding: the same product, summed in another order
+//!   (tested against an f64 reference).
+//! * Both are deterministic: the same operands and thread count give the same bits (tested).
+//! * The gemm crate's result does not depend on the thread count (tested with 1, 2 and 3
+//!   threads): it blocks the sum over `k` the same way for any count. OpenBLAS's does: its
+//!   threads split a product's rows and columns where the size says, not on tile
+//!   boundaries, and edge tiles sum in another order (measured with OpenBLAS 0.3.21 on Zen:
+//!   about 8% of a 200 x 300 x 150 product's elements change between 1 and 2 threads). A
+//!   split of rlvr's own on tile boundaries does keep the bits but, by packing the shared
+//!   operand once per thread, lost most of the speed-up (BENCHMARKS.md).
+
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
+
+/// The library that computes [`matmul`] and [`sgemm`] in this build.
+#[cfg(feature = "openblas")]
+pub const BACKEND: &str = "OpenBLAS cblas_sgemm";
+/// The library that computes [`matmul`] and [`sgemm`] in this build.
+#[cfg(not(feature = "openblas"))]
+pub const BACKEND: &str = "gemm crate (candle's CPU matmul)";
+
+/// `a b` for 2-D `a` `[m, k]` and `b` `[k, n]` (see the module docs for which library runs
+/// it); differentiable like candle's `matmul`.
+pub fn matmul(a: &Tensor, b: &Tensor) -> candle_core::Result<Tensor> {
+    if a.device().is_cpu()
+        && a.dtype() == DType::F32
+        && b.dtype() == DType::F32
+        && a.rank() == 2
+        && b.rank() == 2
+    {
+        a.apply_op2(b, CpuMatmul)
+    } else {
+        a.matmul(b)
+    }
+}
+
+/// `c = op(a) op(b) + beta c` on row-major slices, where `op(x)` is `x` or, with `trans_x`,
+/// `x^T`: `op(a)` is `[m, k]`, stored as `m` rows (or, transposed, `k` rows) of `lda`
+/// elements; likewise `op(b)` `[k, n]` with `ldb`, and `c` `[m, n]` in rows of `ldc`. With
+/// `beta == 0` the old contents of `c` are ignored (also NaNs).
+///
+/// Panics if a slice is too short for its shape and leading dimension, or a leading dimension
+/// is smaller than its row.
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm(
+    trans_a: bool,
+    trans_b: bool,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    beta: f32,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let (a_rows, a_cols) = if trans_a { (k, m) } else { (m, k) };
+    let (b_rows, b_cols) = if trans_b { (n, k) } else { (k, n) };
+    check_operand("a", a.len(), a_rows, a_cols, lda);
+    check_operand("b", b.len(), b_rows, b_cols, ldb);
+    check_operand("c", c.len(), m, n, ldc);
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        for row in c.chunks_mut(ldc).take(m) {
+            for v in &mut row[..n] {
+                *v = if beta == 0.0 { 0.0 } else { beta * *v };
+            }
+        }
+        return;
+    }
+    backend::sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+/// Panics unless `len` elements hold `rows` rows of `cols` at a stride of `ld`.
+fn check_operand(name: &str, len: usize, rows: usize, cols: usize, ld: usize) {
+    assert!(
+        ld >= cols.max(1),
+        "sgemm: {name}'s leading dimension {ld} < {cols} columns"
+    );
+    assert!(
+        rows == 0 || cols == 0 || len >= (rows - 1) * ld + cols,
+        "sgemm: {name} holds {len} elements, < {rows} rows of {cols} at a stride of {ld}"
+    );
+}
+
+/// How a 2-D strided view reads as a row-major BLAS operand: `(transposed, leading dimension)`,
+/// or `None` when neither dimension is contiguous (the caller copies it first).
+fn blas_view(layout: &Layout) -> Option<(bool, usize)> {
+    let (dims, strides) = (layout.dims(), layout.stride());
+    let ((rows, cols), (s0, s1)) = ((dims[0], dims[1]), (strides[0], strides[1]));
+    if s1 == 1 || cols <= 1 {
+        let ld = if rows <= 1 { cols.max(1) } else { s0 };
+        (ld >= cols.max(1)).then_some((false, ld))
+    } else if s0 == 1 || rows <= 1 {
+        let ld = if cols <= 1 { rows.max(1) } else { s1 };
+        (ld >= rows.max(1)).then_some((true, ld))
+    } else {
+        None
+    }
+}
+
+/// [`matmul`] as a candle op on the CPU, so autograd records it with candle's matmul backward.
+struct CpuMatmul;
+
+impl CustomOp2 for CpuMatmul {
+    fn name(&self) -> &'static str {
+        "rlvr-cpu-matmul"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (CpuStorage::F32(a), CpuStorage::F32(b)) = (s1, s2) else {
+            candle_core::bail!("rlvr-cpu-matmul: f32 operands only");
+        };
+        let ((m, k), (k2, n)) = (l1.shape().dims2()?, l2.shape().dims2()?);
+        if k != k2 {
+            candle_core::bail!(
+                "rlvr-cpu-matmul: [{m}, {k}] x [{k2}, {n}]: inner dimensions differ"
+            );
+        }
+        let a_copy;
+        let (a, (trans_a, lda)) = match blas_view(l1) {
+            Some(view) => (&a[l1.start_offset()..], view),
+            None => {
+                a_copy = strided_copy(a, l1);
+                (&a_copy[..], (false, k.max(1)))
+            }
+        };
+        let b_copy;
+        let (b, (trans_b, ldb)) = match blas_view(l2) {
+            Some(view) => (&b[l2.start_offset()..], view),
+            None => {
+                b_copy = strided_copy(b, l2);
+                (&b_copy[..], (false, n.max(1)))
+            }
+        };
+        let mut c = vec![0f32; m * n];
+        sgemm(
+            trans_a,
+            trans_b,
+            m,
+            n,
+            k,
+            a,
+            lda,
+            b,
+            ldb,
+            0.0,
+            &mut c,
+            n.max(1),
+        );
+        Ok((CpuStorage::F32(c), Shape::from((m, n))))
+    }
+
+    fn bwd(
+        &self,
+        a: &Tensor,
+        b: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let da = matmul(grad, &b.t()?)?;
+        let db = matmul(&a.t()?, grad)?;
+        Ok((Some(da), Some(db)))
+    }
+}
+
+/// The elements of a strided 2-D view, row-major and contiguous.
+fn strided_copy(data: &[f32], layout: &Layout) -> Vec<f32> {
+    let (dims, strides) = (layout.dims(), layout.stride());
+    let mut out = Vec::with_capacity(dims[0] * dims[1]);
+    for i in 0..dims[0] {
+        let row = layout.start_offset() + i * strides[0];
+        out.extend((0..dims[1]).map(|j| data[row + j * strides[1]]));
+    }
+    out
+}
+
+#[cfg(feature = "openblas")]
+mod backend {
+    use std::os::raw::c_int;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use cblas_sys::{cblas_sgemm, CBLAS_LAYOUT, CBLAS_TRANSPOSE};
+
+    // The system OpenBLAS (Debian/Ubuntu `libopenblas-dev`): `cblas_sgemm` (declared by
+    // cblas-sys) and the thread-count setter, which cblas-sys does not declare.
+    #[link(name = "openblas")]
+    extern "C" {
+        fn openblas_set_num_threads(num_threads: c_int);
+    }
+
+    /// The thread count last handed to OpenBLAS (0: none yet).
+    static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+    fn dim(x: usize, what: &str) -> c_int {
+        c_int::try_from(x).unwrap_or_else(|_| panic!("sgemm: {what} = {x} exceeds BLAS's int"))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sgemm(
+        trans_a: bool,
+        trans_b: bool,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[f32],
+        ldb: usize,
+        beta: f32,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        // OpenBLAS sizes its pool from the cores when it loads; it runs with the thread count
+        // of the rayon pool the product is called from instead (RAYON_NUM_THREADS for the
+        // global pool), like every other CPU kernel here.
+        let threads = rayon::current_num_threads();
+        if THREADS.swap(threads, Ordering::Relaxed) != threads {
+            // SAFETY: a plain setter of OpenBLAS's thread count.
+            unsafe { openblas_set_num_threads(dim(threads, "threads")) }
+        }
+        let op = |t: bool| {
+            if t {
+                CBLAS_TRANSPOSE::CblasTrans
+            } else {
+                CBLAS_TRANSPOSE::CblasNoTrans
+            }
+        };
+        // SAFETY: `super::sgemm` checked that every slice holds its operand at its leading
+        // dimension, and `c` is borrowed mutably, so it aliases neither input.
+        unsafe {
+            cblas_sgemm(
+                CBLAS_LAYOUT::CblasRowMajor,
+                op(trans_a),
+                op(trans_b),
+                dim(m, "m"),
+                dim(n, "n"),
+                dim(k, "k"),
+                1.0,
+                a.as_ptr(),
+                dim(lda, "lda"),
+                b.as_ptr(),
+                dim(ldb, "ldb"),
+                beta,
+                c.as_mut_ptr(),
+                dim(ldc, "ldc"),
+            )
+        }
+    }
+}
+
+#[cfg(not(feature = "openblas"))]
+mod backend {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sgemm(
+        trans_a: bool,
+        trans_b: bool,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[f32],
+        ldb: usize,
+        beta: f32,
+        c: &mut [f32],
+        ldc: usize,
+    ) {
+        let threads = rayon::current_num_threads();
+        let par = if threads > 1 {
+            gemm::Parallelism::Rayon(threads)
+        } else {
+            gemm::Parallelism::None
+        };
+        // element (i, l) of op(x) sits at i * row + l * col
+        let strides = |t: bool, ld: usize| {
+            if t {
+                (1, ld as isize)
+            } else {
+                (ld as isize, 1)
+            }
+        };
+        let ((a_rs, a_cs), (b_rs, b_cs)) = (strides(trans_a, lda), strides(trans_b, ldb));
+        // SAFETY: `super::sgemm` checked that every slice holds its operand at its leading
+        // dimension, and `c` is borrowed mutably, so it aliases neither input.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                c.as_mut_ptr(),
+                1,
+                ldc as isize,
+                beta != 0.0,
+                a.as_ptr(),
+                a_cs,
+                a_rs,
+                b.as_ptr(),
+                b_cs,
+                b_rs,
+                beta,
+                1.0,
+                false,
+                false,
+                false,
+                par,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{Device, Var};
+
+    /// `n` values in [-1, 1) from a fixed linear congruential stream.
+    fn data(n: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    /// Element `(i, l)` of `op(x)` stored row-major with leading dimension `ld`.
+    fn at(x: &[f32], trans: bool, ld: usize, i: usize, l: usize) -> f64 {
+        f64::from(if trans { x[l * ld + i] } else { x[i * ld + l] })
+    }
+
+    #[test]
+    fn sgemm_matches_an_f64_reference_for_every_transpose_stride_and_beta() {
+        for (m, n, k) in [(1, 1, 1), (3, 5, 7), (37, 29, 65), (130, 70, 260)] {
+            for (trans_a, trans_b) in [(false, false), (false, true), (true, false), (true, true)] {
+                for beta in [0.0f32, 1.0, 0.5] {
+                    let lda = if trans_a { m } else { k } + 3;
+                    let ldb = if trans_b { k } else { n } + 2;
+                    let ldc = n + 1;
+                    let a = data(if trans_a { k } else { m } * lda, 1);
+                    let b = data(if trans_b { n } else { k } * ldb, 2);
+                    let mut c = data(m * ldc, 3);
+                    if beta == 0.0 {
+                        c[0] = f32::NAN; // ignored with beta = 0
+                    }
+                    let c0 = c.clone();
+                    sgemm(
+                        trans_a, trans_b, m, n, k, &a, lda, &b, ldb, beta, &mut c, ldc,
+                    );
+                    let what = format!("{m}x{n}x{k} ta={trans_a} tb={trans_b} beta={beta}");
+                    for i in 0..m {
+                        for j in 0..n {
+                            let (mut sum, mut mag) = (0.0, 0.0);
+                            for l in 0..k {
+                                let p = at(&a, trans_a, lda, i, l) * at(&b, trans_b, ldb, l, j);
+                                sum += p;
+                                mag += p.abs();
+                            }
+                            let old = if beta == 0.0 {
+                                0.0
+                            } else {
+                                f64::from(c0[i * ldc + j])
+                            };
+                            let want = f64::from(beta) * old + sum;
+                            let got = f64::from(c[i * ldc + j]);
+                            assert!(
+                                (got - want).abs() <= 1e-6 * (mag + 1.0),
+                                "{what}: c[{i},{j}] = {got}, want {want}"
+                            );
+                        }
+                        // the padding column of each row of c is left alone
+                        assert_eq!(
+                            c[i * ldc + n].to_bits(),
+                            c0[i * ldc + n].to_bits(),
+                            "{what}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sgemm_with_empty_inner_dimension_scales_c_by_beta() {
+        let (a, b) = (Vec::new(), Vec::new());
+        let mut c = vec![2.0f32, f32::NAN, 4.0, 8.0];
+        sgemm(false, false, 2, 2, 0, &a, 1, &b, 2, 0.0, &mut c, 2);
+        assert_eq!(c, [0.0; 4]);
+        let mut c = vec![2.0f32, 6.0, 4.0, 8.0];
+        sgemm(false, false, 2, 2, 0, &a, 1, &b, 2, 0.5, &mut c, 2);
+        assert_eq!(c, [1.0, 3.0, 2.0, 4.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "sgemm: b holds 11 elements, < 4 rows of 3 at a stride of 3")]
+    fn sgemm_refuses_a_short_operand() {
+        let mut c = vec![0.0; 6];
+        sgemm(
+            false, false, 2, 3, 4, &[0.0; 8], 4, &[0.0; 11], 3, 0.0, &mut c, 3,
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "sgemm: c's leading dimension 2 < 3 columns")]
+    fn sgemm_refuses_a_leading_dimension_below_the_row() {
+        let mut c = vec![0.0; 6];
+        sgemm(
+            false, false, 2, 3, 4, &[0.0; 8], 4, &[0.0; 12], 3, 0.0, &mut c, 2,
+        );
+    }
+
+    /// The same operands and thread count give the same bits; with the gemm crate, also
+    /// across thread counts (module docs).
+    #[test]
+    fn sgemm_is_deterministic() {
+        let (m, n, k) = (200, 300, 150);
+        let (a, b) = (data(m * k, 4), data(n * k, 5));
+        let run = |threads: usize| {
+            let mut c = vec![0.0f32; m * n];
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| sgemm(false, true, m, n, k, &a, k, &b, k, 0.0, &mut c, n));
+            c.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        };
+        for threads in [1, 2, 3] {
+            assert_eq!(run(threads), run(threads), "{threads} threads");
+        }
+        if cfg!(not(feature = "openblas")) {
+            assert_eq!(run(1), run(3));
+        }
+    }
+
+    fn close(got: &Tensor, want: &Tensor, what: &str) {
+        let (g, w) = (
+            got.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+            want.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+        );
+        assert_eq!(got.dims(), want.dims(), "{what}");
+        for (i, (g, w)) in g.iter().zip(&w).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-5 * (1.0 + w.abs()),
+                "{what}[{i}]: {g} vs {w}"
+            );
+        }
+    }
+
+    /// Contiguous, transposed, offset and fully strided (copied) views all give candle's
+    /// product.
+    #[test]
+    fn matmul_of_any_2d_view_equals_candles_matmul() {
+        let dev = Device::Cpu;
+        let x = Tensor::from_vec(data(6 * 7 * 5, 6), (6, 7, 5), &dev).unwrap();
+        let y = Tensor::from_vec(data(9 * 7, 7), (9, 7), &dev).unwrap();
+        let lhs = [
+            (
+                "contiguous",
+                x.reshape((42, 5)).unwrap().narrow(0, 0, 9).unwrap(),
+            ),
+            (
+                "offset rows",
+                x.reshape((42, 5)).unwrap().narrow(0, 10, 9).unwrap(),
+            ),
+            (
+                "column slice",
+                x.reshape((42, 5))
+                    .unwrap()
+                    .narrow(1, 1, 3)
+                    .unwrap()
+                    .narrow(0, 0, 9)
+                    .unwrap(),
+            ),
+            (
+                "transposed",
+                y.t().unwrap().narrow(1, 0, 5).unwrap().t().unwrap(),
+            ),
+            (
+                "strided",
+                x.narrow(2, 2, 1)
+                    .unwrap()
+                    .squeeze(2)
+                    .unwrap()
+                    .narrow(0, 0, 5)
+                    .unwrap(),
+            ),
+        ];
+        for (name, a) in &lhs {
+            let inner = a.dim(1).unwrap();
+            for (bname, b) in [
+                ("b", y.narrow(0, 0, inner).unwrap()),
+                (
+                    "b^T",
+                    y.t().unwrap().narrow(1, 0, inner).unwrap().t().unwrap(),
+                ),
+            ] {
+                let want = a
+                    .contiguous()
+                    .unwrap()
+                    .matmul(&b.contiguous().unwrap())
+                    .unwrap();
+                close(&matmul(a, &b).unwrap(), &want, &format!("{name} x {bname}"));
+            }
+        }
+    }
+
+    #[test]
+    fn matmul_refuses_mismatched_inner_dimensions() {
+        let dev = Device::Cpu;
+        let a = Tensor::zeros((2, 3), DType::F32, &dev).unwrap();
+        let b = Tensor::zeros((4, 5), DType::F32, &dev).unwrap();
+        let err = matmul(&a, &b).unwrap_err().to_string();
+        assert!(err.contains("[2, 3] x [4, 5]"), "{err}");
+    }
+
+    /// The op's backward: `dA = dC B^T`, `dB = A^T dC`, as candle's matmul, also through a
+    /// transposed operand.
+    #[test]
+    fn matmul_backward_equals_candles() {
+        let dev = Device::Cpu;
+        let a = Var::from_vec(data(7 * 11, 8), (7, 11), &dev).unwrap();
+        let w = Var::from_vec(data(5 * 11, 9), (5, 11), &dev).unwrap();
+        let r = Tensor::from_vec(data(7 * 5, 10), (7, 5), &dev).unwrap();
+        let grads = |prod: &Tensor| {
+            let g = (prod * &r).unwrap().sum_all().unwrap().backward().unwrap();
+            (
+                g.get(a.as_tensor()).unwrap().clone(),
+                g.get(w.as_tensor()).unwrap().clone(),
+            )
+        };
+        let (da, dw) = grads(&matmul(a.as_tensor(), &w.as_tensor().t().unwrap()).unwrap());
+        let (da_ref, dw_ref) = grads(&a.as_tensor().matmul(&w.as_tensor().t().unwrap()).unwrap());
+        close(&da, &da_ref, "dA");
+        close(&dw, &dw_ref, "dW");
+    }
+}
