@@ -6,8 +6,9 @@
 //!
 //! Which library computes it is fixed at build time ([`BACKEND`]):
 //! * with the `openblas` cargo feature (on by default in the `rlvr` binary), OpenBLAS's
-//!   `cblas_sgemm`, linked from the system library (Debian/Ubuntu: `libopenblas-dev`), on as
-//!   many threads as the rayon pool it is called from (`RAYON_NUM_THREADS` for the global one). On the 2-core
+//!   `cblas_sgemm`, linked from the system library (Debian/Ubuntu: `libopenblas-dev`), one
+//!   call per thread of the rayon pool it is called from (`RAYON_NUM_THREADS` for the global
+//!   one), each on its own rows or columns of the output. On the 2-core
 //!   machines of BENCHMARKS.md it runs the step's products 15-25% faster than the gemm crate.
 //! * without it, the pure-Rust gemm crate, called as candle's CPU matmul calls it.
 //!
@@ -19,12 +20,11 @@
 //!   (tested against an f64 reference).
 //! * Both are deterministic: the same operands and thread count give the same bits (tested).
 //! * The gemm crate's result does not depend on the thread count (tested with 1, 2 and 3
-//!   threads): it blocks the sum over `k` the same way for any count. OpenBLAS's does: its
-//!   threads split a product's rows and columns where the size says, not on tile
-//!   boundaries, and edge tiles sum in another order (measured with OpenBLAS 0.3.21 on Zen:
-//!   about 8% of a 200 x 300 x 150 product's elements change between 1 and 2 threads). A
-//!   split of rlvr's own on tile boundaries does keep the bits but, by packing the shared
-//!   operand once per thread, lost most of the speed-up (BENCHMARKS.md).
+//!   threads): it blocks the sum over `k` the same way for any count. OpenBLAS's can: a part
+//!   boundary moves edge tiles, which sum in another order. Measured with OpenBLAS 0.3.21 on
+//!   Zen: splitting rows at multiples of 12 keeps every bit, splitting columns anywhere
+//!   changes some elements in the last bits. Decode products (64 rows, wider than tall) are
+//!   split by columns, so a run's bits depend on its thread count.
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 
@@ -204,9 +204,10 @@ fn strided_copy(data: &[f32], layout: &Layout) -> Vec<f32> {
 #[cfg(feature = "openblas")]
 mod backend {
     use std::os::raw::c_int;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Once;
 
     use cblas_sys::{cblas_sgemm, CBLAS_LAYOUT, CBLAS_TRANSPOSE};
+    use rayon::prelude::*;
 
     // The system OpenBLAS (Debian/Ubuntu `libopenblas-dev`): `cblas_sgemm` (declared by
     // cblas-sys) and the thread-count setter, which cblas-sys does not declare.
@@ -215,13 +216,43 @@ mod backend {
         fn openblas_set_num_threads(num_threads: c_int);
     }
 
-    /// The thread count last handed to OpenBLAS (0: none yet).
-    static THREADS: AtomicUsize = AtomicUsize::new(0);
+    /// Row parts start at multiples of this (a multiple of OpenBLAS's sgemm tiles: on Zen a
+    /// row split there leaves every element's bits as in one undivided call).
+    const ROW_ALIGN: usize = 48;
+    /// Column parts start at multiples of this (whole micro-kernel tiles).
+    const COL_ALIGN: usize = 16;
+    /// Products of fewer multiply-adds run as one call on the calling thread.
+    const PARALLEL_MIN: usize = 1 << 18;
+
+    static ONE_THREAD: Once = Once::new();
 
     fn dim(x: usize, what: &str) -> c_int {
         c_int::try_from(x).unwrap_or_else(|_| panic!("sgemm: {what} = {x} exceeds BLAS's int"))
     }
 
+    /// The output's pointer, shared by the parts, each of which writes its own rows or columns.
+    #[derive(Clone, Copy)]
+    struct Out(*mut f32);
+    // SAFETY: the parts write disjoint elements through it (see `sgemm`).
+    unsafe impl Send for Out {}
+    unsafe impl Sync for Out {}
+
+    impl Out {
+        /// The pointer `off` elements in (a method, so closures capture the whole `Out`).
+        ///
+        /// # Safety
+        /// `off` stays inside the output.
+        unsafe fn at(self, off: usize) -> *mut f32 {
+            self.0.add(off)
+        }
+    }
+
+    /// OpenBLAS runs one thread per call; a product is split into one part per thread of the
+    /// calling rayon pool (`RAYON_NUM_THREADS` for the global one) along its longer output
+    /// dimension, each part one OpenBLAS call. Against OpenBLAS's own threads this measured
+    /// 8% faster on bench-small's GRPO step and 20% on its 64-row decode products
+    /// (BENCHMARKS.md): no worker threads spinning beside rayon's, and a decode product split
+    /// by columns, which OpenBLAS splits by its 64 rows.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn sgemm(
         trans_a: bool,
@@ -237,40 +268,75 @@ mod backend {
         c: &mut [f32],
         ldc: usize,
     ) {
-        // OpenBLAS sizes its pool from the cores when it loads; it runs with the thread count
-        // of the rayon pool the product is called from instead (RAYON_NUM_THREADS for the
-        // global pool), like every other CPU kernel here.
-        let threads = rayon::current_num_threads();
-        if THREADS.swap(threads, Ordering::Relaxed) != threads {
-            // SAFETY: a plain setter of OpenBLAS's thread count.
-            unsafe { openblas_set_num_threads(dim(threads, "threads")) }
-        }
-        let op = |t: bool| {
-            if t {
-                CBLAS_TRANSPOSE::CblasTrans
+        // SAFETY: a plain setter of OpenBLAS's thread count.
+        ONE_THREAD.call_once(|| unsafe { openblas_set_num_threads(1) });
+        let parts = if m * n * k < PARALLEL_MIN {
+            1
+        } else {
+            rayon::current_num_threads()
+        };
+        let split_rows = m >= n;
+        let (len, align) = if split_rows {
+            (m, ROW_ALIGN)
+        } else {
+            (n, COL_ALIGN)
+        };
+        let part = len.div_ceil(parts).div_ceil(align) * align;
+        let out = Out(c.as_mut_ptr());
+        // the part of rows (or columns) `lo..lo + part` of the output
+        let run = |lo: usize| {
+            let hi = (lo + part).min(len);
+            let (pm, pn) = if split_rows {
+                (hi - lo, n)
             } else {
-                CBLAS_TRANSPOSE::CblasNoTrans
+                (m, hi - lo)
+            };
+            // where it starts in each operand: row `lo` of op(a) and c, or column `lo` of
+            // op(b) and c
+            let (a_off, b_off, c_off) = match (split_rows, trans_a, trans_b) {
+                (true, false, _) => (lo * lda, 0, lo * ldc),
+                (true, true, _) => (lo, 0, lo * ldc),
+                (false, _, false) => (0, lo, lo),
+                (false, _, true) => (0, lo * ldb, lo),
+            };
+            let op = |t: bool| {
+                if t {
+                    CBLAS_TRANSPOSE::CblasTrans
+                } else {
+                    CBLAS_TRANSPOSE::CblasNoTrans
+                }
+            };
+            // SAFETY: `super::sgemm` checked that every slice holds its operand at its
+            // leading dimension, so the part's offsets and extents stay inside them; parts
+            // write disjoint rows (or columns) of `c`, which is borrowed mutably, so it
+            // aliases neither input.
+            unsafe {
+                cblas_sgemm(
+                    CBLAS_LAYOUT::CblasRowMajor,
+                    op(trans_a),
+                    op(trans_b),
+                    dim(pm, "m"),
+                    dim(pn, "n"),
+                    dim(k, "k"),
+                    1.0,
+                    a.as_ptr().add(a_off),
+                    dim(lda, "lda"),
+                    b.as_ptr().add(b_off),
+                    dim(ldb, "ldb"),
+                    beta,
+                    out.at(c_off),
+                    dim(ldc, "ldc"),
+                )
             }
         };
-        // SAFETY: `super::sgemm` checked that every slice holds its operand at its leading
-        // dimension, and `c` is borrowed mutably, so it aliases neither input.
-        unsafe {
-            cblas_sgemm(
-                CBLAS_LAYOUT::CblasRowMajor,
-                op(trans_a),
-                op(trans_b),
-                dim(m, "m"),
-                dim(n, "n"),
-                dim(k, "k"),
-                1.0,
-                a.as_ptr(),
-                dim(lda, "lda"),
-                b.as_ptr(),
-                dim(ldb, "ldb"),
-                beta,
-                c.as_mut_ptr(),
-                dim(ldc, "ldc"),
-            )
+        if part >= len {
+            run(0);
+        } else {
+            (0..len)
+                .step_by(part)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .for_each(run);
         }
     }
 }
@@ -358,7 +424,8 @@ mod tests {
 
     #[test]
     fn sgemm_matches_an_f64_reference_for_every_transpose_stride_and_beta() {
-        for (m, n, k) in [(1, 1, 1), (3, 5, 7), (37, 29, 65), (130, 70, 260)] {
+        // the last two are split among threads (openblas): by rows, then by columns
+        for (m, n, k) in [(1, 1, 1), (3, 5, 7), (37, 29, 65), (130, 70, 260), (70, 130, 260)] {
             for (trans_a, trans_b) in [(false, false), (false, true), (true, false), (true, true)] {
                 for beta in [0.0f32, 1.0, 0.5] {
                     let lda = if trans_a { m } else { k } + 3;
