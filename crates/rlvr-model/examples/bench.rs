@@ -4,6 +4,7 @@
 //!     cargo build --release -p rlvr-model --example bench
 //!     target/release/examples/bench tiny          # QwenConfig::tiny(512)
 //!     target/release/examples/bench bench-tiny    # TRL's bench-tiny shape (/work/shared/bench)
+//!     target/release/examples/bench bench-small   # and its bench-small shape
 //!     target/release/examples/bench testbed       # tiny(256), 128 x 44 tokens (the GRPO testbed)
 //!     target/release/examples/bench qwen2.5-0.5b [LAYERS]
 //!
@@ -43,6 +44,7 @@ fn main() {
     let (cfg, prompts, n, new_tokens, train_rows) = match which {
         "tiny" => (QwenConfig::tiny(512), 8, 8, 128, 64),
         "bench-tiny" => (QwenConfig::bench_tiny(), 8, 8, 128, 64),
+        "bench-small" => (QwenConfig::bench_small(), 8, 8, 128, 64),
         // the GRPO testbed's shape: 16 prompts x G=8, short responses
         "testbed" => (QwenConfig::tiny(256), 16, 8, 32, 128),
         "qwen2.5-0.5b" => {
@@ -50,7 +52,7 @@ fn main() {
             (QwenConfig::qwen25_05b_shaped(layers), 4, 4, 32, 4)
         }
         other => {
-            panic!("unknown model {other:?}: tiny, bench-tiny, testbed, qwen2.5-0.5b [LAYERS]")
+            panic!("unknown model {other:?}: tiny, bench-tiny, bench-small, testbed, qwen2.5-0.5b [LAYERS]")
         }
     };
     let dev = Device::Cpu;
