@@ -4,7 +4,7 @@
 # per run: the sha256 of the final weights, the warm start's final loss, the held-out accuracy
 # before/after, and which runs have bit-identical weights and metrics (timings left out).
 # Usage: [RUNS="a b t1 t2"] scripts/train/determinism.sh [RLVR_BINARY] [extra --set overrides...]
-# RUNS picks the runs (a, b: plain; t1, t2: RAYON_NUM_THREADS=1, 2), default all four.
+# RUNS picks the runs (a, b: plain; tN: RAYON_NUM_THREADS=N), default a b t1 t2.
 # Default: the full default run (about 4 minutes each on 2 idle cores); for a quick check pass e.g.
 #   --set trainer.total_training_steps=10 --set trainer.warm_start_steps=60
 set -euo pipefail
@@ -33,8 +33,7 @@ EXTRA=("$@")
 for r in ${RUNS:-a b t1 t2}; do
   case $r in
     a|b) run "$r" ;;
-    t1) run t1 RAYON_NUM_THREADS=1 ;;
-    t2) run t2 RAYON_NUM_THREADS=2 ;;
+    t[0-9]*) run "$r" RAYON_NUM_THREADS="${r#t}" ;;
     *) echo "unknown run $r" >&2; exit 2 ;;
   esac
 done
