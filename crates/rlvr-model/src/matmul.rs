@@ -425,7 +425,13 @@ mod tests {
     #[test]
     fn sgemm_matches_an_f64_reference_for_every_transpose_stride_and_beta() {
         // the last two are split among threads (openblas): by rows, then by columns
-        for (m, n, k) in [(1, 1, 1), (3, 5, 7), (37, 29, 65), (130, 70, 260), (70, 130, 260)] {
+        for (m, n, k) in [
+            (1, 1, 1),
+            (3, 5, 7),
+            (37, 29, 65),
+            (130, 70, 260),
+            (70, 130, 260),
+        ] {
             for (trans_a, trans_b) in [(false, false), (false, true), (true, false), (true, true)] {
                 for beta in [0.0f32, 1.0, 0.5] {
                     let lda = if trans_a { m } else { k } + 3;

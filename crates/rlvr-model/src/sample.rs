@@ -171,11 +171,23 @@ pub fn generate_within(
     let rows: Vec<(usize, usize)> = (0..prompts.len())
         .flat_map(|u| (0..params.n).map(move |j| (u, j)))
         .collect();
-    let mut out = Vec::with_capacity(rows.len());
-    for chunk in rows.chunks(batch_rows) {
-        out.extend(generate_rows(model, tokenizer, prompts, chunk, params)?);
+    let generate_all = || -> Result<Vec<Generation>> {
+        let mut out = Vec::with_capacity(rows.len());
+        for chunk in rows.chunks(batch_rows) {
+            out.extend(generate_rows(model, tokenizer, prompts, chunk, params)?);
+        }
+        Ok(out)
+    };
+    if model.uses_cpu_decode() {
+        // The CPU decode starts several parallel sections per layer and token (each product,
+        // the attention). Started from a thread outside rayon's pool, each one hands its job to
+        // the pool and puts the caller to sleep until it is done; started on a worker, it runs
+        // its first half in place. So the loop runs on a worker (`rayon::scope` moves it
+        // there); the parts and their order are the same, and so are the results.
+        rayon::scope(|_| generate_all())
+    } else {
+        generate_all()
     }
-    Ok(out)
 }
 
 /// The sampling forward of one batch of rows: the plain-buffer CPU decode (`decode.rs`) for a
