@@ -250,9 +250,11 @@ mod backend {
     /// OpenBLAS runs one thread per call; a product is split into one part per thread of the
     /// calling rayon pool (`RAYON_NUM_THREADS` for the global one) along its longer output
     /// dimension, each part one OpenBLAS call. Against OpenBLAS's own threads this measured
-    /// 8% faster on bench-small's GRPO step and 20% on its 64-row decode products
-    /// (BENCHMARKS.md): no worker threads spinning beside rayon's, and a decode product split
-    /// by columns, which OpenBLAS splits by its 64 rows.
+    /// 8% faster on bench-small's GRPO step and 20% on its 64-row decode products on a 2-core
+    /// AMD EPYC (Zen kernel): no worker threads spinning beside rayon's, and a decode product
+    /// split by columns, which OpenBLAS splits by its 64 rows. On a 2-core AVX-512 Xeon,
+    /// OpenBLAS's own threads win on a lone 64-row product (`bench/probe_openblas_split.c`) but
+    /// not in bench-small's decode loop (BENCHMARKS.md, session 8).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn sgemm(
         trans_a: bool,
