@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# The Python half of the test suite (README: `cargo test --workspace && cargo test -p rlvr-model &&
-# scripts/test-python.sh`):
+# The Python half of the test suite (README: `cargo test --workspace && scripts/test-python.sh`):
 # builds the `rlvr` wheel from python/ (maturin, the crates/rlvr-py PyO3 crate), installs it into
 # a virtual environment with the real TRL and verl, and runs python/tests with pytest
 # (TRL on a tiny random Qwen2 checkpoint on the CPU; verl's loss and advantage modules).

@@ -279,6 +279,7 @@ fn grpo(a: GrpoArgs) -> Result<()> {
         "== rlvr bench grpo: {} ({params} parameters, f32, {threads} threads) ==",
         a.model.display()
     );
+    println!("matmul: {}", rlvr_model::matmul::backend_description());
     println!(
         "work per step: {} prompts x {} responses x {} tokens (prompts of up to {prompt_len} tokens), \
          token-mean, one optimizer step; {} steps, the first a warm-up",
@@ -474,7 +475,7 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
     let m = a.tokens;
     println!(
         "== rlvr bench matmul: f32 by {}, {threads} threads, {m} rows, best of {}, GFLOP per {} second ==",
-        rlvr_model::matmul::BACKEND,
+        rlvr_model::matmul::backend_description(),
         a.reps,
         if a.cpu_time { "CPU" } else { "wall" }
     );

@@ -144,6 +144,51 @@ fn bench_grpo_one_step_prints_every_field() {
     }
 }
 
+/// The binary has no link-time BLAS: it loads one at run time, says which library runs the
+/// products, and falls back to the gemm crate, saying why, when none loads (`RLVR_BLAS`).
+#[test]
+fn bench_matmul_says_which_blas_runs_and_falls_back_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    save_byte_model(&model);
+    let m = model.to_str().unwrap();
+    let header = |blas: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rlvr"));
+        cmd.args([
+            "bench", "matmul", "--model", m, "--tokens", "16", "--reps", "1",
+        ])
+        .current_dir(dir.path());
+        match blas {
+            Some(v) => cmd.env("RLVR_BLAS", v),
+            None => cmd.env_remove("RLVR_BLAS"),
+        };
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", log(&o));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        out.lines().next().unwrap_or("").to_string()
+    };
+    let missing = header(Some("/nonexistent/libopenblas.so.0"));
+    assert!(
+        missing.contains(
+            "by gemm crate (pure Rust): /nonexistent/libopenblas.so.0 could not be loaded"
+        ),
+        "{missing}"
+    );
+    let off = header(Some("gemm"));
+    assert!(
+        off.contains("by gemm crate (pure Rust): RLVR_BLAS=gemm,"),
+        "{off}"
+    );
+    // CI installs the system OpenBLAS: the default search must load it
+    let default = header(None);
+    if std::env::var_os("CI").is_some() {
+        assert!(
+            default.contains("OpenBLAS") && default.contains("(loaded libopenblas.so"),
+            "{default}"
+        );
+    }
+}
+
 /// The five products of the one-layer test model, with finite positive GFLOP/s.
 fn check_matmul_rows(json: &serde_json::Value) {
     let rows = json["products"].as_array().unwrap();

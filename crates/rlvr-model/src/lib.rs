@@ -17,8 +17,8 @@
 //! * [`generate`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
 //!   a forward on plain buffers without a tensor op per step, `decode.rs`; elsewhere through
 //!   [`Qwen::forward_cached`]).
-//! * [`matmul`]: the f32 matrix product of both CPU paths, through the system OpenBLAS with the
-//!   `openblas` feature (on in the `rlvr` binary), else through the gemm crate.
+//! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time
+//!   ([`blas`]: the system OpenBLAS by default), else through the gemm crate.
 //!
 //! What it leaves out: losses, optimizers and rewards (rlvr-core, rlvr-train), quantization,
 //! GPU-specific kernels (candle's CUDA/Metal devices may work but are untested here).
@@ -40,6 +40,7 @@
 //! * Tensor names in the [`candle_nn::VarMap`] are the Hugging Face names.
 
 pub mod batch;
+pub mod blas;
 pub mod config;
 mod decode;
 pub mod draw;

@@ -4,20 +4,20 @@
 //! transposed view (`w.t()`), with candle's backward `dA = dC B^T`, `dB = A^T dC`. [`sgemm`] is
 //! the same product on plain row-major slices, `C = op(A) op(B) + beta C`.
 //!
-//! Which library computes it is fixed at build time ([`BACKEND`]):
-//! * with the `openblas` cargo feature (on by default in the `rlvr` binary), OpenBLAS's
-//!   `cblas_sgemm`, linked from the system library (Debian/Ubuntu: `libopenblas-dev`), one
-//!   call per thread of the rayon pool it is called from (`RAYON_NUM_THREADS` for the global
-//!   one), each on its own rows or columns of the output. On the 2-core
-//!   machines of BENCHMARKS.md it runs the step's products 15-25% faster than the gemm crate.
-//! * without it, the pure-Rust gemm crate, called as candle's CPU matmul calls it.
+//! Which library computes it is chosen once per process, at run time ([`crate::blas`]):
+//! * a CBLAS loaded with `dlopen` (by default the system OpenBLAS, `libopenblas.so.0`; or
+//!   the library `RLVR_BLAS` names), one call per thread of the rayon pool it is called from
+//!   (`RAYON_NUM_THREADS` for the global one), each on its own rows or columns of the output.
+//!   On the 2-core machines of BENCHMARKS.md OpenBLAS runs the step's products 15-25% faster
+//!   than the gemm crate.
+//! * else the pure-Rust gemm crate, called as candle's CPU matmul calls it.
 //!
 //! Other devices (CUDA, Metal), other dtypes and batched (3-D and up) operands always go to
 //! candle's matmul.
 //!
 //! # Contract
 //! * The two backends agree within f32 rounding: the same product, summed in another order
-//!   (tested against an f64 reference).
+//!   (tested against an f64 reference, both backends in one build).
 //! * Both are deterministic: the same operands and thread count give the same bits (tested).
 //! * The gemm crate's result does not depend on the thread count (tested with 1, 2 and 3
 //!   threads): it blocks the sum over `k` the same way for any count. OpenBLAS's can: a part
@@ -28,12 +28,12 @@
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 
-/// The library that computes [`matmul`] and [`sgemm`] in this build.
-#[cfg(feature = "openblas")]
-pub const BACKEND: &str = "OpenBLAS cblas_sgemm";
-/// The library that computes [`matmul`] and [`sgemm`] in this build.
-#[cfg(not(feature = "openblas"))]
-pub const BACKEND: &str = "gemm crate (candle's CPU matmul)";
+use crate::blas::Backend;
+
+/// The library that computes [`matmul`] and [`sgemm`] in this process, in one line.
+pub fn backend_description() -> String {
+    crate::blas::backend().describe()
+}
 
 /// `a b` for 2-D `a` `[m, k]` and `b` `[k, n]` (see the module docs for which library runs
 /// it); differentiable like candle's `matmul`.
@@ -72,6 +72,40 @@ pub fn sgemm(
     c: &mut [f32],
     ldc: usize,
 ) {
+    sgemm_on(
+        crate::blas::backend(),
+        trans_a,
+        trans_b,
+        m,
+        n,
+        k,
+        a,
+        lda,
+        b,
+        ldb,
+        beta,
+        c,
+        ldc,
+    );
+}
+
+/// [`sgemm`] on a given backend.
+#[allow(clippy::too_many_arguments)]
+fn sgemm_on(
+    backend: &Backend,
+    trans_a: bool,
+    trans_b: bool,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    beta: f32,
+    c: &mut [f32],
+    ldc: usize,
+) {
     let (a_rows, a_cols) = if trans_a { (k, m) } else { (m, k) };
     let (b_rows, b_cols) = if trans_b { (n, k) } else { (k, n) };
     check_operand("a", a.len(), a_rows, a_cols, lda);
@@ -88,7 +122,14 @@ pub fn sgemm(
         }
         return;
     }
-    backend::sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    match backend {
+        Backend::Blas(blas) => blas_backend::sgemm(
+            blas.sgemm, trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc,
+        ),
+        Backend::Gemm { .. } => {
+            gemm_backend::sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc)
+        }
+    }
 }
 
 /// Panics unless `len` elements hold `rows` rows of `cols` at a stride of `ld`.
@@ -201,20 +242,18 @@ fn strided_copy(data: &[f32], layout: &Layout) -> Vec<f32> {
     out
 }
 
-#[cfg(feature = "openblas")]
-mod backend {
-    use std::os::raw::c_int;
-    use std::sync::Once;
+/// A CBLAS loaded at run time (`blas.rs`).
+mod blas_backend {
+    use std::ffi::c_int;
 
-    use cblas_sys::{cblas_sgemm, CBLAS_LAYOUT, CBLAS_TRANSPOSE};
     use rayon::prelude::*;
 
-    // The system OpenBLAS (Debian/Ubuntu `libopenblas-dev`): `cblas_sgemm` (declared by
-    // cblas-sys) and the thread-count setter, which cblas-sys does not declare.
-    #[link(name = "openblas")]
-    extern "C" {
-        fn openblas_set_num_threads(num_threads: c_int);
-    }
+    use crate::blas::SgemmFn;
+
+    /// CBLAS's `CblasRowMajor`, `CblasNoTrans` and `CblasTrans`.
+    const ROW_MAJOR: c_int = 101;
+    const NO_TRANS: c_int = 111;
+    const TRANS: c_int = 112;
 
     /// Row parts start at multiples of this (a multiple of OpenBLAS's sgemm tiles: on Zen a
     /// row split there leaves every element's bits as in one undivided call).
@@ -223,8 +262,6 @@ mod backend {
     const COL_ALIGN: usize = 16;
     /// Products of fewer multiply-adds run as one call on the calling thread.
     const PARALLEL_MIN: usize = 1 << 18;
-
-    static ONE_THREAD: Once = Once::new();
 
     fn dim(x: usize, what: &str) -> c_int {
         c_int::try_from(x).unwrap_or_else(|_| panic!("sgemm: {what} = {x} exceeds BLAS's int"))
@@ -247,16 +284,17 @@ mod backend {
         }
     }
 
-    /// OpenBLAS runs one thread per call; a product is split into one part per thread of the
+    /// OpenBLAS runs one thread per call (set when it is loaded); a product is split into one part per thread of the
     /// calling rayon pool (`RAYON_NUM_THREADS` for the global one) along its longer output
     /// dimension, each part one OpenBLAS call. Against OpenBLAS's own threads this measured
     /// 8% faster on bench-small's GRPO step and 20% on its 64-row decode products on a 2-core
     /// AMD EPYC (Zen kernel): no worker threads spinning beside rayon's, and a decode product
     /// split by columns, which OpenBLAS splits by its 64 rows. On a 2-core AVX-512 Xeon,
     /// OpenBLAS's own threads win on a lone 64-row product (`bench/probe_openblas_split.c`) but
-    /// not in bench-small's decode loop (BENCHMARKS.md, session 8).
+    /// not in bench-small's decode loop (BENCHMARKS.md).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn sgemm(
+        cblas_sgemm: SgemmFn,
         trans_a: bool,
         trans_b: bool,
         m: usize,
@@ -270,8 +308,6 @@ mod backend {
         c: &mut [f32],
         ldc: usize,
     ) {
-        // SAFETY: a plain setter of OpenBLAS's thread count.
-        ONE_THREAD.call_once(|| unsafe { openblas_set_num_threads(1) });
         let parts = if m * n * k < PARALLEL_MIN {
             1
         } else {
@@ -301,20 +337,14 @@ mod backend {
                 (false, _, false) => (0, lo, lo),
                 (false, _, true) => (0, lo * ldb, lo),
             };
-            let op = |t: bool| {
-                if t {
-                    CBLAS_TRANSPOSE::CblasTrans
-                } else {
-                    CBLAS_TRANSPOSE::CblasNoTrans
-                }
-            };
+            let op = |t: bool| if t { TRANS } else { NO_TRANS };
             // SAFETY: `super::sgemm` checked that every slice holds its operand at its
             // leading dimension, so the part's offsets and extents stay inside them; parts
             // write disjoint rows (or columns) of `c`, which is borrowed mutably, so it
-            // aliases neither input.
+            // aliases neither input; `cblas_sgemm` has CBLAS's C signature (`blas.rs`).
             unsafe {
                 cblas_sgemm(
-                    CBLAS_LAYOUT::CblasRowMajor,
+                    ROW_MAJOR,
                     op(trans_a),
                     op(trans_b),
                     dim(pm, "m"),
@@ -343,8 +373,8 @@ mod backend {
     }
 }
 
-#[cfg(not(feature = "openblas"))]
-mod backend {
+/// The pure-Rust gemm crate, as candle's CPU matmul calls it.
+mod gemm_backend {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn sgemm(
         trans_a: bool,
@@ -402,7 +432,6 @@ mod backend {
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,6 +448,17 @@ mod tests {
             .collect()
     }
 
+    /// The gemm crate and, where one loads, the system BLAS: the sgemm tests run on each.
+    fn backends() -> Vec<Backend> {
+        let mut v = vec![Backend::Gemm {
+            reason: "tested".into(),
+        }];
+        if let b @ Backend::Blas(_) = crate::blas::choose(None) {
+            v.push(b);
+        }
+        v
+    }
+
     /// Element `(i, l)` of `op(x)` stored row-major with leading dimension `ld`.
     fn at(x: &[f32], trans: bool, ld: usize, i: usize, l: usize) -> f64 {
         f64::from(if trans { x[l * ld + i] } else { x[i * ld + l] })
@@ -426,14 +466,17 @@ mod tests {
 
     #[test]
     fn sgemm_matches_an_f64_reference_for_every_transpose_stride_and_beta() {
-        // the last two are split among threads (openblas): by rows, then by columns
-        for (m, n, k) in [
-            (1, 1, 1),
-            (3, 5, 7),
-            (37, 29, 65),
-            (130, 70, 260),
-            (70, 130, 260),
-        ] {
+        // the last two are split among threads (BLAS backend): by rows, then by columns
+        for (backend, (m, n, k)) in backends().iter().flat_map(|b| {
+            [
+                (1, 1, 1),
+                (3, 5, 7),
+                (37, 29, 65),
+                (130, 70, 260),
+                (70, 130, 260),
+            ]
+            .map(|s| (b, s))
+        }) {
             for (trans_a, trans_b) in [(false, false), (false, true), (true, false), (true, true)] {
                 for beta in [0.0f32, 1.0, 0.5] {
                     let lda = if trans_a { m } else { k } + 3;
@@ -446,10 +489,13 @@ mod tests {
                         c[0] = f32::NAN; // ignored with beta = 0
                     }
                     let c0 = c.clone();
-                    sgemm(
-                        trans_a, trans_b, m, n, k, &a, lda, &b, ldb, beta, &mut c, ldc,
+                    sgemm_on(
+                        backend, trans_a, trans_b, m, n, k, &a, lda, &b, ldb, beta, &mut c, ldc,
                     );
-                    let what = format!("{m}x{n}x{k} ta={trans_a} tb={trans_b} beta={beta}");
+                    let what = format!(
+                        "{}: {m}x{n}x{k} ta={trans_a} tb={trans_b} beta={beta}",
+                        backend.describe()
+                    );
                     for i in 0..m {
                         for j in 0..n {
                             let (mut sum, mut mag) = (0.0, 0.0);
@@ -485,12 +531,18 @@ mod tests {
     #[test]
     fn sgemm_with_empty_inner_dimension_scales_c_by_beta() {
         let (a, b) = (Vec::new(), Vec::new());
-        let mut c = vec![2.0f32, f32::NAN, 4.0, 8.0];
-        sgemm(false, false, 2, 2, 0, &a, 1, &b, 2, 0.0, &mut c, 2);
-        assert_eq!(c, [0.0; 4]);
-        let mut c = vec![2.0f32, 6.0, 4.0, 8.0];
-        sgemm(false, false, 2, 2, 0, &a, 1, &b, 2, 0.5, &mut c, 2);
-        assert_eq!(c, [1.0, 3.0, 2.0, 4.0]);
+        for backend in backends() {
+            let mut c = vec![2.0f32, f32::NAN, 4.0, 8.0];
+            sgemm_on(
+                &backend, false, false, 2, 2, 0, &a, 1, &b, 2, 0.0, &mut c, 2,
+            );
+            assert_eq!(c, [0.0; 4]);
+            let mut c = vec![2.0f32, 6.0, 4.0, 8.0];
+            sgemm_on(
+                &backend, false, false, 2, 2, 0, &a, 1, &b, 2, 0.5, &mut c, 2,
+            );
+            assert_eq!(c, [1.0, 3.0, 2.0, 4.0]);
+        }
     }
 
     #[test]
@@ -511,26 +563,30 @@ mod tests {
         );
     }
 
-    /// The same operands and thread count give the same bits; with the gemm crate, also
-    /// across thread counts (module docs).
+    /// The same operands and thread count give the same bits on each backend; with the gemm
+    /// crate, also across thread counts (module docs).
     #[test]
     fn sgemm_is_deterministic() {
         let (m, n, k) = (200, 300, 150);
         let (a, b) = (data(m * k, 4), data(n * k, 5));
-        let run = |threads: usize| {
-            let mut c = vec![0.0f32; m * n];
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| sgemm(false, true, m, n, k, &a, k, &b, k, 0.0, &mut c, n));
-            c.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-        };
-        for threads in [1, 2, 3] {
-            assert_eq!(run(threads), run(threads), "{threads} threads");
-        }
-        if cfg!(not(feature = "openblas")) {
-            assert_eq!(run(1), run(3));
+        for backend in backends() {
+            let run = |threads: usize| {
+                let mut c = vec![0.0f32; m * n];
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| {
+                        sgemm_on(&backend, false, true, m, n, k, &a, k, &b, k, 0.0, &mut c, n)
+                    });
+                c.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            };
+            for threads in [1, 2, 3] {
+                assert_eq!(run(threads), run(threads), "{threads} threads");
+            }
+            if !backend.is_blas() {
+                assert_eq!(run(1), run(3));
+            }
         }
     }
 

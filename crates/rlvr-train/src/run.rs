@@ -558,6 +558,12 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
         }
     }
     ui.println(format!("run directory: {}", run_dir.display()));
+    if cfg.model.device == "cpu" {
+        ui.println(format!(
+            "matmul: {}",
+            rlvr_model::matmul::backend_description()
+        ));
+    }
 
     // setup: policy (from the checkpoint when resuming), tasks
     let s = setup(&cfg, opts.data_dir.as_deref(), ckpt.as_deref(), &ui)?;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Checks that an rlvr binary (argument; default target/release/rlvr) has no link-time BLAS,
+# runs its products on OpenBLAS when the shared library is installed, and falls back to the
+# gemm crate, saying so, when the library is made unavailable. Used by .ci/run.
+#
+# The library is hidden from one run by bind-mounting /dev/null over it in a private mount
+# namespace (needs root or unprivileged user namespaces); where that is refused, RLVR_BLAS
+# names a library that does not exist instead, and the script says which was done.
+set -euo pipefail
+bin=${1:-target/release/rlvr}
+[ -x "$bin" ] || { echo "blas-check: $bin is not an executable"; exit 1; }
+# a matmul benchmark small enough to take a second: its first line names the library
+header() { "$@" bench matmul --tokens 64 --reps 1 | head -n 1; }
+
+if ldd "$bin" | grep -i 'blas'; then
+    echo "blas-check: FAILED: $bin is linked against a BLAS library (above)"
+    exit 1
+fi
+echo "blas-check: $bin has no link-time BLAS dependency"
+
+lib=$(ldconfig -p | awk '/libopenblas\.so\.0 / {print $NF; exit}')
+if [ -z "$lib" ]; then
+    echo "blas-check: FAILED: libopenblas.so.0 is not installed (Debian/Ubuntu: libopenblas0)"
+    exit 1
+fi
+with=$(header "$bin")
+echo "with OpenBLAS:    $with"
+case $with in
+    *OpenBLAS*"loaded libopenblas.so.0"*) ;;
+    *) echo "blas-check: FAILED: the installed OpenBLAS was not used"; exit 1 ;;
+esac
+
+real=$(readlink -f "$lib")
+if without=$(unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@" bench matmul --tokens 64 --reps 1 | head -n 1' \
+        sh "$real" "$bin" 2>/dev/null); then
+    how="library hidden by a bind mount of /dev/null over $real"
+else
+    without=$(RLVR_BLAS=/nonexistent/libopenblas.so.0 header "$bin")
+    how="mount namespaces refused here: RLVR_BLAS names a missing library instead"
+fi
+echo "without OpenBLAS: $without ($how)"
+case $without in
+    *"gemm crate (pure Rust)"*"could not be loaded"*) ;;
+    *) echo "blas-check: FAILED: without the library the run did not fall back to the gemm crate"; exit 1 ;;
+esac
+echo "blas-check: OK"
