@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side GRPO throughput: Hugging Face TRL (../shared/bench/trl_grpo_bench.py) vs
+# Side-by-side GRPO throughput: Hugging Face TRL (the harness's trl_grpo_bench.py, BENCH_DIR) vs
 # `rlvr bench grpo`, on the same random checkpoints and the same work (8 prompts x 8 responses x
 # 128 new tokens, random 0/1 rewards, token-mean loss, one optimizer step per round, f32, CPU).
 # Not run by CI: it needs TRL (about 6 GB) and takes minutes per model.
@@ -9,7 +9,7 @@
 # Environment:
 #   TRL_VENV     venv with torch, transformers, trl, accelerate, datasets; created (pip) when it
 #                does not exist. Default: ~/.cache/rlvr-bench/venv-trl
-#   BENCH_DIR    the TRL harness (trl_grpo_bench.py, make_models.py). Default: ../shared/bench
+#   BENCH_DIR    the TRL harness (trl_grpo_bench.py, make_models.py). Required
 #   OUT          models, JSON results and logs. Default: bench/out
 #   ROUNDS       alternating rounds per model (each round: one TRL run, one rlvr run). Default: 3
 #   STEPS        GRPO steps per run, the first a warm-up. Default: 6
@@ -20,7 +20,7 @@
 # rlvr's matmul GFLOP/s (`rlvr bench matmul`) is measured in the same run, once per model.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BENCH_DIR="${BENCH_DIR:-$ROOT/../shared/bench}"
+BENCH_DIR="${BENCH_DIR:?set BENCH_DIR to the TRL harness directory (trl_grpo_bench.py, make_models.py)}"
 TRL_VENV="${TRL_VENV:-$HOME/.cache/rlvr-bench/venv-trl}"
 OUT="${OUT:-$ROOT/bench/out}"
 ROUNDS="${ROUNDS:-3}"

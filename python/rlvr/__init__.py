@@ -4,7 +4,7 @@ A Rust core (the rlvr-core and rlvr-tasks crates) on numpy arrays. Every functio
 array-likes (lists, numpy arrays, CPU or GPU torch tensors) with one entry per response of
 the WHOLE optimizer batch, and returns numpy arrays (or plain Python objects).
 
-Aggregation (DESIGN.md section 2): every rule is one weight per response,
+Aggregation (docs/architecture.md section 2): every rule is one weight per response,
 ``loss = sum_i w_i * sum_t l_{i,t}``, computed once over the whole batch; micro-batches,
 gradient-accumulation steps and data-parallel ranks then only sum ``w_i * l_{i,t}`` over
 their own tokens, so the gradient does not depend on how the batch is split.
@@ -45,7 +45,7 @@ __all__ = [
     "compute_score",
 ]
 
-#: Every aggregation rule, in the order of DESIGN.md's table.
+#: Every aggregation rule, in the order of docs/architecture.md's table.
 RULES: tuple = tuple(_rlvr.rules())
 
 
@@ -137,7 +137,7 @@ def all_weights(tokens: Any, advantages: Any, groups: Any, max_len: Optional[int
 
 
 def diagnostics(tokens: Any, advantages: Any, groups: Any, max_len: Optional[int] = None) -> dict:
-    """Which aggregation bias the batch is exposed to (DESIGN.md section 3).
+    """Which aggregation bias the batch is exposed to (docs/architecture.md section 3).
 
     Keys: ``sequences``, ``tokens``, ``mean_length``, ``length_cv`` (std/mean of ``|o_i|``),
     ``mean_positive_length``, ``mean_negative_length``, ``mixed_groups``, ``pos_neg_gap``

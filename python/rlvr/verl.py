@@ -6,7 +6,7 @@ point, so ``import verl`` loads it when rlvr is installed; ``VERL_USE_EXTERNAL_M
 does the same explicitly):
 
 - ``rlvr_balanced``: Balanced Aggregation (``w_i = (1/B) (|S|/G) / N_S``);
-- ``rlvr_balanced_mass``: its advantage-mass variant (DESIGN.md section 2).
+- ``rlvr_balanced_mass``: its advantage-mass variant (docs/architecture.md section 2).
 
 Config (hydra overrides of ``verl.trainer.main_ppo``; see examples/verl_balanced.sh)::
 

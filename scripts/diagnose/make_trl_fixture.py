@@ -21,7 +21,7 @@ lengths TRL trained on, its completion_mask sums, are written to trl_lengths.jso
 comparison).
 
 Run once (a Python with torch, transformers and trl; nothing is downloaded):
-    /work/venv-trl/bin/python scripts/diagnose/make_trl_fixture.py
+    ~/venv-trl/bin/python scripts/diagnose/make_trl_fixture.py
 """
 import json
 import shutil

@@ -20,13 +20,13 @@ Two parts, real material first:
    one-line model-style ending; the answer put in it is either an equivalent rewrite of the
    gold (label true) or a near miss (label false), by construction: each rewrite applies only
    to golds of the exact shape it matches. Source: "<benchmark>:<row>".
-   Plus the kinds of issue 10 that no benchmark gold shows (relations, identities, complex
+   Plus kinds of answers that no benchmark gold shows (relations, identities, complex
    numbers, units, labels), written here by construction with near misses ("constructed").
 
 math_verify: the verdict of math-verify (`verify(parse(gold), parse(response))`, the gold
 wrapped in `$..$` when it has no `$` or box) when it is importable, else null:
-    python3 -m venv /work/venv-mv && /work/venv-mv/bin/pip install math-verify
-    /work/venv-mv/bin/python scripts/tasks/build_checker_set.py --mv-tests DIR [--data-dir D]
+    python3 -m venv ~/venv-mv && ~/venv-mv/bin/pip install math-verify
+    ~/venv-mv/bin/python scripts/tasks/build_checker_set.py --mv-tests DIR [--data-dir D]
 
 Deterministic: fixed seed, golds in file order.
 """
@@ -300,7 +300,7 @@ def bench_pairs(data_dir, rng, per_kind=6):
 
 
 # ---------------------------------------------------------------------------------------
-# constructed: kinds of issue 10 that no benchmark gold shows (true and near-miss pairs)
+# constructed: kinds of answers that no benchmark gold shows (true and near-miss pairs)
 
 CONSTRUCTED = [
     # relations
@@ -392,7 +392,7 @@ def mv_verdicts(pairs):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data-dir", default=os.environ.get("RLVR_DATA_DIR", str(ROOT.parent / "shared/data")))
+    ap.add_argument("--data-dir", default=os.environ.get("RLVR_DATA_DIR"), required="RLVR_DATA_DIR" not in os.environ)
     ap.add_argument("--mv-tests", required=True, help="tests/ of the math-verify sdist")
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args()

@@ -297,7 +297,7 @@ def classify(g):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data-dir", default=os.environ.get("RLVR_DATA_DIR", str(ROOT / "../shared/data")))
+    ap.add_argument("--data-dir", default=os.environ.get("RLVR_DATA_DIR"), required="RLVR_DATA_DIR" not in os.environ)
     ap.add_argument("--per-shape", type=int, default=14, help="gold answers per (source, shape)")
     args = ap.parse_args()
     rng = random.Random(20261129)

@@ -1,7 +1,7 @@
 //! `rlvr bench`: throughput measurements.
 //!
 //! * `rlvr bench grpo --model DIR`: GRPO steps on the work of the TRL reference harness
-//!   (../shared/bench/trl_grpo_bench.py): `--prompts` prompts "Compute ABCD+EFGH=" per step x
+//!   (`trl_grpo_bench.py`, BENCHMARKS.md): `--prompts` prompts "Compute ABCD+EFGH=" per step x
 //!   `--generations` responses of exactly `--new-tokens` tokens (end-of-sequence does not
 //!   stop them), temperature 1, seeded random 0/1 rewards (never constant over a step's
 //!   batch), `token-mean` loss, one optimizer step per generation round (one mini-batch, one

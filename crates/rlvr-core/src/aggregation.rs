@@ -1,4 +1,4 @@
-//! Aggregation weights: every loss aggregation rule as one weight per sequence (DESIGN.md §2).
+//! Aggregation weights: every loss aggregation rule as one weight per sequence (docs/architecture.md §2).
 //!
 //! Every supported rule is linear in the token terms,
 //!

@@ -1,4 +1,4 @@
-//! Aggregation-bias diagnostics (DESIGN.md §3): for one batch, per group and for the batch,
+//! Aggregation-bias diagnostics (docs/architecture.md §3): for one batch, per group and for the batch,
 //! the length statistics the paper's analysis rests on and, for every aggregation rule at once,
 //! where the gradient mass goes.
 //!

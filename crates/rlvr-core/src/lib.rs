@@ -7,12 +7,12 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`advantage`] | group-relative advantages: `grpo`, `dr-grpo`, `rloo` |
-//! | [`aggregation`] | the per-sequence loss weight `w_i` of every aggregation rule (DESIGN.md §2) |
+//! | [`aggregation`] | the per-sequence loss weight `w_i` of every aggregation rule (docs/architecture.md §2) |
 //! | [`split`] | cutting a batch into data-parallel ranks and micro-batches |
 //! | [`policy_loss`] | per-token PPO clip / dual clip / GSPO / CISPO terms with their derivative |
 //! | [`kl`] | the k1, k2, k3 KL estimators with their derivative |
 //! | [`entropy`] | the entropy of a logits row (the entropy bonus) with its gradient |
-//! | [`diagnostics`] | length variation, pos-neg length gap, positive share per rule (DESIGN.md §3) |
+//! | [`diagnostics`] | length variation, pos-neg length gap, positive share per rule (docs/architecture.md §3) |
 //! | [`estimators`] | pass@k (unbiased), mean@k, maj@k |
 //!
 //! # Contract

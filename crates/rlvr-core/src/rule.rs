@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use crate::CoreError;
 
-/// How per-token loss terms become one scalar (DESIGN.md §2). Every rule is a per-sequence
+/// How per-token loss terms become one scalar (docs/architecture.md §2). Every rule is a per-sequence
 /// weight `w_i`; see [`crate::aggregation::weights`] for each formula.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AggRule {
@@ -26,7 +26,7 @@ pub enum AggRule {
 }
 
 impl AggRule {
-    /// Every rule, in the order of DESIGN.md's table.
+    /// Every rule, in the order of docs/architecture.md's table.
     pub const ALL: [AggRule; 7] = [
         AggRule::TokenMean,
         AggRule::SeqMeanTokenMean,

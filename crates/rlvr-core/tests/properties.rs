@@ -1,4 +1,4 @@
-//! Property tests of the aggregation contract (DESIGN.md §2): split invariance, permutation
+//! Property tests of the aggregation contract (docs/architecture.md §2): split invariance, permutation
 //! invariance, BA's sign balance and the identities between rules.
 
 use proptest::prelude::*;

@@ -3,12 +3,12 @@
 //!
 //!     cargo build --release -p rlvr-model --example bench
 //!     target/release/examples/bench tiny          # QwenConfig::tiny(512)
-//!     target/release/examples/bench bench-tiny    # TRL's bench-tiny shape (/work/shared/bench)
+//!     target/release/examples/bench bench-tiny    # TRL's bench-tiny shape (BENCHMARKS.md)
 //!     target/release/examples/bench bench-small   # and its bench-small shape
 //!     target/release/examples/bench testbed       # tiny(256), 128 x 44 tokens (the GRPO testbed)
 //!     target/release/examples/bench qwen2.5-0.5b [LAYERS]
 //!
-//! Work, as in /work/shared/bench/README.md: sampling 8 prompts x 8 responses x 128 new tokens
+//! Work, as in BENCHMARKS.md (the TRL reference harness): sampling 8 prompts x 8 responses x 128 new tokens
 //! (12-token prompts, no eos, temperature 1); training 64 sequences x 140 tokens (12 prompt +
 //! 128 response), log-probs + entropy, backward. The 0.5B shape uses less work (printed).
 //! Each phase: one warm-up, then the median of `REPEATS` timed runs (`BENCH_PHASES=sample`:

@@ -108,13 +108,13 @@ impl QwenConfig {
         Self::qwen2(vocab_size, 128, 4, 4, 2, 384)
     }
 
-    /// The shape of TRL's `bench-tiny` reference model (/work/shared/bench): vocab 512, hidden
+    /// The shape of TRL's `bench-tiny` reference model (its `make_models.py`): vocab 512, hidden
     /// 256, 4 layers, 4 / 2 heads, MLP 704, tied embeddings (3,084,544 parameters).
     pub fn bench_tiny() -> Self {
         Self::qwen2(512, 256, 4, 4, 2, 704)
     }
 
-    /// The shape of TRL's `bench-small` reference model (/work/shared/bench): vocab 4096, hidden
+    /// The shape of TRL's `bench-small` reference model (its `make_models.py`): vocab 4096, hidden
     /// 512, 8 layers, 8 / 4 heads, MLP 1408, tied embeddings (25,707,008 parameters).
     pub fn bench_small() -> Self {
         Self::qwen2(4096, 512, 8, 8, 4, 1408)
@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn bench_shapes_have_the_reference_harness_parameter_counts() {
-        // ../shared/bench/README.md: bench-tiny 3,084,544 and bench-small 25,707,008
+        // the TRL reference harness's README: bench-tiny 3,084,544 and bench-small 25,707,008
         assert_eq!(QwenConfig::bench_tiny().num_parameters(), 3_084_544);
         assert_eq!(QwenConfig::bench_small().num_parameters(), 25_707_008);
     }

@@ -9,7 +9,7 @@
 //!   point): a forward without graph, `loss_fn` on leaf log-probs, then a backward walk layer
 //!   by layer with optional activation checkpointing ([`TrainForwardOptions`]); attention and
 //!   the vocabulary projection in chunks recomputed in the backward on every device, so the
-//!   memory of one sequence grows linearly with its length (MEMORY.md has the measurements).
+//!   memory of one sequence grows linearly with its length (docs/memory.md has the measurements).
 //!   [`Qwen::response_logprobs_no_grad`] is the same forward for passes without gradient.
 //! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id from the local cache),
 //!   [`save_model`], and the seeded random [`init_random`].

@@ -291,7 +291,7 @@ mod blas_backend {
     /// AMD EPYC (Zen kernel): no worker threads spinning beside rayon's, and a decode product
     /// split by columns, which OpenBLAS splits by its 64 rows. On a 2-core AVX-512 Xeon,
     /// OpenBLAS's own threads win on a lone 64-row product (`bench/probe_openblas_split.c`) but
-    /// not in bench-small's decode loop (BENCHMARKS.md).
+    /// not in bench-small's decode loop (BENCHMARKS.md, Intel VM).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn sgemm(
         cblas_sgemm: SgemmFn,

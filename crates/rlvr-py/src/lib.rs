@@ -137,7 +137,7 @@ fn weights<'py>(
     Ok(PyArray1::from_vec(py, w))
 }
 
-/// The names of every aggregation rule, in the order of DESIGN.md's table.
+/// The names of every aggregation rule, in the order of docs/architecture.md's table.
 #[pyfunction]
 fn rules() -> Vec<&'static str> {
     AggRule::ALL.iter().map(|r| r.as_str()).collect()
@@ -152,7 +152,7 @@ fn shares_json(rules: &[(AggRule, RuleShares)], f: fn(&RuleShares) -> Option<f64
     )
 }
 
-/// The bias diagnostics of a batch (DESIGN.md §3) as a JSON object (the Python side parses
+/// The bias diagnostics of a batch (docs/architecture.md §3) as a JSON object (the Python side parses
 /// it): batch lengths, within-group gap, mean prefactor, per-rule shares, the verdict and the
 /// per-group figures.
 #[pyfunction]

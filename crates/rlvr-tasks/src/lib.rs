@@ -2,8 +2,8 @@
 //! references, and the verifiers that turn a sampled response into a reward.
 //!
 //! - [`data`]: loading problems from jsonl, json arrays and parquet (verl's layout), with
-//!   configurable field names, the named presets of `../shared/data`, and the data directory
-//!   resolution of DESIGN.md section 5 ([`resolve_data_dir`]).
+//!   configurable field names, the named presets of the data directory, and its
+//!   resolution ([`resolve_data_dir`], docs/data.md).
 //! - [`math`]: answer extraction, normalization and equivalence for math answers
 //!   ([`math::verify`]), and [`MathVerifier`].
 //! - [`testbed`]: the generated arithmetic task that a small model learns on a CPU, with a

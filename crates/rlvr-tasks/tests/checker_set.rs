@@ -1,6 +1,6 @@
 //! The answer-checker fixture (tests/fixtures/checker_set.jsonl, built by
 //! scripts/tasks/build_checker_set.py from math-verify's test suite, benchmark golds with
-//! rewritten and near-miss answers, and constructed cases of issue 10): rlvr is right on at
+//! rewritten and near-miss answers, and constructed cases): rlvr is right on at
 //! least 97% of the pairs, accepts no pair labelled wrong, and is right at least as often as
 //! math-verify (whose verdicts the fixture records).
 

@@ -1,4 +1,4 @@
-//! Checks against the real data directory (../shared/data, see its SOURCES.md).
+//! Checks against the real data directory (`RLVR_DATA_DIR`; docs/data.md).
 //!
 //! Without a data directory these tests print why they skip; under `CI=true` a missing data
 //! directory is a failure.

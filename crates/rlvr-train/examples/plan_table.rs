@@ -1,6 +1,6 @@
 //! Prints the `--dry-run` memory plan of a config (with `key=value` overrides) for the
 //! published shape of its model, without the data or the weights: the numbers of the plans
-//! table in configs/README.md.
+//! table in docs/memory.md.
 //!
 //! ```text
 //! cargo run -p rlvr-train --example plan_table -- configs/dapo17k-qwen2.5-math-7b.toml [key=value ...]

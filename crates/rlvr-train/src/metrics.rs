@@ -5,7 +5,7 @@
 //! - `"train"`, one per GRPO step: `step`, `reward_mean`, `reward_std`, `accuracy`,
 //!   `response_length_mean/min/max/cv`, `truncated_share`, `pos_neg_gap` (mean over mixed groups
 //!   of `L+ - L-`), `positive_share` (an object: rule name -> share of the advantage-weighted
-//!   token mass on positive responses under that rule, DESIGN.md §3), `pg_loss`, `kl`,
+//!   token mass on positive responses under that rule, docs/architecture.md §3), `pg_loss`, `kl`,
 //!   `entropy`, `pg_clipfrac_low`, `pg_clipfrac_high`, `grad_norm`, `lr`,
 //!   `rollout_tokens_per_s`, `train_tokens_per_s`, `time_rollout_s`, `time_reward_s`,
 //!   `time_train_s`, `skipped` and, when skipped, `skip_reason`. Also `groups_kept`,
@@ -14,7 +14,7 @@
 //!   `pass_at_k`.
 //!
 //! Non-finite numbers are written as `null` (JSON has no NaN).
-//! `rlvr report` (issue 5) reads these lines; keep the names stable.
+//! `rlvr report` reads these lines; keep the names stable.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};

@@ -63,7 +63,7 @@ pub struct RunSummary {
     pub n_params: usize,
 }
 
-/// DESIGN.md §3 diagnostics of a run's batches, each the mean over the steps that have it.
+/// docs/architecture.md §3 diagnostics of a run's batches, each the mean over the steps that have it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveBias {
     /// Response length coefficient of variation.

@@ -58,7 +58,7 @@ fn gpu_configs_pass_dry_run() {
             "{file}:\n{text}"
         );
         // the memory plan (published shapes without the weights): both recipes fit one 141
-        // GB GPU (configs/README.md), the 7B one since gradients go into the f32 accumulator
+        // GB GPU (docs/memory.md), the 7B one since gradients go into the f32 accumulator
         // piece by piece and AdamW steps in place
         assert!(text.contains("memory plan per device"), "{file}:\n{text}");
         assert!(text.contains("master weights (f32)"), "{file}:\n{text}");
