@@ -144,7 +144,8 @@ pub struct DataConfig {
     /// `"testbed"` (generated arithmetic problems), an rlvr-tasks preset name
     /// (`dapo-math-17k`, `math500`, ...) or a file (.jsonl, .json, .parquet).
     pub train_files: String,
-    /// Data directory for presets; unset: `--data-dir`, `RLVR_DATA_DIR`, then `../shared/data`.
+    /// Data directory for local copies of presets; unset: `--data-dir`, else `RLVR_DATA_DIR`,
+    /// else none (presets come from the Hugging Face hub, docs/data.md).
     pub data_dir: Option<PathBuf>,
     /// Prompt template around the problem text: `dapo`, `qwen-boxed` or `raw`.
     pub prompt_template: String,
@@ -457,6 +458,9 @@ pub struct TrainerConfig {
     pub runs_dir: PathBuf,
     /// Save a checkpoint every this many steps (and at the end); 0 = only at the end.
     pub save_freq: usize,
+    /// Checkpoints kept: the newest is `checkpoint/`, older ones `checkpoint-step<N>/`; a
+    /// resume that finds the newest damaged falls back to the next (`checkpoint.rs`).
+    pub keep_checkpoints: usize,
     /// Testbed warm start: supervised steps on worked solutions before GRPO (0 = none).
     pub warm_start_steps: usize,
     /// Testbed warm start: sequences per supervised step.
@@ -480,6 +484,7 @@ impl Default for TrainerConfig {
             run_name: String::new(),
             runs_dir: "runs".into(),
             save_freq: 50,
+            keep_checkpoints: 2,
             warm_start_steps: 450,
             warm_start_batch_size: 32,
             warm_start_lr: 3e-3,
@@ -695,6 +700,27 @@ impl TrainConfig {
                 );
             }
         }
+        if !(a.kl_loss_coef >= 0.0 && a.kl_loss_coef.is_finite()) {
+            return bad(
+                "algorithm.kl_loss_coef",
+                format!("must be a finite number >= 0, got {}", a.kl_loss_coef),
+            );
+        }
+        if !a.entropy_coeff.is_finite() {
+            return bad(
+                "algorithm.entropy_coeff",
+                format!("must be a finite number, got {}", a.entropy_coeff),
+            );
+        }
+        if !(a.overlong_penalty_factor >= 0.0 && a.overlong_penalty_factor.is_finite()) {
+            return bad(
+                "algorithm.overlong_penalty_factor",
+                format!(
+                    "must be a finite number >= 0, got {}",
+                    a.overlong_penalty_factor
+                ),
+            );
+        }
         if a.overlong_buffer_len >= r.max_response_length && a.overlong_buffer_len > 0 {
             return bad(
                 "algorithm.overlong_buffer_len",
@@ -704,8 +730,34 @@ impl TrainConfig {
         if !(o.lr >= 0.0 && o.lr.is_finite()) {
             return bad("optim.lr", "must be a finite number >= 0".into());
         }
-        if !(0.0..1.0).contains(&o.beta1) || !(0.0..1.0).contains(&o.beta2) {
-            return bad("optim.beta1", "beta1 and beta2 must be in [0, 1)".into());
+        // AdamW divides by sqrt(v) + eps: with eps = 0 a parameter whose gradient is zero
+        // (every step whose rewards are all equal has them) gets 0/0
+        if !(o.eps > 0.0 && o.eps.is_finite()) {
+            return bad(
+                "optim.eps",
+                format!("must be a finite number > 0, got {}", o.eps),
+            );
+        }
+        if !(o.weight_decay >= 0.0 && o.weight_decay.is_finite()) {
+            return bad(
+                "optim.weight_decay",
+                format!("must be a finite number >= 0, got {}", o.weight_decay),
+            );
+        }
+        if !(o.grad_clip >= 0.0 && o.grad_clip.is_finite()) {
+            return bad(
+                "optim.grad_clip",
+                format!(
+                    "must be a finite number >= 0 (0 = off), got {}",
+                    o.grad_clip
+                ),
+            );
+        }
+        if !(0.0..1.0).contains(&o.beta1) {
+            return bad("optim.beta1", format!("must be in [0, 1), got {}", o.beta1));
+        }
+        if !(0.0..1.0).contains(&o.beta2) {
+            return bad("optim.beta2", format!("must be in [0, 1), got {}", o.beta2));
         }
         if !(0.0..=1.0).contains(&o.min_lr_ratio) {
             return bad("optim.min_lr_ratio", "must be in [0, 1]".into());
@@ -713,12 +765,19 @@ impl TrainConfig {
         if e.k < 1 {
             return bad("eval.k", "must be at least 1".into());
         }
+        if !(e.temperature > 0.0 && e.temperature.is_finite()) {
+            return bad("eval.temperature", "must be a finite number > 0".into());
+        }
+        if !(e.top_p > 0.0 && e.top_p <= 1.0) {
+            return bad("eval.top_p", "must be in (0, 1]".into());
+        }
         if e.batch_size < 1 {
             return bad("eval.batch_size", "must be at least 1".into());
         }
         if !(self.model.device_memory_gib >= 0.0 && self.model.device_memory_gib.is_finite()) {
             return bad("model.device_memory_gib", "must be a number >= 0".into());
         }
+        self.validate_sizes()?;
         match self.model.dtype.as_str() {
             "f32" | "bf16" | "f16" => {}
             other => {
@@ -743,6 +802,59 @@ impl TrainConfig {
         Ok(())
     }
 
+    /// The sizes and counts that must be positive, and the worker count, which must fit the
+    /// machine ([`max_reward_workers`]).
+    fn validate_sizes(&self) -> Result<(), ConfigError> {
+        let (m, d, t) = (&self.model, &self.data, &self.trainer);
+        let positive: [(&str, usize); 9] = [
+            ("model.hidden_size", m.hidden_size),
+            ("model.num_hidden_layers", m.num_hidden_layers),
+            ("model.num_attention_heads", m.num_attention_heads),
+            ("model.intermediate_size", m.intermediate_size),
+            ("model.max_position_embeddings", m.max_position_embeddings),
+            ("data.max_prompt_length", d.max_prompt_length),
+            ("data.testbed_train_size", d.testbed_train_size),
+            ("trainer.keep_checkpoints", t.keep_checkpoints),
+            ("trainer.warm_start_batch_size", t.warm_start_batch_size),
+        ];
+        for (key, v) in positive {
+            if v == 0 {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    message: "must be at least 1".into(),
+                });
+            }
+        }
+        if m.hidden_size % m.num_attention_heads != 0
+            || (m.hidden_size / m.num_attention_heads) % 2 != 0
+        {
+            return Err(ConfigError::Invalid {
+                key: "model.num_attention_heads".into(),
+                message: format!(
+                    "must divide model.hidden_size ({}) into heads of an even size (RoPE), got {}",
+                    m.hidden_size, m.num_attention_heads
+                ),
+            });
+        }
+        if !(t.warm_start_lr >= 0.0 && t.warm_start_lr.is_finite()) {
+            return Err(ConfigError::Invalid {
+                key: "trainer.warm_start_lr".into(),
+                message: format!("must be a finite number >= 0, got {}", t.warm_start_lr),
+            });
+        }
+        let most = max_reward_workers();
+        if self.reward.num_workers > most {
+            return Err(ConfigError::Invalid {
+                key: "reward.num_workers".into(),
+                message: format!(
+                    "{} workers: at most {most} here (4 per core; 0 = one per core)",
+                    self.reward.num_workers
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Optimizer steps over the whole run (for the cosine schedule).
     pub fn total_optimizer_steps(&self) -> usize {
         self.trainer.total_training_steps
@@ -763,6 +875,13 @@ impl TrainConfig {
             self.eval.max_response_length
         }
     }
+}
+
+/// The most `reward.num_workers` allowed: 4 per core (each worker is a thread and, with code
+/// rewards, a sandboxed process, which mostly waits on its program; more than that only
+/// queues).
+pub fn max_reward_workers() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Deserializes one section; an error names the key it is about.
@@ -917,6 +1036,71 @@ mod tests {
             assert_eq!(cfg.algorithm.clip_ratio_high, 0.28, "{f}");
             assert_eq!(cfg.data.prompt_template, "dapo", "{f}");
         }
+    }
+
+    /// Every numeric setting outside its range is refused, naming the key (each of these
+    /// was accepted before and either poisoned the weights, skipped every step, or panicked).
+    #[test]
+    fn numeric_settings_outside_their_range_are_refused_by_key() {
+        let too_many = format!("reward.num_workers={}", max_reward_workers() + 1);
+        let cases: Vec<(String, &str)> = [
+            ("optim.eps=0", "optim.eps"),
+            ("optim.eps=nan", "optim.eps"),
+            ("optim.eps=-1e-8", "optim.eps"),
+            ("optim.weight_decay=nan", "optim.weight_decay"),
+            ("optim.weight_decay=inf", "optim.weight_decay"),
+            ("optim.grad_clip=nan", "optim.grad_clip"),
+            ("optim.beta2=nan", "optim.beta2"),
+            ("optim.beta1=1.0", "optim.beta1"),
+            ("algorithm.kl_loss_coef=nan", "algorithm.kl_loss_coef"),
+            ("algorithm.kl_loss_coef=-1", "algorithm.kl_loss_coef"),
+            ("algorithm.entropy_coeff=nan", "algorithm.entropy_coeff"),
+            ("algorithm.entropy_coeff=inf", "algorithm.entropy_coeff"),
+            (
+                "algorithm.overlong_penalty_factor=nan",
+                "algorithm.overlong_penalty_factor",
+            ),
+            ("model.hidden_size=0", "model.hidden_size"),
+            ("model.intermediate_size=0", "model.intermediate_size"),
+            ("model.num_hidden_layers=0", "model.num_hidden_layers"),
+            ("model.num_attention_heads=0", "model.num_attention_heads"),
+            ("model.num_attention_heads=3", "model.num_attention_heads"),
+            (
+                "model.max_position_embeddings=0",
+                "model.max_position_embeddings",
+            ),
+            ("data.max_prompt_length=0", "data.max_prompt_length"),
+            ("trainer.keep_checkpoints=0", "trainer.keep_checkpoints"),
+            ("trainer.warm_start_lr=nan", "trainer.warm_start_lr"),
+            (
+                "trainer.warm_start_batch_size=0",
+                "trainer.warm_start_batch_size",
+            ),
+            ("eval.temperature=0", "eval.temperature"),
+            ("eval.top_p=nan", "eval.top_p"),
+        ]
+        .into_iter()
+        .map(|(o, k)| (o.to_string(), k))
+        .chain([(too_many, "reward.num_workers")])
+        .collect();
+        for (over, key) in cases {
+            let err = TrainConfig::load(None, &[over.clone()])
+                .expect_err(&over)
+                .to_string();
+            assert!(err.contains(key), "{over}: {err}");
+        }
+        // the edges that are allowed
+        for ok in [
+            "optim.weight_decay=0",
+            "optim.grad_clip=0",
+            "algorithm.entropy_coeff=-0.01",
+            "reward.num_workers=0",
+            "trainer.keep_checkpoints=1",
+        ] {
+            TrainConfig::load(None, &[ok.to_string()]).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+        let most = format!("reward.num_workers={}", max_reward_workers());
+        TrainConfig::load(None, &[most]).unwrap();
     }
 
     #[test]

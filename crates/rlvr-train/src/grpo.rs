@@ -14,7 +14,7 @@
 //! 7 report              StepReport    one metrics line (metrics.rs)
 //! ```
 //!
-//! A step whose rewards, loss or gradient are not finite is skipped (nothing is applied) and
+//! A step whose rewards, loss, gradient or updated weights are not finite is skipped (nothing is applied) and
 //! reported with `skipped: true` and the reason. "Nothing" includes the optimizer steps of the
 //! step's earlier mini-batches: with more than one optimizer step per rollout, the update
 //! keeps a copy of the parameters and the optimizer state and restores it on a skip.
@@ -756,6 +756,16 @@ impl Trainer {
         out.grad_norm = grads.clip(self.cfg.optim.grad_clip)?;
         if !out.grad_norm.is_finite() {
             out.skipped = Some(format!("non-finite gradient norm ({})", out.grad_norm));
+            return Ok(out);
+        }
+        // and never write weights that are not finite: the update is computed once to check
+        // it, and applied only when every new weight and moment is finite
+        if !self
+            .optimizer
+            .step_stays_finite(&self.policy.params, &grads, out.lr)?
+        {
+            out.skipped =
+                Some("the update would make weights or optimizer moments non-finite".to_string());
             return Ok(out);
         }
         self.optimizer.step(&self.policy.params, &grads, out.lr)?;

@@ -59,6 +59,19 @@ impl Params {
         self.vars.iter().map(|v| v.elem_count()).sum()
     }
 
+    /// The name of the first parameter holding a NaN or an infinity, if any (one device
+    /// synchronization per parameter).
+    pub fn first_non_finite(&self) -> candle_core::Result<Option<&str>> {
+        for (name, v) in self.names.iter().zip(&self.vars) {
+            let t = v.as_tensor().to_dtype(DType::F32)?;
+            let z = (&t - &t)?.sum_all()?.to_scalar::<f32>()?;
+            if z != 0.0 {
+                return Ok(Some(name));
+            }
+        }
+        Ok(None)
+    }
+
     /// Copies of all parameters as f32 (for comparisons in tests and for the reference model).
     pub fn snapshot(&self) -> candle_core::Result<Vec<Tensor>> {
         self.vars
@@ -285,6 +298,35 @@ impl AdamW {
         self.master[i].as_ref()
     }
 
+    /// Whether [`Self::step`] with these gradients and `lr` would leave every updated
+    /// parameter, master weight and moment finite. Computes the update exactly as `step`
+    /// does, chunk by chunk, without writing anything, so a caller can refuse an update that
+    /// would poison the weights (an overflowing moment, a huge learning rate) and keep the
+    /// state as it was. One device synchronization per call.
+    pub fn step_stays_finite(
+        &self,
+        params: &Params,
+        grads: &GradAccum,
+        lr: f64,
+    ) -> candle_core::Result<bool> {
+        let mut sums = Vec::new();
+        self.for_each_update(params, grads, lr, self.t + 1, |_, _, _, mc, vc, p| {
+            // x - x is 0 for a finite x and NaN for an infinite or NaN one; the sum of zeros
+            // stays exactly 0, so the total is 0 iff every element is finite
+            let z = ((mc - mc)?.sum_all()? + (vc - vc)?.sum_all()?)?;
+            sums.push((z + (p - p)?.sum_all()?)?);
+            Ok(())
+        })?;
+        if sums.is_empty() {
+            return Ok(true);
+        }
+        let total = Tensor::stack(&sums, 0)?
+            .to_device(&Device::Cpu)?
+            .sum_all()?
+            .to_scalar::<f32>()?;
+        Ok(total == 0.0)
+    }
+
     /// One update with learning rate `lr`. Parameters without a gradient are left untouched
     /// (their moments too).
     ///
@@ -295,27 +337,87 @@ impl AdamW {
     /// bit-identical to it (tested against an out-of-place reference).
     pub fn step(&mut self, params: &Params, grads: &GradAccum, lr: f64) -> candle_core::Result<()> {
         self.t += 1;
+        let (t, m_all, v_all, master_all) = (self.t, &self.m[..], &self.v[..], &self.master[..]);
+        Self::updates(
+            self.hp,
+            (m_all, v_all, master_all),
+            params,
+            grads,
+            lr,
+            t,
+            |i, o, var, mc, vc, p| {
+                let name = &params.names[i];
+                flat_view(&m_all[i], name)?.slice_set(mc, 0, o)?;
+                flat_view(&v_all[i], name)?.slice_set(vc, 0, o)?;
+                let w = flat_view(var.as_tensor(), name)?;
+                match &master_all[i] {
+                    Some(master) => {
+                        // the one cast per step: f32 master -> compute dtype (and, offloaded,
+                        // back to the device)
+                        let cast = p.to_dtype(var.dtype())?.to_device(var.device())?;
+                        w.slice_set(&cast, 0, o)?;
+                        flat_view(master, name)?.slice_set(p, 0, o)?;
+                    }
+                    None => w.slice_set(p, 0, o)?,
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// [`Self::updates`] on this optimizer's state.
+    fn for_each_update(
+        &self,
+        params: &Params,
+        grads: &GradAccum,
+        lr: f64,
+        t: u64,
+        f: impl FnMut(usize, usize, &Var, &Tensor, &Tensor, &Tensor) -> candle_core::Result<()>,
+    ) -> candle_core::Result<()> {
+        Self::updates(
+            self.hp,
+            (&self.m[..], &self.v[..], &self.master[..]),
+            params,
+            grads,
+            lr,
+            t,
+            f,
+        )
+    }
+
+    /// The AdamW update at step `t`, chunk by chunk: calls `f(param index, chunk offset,
+    /// var, new m, new v, new weight)` for every chunk of every parameter with a gradient,
+    /// reading (never writing) the current state.
+    fn updates(
+        hp: AdamWParams,
+        (m_all, v_all, master_all): (&[Tensor], &[Tensor], &[Option<Tensor>]),
+        params: &Params,
+        grads: &GradAccum,
+        lr: f64,
+        t: u64,
+        mut f: impl FnMut(usize, usize, &Var, &Tensor, &Tensor, &Tensor) -> candle_core::Result<()>,
+    ) -> candle_core::Result<()> {
         let AdamWParams {
             beta1: b1,
             beta2: b2,
             eps,
             weight_decay: wd,
-        } = self.hp;
-        let bc1 = 1.0 - b1.powi(self.t as i32);
-        let bc2 = 1.0 - b2.powi(self.t as i32);
+        } = hp;
+        let bc1 = 1.0 - b1.powi(t as i32);
+        let bc2 = 1.0 - b2.powi(t as i32);
         for (i, var) in params.vars.iter().enumerate() {
             let Some(g) = &grads.grads[i] else { continue };
             let name = &params.names[i];
             let g = g.flatten_all()?;
-            let m = flat_view(&self.m[i], name)?;
-            let v = flat_view(&self.v[i], name)?;
+            let m = flat_view(&m_all[i], name)?;
+            let v = flat_view(&v_all[i], name)?;
             let w = flat_view(var.as_tensor(), name)?;
-            let master = self.master[i]
+            let master = master_all[i]
                 .as_ref()
                 .map(|t| flat_view(t, name))
                 .transpose()?;
             let decay = if var.rank() >= 2 { wd } else { 0.0 };
-            let state_dev = self.m[i].device().clone();
+            let state_dev = m_all[i].device().clone();
             for (o, l) in chunks(g.elem_count()) {
                 // offloaded: this chunk of the gradient goes to the host
                 let g = g.narrow(0, o, l)?.to_device(&state_dev)?;
@@ -327,18 +429,7 @@ impl AdamW {
                 };
                 let update = ((&mc / bc1)? / ((&vc / bc2)?.sqrt()? + eps)?)?;
                 let p = ((p * (1.0 - lr * decay))? - (update * lr)?)?;
-                m.slice_set(&mc, 0, o)?;
-                v.slice_set(&vc, 0, o)?;
-                match &master {
-                    Some(master) => {
-                        // the one cast per step: f32 master -> compute dtype (and, offloaded,
-                        // back to the device)
-                        let cast = p.to_dtype(var.dtype())?.to_device(var.device())?;
-                        w.slice_set(&cast, 0, o)?;
-                        master.slice_set(&p, 0, o)?;
-                    }
-                    None => w.slice_set(&p, 0, o)?,
-                }
+                f(i, o, var, &mc, &vc, &p)?;
             }
         }
         Ok(())
@@ -505,6 +596,37 @@ mod tests {
             .insert("w".into(), Var::from_tensor(&t).unwrap());
         let params = Params::from_varmap(&varmap);
         (varmap, params)
+    }
+
+    /// An update that would overflow is detected before anything is written; a normal one is
+    /// not, and the check leaves the state bit for bit as it was.
+    #[test]
+    fn step_stays_finite_flags_an_overflowing_update_and_writes_nothing() {
+        let (_vm, params) = one_param(&[1.0, -2.0]);
+        let hp = AdamWParams {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.0,
+        };
+        let mut opt = AdamW::new(&params, hp).unwrap();
+        let mut acc = GradAccum::new(&params);
+        acc.grads[0] = Some(Tensor::new(&[0.5f32, -3.0], &Device::Cpu).unwrap());
+        assert!(opt.step_stays_finite(&params, &acc, 0.01).unwrap());
+        // the first Adam step moves each weight by about lr: 1e39 overflows f32
+        assert!(!opt.step_stays_finite(&params, &acc, 1e39).unwrap());
+        let p: Vec<f32> = params.vars[0].as_tensor().to_vec1().unwrap();
+        assert_eq!(p, [1.0, -2.0]);
+        assert_eq!(opt.t, 0);
+        assert_eq!(params.first_non_finite().unwrap(), None);
+        // eps = 0 (refused by the config) with a zero gradient: 0/0
+        let mut zero = GradAccum::new(&params);
+        zero.grads[0] = Some(Tensor::new(&[0.0f32, 1.0], &Device::Cpu).unwrap());
+        opt.hp.eps = 0.0;
+        assert!(!opt.step_stays_finite(&params, &zero, 0.01).unwrap());
+        // applied anyway, it is exactly the NaN the check predicted
+        opt.step(&params, &zero, 0.01).unwrap();
+        assert_eq!(params.first_non_finite().unwrap(), Some("w"));
     }
 
     #[test]

@@ -494,12 +494,15 @@ pub fn task_label(train_files: &str) -> String {
 
 /// The run directory: `<runs_dir>/<run_name>`; an automatic name is
 /// `<task>-<rule>-s<seed>` ([`task_label`]) with a numeric suffix when taken (`-2`, `-3`, ...);
-/// an explicit one that already holds a run is an error.
+/// an explicit one that already holds a run with a checkpoint is an error (one without any
+/// is started over).
 pub fn new_run_dir(cfg: &TrainConfig) -> Result<PathBuf, TrainError> {
     let runs = &cfg.trainer.runs_dir;
     if !cfg.trainer.run_name.is_empty() {
         let dir = runs.join(&cfg.trainer.run_name);
-        if dir.join("config.toml").exists() {
+        // a run stopped before its first checkpoint holds nothing to continue: it is
+        // started over under its name
+        if dir.join("config.toml").exists() && !checkpoint::candidates(&dir).is_empty() {
             return Err(TrainError::Resume(format!(
                 "{} already holds a run: continue it with --resume {}, or set trainer.run_name",
                 dir.display(),
@@ -533,21 +536,36 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
     let wall = Instant::now();
     let cfg = resolve_config(opts)?;
     let ui = Ui::new(opts.quiet, cfg.logging.progress);
-    let (run_dir, ckpt) = match &opts.resume {
+    let (run_dir, found) = match &opts.resume {
         Some(run) => {
-            let ck = checkpoint::find(run).ok_or_else(|| {
+            let found = checkpoint::find_intact(run).map_err(|why| {
                 TrainError::Resume(format!(
-                    "{}: no checkpoint to resume from (checkpoint/state.json)",
+                    "{}: no intact checkpoint to resume from: {why}",
                     run.display()
                 ))
             })?;
-            (run.clone(), Some(ck))
+            (run.clone(), found)
         }
         None => (new_run_dir(&cfg)?, None),
     };
-    let state = match &ckpt {
-        Some(ck) => Some(checkpoint::read_state(ck).map_err(|e| TrainError::io(ck, e))?),
-        None => None,
+    if let Some(f) = &found {
+        for note in &f.notes {
+            ui.println(format!("resume: {note}"));
+        }
+    } else if run_dir.join("config.toml").exists() {
+        // a run killed before its first checkpoint: nothing to resume, so it starts over
+        ui.println(format!(
+            "{} has no checkpoint (stopped before its first): starting it over",
+            run_dir.display()
+        ));
+        let metrics = run_dir.join("metrics.jsonl");
+        if metrics.exists() {
+            std::fs::remove_file(&metrics).map_err(|e| TrainError::io(&metrics, e))?;
+        }
+    }
+    let (ckpt, state) = match found {
+        Some(f) => (Some(f.dir), Some(f.state)),
+        None => (None, None),
     };
     if let Some(s) = &state {
         if s.seed != cfg.trainer.seed {
@@ -568,10 +586,6 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
     // setup: policy (from the checkpoint when resuming), tasks
     let s = setup(&cfg, opts.data_dir.as_deref(), ckpt.as_deref(), &ui)?;
     std::fs::create_dir_all(&run_dir).map_err(|e| TrainError::io(&run_dir, e))?;
-    let cfg_path = run_dir.join("config.toml");
-    if opts.resume.is_none() || !opts.overrides.is_empty() {
-        std::fs::write(&cfg_path, cfg.to_toml()).map_err(|e| TrainError::io(&cfg_path, e))?;
-    }
     let mut times = state.as_ref().map(|s| s.time.clone()).unwrap_or_default();
     times.setup_s += s.setup_s;
     times.warm_start_s += s.warm_start_s;
@@ -621,6 +635,11 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
             st.data,
         );
         ui.println(format!("resumed at step {} from {}", st.step, ck.display()));
+    }
+    // the config is written (atomically) only now that it validated and the whole set-up,
+    // resumed state included, succeeded: a failing override never replaces a run's config
+    if opts.resume.is_none() || !opts.overrides.is_empty() {
+        write_config(&run_dir, &cfg)?;
     }
     let metrics_path = run_dir.join("metrics.jsonl");
     let mut writer = MetricsWriter::open(&metrics_path, state.as_ref().map(|s| s.step))
@@ -735,12 +754,30 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
     )
 }
 
+/// Writes `<run>/config.toml` through a temporary file and a rename.
+fn write_config(run_dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
+    let path = run_dir.join("config.toml");
+    let tmp = run_dir.join("config.toml.tmp");
+    std::fs::write(&tmp, cfg.to_toml()).map_err(|e| TrainError::io(&tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| TrainError::io(&path, e))
+}
+
+/// Saves a checkpoint (keeping `trainer.keep_checkpoints`), refusing weights that are not
+/// finite: the run fails instead of replacing good checkpoints with a poisoned one.
 fn save_checkpoint(
     run_dir: &Path,
     trainer: &Trainer,
     cfg: &TrainConfig,
     times: &PhaseTimes,
 ) -> Result<(), TrainError> {
+    if let Some(name) = trainer.policy.params.first_non_finite()? {
+        return Err(TrainError::Msg(format!(
+            "step {}: parameter {name} holds a NaN or an infinity; no checkpoint is written \
+             and the earlier ones in {} are kept",
+            trainer.step,
+            run_dir.display()
+        )));
+    }
     let state = TrainState {
         step: trainer.step,
         optimizer_steps: trainer.optimizer.t,
@@ -748,14 +785,19 @@ fn save_checkpoint(
         seed: cfg.trainer.seed,
         time: times.clone(),
     };
-    checkpoint::save_atomic(run_dir, &state, |dir| -> Result<(), TrainError> {
-        trainer.policy.save(dir)?;
-        trainer.optimizer.save(
-            &trainer.policy.params,
-            &dir.join(checkpoint::OPTIMIZER_FILE),
-        )?;
-        Ok(())
-    })?;
+    checkpoint::save_atomic(
+        run_dir,
+        &state,
+        cfg.trainer.keep_checkpoints,
+        |dir| -> Result<(), TrainError> {
+            trainer.policy.save(dir)?;
+            trainer.optimizer.save(
+                &trainer.policy.params,
+                &dir.join(checkpoint::OPTIMIZER_FILE),
+            )?;
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 

@@ -85,6 +85,12 @@ pub fn supervised(
         let mut grads = GradAccum::new(&policy.params);
         grads.add(&policy.params, &loss.backward()?)?;
         grads.clip(1.0)?;
+        if !opt.step_stays_finite(&policy.params, &grads, schedule.lr_at(step))? {
+            return Err(TrainError::Msg(format!(
+                "warm start: the update of step {step} would make the weights non-finite \
+                 (lower trainer.warm_start_lr)"
+            )));
+        }
         opt.step(&policy.params, &grads, schedule.lr_at(step))?;
         losses.push(value);
         progress(step + 1, value);
