@@ -379,8 +379,9 @@ pub fn find_intact(run_dir: &Path) -> Result<Option<Resumable>, String> {
 
 /// Writes a checkpoint atomically and keeps the newest `keep` (at least 1): `write` fills a
 /// fresh temporary directory (model and optimizer files), then `state.json` and the manifest
-/// are added, the previous `checkpoint/` is renamed to `checkpoint-step<N>/`, the new one
-/// renamed into place, and the oldest beyond `keep` removed.
+/// are added, the previous `checkpoint/` is renamed to `checkpoint-step<N>/` (or removed, when
+/// it is of the same step), the new one renamed into place, and the oldest beyond `keep`
+/// removed.
 pub fn save_atomic<E>(
     run_dir: &Path,
     state: &TrainState,
@@ -417,6 +418,11 @@ where
     }
     fs::rename(&tmp, &dst)?;
     sync_dir(run_dir)?;
+    // a second save of the same step (the end of a run) replaces the first
+    let same = run_dir.join(older_dir_name(state.step));
+    if same.exists() {
+        fs::remove_dir_all(&same)?;
+    }
     let legacy = run_dir.join(LEGACY_OLD_DIR);
     if legacy.exists() {
         fs::remove_dir_all(&legacy)?;

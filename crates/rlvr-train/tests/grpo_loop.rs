@@ -788,3 +788,154 @@ fn kl_epochs_minibatches_and_dynamic_sampling_run() {
     );
     assert!(params(&t).iter().flatten().all(|v| v.is_finite()));
 }
+
+/// An update that would overflow the weights (a learning rate of 1e39 moves every weight by
+/// about that much on AdamW's first step) is skipped before anything is written: the weights
+/// and the optimizer's step count stay as they were and the step says why.
+#[test]
+fn an_update_that_would_make_the_weights_non_finite_is_skipped() {
+    let fx = Fixture::new();
+    let cfg = fx.config(&["optim.lr=1e39", "optim.grad_clip=0"]);
+    let mut t = trainer(&fx, &cfg);
+    let before = params(&t);
+    let mut skipped = 0;
+    for _ in 0..3 {
+        let line = t.step().unwrap().line;
+        if line.skipped {
+            let why = line.skip_reason.unwrap();
+            assert!(why.contains("non-finite"), "{why}");
+            skipped += 1;
+        }
+    }
+    // every step with reward variation would have updated: at least one did reach the update
+    assert!(skipped > 0, "no step reached the update");
+    assert_eq!(t.optimizer.t, 0, "an optimizer step was applied");
+    assert_eq!(params(&t), before, "the weights changed");
+    assert_eq!(t.policy.params.first_non_finite().unwrap(), None);
+}
+
+/// The newest checkpoint truncated (as by a full disk): resume verifies it against its
+/// manifest, passes over it to the previous one (step 4), retrains steps 5 and 6, and ends
+/// bit-identical to an uninterrupted run; a flipped byte in the new checkpoint is detected.
+#[test]
+fn a_truncated_newest_checkpoint_resumes_from_the_previous_bit_identically() {
+    let fx = Fixture::new();
+    let keep = ["trainer.save_freq=2", "trainer.keep_checkpoints=2"];
+    train(&options(&fx, "full", &keep)).unwrap();
+    train(&options(&fx, "damaged", &keep)).unwrap();
+    let run_dir = fx.root.join("runs/damaged");
+    assert!(run_dir.join("checkpoint-step000004").is_dir());
+    assert!(!run_dir.join("checkpoint-step000002").exists(), "kept 2");
+    let weights = run_dir.join("checkpoint/model.safetensors");
+    let len = std::fs::metadata(&weights).unwrap().len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&weights)
+        .unwrap();
+    f.set_len(len / 2).unwrap();
+    drop(f);
+    let resumed = train(&TrainOptions {
+        resume: Some(run_dir.clone()),
+        quiet: true,
+        ..TrainOptions::default()
+    })
+    .unwrap();
+    assert_eq!(resumed.steps, 6);
+    assert!(run_dir.join("checkpoint.damaged").is_dir());
+    assert_eq!(
+        read_params(&fx.root.join("runs/full/checkpoint")),
+        read_params(&run_dir.join("checkpoint")),
+        "resumed from step 4, the run must end as the uninterrupted one"
+    );
+    let lines = rlvr_train::metrics::read_lines(&run_dir.join("metrics.jsonl")).unwrap();
+    let steps: Vec<u64> = lines
+        .iter()
+        .filter(|v| v["kind"] == "train")
+        .map(|v| v["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, [1, 2, 3, 4, 5, 6]);
+    // one flipped byte in the optimizer state of the new checkpoint
+    let opt = run_dir.join("checkpoint").join(checkpoint::OPTIMIZER_FILE);
+    let mut bytes = std::fs::read(&opt).unwrap();
+    let at = bytes.len() - 5;
+    bytes[at] ^= 0x20;
+    std::fs::write(&opt, bytes).unwrap();
+    let why = checkpoint::verify(&run_dir.join("checkpoint")).unwrap_err();
+    assert!(why.contains("optimizer.safetensors: sha256"), "{why}");
+}
+
+/// `--resume R --set ...` with an override that validates but fails during set-up (a KL
+/// reference the run never saved) errors out and leaves the run's config.toml as it was, so
+/// a plain `--resume R` still works.
+#[test]
+fn a_failing_override_on_resume_leaves_the_runs_config_alone() {
+    let fx = Fixture::new();
+    let mut first = options(&fx, "paused", &[]);
+    first.stop_after = Some(2);
+    train(&first).unwrap();
+    let run_dir = fx.root.join("runs/paused");
+    let config_before = std::fs::read_to_string(run_dir.join("config.toml")).unwrap();
+    let err = train(&TrainOptions {
+        resume: Some(run_dir.clone()),
+        overrides: vec!["algorithm.use_kl_loss=true".into()],
+        quiet: true,
+        ..TrainOptions::default()
+    })
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("reference"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("config.toml")).unwrap(),
+        config_before
+    );
+    let done = train(&TrainOptions {
+        resume: Some(run_dir),
+        quiet: true,
+        ..TrainOptions::default()
+    })
+    .unwrap();
+    assert_eq!(done.steps, 6);
+}
+
+/// A run killed before its first checkpoint (config.toml and some metrics, no checkpoint)
+/// is started over under its name, by a fresh run or by `--resume`.
+#[test]
+fn a_run_stopped_before_its_first_checkpoint_restarts_under_its_name() {
+    let fx = Fixture::new();
+    let run_dir = fx.root.join("runs/early");
+    for resume in [false, true] {
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let cfg = TrainConfig::load(None, &options(&fx, "early", &[]).overrides).unwrap();
+        std::fs::write(run_dir.join("config.toml"), cfg.to_toml()).unwrap();
+        std::fs::write(
+            run_dir.join("metrics.jsonl"),
+            "{\"kind\": \"train\", \"step\": 1, \"stale\": true}\n",
+        )
+        .unwrap();
+        for d in checkpoint::candidates(&run_dir) {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+        let opts = if resume {
+            TrainOptions {
+                resume: Some(run_dir.clone()),
+                quiet: true,
+                ..TrainOptions::default()
+            }
+        } else {
+            options(&fx, "early", &[])
+        };
+        let s = train(&opts).unwrap_or_else(|e| panic!("resume={resume}: {e}"));
+        assert_eq!(s.steps, 6);
+        let lines = rlvr_train::metrics::read_lines(&run_dir.join("metrics.jsonl")).unwrap();
+        assert!(
+            lines.iter().all(|v| v.get("stale").is_none()),
+            "resume={resume}"
+        );
+        assert_eq!(
+            lines.iter().filter(|v| v["kind"] == "train").count(),
+            6,
+            "resume={resume}"
+        );
+    }
+}
