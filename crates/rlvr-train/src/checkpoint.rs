@@ -303,7 +303,7 @@ pub fn candidates(run_dir: &Path) -> Vec<PathBuf> {
             e.path().is_dir().then(|| (step, e.path()))
         })
         .collect();
-    older.sort_by(|a, b| b.0.cmp(&a.0));
+    older.sort_by_key(|o| std::cmp::Reverse(o.0));
     let mut out = vec![run_dir.join(LATEST_DIR)];
     out.extend(older.into_iter().map(|(_, p)| p));
     out.push(run_dir.join(LEGACY_OLD_DIR));

@@ -1084,7 +1084,7 @@ mod tests {
         .chain([(too_many, "reward.num_workers")])
         .collect();
         for (over, key) in cases {
-            let err = TrainConfig::load(None, &[over.clone()])
+            let err = TrainConfig::load(None, std::slice::from_ref(&over))
                 .expect_err(&over)
                 .to_string();
             assert!(err.contains(key), "{over}: {err}");

@@ -60,11 +60,11 @@ impl Params {
     }
 
     /// The name of the first parameter holding a NaN or an infinity, if any (one device
-    /// synchronization per parameter).
+    /// synchronization per parameter; `0 * x` sums to 0 iff every `x` is finite).
     pub fn first_non_finite(&self) -> candle_core::Result<Option<&str>> {
         for (name, v) in self.names.iter().zip(&self.vars) {
             let t = v.as_tensor().to_dtype(DType::F32)?;
-            let z = (&t - &t)?.sum_all()?.to_scalar::<f32>()?;
+            let z = t.affine(0.0, 0.0)?.sum_all()?.to_scalar::<f32>()?;
             if z != 0.0 {
                 return Ok(Some(name));
             }
@@ -311,10 +311,10 @@ impl AdamW {
     ) -> candle_core::Result<bool> {
         let mut sums = Vec::new();
         self.for_each_update(params, grads, lr, self.t + 1, |_, _, _, mc, vc, p| {
-            // x - x is 0 for a finite x and NaN for an infinite or NaN one; the sum of zeros
+            // 0 * x is 0 for a finite x and NaN for an infinite or NaN one; the sum of zeros
             // stays exactly 0, so the total is 0 iff every element is finite
-            let z = ((mc - mc)?.sum_all()? + (vc - vc)?.sum_all()?)?;
-            sums.push((z + (p - p)?.sum_all()?)?);
+            let zero = |x: &Tensor| x.affine(0.0, 0.0)?.sum_all();
+            sums.push(((zero(mc)? + zero(vc)?)? + zero(p)?)?);
             Ok(())
         })?;
         if sums.is_empty() {
