@@ -47,8 +47,14 @@ enum What {
 #[derive(Debug, clap::Args)]
 struct GrpoArgs {
     /// Model directory in Hugging Face layout (config.json, safetensors, tokenizer.json).
-    #[arg(long)]
-    model: PathBuf,
+    #[arg(long, required_unless_present = "shape", conflicts_with = "shape")]
+    model: Option<PathBuf>,
+    /// Instead of --model: a random model of this shape with a byte-level tokenizer, built
+    /// in a temporary directory (`bench-tiny`, `bench-small`: TRL's reference models;
+    /// `qwen2.5-0.5b`: Qwen2.5-0.5B's 24 layers and 151,936-token vocabulary). Its cost per
+    /// step is the real model's: the work does not depend on the weights.
+    #[arg(long, value_parser = ["bench-tiny", "bench-small", "qwen2.5-0.5b"])]
+    shape: Option<String>,
     /// Prompts per step.
     #[arg(long, default_value_t = 8)]
     prompts: usize,
@@ -145,8 +151,8 @@ fn bad(msg: impl Into<String>) -> anyhow::Error {
 fn check_model_dir(dir: &Path) -> Result<()> {
     if !dir.is_dir() {
         return Err(bad(format!(
-            "--model {}: no such directory (a model in Hugging Face layout; \
-             ../shared/bench/make_models.py makes bench-tiny and bench-small)",
+            "--model {}: no such directory (a model in Hugging Face layout; or use --shape \
+             for a random model of a known shape)",
             dir.display()
         )));
     }
@@ -159,10 +165,59 @@ fn check_model_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A byte-level tokenizer: the 256 byte symbols, then `<eos>` (id 256).
+fn byte_tokenizer() -> Result<rlvr_model::ChatTokenizer> {
+    use rlvr_model::tokenizers::pre_tokenizers::byte_level::ByteLevel;
+    let mut alphabet: Vec<char> = ByteLevel::alphabet().into_iter().collect();
+    alphabet.sort_unstable();
+    let mut vocab = serde_json::Map::new();
+    for (i, c) in alphabet.iter().enumerate() {
+        vocab.insert(c.to_string(), i.into());
+    }
+    vocab.insert("<eos>".into(), 256.into());
+    let byte_level = serde_json::json!({
+        "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true
+    });
+    let json = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [{
+            "id": 256, "content": "<eos>", "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true
+        }],
+        "normalizer": null, "pre_tokenizer": byte_level, "post_processor": null,
+        "decoder": byte_level,
+        "model": {
+            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+            "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
+            "vocab": vocab, "merges": []
+        }
+    });
+    let tok: rlvr_model::tokenizers::Tokenizer = json
+        .to_string()
+        .parse()
+        .map_err(|e| anyhow::anyhow!("byte-level tokenizer: {e}"))?;
+    Ok(rlvr_model::ChatTokenizer::new(tok, Some("<eos>"))?)
+}
+
+/// Saves a random model of the `--shape` named `shape` under `dir`; returns its directory.
+fn random_model(shape: &str, dir: &Path) -> Result<PathBuf> {
+    let mut cfg = match shape {
+        "bench-tiny" => QwenConfig::bench_tiny(),
+        "bench-small" => QwenConfig::bench_small(),
+        "qwen2.5-0.5b" => QwenConfig::qwen25_05b_shaped(24),
+        other => return Err(bad(format!("--shape {other}: unknown"))),
+    };
+    cfg.eos_token_ids = vec![256];
+    let (_model, varmap) = rlvr_model::init_random(&cfg, 0, DType::F32, &Device::Cpu)?;
+    let out = dir.join(shape);
+    rlvr_model::save_model(&out, &varmap, &cfg, &byte_tokenizer()?)?;
+    Ok(out)
+}
+
 /// The benchmark's training config: the TRL harness's settings in `rlvr train`'s terms.
-fn grpo_config(a: &GrpoArgs) -> Result<TrainConfig> {
+fn grpo_config(a: &GrpoArgs, model: &Path) -> Result<TrainConfig> {
     let mut cfg = TrainConfig::default();
-    cfg.model.path = a.model.display().to_string();
+    cfg.model.path = model.display().to_string();
     cfg.model.dtype = "f32".into();
     cfg.rollout.num_generations = a.generations;
     cfg.rollout.temperature = 1.0;
@@ -244,11 +299,22 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     if a.steps == 0 {
         return Err(bad("--steps must be at least 1"));
     }
-    check_model_dir(&a.model)?;
-    let cfg = grpo_config(&a)?;
+    let scratch;
+    let model = match (&a.model, &a.shape) {
+        (Some(dir), _) => {
+            check_model_dir(dir)?;
+            dir.clone()
+        }
+        (None, Some(shape)) => {
+            scratch = tempfile::tempdir().context("a temporary directory for --shape")?;
+            random_model(shape, scratch.path())?
+        }
+        (None, None) => return Err(bad("--model or --shape is required")),
+    };
+    let cfg = grpo_config(&a, &model)?;
     let mut policy = Policy::load(&cfg.model.path, DType::F32, &Device::Cpu)
         .map_err(crate::train::wrap)
-        .with_context(|| format!("loading --model {}", a.model.display()))?;
+        .with_context(|| format!("loading model {}", model.display()))?;
     // fixed-length responses: nothing stops a response before --new-tokens
     policy.tokenizer.eos_token_ids.clear();
     let n_problems = (a.prompts * a.steps).max(64);
@@ -277,7 +343,11 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     let completion_tokens = a.prompts * a.generations * a.new_tokens;
     println!(
         "== rlvr bench grpo: {} ({params} parameters, f32, {threads} threads) ==",
-        a.model.display()
+        a.shape
+            .as_ref()
+            .map_or(model.display().to_string(), |s| format!(
+                "random {s}-shaped model"
+            ))
     );
     println!("matmul: {}", rlvr_model::matmul::backend_description());
     println!(
@@ -359,7 +429,7 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     println!("peak_rss_mib: {rss:.0}");
     if a.json {
         let j = serde_json::json!({
-            "model": a.model.display().to_string(),
+            "model": a.shape.as_ref().map_or(model.display().to_string(), |s| format!("random {s}")),
             "parameters": params,
             "threads": threads,
             "prompts": a.prompts, "generations": a.generations, "new_tokens": a.new_tokens,
