@@ -74,8 +74,8 @@ impl RepoType {
     }
 }
 
-/// Where and how to reach the hub.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where and how to reach the hub. Its `Debug` form hides the token.
+#[derive(Clone, PartialEq, Eq)]
 pub struct HubOptions {
     /// Base URL, without a trailing `/`.
     pub endpoint: String,
@@ -92,6 +92,20 @@ pub struct HubOptions {
     /// How long one read or write may wait for the server before the request fails (an idle
     /// limit, not a limit on the whole download).
     pub read_timeout: Duration,
+}
+
+impl std::fmt::Debug for HubOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubOptions")
+            .field("endpoint", &self.endpoint)
+            .field("cache", &self.cache)
+            .field("token", &self.token.as_ref().map(|_| "<hidden>"))
+            .field("offline", &self.offline)
+            .field("progress", &self.progress)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .finish()
+    }
 }
 
 /// Default [`HubOptions::connect_timeout`].
@@ -614,11 +628,6 @@ impl<'a> Remote<'a> {
             start = 0;
         }
         let mut hasher = meta.sha256.as_ref().map(|_| Sha256::new());
-        let mut out = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&part)
-            .map_err(|e| Error::io(&part, e))?;
         if start < meta.size {
             let url = self.file_url(file);
             let resp = self
@@ -631,17 +640,19 @@ impl<'a> Remote<'a> {
                 206 => {
                     let range = self.header(&resp, "Content-Range", file)?.unwrap_or("");
                     let expect = format!("bytes {start}-");
-                    if !range.starts_with(&expect) {
+                    let total = range.rsplit('/').next().and_then(|t| t.parse::<u64>().ok());
+                    if !range.starts_with(&expect) || total.is_some_and(|t| t != meta.size) {
                         return Err(self.server_error(format!(
-                            "answered the request for bytes {start}- of {file} with Content-Range \
-                             {}",
+                            "answered the request for bytes {start}- of {file} ({} bytes) with \
+                             Content-Range {}: the file changed, or the server is broken",
+                            meta.size,
                             shown(range)
                         )));
                     }
                 }
                 200 if start > 0 => {
                     // the server ignored the range: start over
-                    out.set_len(0).map_err(|e| Error::io(&part, e))?;
+                    std::fs::remove_file(&part).map_err(|e| Error::io(&part, e))?;
                     start = 0;
                 }
                 200 => {}
@@ -653,6 +664,11 @@ impl<'a> Remote<'a> {
             if let Some(h) = hasher.as_mut() {
                 hash_prefix(h, &part, start)?;
             }
+            let mut out = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&part)
+                .map_err(|e| Error::io(&part, e))?;
             let progress = self.opts.progress.then(|| {
                 let bar = indicatif::ProgressBar::new(meta.size);
                 bar.set_style(
@@ -854,6 +870,9 @@ fn origin(url: &str) -> &str {
 
 /// Feeds the first `len` bytes of `path` to `h`.
 fn hash_prefix(h: &mut Sha256, path: &Path, len: u64) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut r = std::io::BufReader::new(f).take(len);
     let mut buf = vec![0u8; 1 << 16];

@@ -530,37 +530,62 @@ fn a_server_that_never_answers_times_out_with_an_error_naming_it() {
 fn a_body_shorter_than_the_announced_size_is_not_cached_as_complete() {
     let root = hub_root("hub-short");
     let server = HubServer::start(&root);
+    // X-Linked-Size announces 10 bytes more than the file the server then sends
     server.hostile.lock().unwrap().announce_extra = Some(10);
     let cache = root.join("cache");
     let opts = options(&server, &cache);
-    let file = "data/test.jsonl";
-    let fetch = || fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file);
-    let err = fetch().unwrap_err().to_string();
-    assert!(err.contains(file) && err.contains("incomplete"), "{err}");
-    assert!(cached_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).is_none());
-    // the next call asks for the rest, which the server does not have: a clean error again
-    server.take_log();
-    let err = fetch().unwrap_err().to_string();
-    assert!(err.contains(file) && err.contains("416"), "{err}");
-    let size = std::fs::metadata(root.join("datasets/tiny-org/sums").join(file))
-        .unwrap()
-        .len();
-    assert!(
-        server
-            .take_log()
-            .iter()
-            .any(|l| l.starts_with("GET") && l.contains(&format!("range=bytes={size}-"))),
-        "resumed after the bytes received"
-    );
-    assert!(cached_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).is_none());
-    // the server mended: the kept part file is complete, no byte is fetched again
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/test.jsonl");
+    let content = std::fs::read(root.join("datasets").join(repo).join(file)).unwrap();
+    let announced = content.len() + 10;
+    for _ in 0..2 {
+        let err = fetch_file(&opts, kind, repo, "main", file)
+            .unwrap_err()
+            .to_string();
+        assert_names(&err, &server, file);
+        assert!(err.contains(&format!("{announced} bytes")), "{err}");
+        assert!(cached_file(&opts, kind, repo, "main", file).is_none());
+        let blobs = tree(&cache.join("datasets--tiny-org--sums/blobs"));
+        assert!(
+            blobs
+                .iter()
+                .all(|b| b.extension().is_some_and(|x| x == "part")),
+            "no complete blob: {blobs:?}"
+        );
+    }
+    // the server mended: the file arrives whole
     server.hostile.lock().unwrap().announce_extra = None;
-    let p = fetch().unwrap();
-    assert_eq!(
-        std::fs::read(&p).unwrap(),
-        std::fs::read(root.join("datasets/tiny-org/sums").join(file)).unwrap()
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_consistent_but_short_answer_is_kept_as_part_and_resumed() {
+    let root = hub_root("hub-short-answer");
+    let server = HubServer::start(&root);
+    server.hostile.lock().unwrap().short_body = true;
+    let cache = root.join("cache");
+    let opts = options(&server, &cache);
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/test.jsonl");
+    let content = std::fs::read(root.join("datasets").join(repo).join(file)).unwrap();
+    let half = content.len() / 2;
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(file) && err.contains(&format!("{half} of {} bytes", content.len())),
+        "{err}"
     );
-    assert!(!server.take_log().iter().any(|l| l.starts_with("GET")));
+    assert!(cached_file(&opts, kind, repo, "main", file).is_none());
+    server.take_log();
+    // the server mended: the next call asks for the missing bytes only
+    server.hostile.lock().unwrap().short_body = false;
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    let log = server.take_log();
+    let gets: Vec<_> = log.iter().filter(|l| l.starts_with("GET")).collect();
+    assert_eq!(gets.len(), 1, "{log:?}");
+    assert!(gets[0].contains(&format!("range=bytes={half}-")), "{log:?}");
     std::fs::remove_dir_all(&root).unwrap();
 }
 
@@ -591,12 +616,23 @@ fn an_lfs_file_whose_sha256_differs_from_the_announced_one_is_refused() {
     let blobs = cache.join("datasets--tiny-org--sums/blobs");
     assert!(tree(&blobs).is_empty(), "{:?}", tree(&blobs));
     assert!(cached_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).is_none());
-    // the right hash is accepted, and names the blob as huggingface_hub does
+    // the right hash is accepted, also over a resumed download (the kept half is hashed
+    // too), and names the blob as huggingface_hub does
     let right = sha256_hex(&content);
     server.hostile.lock().unwrap().linked_etag = Some(right.clone());
+    *server.truncate_once.lock().unwrap() = Some(file.into());
+    fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).unwrap_err();
+    server.take_log();
     let p = fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).unwrap();
     assert_eq!(std::fs::read(&p).unwrap(), content);
     assert!(blobs.join(&right).is_file());
+    let half = content.len() / 2;
+    let log = server.take_log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("GET") && l.contains(&format!("range=bytes={half}-"))),
+        "{log:?}"
+    );
     std::fs::remove_dir_all(&root).unwrap();
 }
 

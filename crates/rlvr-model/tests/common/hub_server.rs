@@ -42,6 +42,10 @@ pub struct Hostile {
     pub linked_etag: Option<String>,
     /// Sends `X-Linked-Size` = the file's size plus this (the body stays the real file).
     pub announce_extra: Option<u64>,
+    /// Every ranged GET of a file sends only the first half of the requested bytes, with a
+    /// `Content-Length` that matches them (a consistent but short answer; `Content-Range`
+    /// still claims the whole range).
+    pub short_body: bool,
     /// More names in the file listing.
     pub extra_siblings: Vec<String>,
     /// Accept connections, read nothing, answer nothing (for 30 s).
@@ -243,6 +247,11 @@ fn serve(
     }
     headers.push(header("Content-Range", format!("bytes {a}-{b}/{size}")));
     let body = &bytes[a..=b];
+    if hostile.short_body && method == "GET" {
+        let half = &body[..body.len() / 2];
+        respond(&mut s, &method, "206 Partial Content", &headers, half);
+        return Ok(());
+    }
     let name = file.to_string_lossy().to_string();
     let cut = spec == "0-" && truncate.lock().unwrap().as_deref() == Some(name.as_str());
     if cut {
