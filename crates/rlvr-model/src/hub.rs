@@ -87,7 +87,8 @@ pub struct HubOptions {
     pub offline: bool,
     /// Draw a progress bar per file on stderr.
     pub progress: bool,
-    /// How long to wait for a TCP (and TLS) connection to the server.
+    /// How long to wait for the TCP connection to the server (the TLS handshake then runs
+    /// under [`HubOptions::read_timeout`]).
     pub connect_timeout: Duration,
     /// How long one read or write may wait for the server before the request fails (an idle
     /// limit, not a limit on the whole download).
@@ -501,7 +502,7 @@ impl<'a> Remote<'a> {
                 .any(|h| h.eq_ignore_ascii_case(name)) =>
             {
                 Err(self.server_error(format!(
-                    "sent a {name} header for {file} that is not printable ASCII text"
+                    "sent the {name} header for {file} as bytes that are not printable ASCII text"
                 )))
             }
             None => Ok(None),
@@ -717,7 +718,7 @@ impl<'a> Remote<'a> {
             if got < meta.size {
                 let why = match read_error {
                     Some(e) => format!("the transfer broke off ({e})"),
-                    None => "the server closed the connection".to_string(),
+                    None => "the server's answer ended early".to_string(),
                 };
                 return Err(Error::Hub(format!(
                     "{}: download of {file} from {} is incomplete: {got} of {} bytes received, \
