@@ -1043,6 +1043,20 @@ unsafe fn close_all_but(keep: libc::c_int) {
     close(keep + 1, libc::c_int::MAX);
 }
 
+/// `fork(2)` as the bare system call, for forks inside the forked child: glibc's `fork()`
+/// also runs the `pthread_atfork` handlers that libraries register (BLAS, GPU drivers),
+/// which are not async-signal-safe.
+unsafe fn raw_fork() -> libc::pid_t {
+    libc::syscall(
+        libc::SYS_clone,
+        libc::SIGCHLD as libc::c_ulong,
+        0usize,
+        0usize,
+        0usize,
+        0usize,
+    ) as libc::pid_t
+}
+
 /// Milliseconds of `CLOCK_MONOTONIC` (async-signal-safe).
 #[allow(clippy::unnecessary_cast)] // `time_t` and `c_long` are not i64 on every target
 unsafe fn now_ms() -> i64 {
@@ -1289,7 +1303,7 @@ pub fn run_python(
             if unshare_flags & libc::CLONE_NEWUSER != 0 && !maps.write() {
                 return Err(fail(step_fd, STEP_ID_MAPS));
             }
-            let init = libc::fork();
+            let init = raw_fork();
             if init < 0 {
                 return Err(fail(step_fd, STEP_FORK));
             }
@@ -1305,7 +1319,7 @@ pub fn run_python(
             if let Err(step) = plan.enter(&c_dot, &c_slash, &c_sandbox) {
                 return Err(fail(step_fd, step));
             }
-            let program = libc::fork();
+            let program = raw_fork();
             if program < 0 {
                 return Err(fail(step_fd, STEP_FORK));
             }
@@ -1386,7 +1400,9 @@ pub fn run_python(
     unsafe {
         libc::killpg(pgid, libc::SIGKILL);
     }
-    if let (Some(uid), false) = (uid, isolated) {
+    // (isolated, after a supervisor that did not end, its namespace dies asynchronously:
+    // kill the uid too before it is released)
+    if let (Some(uid), true) = (uid, !isolated || !exited) {
         kill_uid(uid);
     }
     if !exited {
