@@ -1,8 +1,14 @@
 //! The Python sandbox contains an infinite loop, a fork bomb, a memory hog, a network
-//! connection and writes outside its directory, and leaves the machine as it was.
+//! connection and writes outside its directory, and leaves the machine as it was. It also
+//! stops each escape a policy could learn to earn reward: writing to a descriptor inherited
+//! from the caller, SysV shared memory that outlives the run, reading the data set (expected
+//! outputs included) or anything else of the host, signalling host processes, a daemon left
+//! behind, one process's clean-up killing another's programs (uid slots derived from process
+//! ids), and running unsandboxed where the kernel refuses namespaces.
 //!
-//! Network and file-system isolation need namespaces (root here and in CI): without them those
-//! two tests print why they skip, and fail under `CI=true`.
+//! Isolation needs namespaces (root here and in CI, or unprivileged user namespaces): without
+//! them the isolation tests print why they skip, and fail under `CI=true`. Two tests start
+//! this test binary again as helper processes ([`helper_process`]).
 
 use std::io::{ErrorKind, Write};
 use std::net::TcpListener;
@@ -43,9 +49,11 @@ fn isolation_or_skip() -> bool {
     if !isolation_available() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but network/mount namespaces are not available"
+            "CI=true but the sandbox's namespaces are not available"
         );
-        eprintln!("skipping: network/mount namespaces not available (not root?)");
+        eprintln!(
+            "skipping: the sandbox's namespaces are not available (not root, no user namespaces)"
+        );
         return false;
     }
     true
