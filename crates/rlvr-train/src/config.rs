@@ -397,7 +397,6 @@ impl RewardSection {
                 allow_unsandboxed: self.allow_unsandboxed,
                 ..rlvr_tasks::code::SandboxConfig::default()
             },
-            ..rlvr_tasks::RewardConfig::default()
         })
     }
 }
