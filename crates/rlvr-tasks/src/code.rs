@@ -8,35 +8,77 @@
 //! tests with `fn_name` are rejected).
 //!
 //! # What the sandbox enforces (Linux)
-//! Each run gets a fresh temporary directory holding `main.py`, its working directory, and:
-//! - **time**: a wall-clock limit (the parent kills the process group when it passes) and a CPU
-//!   limit (`RLIMIT_CPU`: `SIGXCPU`, then `SIGKILL` one second later);
+//! Each run gets a fresh temporary directory holding `main.py`, and:
+//! - **descriptors**: the program starts with its stdin, stdout and stderr (pipes of the
+//!   caller) and nothing else: every other descriptor the caller holds, with or without
+//!   `O_CLOEXEC`, is closed at the exec (`close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`);
+//! - **namespaces**: new mount, PID, IPC, network and UTS namespaces (and, when the caller is
+//!   not root, a new user namespace that maps only the caller's own uid and gid). The
+//!   network namespace has only a loopback interface that is down: every connection fails,
+//!   including to 127.0.0.1 of the host. The IPC namespace takes SysV shared memory,
+//!   semaphores and message queues with it when the run ends. In the PID namespace the
+//!   program sees only its own processes (no host process to signal or `ptrace`), and when
+//!   the run ends the namespace's init exits, which kills every process left in it
+//!   (daemons included) before the run returns;
+//! - **a private root** (a read-only tmpfs, entered with `pivot_root`; the host's root is
+//!   detached): read-only bind mounts of `/usr`, `/bin`, `/sbin`, `/lib*` (or the symbolic
+//!   links they are), of the interpreter's prefix when it lies elsewhere (see
+//!   [`SandboxConfig::python`]), and of a few `/etc` files (the loader's cache, time zone,
+//!   `passwd`, `group`, `nsswitch.conf`, `hosts`); a `/dev` with `null`, `zero`, `full`,
+//!   `random`, `urandom`; private tmpfs on `/tmp` and `/dev/shm` (16 MiB each); `/proc` of
+//!   the new PID namespace; and the run's directory, writable, at [`SANDBOX_DIR`] (its cwd
+//!   and `HOME`). Nothing else of the host is visible: no dataset, run directory, home,
+//!   checkout or host `/tmp`;
+//! - **time**: a wall-clock limit (the run's supervisor kills the namespace when it passes)
+//!   and a CPU limit (`RLIMIT_CPU`: `SIGXCPU`, then `SIGKILL` one second later);
 //! - **memory**: `RLIMIT_AS` (address space; Python raises `MemoryError` or the process dies);
-//! - **processes**: the program runs as a fresh unprivileged uid/gid (`60000 + n`, no
-//!   supplementary groups, `no_new_privs`) with `RLIMIT_NPROC`, so a fork bomb hits the limit;
-//!   each run holds one of [`MAX_CONCURRENT_SANDBOXES`] uid slots of its process while it runs
-//!   (a run waits for a free slot), so concurrent runs of one process never share a uid and at
-//!   most that many sandboxes of a process run at once;
+//! - **processes**: `RLIMIT_NPROC`, so a fork bomb hits the limit. As root, the program runs
+//!   as a sandbox uid (`60000..64096`, no supplementary groups) that the run holds
+//!   exclusively: an exclusive `flock` on a lock file per uid under `/run/rlvr-sandbox`, so
+//!   concurrent runs of one process or of several processes (`rlvr sweep --jobs 2`) never
+//!   share a uid or its process count. Not root, it runs as the caller's uid inside the user
+//!   namespace, with no capabilities. Always with `no_new_privs`;
 //! - **files**: `RLIMIT_FSIZE` caps any file written, `RLIMIT_NOFILE` caps open files, no core
 //!   dumps;
-//! - **isolation** (when the kernel lets the caller create namespaces, e.g. as root): a new
-//!   network namespace (only a loopback interface that is down: every connection, including
-//!   to 127.0.0.1 of the host, fails) and a new private mount namespace in which the temporary
-//!   directory is bind-mounted writable, `/` is remounted read-only, and fresh private tmpfs
-//!   are mounted on `/tmp`, `/var/tmp` and `/dev/shm` (writes there vanish with the run and
-//!   are invisible to the host). Being unprivileged, the program cannot undo these mounts.
-//! - **cleanup**: when the program exits or a limit passes, its process group is killed, then
-//!   every process of its uid (`kill(-1, SIGKILL)` from a helper running as that uid), then the
-//!   directory is removed.
+//! - **cleanup**: the run returns only after every process of its PID namespace is gone; the
+//!   directory is removed, then the uid is released. At most [`MAX_CONCURRENT_SANDBOXES`]
+//!   runs of a process at once (more wait for a slot).
 //!
-//! Without namespace support ([`isolation_available`] false) runs still get the limits, the
-//! uid (when the caller is root) and the cleanup, but neither network isolation nor the
-//! read-only file system: [`RunOutcome::isolated`] says which applied, and
-//! [`SandboxConfig::require_isolation`] turns that case into an error.
+//! The process tree of a run: the caller forks a supervisor (new session; it creates the
+//! namespaces and enforces the wall-clock limit), which forks the PID namespace's init (it
+//! builds the private root, then reaps), which forks the program (limits, uid, exec). Between
+//! the fork and the exec they only make system calls on data prepared before the fork, as a
+//! fork in a multi-threaded process requires. A failed set-up step is an error that names
+//! the step.
+//!
+//! # Where namespaces are refused
+//! Root gets the namespaces directly; other users need unprivileged user namespaces. Where
+//! the kernel refuses them ([`isolation_available`] false), [`run_python`] refuses to run
+//! ([`SandboxError::NoIsolation`]) unless [`SandboxConfig::allow_unsandboxed`] (config
+//! `reward.allow_unsandboxed`): then only the limits, the descriptor closing, the uid (as
+//! root) and the clean-up of the process group (and of the uid, as root) apply, and
+//! [`RunOutcome::isolated`] is false. `docs/sandbox.md` has the table of what is isolated and
+//! what is not.
+//!
+//! # Why not an isolation crate
+//! `hakoniwa` (1.8) covers namespaces, mounts, rlimits, landlock and seccomp, and was
+//! evaluated for this sandbox. It was not taken: (1) its child runs ordinary allocating Rust
+//! (`format!`, `CString`s, hash maps; `/etc/passwd` parsing when a user is named) between
+//! the fork and the exec, which
+//! is not safe in a multi-threaded caller such as the reward pool (a lock held by another
+//! thread at the fork can hang the child); (2) its time limit is `alarm()`, whole seconds,
+//! where runs here have millisecond wall limits; (3) it runs the program as the caller's uid, or as
+//! a user named in the container's `/etc/passwd` behind a uid map, and has nothing that
+//! allocates a host uid per run across processes, which `RLIMIT_NPROC` and the clean-up need;
+//! (4) it brings about 15 crates new to this workspace (a second `nix`, `procfs`, `postcard`,
+//! `heapless`, `caps`, `close_fds`, ...) for what is a few hundred lines of system calls here.
+//! Landlock and seccomp (its optional features) would add little behind a private root with
+//! no capabilities, and seccomp needs the C `libseccomp`.
 
+use std::ffi::CString;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -175,12 +217,16 @@ impl Default for Limits {
 /// How to run Python.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SandboxConfig {
-    /// The interpreter; it and its library must be readable by an unprivileged user.
-    /// Default: `RLVR_PYTHON`, else `/usr/bin/python3`.
+    /// The interpreter; it and its library must be readable by an unprivileged user. Its
+    /// directory's parent (its prefix) is mounted read-only in the sandbox when it lies
+    /// outside the system directories. Default: `RLVR_PYTHON`, else `/usr/bin/python3`.
     pub python: PathBuf,
     pub limits: Limits,
-    /// Fail instead of running without network and file-system isolation.
-    pub require_isolation: bool,
+    /// Run programs even where the kernel refuses the sandbox's namespaces (see the module
+    /// docs: then nothing but the limits and the clean-up applies, and a program can read
+    /// and write what the caller can, and reach the network). Default false: such runs are
+    /// [`SandboxError::NoIsolation`].
+    pub allow_unsandboxed: bool,
 }
 
 impl Default for SandboxConfig {
@@ -190,7 +236,7 @@ impl Default for SandboxConfig {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("/usr/bin/python3")),
             limits: Limits::default(),
-            require_isolation: false,
+            allow_unsandboxed: false,
         }
     }
 }
@@ -214,9 +260,11 @@ pub struct RunOutcome {
     pub wall: Duration,
     /// Output beyond [`Limits::max_output_bytes`] was dropped.
     pub truncated: bool,
-    /// Network and mount namespaces applied (see the module docs).
+    /// The program ran isolated (namespaces and a private root; see the module docs); false
+    /// only under [`SandboxConfig::allow_unsandboxed`].
     pub isolated: bool,
-    /// The uid the program ran as (None when the caller is not root and keeps its own).
+    /// The host uid the program ran as (None when the caller is not root: then it is the
+    /// caller's own).
     pub uid: Option<u32>,
 }
 
@@ -259,190 +307,934 @@ impl RunOutcome {
 pub enum SandboxError {
     #[error("sandbox: {0}")]
     Io(#[from] std::io::Error),
-    #[error("sandbox: network/mount namespaces are not available here and isolation is required")]
+    #[error(
+        "sandbox: this process cannot create the sandbox's namespaces (it needs root, or \
+         unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 and \
+         user.max_user_namespaces > 0), so it refuses to run model-written code; set \
+         reward.allow_unsandboxed = true to run it without isolation anyway"
+    )]
     NoIsolation,
     #[error("sandbox: {0}")]
     Setup(String),
 }
 
-/// Whether this process may create network and mount namespaces (probed once).
-pub fn isolation_available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        // SAFETY: the child only calls async-signal-safe functions (unshare, _exit).
-        unsafe {
-            let pid = libc::fork();
-            if pid == 0 {
-                let ok = libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) == 0;
-                libc::_exit(if ok { 0 } else { 1 });
+/// How a run is isolated (probed once per process, see [`isolation_available`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Isolation {
+    /// Root: new namespaces without a user namespace; the program runs as a locked uid slot.
+    Root,
+    /// Not root: a new user namespace maps the caller's own uid and gid, and owns the others.
+    UserNs,
+    /// The kernel refuses namespaces: only [`SandboxConfig::allow_unsandboxed`] runs code.
+    None,
+}
+
+/// The namespaces of an isolated run (a user namespace is added when not root).
+const NAMESPACES: libc::c_int = libc::CLONE_NEWNS
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWUTS;
+
+/// `/proc/self/{setgroups,uid_map,gid_map}` contents that map the caller's own ids in a new
+/// user namespace, prepared before a fork.
+struct IdMaps {
+    setgroups: CString,
+    uid_map: CString,
+    gid_map: CString,
+    deny: CString,
+    uid_line: CString,
+    gid_line: CString,
+}
+
+impl IdMaps {
+    fn new() -> Self {
+        // SAFETY: getuid/getgid have no preconditions.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let c = |s: String| CString::new(s).unwrap_or_default();
+        IdMaps {
+            setgroups: c("/proc/self/setgroups".into()),
+            uid_map: c("/proc/self/uid_map".into()),
+            gid_map: c("/proc/self/gid_map".into()),
+            deny: c("deny".into()),
+            uid_line: c(format!("{uid} {uid} 1\n")),
+            gid_line: c(format!("{gid} {gid} 1\n")),
+        }
+    }
+
+    /// Writes the maps (in the forked child, after `unshare(CLONE_NEWUSER)`): system calls
+    /// only.
+    unsafe fn write(&self) -> bool {
+        write_file(&self.setgroups, &self.deny)
+            && write_file(&self.uid_map, &self.uid_line)
+            && write_file(&self.gid_map, &self.gid_line)
+    }
+}
+
+/// Writes `data` to the file at `path` (async-signal-safe).
+unsafe fn write_file(path: &CString, data: &CString) -> bool {
+    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return false;
+    }
+    let bytes = data.as_bytes();
+    let n = libc::write(fd, bytes.as_ptr() as *const libc::c_void, bytes.len());
+    libc::close(fd);
+    n == bytes.len() as isize
+}
+
+fn isolation() -> Isolation {
+    static MODE: OnceLock<Isolation> = OnceLock::new();
+    *MODE.get_or_init(|| {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            if probe(false) {
+                return Isolation::Root;
             }
-            if pid < 0 {
-                return false;
-            }
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0) == pid
-                && libc::WIFEXITED(status)
-                && libc::WEXITSTATUS(status) == 0
+            // root without CAP_SYS_ADMIN: a user namespace would run the program as root in
+            // it (with the host's root ownership of files), so no isolation is offered
+            return Isolation::None;
+        }
+        if probe(true) {
+            Isolation::UserNs
+        } else {
+            Isolation::None
         }
     })
+}
+
+/// Forks a child that creates the run's namespaces and makes its mounts private: true when
+/// every step works.
+fn probe(user_ns: bool) -> bool {
+    let maps = IdMaps::new();
+    let root = CString::new("/").unwrap_or_default();
+    // SAFETY: the child only makes system calls on data prepared above, then `_exit`s.
+    unsafe {
+        let pid = libc::fork();
+        if pid == 0 {
+            let flags = NAMESPACES | if user_ns { libc::CLONE_NEWUSER } else { 0 };
+            let ok = libc::unshare(flags) == 0
+                && (!user_ns || maps.write())
+                && libc::mount(
+                    std::ptr::null(),
+                    root.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) == 0;
+            libc::_exit(if ok { 0 } else { 1 });
+        }
+        if pid < 0 {
+            return false;
+        }
+        let mut status = 0;
+        while libc::waitpid(pid, &mut status, 0) < 0 {
+            if *libc::__errno_location() != libc::EINTR {
+                return false;
+            }
+        }
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+    }
+}
+
+/// Whether this process can create the sandbox's namespaces (new mount, PID, IPC, network
+/// and UTS namespaces; as root directly, otherwise inside a new user namespace): probed once.
+/// When false, [`run_python`] refuses to run unless [`SandboxConfig::allow_unsandboxed`].
+pub fn isolation_available() -> bool {
+    isolation() != Isolation::None
 }
 
 /// Most sandboxes one process runs at once; a run beyond that waits for a free slot.
 pub const MAX_CONCURRENT_SANDBOXES: usize = 64;
 
-/// A uid slot held for the duration of one run: slot `s` of this process runs as uid
-/// `60000 + (pid % 64) * 64 + s`, so concurrent runs never share a uid (nor an NPROC count).
-struct UidSlot(usize);
+/// One of [`MAX_CONCURRENT_SANDBOXES`] run slots of this process, held for one run.
+struct RunSlot(usize);
 
-fn slots() -> &'static (Mutex<u64>, Condvar) {
+fn run_slots() -> &'static (Mutex<u64>, Condvar) {
     static SLOTS: OnceLock<(Mutex<u64>, Condvar)> = OnceLock::new();
     SLOTS.get_or_init(|| (Mutex::new(0), Condvar::new()))
 }
 
-impl UidSlot {
+impl RunSlot {
     /// Takes the lowest free slot, waiting while all [`MAX_CONCURRENT_SANDBOXES`] are taken.
     fn acquire() -> Self {
-        let (lock, cv) = slots();
+        let (lock, cv) = run_slots();
         let mut used = lock.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if *used != u64::MAX {
                 let s = (!*used).trailing_zeros() as usize;
                 *used |= 1 << s;
-                return UidSlot(s);
+                return RunSlot(s);
             }
             used = cv.wait(used).unwrap_or_else(|e| e.into_inner());
         }
     }
-
-    fn uid(&self) -> u32 {
-        60_000 + (std::process::id() % 64) * 64 + self.0 as u32
-    }
 }
 
-impl Drop for UidSlot {
+impl Drop for RunSlot {
     fn drop(&mut self) {
-        let (lock, cv) = slots();
+        let (lock, cv) = run_slots();
         *lock.lock().unwrap_or_else(|e| e.into_inner()) &= !(1u64 << self.0);
         cv.notify_one();
     }
 }
 
-fn cstr(s: &str) -> Result<std::ffi::CString, SandboxError> {
-    std::ffi::CString::new(s).map_err(|_| SandboxError::Setup(format!("path {s:?} has a NUL")))
+/// First uid of the sandbox's uids (root only).
+pub const SANDBOX_UID_BASE: u32 = 60_000;
+/// How many sandbox uids there are: at most this many sandboxes run at once on a machine.
+pub const SANDBOX_UIDS: u32 = 4096;
+
+/// A uid this process owns for one run (root only): the holder of an exclusive `flock` on
+/// `<lock dir>/uid-<uid>` (see [`uid_lock_dir`]). Concurrent processes (two `rlvr` runs, a
+/// sweep's jobs) never hold the same uid, so one's clean-up (which kills every process of
+/// its uid) never reaches another's program. The lock is released when the file closes,
+/// also when the process dies.
+struct UidLock {
+    uid: u32,
+    _file: std::fs::File,
+}
+
+/// The directory of the uid lock files: `/run/rlvr-sandbox` (else `/tmp/rlvr-sandbox` where
+/// there is no `/run`): a fixed path, so every process on the machine agrees on it. It must
+/// be a directory owned by root that only root may write (else an error).
+fn uid_lock_dir() -> Result<&'static Path, SandboxError> {
+    static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let r = DIR.get_or_init(|| {
+        let dir = if Path::new("/run").is_dir() {
+            PathBuf::from("/run/rlvr-sandbox")
+        } else {
+            PathBuf::from("/tmp/rlvr-sandbox")
+        };
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        }
+        let m = std::fs::symlink_metadata(&dir)
+            .map_err(|e| format!("cannot stat {}: {e}", dir.display()))?;
+        if !m.is_dir() || m.uid() != 0 || m.mode() & 0o022 != 0 {
+            return Err(format!(
+                "{} must be a directory owned by root that only root may write",
+                dir.display()
+            ));
+        }
+        Ok(dir)
+    });
+    r.as_deref()
+        .map_err(|e| SandboxError::Setup(format!("uid lock directory: {e}")))
+}
+
+impl UidLock {
+    /// Locks a free sandbox uid, scanning from a start that depends on the process id (so
+    /// processes rarely contend); waits (up to a minute) while all [`SANDBOX_UIDS`] are held.
+    fn acquire() -> Result<Self, SandboxError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
+        let dir = uid_lock_dir()?;
+        let start = (std::process::id() % 64) * 64;
+        let t = Instant::now();
+        loop {
+            for k in 0..SANDBOX_UIDS {
+                let uid = SANDBOX_UID_BASE + (start + k) % SANDBOX_UIDS;
+                let path = dir.join(format!("uid-{uid}"));
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(&path)
+                    .map_err(|e| SandboxError::Setup(format!("{}: {e}", path.display())))?;
+                // SAFETY: flock on a descriptor this function owns.
+                if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                    return Ok(UidLock { uid, _file: file });
+                }
+            }
+            if t.elapsed() > Duration::from_secs(60) {
+                return Err(SandboxError::Setup(format!(
+                    "all {SANDBOX_UIDS} sandbox uids stayed locked for a minute (lock files in {})",
+                    dir.display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn cstr(s: impl AsRef<std::ffi::OsStr>) -> Result<CString, SandboxError> {
+    use std::os::unix::ffi::OsStrExt;
+    let s = s.as_ref();
+    CString::new(s.as_bytes())
+        .map_err(|_| SandboxError::Setup(format!("path {s:?} contains a NUL byte")))
+}
+
+/// Directories of the interpreter's system, bind-mounted read-only (or recreated as the
+/// symbolic links they are) in the private root.
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+/// Files of `/etc` the private root gets (read-only): the dynamic loader's cache, the time
+/// zone, user and host names; nothing else of `/etc`.
+const ETC_FILES: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+];
+const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+/// Where the program's directory appears in the private root (its cwd and `HOME`).
+pub const SANDBOX_DIR: &str = "/sandbox";
+
+/// One step of building the private root (run in the forked child: system calls only).
+enum Op {
+    Mkdir(CString),
+    /// An empty file to bind-mount a file on.
+    Touch(CString),
+    Symlink {
+        target: CString,
+        link: CString,
+    },
+    /// Bind-mount `src` on `dst`, then remount it with `flags` (`MS_RDONLY`, `MS_NOSUID`, ...,
+    /// and the flags the source mount already has, which an unprivileged user namespace may
+    /// not clear).
+    Bind {
+        src: CString,
+        dst: CString,
+        flags: libc::c_ulong,
+    },
+    Tmpfs {
+        dst: CString,
+        opts: CString,
+        flags: libc::c_ulong,
+    },
+    /// A read-only remount of an existing mount.
+    RemountRo(CString),
+    /// A procfs of the new PID namespace (skipped where the kernel refuses it).
+    Proc(CString),
+}
+
+/// The mount flags of the file system holding `path` that a bind remount must keep.
+fn locked_flags(path: &Path) -> libc::c_ulong {
+    let Ok(c) = cstr(path) else { return 0 };
+    // SAFETY: a valid C string and an out-parameter of the right type.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return 0;
+    }
+    let f = s.f_flag;
+    let mut out = 0;
+    for (st, ms) in [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+        (libc::ST_RDONLY, libc::MS_RDONLY),
+    ] {
+        if f & st != 0 {
+            out |= ms;
+        }
+    }
+    out
+}
+
+/// The private root of one run: what the forked child mounts under `root` before it pivots
+/// into it.
+struct RootPlan {
+    root: CString,
+    ops: Vec<Op>,
+    /// A name for each op, for errors.
+    names: Vec<String>,
+}
+
+impl RootPlan {
+    fn push(&mut self, op: Op, name: String) {
+        self.ops.push(op);
+        self.names.push(name);
+    }
+
+    /// `root` (an empty directory) gets: the system directories, the interpreter's prefix
+    /// when it lies elsewhere, a few `/etc` files, a minimal `/dev`, private tmpfs on `/tmp`
+    /// and `/dev/shm`, `/proc` of the new PID namespace, and `work` at [`SANDBOX_DIR`].
+    fn new(root: &Path, work: &Path, python: &Path) -> Result<Self, SandboxError> {
+        use std::os::unix::fs::FileTypeExt;
+        let at = |p: &str| root.join(p.trim_start_matches('/'));
+        let mut plan = RootPlan {
+            root: cstr(root)?,
+            ops: Vec::new(),
+            names: Vec::new(),
+        };
+        let ro_base = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+        plan.push(
+            Op::Tmpfs {
+                dst: cstr(root)?,
+                opts: cstr("size=1m,mode=755")?,
+                flags: libc::MS_NOSUID | libc::MS_NODEV,
+            },
+            "mount the private root (tmpfs)".into(),
+        );
+        let mut bound: Vec<PathBuf> = Vec::new();
+        for d in SYSTEM_DIRS {
+            let Ok(m) = std::fs::symlink_metadata(d) else {
+                continue;
+            };
+            if m.file_type().is_symlink() {
+                let target = std::fs::read_link(d)?;
+                plan.push(
+                    Op::Symlink {
+                        target: cstr(&target)?,
+                        link: cstr(at(d))?,
+                    },
+                    format!("link {d} -> {}", target.display()),
+                );
+            } else if m.is_dir() {
+                plan.push(Op::Mkdir(cstr(at(d))?), format!("mkdir {d}"));
+                plan.push(
+                    Op::Bind {
+                        src: cstr(d)?,
+                        dst: cstr(at(d))?,
+                        flags: ro_base | locked_flags(Path::new(d)),
+                    },
+                    format!("bind-mount {d} read-only"),
+                );
+                bound.push(PathBuf::from(d));
+            }
+        }
+        // the interpreter's prefix (`<prefix>/bin/python3`) when outside the system dirs: of
+        // the path as configured (a virtual environment) and of the file it resolves to
+        let under_bound = |p: &Path| {
+            bound
+                .iter()
+                .any(|b| p.starts_with(b) || b.canonicalize().is_ok_and(|b| p.starts_with(b)))
+        };
+        let bins = [
+            python.parent().and_then(|d| d.canonicalize().ok()),
+            python
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf)),
+        ];
+        let mut prefixes: Vec<PathBuf> = Vec::new();
+        for bin in bins.into_iter().flatten() {
+            if under_bound(&bin) {
+                continue;
+            }
+            if let Some(prefix) = bin.parent() {
+                if prefix.parent().is_some() && !prefixes.iter().any(|q| prefix.starts_with(q)) {
+                    prefixes.push(prefix.to_path_buf());
+                }
+            }
+        }
+        for prefix in prefixes {
+            let mut dirs: Vec<&Path> = prefix
+                .ancestors()
+                .filter(|a| a.parent().is_some())
+                .collect();
+            dirs.reverse();
+            for d in dirs {
+                plan.push(
+                    Op::Mkdir(cstr(at(&d.to_string_lossy()))?),
+                    format!("mkdir {}", d.display()),
+                );
+            }
+            plan.push(
+                Op::Bind {
+                    src: cstr(&prefix)?,
+                    dst: cstr(at(&prefix.to_string_lossy()))?,
+                    flags: ro_base | locked_flags(&prefix),
+                },
+                format!(
+                    "bind-mount the interpreter's {} read-only",
+                    prefix.display()
+                ),
+            );
+        }
+        plan.push(Op::Mkdir(cstr(at("/etc"))?), "mkdir /etc".into());
+        for f in ETC_FILES {
+            let Ok(m) = std::fs::symlink_metadata(f) else {
+                continue;
+            };
+            if m.file_type().is_symlink() {
+                let target = std::fs::read_link(f)?;
+                plan.push(
+                    Op::Symlink {
+                        target: cstr(&target)?,
+                        link: cstr(at(f))?,
+                    },
+                    format!("link {f}"),
+                );
+            } else if m.is_file() {
+                plan.push(Op::Touch(cstr(at(f))?), format!("create {f}"));
+                plan.push(
+                    Op::Bind {
+                        src: cstr(f)?,
+                        dst: cstr(at(f))?,
+                        flags: ro_base | libc::MS_NOEXEC | locked_flags(Path::new(f)),
+                    },
+                    format!("bind-mount {f} read-only"),
+                );
+            }
+        }
+        plan.push(Op::Mkdir(cstr(at("/dev"))?), "mkdir /dev".into());
+        plan.push(
+            Op::Tmpfs {
+                dst: cstr(at("/dev"))?,
+                opts: cstr("size=64k,mode=755")?,
+                flags: libc::MS_NOSUID | libc::MS_NOEXEC,
+            },
+            "mount /dev (tmpfs)".into(),
+        );
+        for n in DEV_NODES {
+            let src = Path::new("/dev").join(n);
+            if !std::fs::metadata(&src).is_ok_and(|m| m.file_type().is_char_device()) {
+                continue;
+            }
+            let dst = at(&format!("/dev/{n}"));
+            plan.push(Op::Touch(cstr(&dst)?), format!("create /dev/{n}"));
+            plan.push(
+                Op::Bind {
+                    src: cstr(&src)?,
+                    dst: cstr(&dst)?,
+                    flags: libc::MS_NOSUID | libc::MS_NOEXEC | locked_flags(&src),
+                },
+                format!("bind-mount /dev/{n}"),
+            );
+        }
+        for (target, link) in [
+            ("/proc/self/fd", "/dev/fd"),
+            ("/proc/self/fd/0", "/dev/stdin"),
+            ("/proc/self/fd/1", "/dev/stdout"),
+            ("/proc/self/fd/2", "/dev/stderr"),
+        ] {
+            plan.push(
+                Op::Symlink {
+                    target: cstr(target)?,
+                    link: cstr(at(link))?,
+                },
+                format!("link {link}"),
+            );
+        }
+        for (d, size) in [("/dev/shm", "16m"), ("/tmp", "16m")] {
+            plan.push(Op::Mkdir(cstr(at(d))?), format!("mkdir {d}"));
+            plan.push(
+                Op::Tmpfs {
+                    dst: cstr(at(d))?,
+                    opts: cstr(format!("size={size},mode=1777"))?,
+                    flags: libc::MS_NOSUID | libc::MS_NODEV,
+                },
+                format!("mount {d} (tmpfs)"),
+            );
+        }
+        plan.push(
+            Op::RemountRo(cstr(at("/dev"))?),
+            "remount /dev read-only".into(),
+        );
+        plan.push(Op::Mkdir(cstr(at("/proc"))?), "mkdir /proc".into());
+        plan.push(Op::Proc(cstr(at("/proc"))?), "mount /proc".into());
+        plan.push(
+            Op::Mkdir(cstr(at(SANDBOX_DIR))?),
+            format!("mkdir {SANDBOX_DIR}"),
+        );
+        plan.push(
+            Op::Bind {
+                src: cstr(work)?,
+                dst: cstr(at(SANDBOX_DIR))?,
+                flags: libc::MS_NOSUID | libc::MS_NODEV | locked_flags(work),
+            },
+            format!("bind-mount the program's directory on {SANDBOX_DIR}"),
+        );
+        if plan.ops.len() >= STEP_FIXED as usize {
+            return Err(SandboxError::Setup(
+                "too many mounts in the private root".into(),
+            ));
+        }
+        Ok(plan)
+    }
+
+    /// Runs the ops, then pivots into the root, detaches the old one, remounts the new `/`
+    /// read-only and enters [`SANDBOX_DIR`]. In the forked child: system calls only.
+    /// On failure returns the failed step (an op index or a `STEP_*`).
+    unsafe fn enter(&self, dot: &CString, slash: &CString, sandbox: &CString) -> Result<(), u8> {
+        let null: *const libc::c_char = std::ptr::null();
+        let nodata: *const libc::c_void = std::ptr::null();
+        if libc::mount(
+            null,
+            slash.as_ptr(),
+            null,
+            libc::MS_REC | libc::MS_PRIVATE,
+            nodata,
+        ) != 0
+        {
+            return Err(STEP_PRIVATE);
+        }
+        for (i, op) in self.ops.iter().enumerate() {
+            let ok = match op {
+                Op::Mkdir(p) => {
+                    libc::mkdir(p.as_ptr(), 0o755) == 0 || *libc::__errno_location() == libc::EEXIST
+                }
+                Op::Touch(p) => {
+                    let fd = libc::open(
+                        p.as_ptr(),
+                        libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+                        0o644,
+                    );
+                    fd >= 0 && libc::close(fd) == 0
+                }
+                Op::Symlink { target, link } => libc::symlink(target.as_ptr(), link.as_ptr()) == 0,
+                Op::Bind { src, dst, flags } => {
+                    libc::mount(
+                        src.as_ptr(),
+                        dst.as_ptr(),
+                        null,
+                        libc::MS_BIND | libc::MS_REC,
+                        nodata,
+                    ) == 0
+                        && libc::mount(
+                            null,
+                            dst.as_ptr(),
+                            null,
+                            libc::MS_REMOUNT | libc::MS_BIND | flags,
+                            nodata,
+                        ) == 0
+                }
+                Op::Tmpfs { dst, opts, flags } => {
+                    let t = c"tmpfs".as_ptr();
+                    libc::mount(
+                        t,
+                        dst.as_ptr(),
+                        t,
+                        *flags,
+                        opts.as_ptr() as *const libc::c_void,
+                    ) == 0
+                }
+                Op::RemountRo(p) => {
+                    libc::mount(
+                        null,
+                        p.as_ptr(),
+                        null,
+                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID,
+                        nodata,
+                    ) == 0
+                }
+                Op::Proc(p) => {
+                    let proc_ = c"proc".as_ptr();
+                    // best effort: a kernel that refuses a new procfs (e.g. a container whose
+                    // /proc is partly covered) leaves /proc empty, which Python does not need
+                    libc::mount(
+                        proc_,
+                        p.as_ptr(),
+                        proc_,
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        nodata,
+                    );
+                    true
+                }
+            };
+            if !ok {
+                return Err(i as u8);
+            }
+        }
+        if libc::chdir(self.root.as_ptr()) != 0
+            || libc::syscall(libc::SYS_pivot_root, dot.as_ptr(), dot.as_ptr()) != 0
+            || libc::umount2(dot.as_ptr(), libc::MNT_DETACH) != 0
+            || libc::chdir(slash.as_ptr()) != 0
+        {
+            return Err(STEP_PIVOT);
+        }
+        let ro =
+            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+        if libc::mount(null, slash.as_ptr(), null, ro, nodata) != 0 {
+            return Err(STEP_ROOT_RO);
+        }
+        if libc::chdir(sandbox.as_ptr()) != 0 {
+            return Err(STEP_CHDIR);
+        }
+        Ok(())
+    }
+}
+
+// Set-up steps outside the private root's ops (reported through the step pipe).
+const STEP_FIXED: u8 = 200;
+const STEP_SETSID: u8 = 200;
+const STEP_UNSHARE: u8 = 201;
+const STEP_ID_MAPS: u8 = 202;
+const STEP_FORK: u8 = 203;
+const STEP_PRIVATE: u8 = 204;
+const STEP_PIVOT: u8 = 205;
+const STEP_ROOT_RO: u8 = 206;
+const STEP_CHDIR: u8 = 207;
+const STEP_LIMITS: u8 = 208;
+const STEP_CREDENTIALS: u8 = 209;
+const STEP_PRCTL: u8 = 210;
+const STEP_FDS: u8 = 211;
+
+fn step_name(step: u8, plan: Option<&RootPlan>) -> String {
+    match step {
+        STEP_SETSID => "setsid".into(),
+        STEP_UNSHARE => "unshare (new mount, PID, IPC, network, UTS namespaces)".into(),
+        STEP_ID_MAPS => "write the user namespace's uid/gid maps".into(),
+        STEP_FORK => "fork".into(),
+        STEP_PRIVATE => "make the mounts private".into(),
+        STEP_PIVOT => "pivot_root into the private root".into(),
+        STEP_ROOT_RO => "remount the private root read-only".into(),
+        STEP_CHDIR => format!("chdir {SANDBOX_DIR}"),
+        STEP_LIMITS => "setrlimit".into(),
+        STEP_CREDENTIALS => "switch to the sandbox uid".into(),
+        STEP_PRCTL => "prctl (no_new_privs, parent-death signal)".into(),
+        STEP_FDS => "close inherited descriptors".into(),
+        i => plan
+            .and_then(|p| p.names.get(i as usize).cloned())
+            .unwrap_or_else(|| format!("step {i}")),
+    }
+}
+
+/// Reports a failed set-up step on the step pipe, then the error for std to report.
+unsafe fn fail(step_fd: libc::c_int, step: u8) -> std::io::Error {
+    let e = std::io::Error::last_os_error();
+    libc::write(step_fd, &step as *const u8 as *const libc::c_void, 1);
+    e
+}
+
+/// Marks every descriptor from 3 up close-on-exec (so the program starts with only its
+/// stdin, stdout and stderr, while std's exec-error pipe still works until the exec).
+#[allow(clippy::unnecessary_cast)] // `rlim_t` is not u64 on every target
+unsafe fn cloexec_from_3() -> bool {
+    if libc::syscall(
+        libc::SYS_close_range,
+        3u32,
+        u32::MAX,
+        libc::CLOSE_RANGE_CLOEXEC,
+    ) == 0
+    {
+        return true;
+    }
+    // kernels before 5.11: every descriptor up to the limit
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+        return false;
+    }
+    let top = (lim.rlim_cur as u64).min(1 << 20) as libc::c_int;
+    for fd in 3..top {
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+    }
+    true
+}
+
+/// Closes every descriptor except `keep` (a supervisor process that never execs).
+unsafe fn close_all_but(keep: libc::c_int) {
+    let close = |lo: libc::c_int, hi: libc::c_int| {
+        if lo > hi {
+            return;
+        }
+        if libc::syscall(libc::SYS_close_range, lo as u32, hi as u32, 0u32) != 0 {
+            for fd in lo..=hi.min(1 << 20) {
+                libc::close(fd);
+            }
+        }
+    };
+    close(0, keep - 1);
+    close(keep + 1, libc::c_int::MAX);
+}
+
+/// `fork(2)` as the bare system call, for forks inside the forked child: glibc's `fork()`
+/// also runs the `pthread_atfork` handlers that libraries register (BLAS, GPU drivers),
+/// which are not async-signal-safe.
+unsafe fn raw_fork() -> libc::pid_t {
+    libc::syscall(
+        libc::SYS_clone,
+        libc::SIGCHLD as libc::c_ulong,
+        0usize,
+        0usize,
+        0usize,
+        0usize,
+    ) as libc::pid_t
+}
+
+/// Milliseconds of `CLOCK_MONOTONIC` (async-signal-safe).
+#[allow(clippy::unnecessary_cast)] // `time_t` and `c_long` are not i64 on every target
+unsafe fn now_ms() -> i64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t);
+    t.tv_sec as i64 * 1000 + t.tv_nsec as i64 / 1_000_000
+}
+
+/// A record on the status pipe: `S` + the program's wait status (from the namespace's
+/// init), or `T` (the wall-clock limit passed; from the supervisor).
+unsafe fn record(fd: libc::c_int, tag: u8, value: i32) {
+    let mut b = [0u8; 5];
+    b[0] = tag;
+    b[1..].copy_from_slice(&value.to_ne_bytes());
+    libc::write(fd, b.as_ptr() as *const libc::c_void, 5);
+}
+
+/// Waits for `pid` (a child) until `deadline_ms` (`CLOCK_MONOTONIC`); past it, records `T`,
+/// kills it and reaps it. System calls only.
+unsafe fn supervise(pid: libc::pid_t, deadline_ms: i64, status_fd: libc::c_int) {
+    let mut st = 0;
+    let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as libc::c_int;
+    loop {
+        let r = libc::waitpid(pid, &mut st, libc::WNOHANG);
+        if r == pid || (r < 0 && *libc::__errno_location() != libc::EINTR) {
+            break;
+        }
+        let left = deadline_ms - now_ms();
+        if left <= 0 {
+            record(status_fd, b'T', 0);
+            libc::kill(pid, libc::SIGKILL);
+            while libc::waitpid(pid, &mut st, 0) < 0 && *libc::__errno_location() == libc::EINTR {}
+            break;
+        }
+        if pidfd >= 0 {
+            let mut p = libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            libc::poll(&mut p, 1, left.min(1000) as libc::c_int);
+        } else {
+            let t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 2_000_000,
+            };
+            libc::nanosleep(&t, std::ptr::null_mut());
+        }
+    }
+}
+
+/// A close-on-exec pipe (read end, write end).
+fn pipe() -> Result<(std::fs::File, std::fs::File), SandboxError> {
+    use std::os::unix::io::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: an out-array of two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    // SAFETY: fresh descriptors owned from here on.
+    Ok(unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+/// What is in a non-blocking pipe now.
+fn drain(mut f: &std::fs::File) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 256];
+    while let Ok(n) = f.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
 }
 
 /// Runs `code` (a Python program) with `stdin` in the sandbox (see the module docs).
+/// `Err` only for failures of the sandbox itself (set-up, a missing interpreter, isolation
+/// that is unavailable and not allowed to be skipped), never for the program's own.
 pub fn run_python(
     code: &str,
     stdin: &str,
     cfg: &SandboxConfig,
 ) -> Result<RunOutcome, SandboxError> {
-    let isolate = isolation_available();
-    if cfg.require_isolation && !isolate {
+    use std::os::unix::io::AsRawFd;
+    let mode = isolation();
+    if mode == Isolation::None && !cfg.allow_unsandboxed {
         return Err(SandboxError::NoIsolation);
     }
+    let isolated = mode != Isolation::None;
+    // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    // held until this function returns, i.e. after every process of the uid is killed
-    let slot = UidSlot::acquire();
-    let uid = slot.uid();
+    // both held until this function returns, i.e. after every process of the run is gone
+    let _slot = RunSlot::acquire();
+    let uid_lock = if root {
+        Some(UidLock::acquire()?)
+    } else {
+        None
+    };
+    let uid = uid_lock.as_ref().map(|l| l.uid);
+
     let dir = tempfile::Builder::new().prefix("rlvr-sandbox-").tempdir()?;
-    let script = dir.path().join("main.py");
-    std::fs::write(&script, code)?;
-    let dir_str = dir
-        .path()
-        .to_str()
-        .ok_or_else(|| SandboxError::Setup("temporary directory path is not UTF-8".into()))?
-        .to_string();
-    if root {
-        for p in [dir.path(), script.as_path()] {
-            let c = cstr(p.to_str().unwrap_or_default())?;
-            // SAFETY: a valid C string; chown has no memory-safety preconditions.
-            if unsafe { libc::chown(c.as_ptr(), uid, uid) } != 0 {
-                return Err(std::io::Error::last_os_error().into());
-            }
+    let work = dir.path().join("work");
+    let new_root = dir.path().join("root");
+    std::fs::create_dir(&work)?;
+    std::fs::write(work.join("main.py"), code)?;
+    if let Some(uid) = uid {
+        use std::os::unix::fs::PermissionsExt;
+        // the program's uid owns its directory; the run directory itself stays root's, but
+        // must be traversable when the program runs at its host path (no namespaces)
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711))?;
+        for p in [work.clone(), work.join("main.py")] {
+            std::os::unix::fs::chown(&p, Some(uid), Some(uid))?;
         }
     }
+    let plan = if isolated {
+        std::fs::create_dir(&new_root)?;
+        Some(std::sync::Arc::new(RootPlan::new(
+            &new_root,
+            &work,
+            &cfg.python,
+        )?))
+    } else {
+        None
+    };
+    let home = if isolated {
+        PathBuf::from(SANDBOX_DIR)
+    } else {
+        work.clone()
+    };
 
-    // Everything the child needs, prepared before fork (no allocation after it).
-    let c_dir = cstr(&dir_str)?;
+    // Everything the children need, prepared before the fork (no allocation after it).
+    let maps = IdMaps::new();
     let c_dot = cstr(".")?;
-    let c_root = cstr("/")?;
-    let c_tmpfs = cstr("tmpfs")?;
-    let c_tmpfs_opts = cstr("size=16m,mode=1777")?;
-    let tmp_targets: Vec<std::ffi::CString> = ["/tmp", "/var/tmp", "/dev/shm"]
-        .iter()
-        .filter(|p| std::path::Path::new(p).is_dir())
-        .map(|p| cstr(p))
-        .collect::<Result<_, _>>()?;
+    let c_slash = cstr("/")?;
+    let c_sandbox = cstr(SANDBOX_DIR)?;
+    let (step_r, step_w) = pipe()?;
+    let (status_r, status_w) = pipe()?;
+    let step_fd = step_w.as_raw_fd();
+    let status_fd = status_w.as_raw_fd();
     let lim = cfg.limits.clone();
+    let parent_pid = std::process::id() as libc::pid_t;
+    // SAFETY: no preconditions.
+    let deadline_ms = unsafe { now_ms() } + lim.wall.as_millis().min(i64::MAX as u128 / 2) as i64;
+    let unshare_flags = NAMESPACES
+        | if mode == Isolation::UserNs {
+            libc::CLONE_NEWUSER
+        } else {
+            0
+        };
 
     let mut cmd = Command::new(&cfg.python);
     cmd.arg("-I")
         .arg("-B")
         .arg("main.py")
-        .current_dir(dir.path())
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", &dir_str)
+        .env("HOME", &home)
         .env("LANG", "C.UTF-8")
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: the closure runs in the forked child before exec and only makes raw system calls
-    // on data prepared above (no allocation, no locks).
-    unsafe {
-        cmd.pre_exec(move || {
-            let err = || Err(std::io::Error::last_os_error());
-            if libc::setsid() < 0 {
-                return err();
-            }
-            if isolate {
-                if libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS) != 0 {
-                    return err();
-                }
-                let null: *const libc::c_char = std::ptr::null();
-                let nodata: *const libc::c_void = std::ptr::null();
-                if libc::mount(
-                    null,
-                    c_root.as_ptr(),
-                    null,
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    nodata,
-                ) != 0
-                {
-                    return err();
-                }
-                for t in &tmp_targets {
-                    if libc::mount(
-                        c_tmpfs.as_ptr(),
-                        t.as_ptr(),
-                        c_tmpfs.as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV,
-                        c_tmpfs_opts.as_ptr() as *const libc::c_void,
-                    ) != 0
-                    {
-                        return err();
-                    }
-                }
-                // the work directory (maybe hidden by the new /tmp) comes back at its path as
-                // a writable bind mount of its own, reached through the cwd (still the old
-                // directory: `current_dir` ran before this closure)
-                if libc::mkdir(c_dir.as_ptr(), 0o700) != 0
-                    && *libc::__errno_location() != libc::EEXIST
-                {
-                    return err();
-                }
-                if libc::mount(c_dot.as_ptr(), c_dir.as_ptr(), null, libc::MS_BIND, nodata) != 0
-                    || libc::chdir(c_dir.as_ptr()) != 0
-                {
-                    return err();
-                }
-                let ro = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY;
-                if libc::mount(null, c_root.as_ptr(), null, ro, nodata) != 0 {
-                    return err();
-                }
-            }
+    if !isolated {
+        cmd.current_dir(&work);
+    }
+    // The program's own set-up: limits, uid, no new privileges, descriptors.
+    let program_setup = move || -> Result<(), std::io::Error> {
+        // SAFETY: runs in the forked child before exec (system calls on prepared data).
+        unsafe {
             let set = |res, v: u64| {
                 let r = libc::rlimit {
                     rlim_cur: v as libc::rlim_t,
@@ -457,33 +1249,120 @@ pub fn run_python(
             if libc::setrlimit(libc::RLIMIT_CPU, &cpu) != 0
                 || set(libc::RLIMIT_AS, lim.memory_bytes) != 0
                 || set(libc::RLIMIT_FSIZE, lim.max_file_bytes) != 0
-                || set(libc::RLIMIT_NOFILE, 64) != 0
                 || set(libc::RLIMIT_CORE, 0) != 0
+                || set(libc::RLIMIT_NPROC, lim.max_processes) != 0
             {
-                return err();
+                return Err(fail(step_fd, STEP_LIMITS));
             }
-            if root {
-                if set(libc::RLIMIT_NPROC, lim.max_processes) != 0
-                    || libc::setgroups(0, std::ptr::null()) != 0
+            if let Some(uid) = uid {
+                if libc::setgroups(0, std::ptr::null()) != 0
                     || libc::setresgid(uid, uid, uid) != 0
                     || libc::setresuid(uid, uid, uid) != 0
                 {
-                    return err();
+                    return Err(fail(step_fd, STEP_CREDENTIALS));
                 }
-            } else if set(libc::RLIMIT_NPROC, lim.max_processes) != 0 {
-                return err();
             }
+            // (the parent-death signal is cleared by a change of credentials: set it after)
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
             {
-                return err();
+                return Err(fail(step_fd, STEP_PRCTL));
+            }
+            if !cloexec_from_3() {
+                return Err(fail(step_fd, STEP_FDS));
+            }
+            // the open-file limit last: descriptors above it stay usable until the exec
+            if set(libc::RLIMIT_NOFILE, 64) != 0 {
+                return Err(fail(step_fd, STEP_LIMITS));
             }
             Ok(())
+        }
+    };
+    let plan_child = plan.clone();
+    // SAFETY: the closure runs in the forked child before exec and only makes raw system
+    // calls on data prepared above (no allocation, no locks). The supervisor and the
+    // namespace's init it forks never return from it: they `_exit`.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(fail(step_fd, STEP_SETSID));
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(fail(step_fd, STEP_PRCTL));
+            }
+            if libc::getppid() != parent_pid {
+                libc::_exit(1); // the caller is already gone
+            }
+            let Some(plan) = plan_child.as_deref() else {
+                return program_setup();
+            };
+            // the supervisor: new namespaces, then the namespace's init as its child
+            if libc::unshare(unshare_flags) != 0 {
+                return Err(fail(step_fd, STEP_UNSHARE));
+            }
+            if unshare_flags & libc::CLONE_NEWUSER != 0 && !maps.write() {
+                return Err(fail(step_fd, STEP_ID_MAPS));
+            }
+            let init = raw_fork();
+            if init < 0 {
+                return Err(fail(step_fd, STEP_FORK));
+            }
+            if init > 0 {
+                close_all_but(status_fd);
+                supervise(init, deadline_ms, status_fd);
+                libc::_exit(0);
+            }
+            // init (pid 1 of the new PID namespace): builds the private root, forks the
+            // program, reports its status; its exit kills whatever the program left
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            libc::sethostname(c"sandbox".as_ptr(), 7); // the host's name stays the host's
+            if let Err(step) = plan.enter(&c_dot, &c_slash, &c_sandbox) {
+                return Err(fail(step_fd, step));
+            }
+            let program = raw_fork();
+            if program < 0 {
+                return Err(fail(step_fd, STEP_FORK));
+            }
+            if program > 0 {
+                close_all_but(status_fd);
+                let mut st = 0;
+                loop {
+                    let r = libc::waitpid(-1, &mut st, 0);
+                    if r == program {
+                        record(status_fd, b'S', st);
+                        break;
+                    }
+                    if r < 0 && *libc::__errno_location() != libc::EINTR {
+                        break;
+                    }
+                }
+                libc::_exit(0);
+            }
+            program_setup()
         });
     }
 
     let start = Instant::now();
-    let mut child = cmd.spawn()?;
+    let spawned = cmd.spawn();
+    drop(step_w);
+    drop(status_w);
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            let step = drain(&step_r);
+            return Err(match step.first() {
+                Some(&s) => SandboxError::Setup(format!(
+                    "set-up step `{}` failed: {e}",
+                    step_name(s, plan.as_deref())
+                )),
+                None if e.kind() == std::io::ErrorKind::NotFound => SandboxError::Setup(format!(
+                    "cannot run the interpreter {}: {e}",
+                    cfg.python.display()
+                )),
+                None => SandboxError::Io(e),
+            });
+        }
+    };
     let pgid = child.id() as libc::pid_t;
     let mut stdin_pipe = child.stdin.take();
     let input = stdin.as_bytes().to_vec();
@@ -492,62 +1371,113 @@ pub fn run_python(
             let _ = p.write_all(&input); // a program that does not read its input is fine
         }
     });
-    let cap = lim_output(cfg);
+    let cap = cfg.limits.max_output_bytes;
     let out_reader = spawn_reader(child.stdout.take(), cap);
     let err_reader = spawn_reader(child.stderr.take(), cap);
 
-    let deadline = start + cfg.limits.wall;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break Some(s);
+    // isolated: the supervisor enforces the wall-clock limit; this deadline only catches a
+    // supervisor that does not end
+    let grace = if isolated {
+        Duration::from_secs(3)
+    } else {
+        Duration::ZERO
+    };
+    let deadline = start + cfg.limits.wall + grace;
+    let exited = loop {
+        if exited_unreaped(pgid) {
+            break true;
         }
         if Instant::now() >= deadline {
-            break None;
+            break false;
         }
         std::thread::sleep(Duration::from_millis(2));
     };
     let wall = start.elapsed();
-    // the whole process group, then anything else the uid still runs
+    // The whole process group (the child is not reaped yet, so its id is still its group's),
+    // and without namespaces anything else the uid still runs (isolated, the supervisor's
+    // exit already means every process of the run is gone).
     // SAFETY: plain system calls.
     unsafe {
         libc::killpg(pgid, libc::SIGKILL);
     }
-    if root {
+    // (isolated, after a supervisor that did not end, its namespace dies asynchronously:
+    // kill the uid too before it is released)
+    if let (Some(uid), true) = (uid, !isolated || !exited) {
         kill_uid(uid);
     }
-    let status = match status {
-        Some(s) => Some(s),
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            None
-        }
-    };
+    if !exited {
+        let _ = child.kill();
+    }
+    let status = child.wait()?;
+    let status = exited.then_some(status);
     let _ = writer.join();
     let (stdout, t1) = out_reader.join().unwrap_or_default();
     let (stderr, t2) = err_reader.join().unwrap_or_default();
-    let termination = match status {
-        None => Termination::WallTimeout,
-        Some(s) => match (s.code(), s.signal()) {
-            (Some(c), _) => Termination::Exited(c),
-            (None, Some(sig)) => Termination::Signaled(sig),
-            (None, None) => Termination::Signaled(0),
-        },
+    let termination = match (status, isolated) {
+        (None, _) => Termination::WallTimeout,
+        (Some(s), false) => from_exit_status(s),
+        (Some(s), true) => {
+            let records = drain(&status_r);
+            let mut t = None;
+            for r in records.chunks_exact(5) {
+                let v = i32::from_ne_bytes([r[1], r[2], r[3], r[4]]);
+                match r[0] {
+                    b'T' => t = Some(Termination::WallTimeout),
+                    b'S' if t.is_none() => t = Some(from_wait_status(v)),
+                    _ => {}
+                }
+            }
+            t.ok_or_else(|| {
+                SandboxError::Setup(format!(
+                    "the sandbox's supervisor ended ({s}) without the program's status"
+                ))
+            })?
+        }
     };
     drop(dir);
+    drop(uid_lock);
     Ok(RunOutcome {
         termination,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         wall,
         truncated: t1 || t2,
-        isolated: isolate,
-        uid: root.then_some(uid),
+        isolated,
+        uid,
     })
 }
 
-fn lim_output(cfg: &SandboxConfig) -> usize {
-    cfg.limits.max_output_bytes
+/// Whether child `pid` has exited, leaving it unreaped (`waitid` with `WNOWAIT`).
+fn exited_unreaped(pid: libc::pid_t) -> bool {
+    // SAFETY: an out-parameter of the right type.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
+            && info.si_pid() != 0
+    }
+}
+
+fn from_exit_status(s: std::process::ExitStatus) -> Termination {
+    match (s.code(), s.signal()) {
+        (Some(c), _) => Termination::Exited(c),
+        (None, Some(sig)) => Termination::Signaled(sig),
+        (None, None) => Termination::Signaled(0),
+    }
+}
+
+fn from_wait_status(st: i32) -> Termination {
+    if libc::WIFEXITED(st) {
+        Termination::Exited(libc::WEXITSTATUS(st))
+    } else if libc::WIFSIGNALED(st) {
+        Termination::Signaled(libc::WTERMSIG(st))
+    } else {
+        Termination::Signaled(0)
+    }
 }
 
 fn spawn_reader<R: Read + Send + 'static>(
@@ -576,7 +1506,8 @@ fn spawn_reader<R: Read + Send + 'static>(
 }
 
 /// Kills every process running as `uid` (from a helper that takes that uid: `kill(-1)`
-/// reaches exactly the processes a user may signal, i.e. its own).
+/// reaches exactly the processes a user may signal, i.e. its own). Only for a uid this
+/// process holds the lock of ([`UidLock`]).
 fn kill_uid(uid: u32) {
     // SAFETY: the child only calls async-signal-safe functions before _exit.
     unsafe {

@@ -24,7 +24,9 @@
 //! a code problem must have non-empty tests that parse; a testbed problem an integer answer; a
 //! problem sent to the math checker by an explicit `math` must not hold code tests; and when
 //! any problem goes to the code runner, a probe program must run in the sandbox (so a missing
-//! `python3` is an error before the first step, naming the interpreter and `RLVR_PYTHON`).
+//! `python3` is an error before the first step, naming the interpreter and `RLVR_PYTHON`, and
+//! so is a machine where the sandbox cannot isolate programs, unless
+//! [`SandboxConfig::allow_unsandboxed`]).
 //! Every error names the problem id and its data source, or the setting at fault.
 //!
 //! # Parallelism and determinism
@@ -135,6 +137,13 @@ pub enum RewardError {
         reason: String,
         problem: String,
     },
+    /// Code problems need the sandbox, and this process cannot create its namespaces (see
+    /// [`crate::code::isolation_available`]), and unsandboxed runs are not allowed.
+    #[error(
+        "code rewards run model-written programs, and this process cannot isolate them: {reason} \
+         (first code problem: {problem})"
+    )]
+    Unsandboxed { reason: String, problem: String },
     /// The sandbox failed while scoring a response (not the program: the sandbox itself).
     #[error("problem {id}: the code sandbox failed: {source}")]
     Sandbox { id: String, source: SandboxError },
@@ -230,6 +239,11 @@ impl RewardFn {
         })
     }
 
+    /// The sandbox settings of code rewards.
+    pub fn sandbox(&self) -> &SandboxConfig {
+        &self.code.sandbox
+    }
+
     /// The configured kind (`auto` or a fixed scorer).
     pub fn kind(&self) -> RewardKind {
         self.kind
@@ -309,7 +323,8 @@ impl RewardFn {
         Ok(counts)
     }
 
-    /// Runs `print(6 * 7)` in the sandbox; anything but `42` is [`RewardError::SandboxUnavailable`].
+    /// Runs `print(6 * 7)` in the sandbox; anything but `42` is [`RewardError::SandboxUnavailable`]
+    /// ([`RewardError::Unsandboxed`] where the sandbox cannot isolate and that is not allowed).
     pub fn probe_sandbox(&self, problem: &str) -> Result<(), RewardError> {
         let unavailable = |reason: String| RewardError::SandboxUnavailable {
             python: self.code.sandbox.python.clone(),
@@ -322,6 +337,10 @@ impl RewardFn {
                 "the probe program failed: {}",
                 o.reason()
             ))),
+            Err(e @ SandboxError::NoIsolation) => Err(RewardError::Unsandboxed {
+                reason: e.to_string(),
+                problem: problem.to_string(),
+            }),
             Err(e) => Err(unavailable(e.to_string())),
         }
     }

@@ -1,10 +1,16 @@
 //! The Python sandbox contains an infinite loop, a fork bomb, a memory hog, a network
-//! connection and writes outside its directory, and leaves the machine as it was.
+//! connection and writes outside its directory, and leaves the machine as it was. It also
+//! stops each escape a policy could learn to earn reward: writing to a descriptor inherited
+//! from the caller, SysV shared memory that outlives the run, reading the data set (expected
+//! outputs included) or anything else of the host, signalling host processes, a daemon left
+//! behind, one process's clean-up killing another's programs (uid slots derived from process
+//! ids), and running unsandboxed where the kernel refuses namespaces.
 //!
-//! Network and file-system isolation need namespaces (root here and in CI): without them those
-//! two tests print why they skip, and fail under `CI=true`.
+//! Isolation needs namespaces (root here and in CI, or unprivileged user namespaces): without
+//! them the isolation tests print why they skip, and fail under `CI=true`. Two tests start
+//! this test binary again as helper processes ([`helper_process`]).
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
@@ -43,9 +49,11 @@ fn isolation_or_skip() -> bool {
     if !isolation_available() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but network/mount namespaces are not available"
+            "CI=true but the sandbox's namespaces are not available"
         );
-        eprintln!("skipping: network/mount namespaces not available (not root?)");
+        eprintln!(
+            "skipping: the sandbox's namespaces are not available (not root, no user namespaces)"
+        );
         return false;
     }
     true
@@ -293,4 +301,352 @@ fn code_verifier_rewards_fraction_or_all_or_nothing() {
         &problem(r#"[{"input": "", "output": "1"}]"#),
     );
     assert_eq!(s.reward, 0.0);
+}
+
+// ---- escapes a policy could learn (each fails without the matching isolation) ----
+
+/// Whether a process whose command line contains `marker` is alive on the host.
+fn process_with_marker(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmd).contains(marker)
+            && std::fs::read_to_string(e.path().join("status"))
+                .map(|s| {
+                    !s.lines()
+                        .any(|l| l.starts_with("State:") && l.contains('Z'))
+                })
+                .unwrap_or(false)
+    })
+}
+
+#[test]
+fn descriptors_inherited_from_the_caller_are_closed() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    // a root-only file this process holds open without O_CLOEXEC, as a shell's redirection
+    // would leave it
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("secret.log");
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; the descriptor is closed below.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_CREAT, 0o600) };
+    assert!(fd >= 3, "open: {}", std::io::Error::last_os_error());
+    let code = "import os\nhit = []\nfor fd in range(3, 65):\n    try:\n        os.write(fd, b'escaped')\n        hit.append(fd)\n    except OSError:\n        pass\nprint('wrote', hit)\n";
+    let o = run_python(code, "", &cfg(5000, 2)).unwrap();
+    // SAFETY: our own descriptor.
+    unsafe { libc::close(fd) };
+    assert!(o.success(), "{o:?}");
+    assert_eq!(o.stdout.trim(), "wrote []", "{o:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), b"", "{o:?}");
+}
+
+#[test]
+fn sysv_shared_memory_does_not_outlive_the_run() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    let key = 0x524c_0000_i32 | (std::process::id() as i32 & 0xffff);
+    let code = format!(
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.shmget({key}, 1 << 20, 0o1000 | 0o600))\n"
+    );
+    let o = run_python(&code, "", &cfg(5000, 2)).unwrap();
+    assert!(o.success(), "{o:?}");
+    let id: i64 = o.stdout.trim().parse().unwrap_or(-1);
+    assert!(
+        id >= 0,
+        "the program could not create a segment at all: {o:?}"
+    );
+    // the host's IPC namespace: the segment must not be there
+    let table = std::fs::read_to_string("/proc/sysvipc/shm").unwrap_or_default();
+    let leaked = table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.first()? == &key.to_string()).then(|| f[1].parse::<i32>().ok())?
+    });
+    if let Some(shmid) = leaked {
+        // SAFETY: removes the leaked segment by id; no memory is touched.
+        unsafe { libc::shmctl(shmid, libc::IPC_RMID, std::ptr::null_mut()) };
+        panic!("a SysV segment (key {key}, id {shmid}) outlived the run: {o:?}");
+    }
+}
+
+#[test]
+fn dataset_files_host_directories_and_processes_are_invisible() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    // a "dataset" readable by everyone, in /tmp and next to this crate (as a data directory
+    // inside a checkout would be)
+    let host = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        host.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let in_tmp = host.path().join("codeforces.jsonl");
+    let in_repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("sandbox-dataset-{}.jsonl", std::process::id()));
+    for p in [&in_tmp, &in_repo] {
+        std::fs::write(p, "{\"expected\": \"SECRET-ANSWER\"}\n").unwrap();
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    }
+    let input = format!(
+        "{}\n{}\n{}\n",
+        in_tmp.display(),
+        in_repo.display(),
+        std::process::id()
+    );
+    let code = "import os, sys\nlines = sys.stdin.read().split('\\n')\nfor p in lines[:2]:\n    try:\n        print('read', open(p).read().strip())\n    except OSError as e:\n        print('denied', e.errno)\ntry:\n    os.kill(int(lines[2]), 0)\n    print('signalled')\nexcept ProcessLookupError:\n    print('no such process')\nexcept OSError as e:\n    print('kill denied', e.errno)\nprint(' '.join(sorted(os.listdir('/'))))\n";
+    let o = run_python(code, &input, &cfg(5000, 2));
+    let _ = std::fs::remove_file(&in_repo);
+    let o = o.unwrap();
+    assert!(o.success(), "{o:?}");
+    assert!(!o.stdout.contains("SECRET-ANSWER"), "{o:?}");
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("denied") && lines[1].starts_with("denied"),
+        "{o:?}"
+    );
+    // a new PID namespace: the caller does not exist there
+    assert_eq!(lines[2], "no such process", "{o:?}");
+    // the private root holds the interpreter's directories and the sandbox's own, nothing
+    // else: no home, no /root, no checkout, no /work
+    let python_top = SandboxConfig::default()
+        .python
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.iter().nth(1).map(|c| c.to_string_lossy().into_owned()));
+    let allowed = [
+        "bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sandbox", "sbin", "tmp",
+        "usr",
+    ];
+    for entry in lines[3].split_whitespace() {
+        assert!(
+            allowed.contains(&entry) || python_top.as_deref() == Some(entry),
+            "/{entry} is visible in the sandbox: {o:?}"
+        );
+    }
+}
+
+#[test]
+fn a_detached_daemon_does_not_survive_the_run() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    let marker = format!("rlvr-daemon-{}", std::process::id());
+    let code = format!(
+        "import os, sys\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(30)', '{marker}'])\n    os._exit(0)\nos.wait()\nprint('started')\n"
+    );
+    let o = run_python(&code, "", &cfg(5000, 2)).unwrap();
+    assert_eq!(o.stdout.trim(), "started", "{o:?}");
+    let mut alive = process_with_marker(&marker);
+    for _ in 0..40 {
+        if !alive {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        alive = process_with_marker(&marker);
+    }
+    assert!(!alive, "the daemon survived the run");
+}
+
+/// Environment variable that turns [`helper_process`] into one of the processes the tests
+/// below start (the test binary runs itself).
+const HELPER: &str = "RLVR_SANDBOX_TEST_HELPER";
+
+/// Starts this test binary running only [`helper_process`] with `role`.
+fn spawn_helper(role: &str) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "helper_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HELPER, role)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Not a test of its own: does nothing unless [`HELPER`] is set (see the tests that set it).
+#[test]
+fn helper_process() {
+    let Ok(role) = std::env::var(HELPER) else {
+        return;
+    };
+    match role.as_str() {
+        "short" | "long" => concurrent_helper(&role),
+        "unsandboxed" => unsandboxed_helper(),
+        other => panic!("unknown helper role {other}"),
+    }
+}
+
+/// Waits for a line on stdin, then scores a correct solution: `short` runs many quick tests
+/// (each run ends with the sandbox's clean-up), `long` one slow test that spans them.
+fn concurrent_helper(role: &str) {
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+    if go.trim() != "go" {
+        return;
+    }
+    let (tests, program) = if role == "short" {
+        let t: Vec<String> = (0..20)
+            .map(|i| format!("{{\"input\": \"{i}\", \"output\": \"{}\"}}", i + 1))
+            .collect();
+        (
+            format!("[{}]", t.join(",")),
+            "```python\nimport time\ntime.sleep(0.1)\nprint(int(input()) + 1)\n```",
+        )
+    } else {
+        (
+            r#"[{"input": "20", "output": "21"}]"#.to_string(),
+            "```python\nimport time\ntime.sleep(2.0)\nprint(int(input()) + 1)\n```",
+        )
+    };
+    let v = CodeVerifier::default();
+    let s = v.score(program, &problem(&tests));
+    println!(
+        "HELPER-RESULT {role} reward={} reason={}",
+        s.reward, s.reason
+    );
+}
+
+#[test]
+fn concurrent_processes_do_not_kill_each_other() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    // two "rlvr processes" whose process ids are equal modulo 64 (where pid-derived uid slots
+    // would collide): the first run of each takes the same slot number
+    let a = spawn_helper("long");
+    let mut b = None;
+    let mut extra = Vec::new();
+    for _ in 0..200 {
+        let c = spawn_helper("short");
+        if c.id() % 64 == a.id() % 64 {
+            b = Some(c);
+            break;
+        }
+        extra.push(c);
+    }
+    for mut c in extra {
+        drop(c.stdin.take()); // exits without running anything
+        let _ = c.wait();
+    }
+    let b = b.expect("no helper with a colliding pid in 200 tries");
+    let mut outputs = Vec::new();
+    for mut c in [a, b] {
+        writeln!(c.stdin.as_mut().unwrap(), "go").unwrap();
+        drop(c.stdin.take());
+        outputs.push(c);
+    }
+    for c in outputs {
+        let o = c.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{out}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // (libtest's own `test helper_process ... ` may start the line)
+        let line = out
+            .lines()
+            .find_map(|l| l.find("HELPER-RESULT").map(|i| &l[i..]))
+            .unwrap_or_else(|| panic!("no result: {out}"));
+        assert!(line.contains("reward=1 "), "{line}");
+    }
+}
+
+/// Drops root (to `nobody`) and makes the kernel refuse `unshare` (a seccomp filter): a user
+/// without namespaces. Code rewards must refuse to run, unless unsandboxed runs are allowed.
+fn unsandboxed_helper() {
+    // SAFETY: plain system calls on this (helper) process; the filter program outlives the
+    // prctl call that copies it.
+    unsafe {
+        if libc::geteuid() == 0 {
+            assert_eq!(libc::setgroups(0, std::ptr::null()), 0);
+            assert_eq!(libc::setresgid(65534, 65534, 65534), 0);
+            assert_eq!(libc::setresuid(65534, 65534, 65534), 0);
+        }
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        let nr_offset = 0; // offsetof(struct seccomp_data, nr)
+        let mut filter = [
+            libc::sock_filter {
+                code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+                jt: 0,
+                jf: 0,
+                k: nr_offset,
+            },
+            libc::sock_filter {
+                code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+                jt: 0,
+                jf: 1,
+                k: libc::SYS_unshare as u32,
+            },
+            libc::sock_filter {
+                code: (libc::BPF_RET | libc::BPF_K) as u16,
+                jt: 0,
+                jf: 0,
+                k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+            },
+            libc::sock_filter {
+                code: (libc::BPF_RET | libc::BPF_K) as u16,
+                jt: 0,
+                jf: 0,
+                k: libc::SECCOMP_RET_ALLOW,
+            },
+        ];
+        let prog = libc::sock_fprog {
+            len: filter.len() as u16,
+            filter: filter.as_mut_ptr(),
+        };
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog
+            ),
+            0,
+            "seccomp: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    assert!(!isolation_available());
+    // refused: the sandbox, and code rewards through the reward function's check
+    let e = run_python("print(6 * 7)", "", &cfg(5000, 2))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("allow_unsandboxed"), "{e}");
+    let f = rlvr_tasks::RewardFn::new(rlvr_tasks::RewardConfig::default()).unwrap();
+    let p = problem(r#"[{"input": "", "output": "42"}]"#);
+    let e = f.check(std::slice::from_ref(&p)).unwrap_err().to_string();
+    assert!(e.contains("allow_unsandboxed"), "{e}");
+    let s = f.score_batch(&[("```python\nprint(42)\n```", &p)]);
+    assert!(s.is_err(), "{s:?}");
+    // allowed: it runs, and says it ran without isolation
+    let allowed = SandboxConfig {
+        allow_unsandboxed: true,
+        ..cfg(5000, 2)
+    };
+    let o = run_python("print(6 * 7)", "", &allowed).unwrap();
+    assert_eq!(o.stdout.trim(), "42", "{o:?}");
+    assert!(!o.isolated && o.uid.is_none(), "{o:?}");
+    println!("HELPER-RESULT unsandboxed ok");
+}
+
+#[test]
+fn code_rewards_refuse_to_run_unsandboxed_unless_allowed() {
+    if !python_available() {
+        return;
+    }
+    let o = spawn_helper("unsandboxed").wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("HELPER-RESULT unsandboxed ok"),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

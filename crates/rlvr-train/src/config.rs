@@ -366,6 +366,11 @@ pub struct RewardSection {
     /// Threads scoring a step's responses, and so the most sandboxes at once (0 = the number
     /// of cores).
     pub num_workers: usize,
+    /// Code rewards: run programs even where the kernel refuses the sandbox's namespaces (not
+    /// root and no unprivileged user namespaces), without isolation: a program can then read
+    /// the data set (expected outputs included), write the user's files and reach the
+    /// network. Default false: such a machine is an error before the first step.
+    pub allow_unsandboxed: bool,
 }
 
 impl Default for RewardSection {
@@ -375,6 +380,7 @@ impl Default for RewardSection {
             code_mode: rlvr_tasks::code::RewardMode::AllOrNothing,
             code_max_tests: 0,
             num_workers: 0,
+            allow_unsandboxed: false,
         }
     }
 }
@@ -388,7 +394,10 @@ impl RewardSection {
             code_mode: self.code_mode,
             code_max_tests: (self.code_max_tests > 0).then_some(self.code_max_tests),
             workers: self.num_workers,
-            ..rlvr_tasks::RewardConfig::default()
+            sandbox: rlvr_tasks::code::SandboxConfig {
+                allow_unsandboxed: self.allow_unsandboxed,
+                ..rlvr_tasks::code::SandboxConfig::default()
+            },
         })
     }
 }
@@ -1191,6 +1200,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(cfg.reward.reward_fn().unwrap().workers(), 3);
+        assert!(!cfg.reward.reward_fn().unwrap().sandbox().allow_unsandboxed);
+        let cfg = TrainConfig::load(None, &["reward.allow_unsandboxed=true".into()]).unwrap();
+        assert!(cfg.reward.reward_fn().unwrap().sandbox().allow_unsandboxed);
     }
 
     #[test]

@@ -301,8 +301,34 @@ pub fn reward_fn(
     problems: &[Problem],
 ) -> Result<Arc<dyn Verifier>, TrainError> {
     let f = cfg.reward_fn()?;
-    f.check(problems)?;
+    let routes = f.check(problems)?;
+    if let Some(line) = unsandboxed_notice(cfg, routes.code) {
+        // once per process: every dataset of a run shares the setting
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| eprintln!("{line}"));
+    }
     Ok(Arc::new(f))
+}
+
+/// The run-log line for `reward.allow_unsandboxed = true` when code rewards use it
+/// (`code_problems` > 0): a warning when the sandbox cannot isolate here, so programs run
+/// without isolation; a note that the setting is unused otherwise. None when it is not set.
+pub fn unsandboxed_notice(
+    cfg: &crate::config::RewardSection,
+    code_problems: usize,
+) -> Option<String> {
+    if !cfg.allow_unsandboxed || code_problems == 0 {
+        return None;
+    }
+    Some(if rlvr_tasks::code::isolation_available() {
+        "reward.allow_unsandboxed = true: unused, the sandbox isolates code rewards here".into()
+    } else {
+        "WARNING: reward.allow_unsandboxed = true and this process cannot create the \
+         sandbox's namespaces: code rewards run model-written programs WITHOUT isolation \
+         (they can read the data set, expected outputs included, write your files and reach \
+         the network)"
+            .into()
+    })
 }
 
 /// Everything a run trains and evaluates with.
@@ -1041,16 +1067,19 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     let ds = load_dataset(&cfg.data.train_files, data_dir)?;
     // the reward of each problem (checked: no tests, no sandbox, ... are errors here)
     let rf = cfg.reward.reward_fn()?;
+    let routes = rf.check(&ds.problems)?;
     w(
         out,
         format!(
-            "train data: {}: {} problems; reward {}: {}",
+            "train data: {}: {} problems; reward {}: {routes}",
             ds.name,
             ds.len(),
             rf.kind(),
-            rf.check(&ds.problems)?
         ),
     )?;
+    if let Some(line) = unsandboxed_notice(&cfg.reward, routes.code) {
+        w(out, line)?;
+    }
     for name in &cfg.eval.datasets {
         let e = load_dataset(name, data_dir)?;
         let routes = rf.check(&e.problems)?;

@@ -16,7 +16,7 @@ use rlvr_tasks::code::SandboxConfig;
 use rlvr_train::eval::{score_responses, summarize, Response};
 use rlvr_train::grpo::{Rollouts, Trainer};
 use rlvr_train::policy::Task;
-use rlvr_train::run::{reward_fn, setup, Ui};
+use rlvr_train::run::{reward_fn, setup, unsandboxed_notice, Ui};
 use rlvr_train::TrainConfig;
 
 fn ci() -> bool {
@@ -328,4 +328,26 @@ fn eval_scoring_of_known_completions() {
     assert!((r.pass_at_k - 0.5).abs() < 1e-12, "{}", r.pass_at_k);
     // samples not k per problem are refused
     assert!(summarize(&task, 4, r.samples.clone(), 0.0).is_err());
+}
+
+/// `reward.allow_unsandboxed = true` reaches the sandbox, and the run log says so when code
+/// rewards use it (a warning where programs then run without isolation).
+#[test]
+fn allow_unsandboxed_reaches_the_sandbox_and_the_run_log() {
+    let f = fixture(&[]);
+    let data = f.data.display().to_string();
+    let cfg = config(&f, &data, &[]);
+    assert!(!cfg.reward.allow_unsandboxed);
+    assert!(!cfg.reward.reward_fn().unwrap().sandbox().allow_unsandboxed);
+    assert_eq!(unsandboxed_notice(&cfg.reward, 2), None);
+    let cfg = config(&f, &data, &["reward.allow_unsandboxed=true"]);
+    assert!(cfg.reward.reward_fn().unwrap().sandbox().allow_unsandboxed);
+    // no code problem: the sandbox is not used, nothing to say
+    assert_eq!(unsandboxed_notice(&cfg.reward, 0), None);
+    let line = unsandboxed_notice(&cfg.reward, 2).unwrap();
+    if rlvr_tasks::code::isolation_available() {
+        assert!(line.contains("unused"), "{line}");
+    } else {
+        assert!(line.contains("WITHOUT isolation"), "{line}");
+    }
 }
