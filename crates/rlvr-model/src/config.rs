@@ -407,7 +407,10 @@ impl QwenConfig {
                 return bad(key, format!("{v} is larger than {MAX_DIM}"));
             }
         }
-        if !self.num_attention_heads.is_multiple_of(self.num_key_value_heads) {
+        if !self
+            .num_attention_heads
+            .is_multiple_of(self.num_key_value_heads)
+        {
             return bad(
                 "num_key_value_heads",
                 format!(

@@ -17,6 +17,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::TrainError;
+
 use serde::{Deserialize, Serialize};
 
 /// Everything besides tensors that a resumed run needs.
@@ -141,59 +143,75 @@ pub fn find(run_dir: &Path) -> Option<PathBuf> {
 }
 
 /// Writes a checkpoint atomically: `write` fills a fresh temporary directory (model and
-/// optimizer files), then `state.json` is added and the directory renamed into place.
+/// optimizer files), then `state.json` is added and the directory renamed into place. A file
+/// system error is a [`TrainError::Io`] naming the path it happened on.
 pub fn save_atomic<E>(
     run_dir: &Path,
     state: &TrainState,
     write: impl FnOnce(&Path) -> Result<(), E>,
 ) -> Result<PathBuf, E>
 where
-    E: From<std::io::Error>,
+    E: From<TrainError>,
 {
+    let at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: std::io::Error| E::from(TrainError::io(path, e))
+    };
     let tmp = run_dir.join("checkpoint.tmp");
     let dst = run_dir.join("checkpoint");
     let old = run_dir.join("checkpoint.old");
     if tmp.exists() {
-        fs::remove_dir_all(&tmp)?;
+        fs::remove_dir_all(&tmp).map_err(at(&tmp))?;
     }
-    fs::create_dir_all(&tmp)?;
+    fs::create_dir_all(&tmp).map_err(at(&tmp))?;
     write(&tmp)?;
-    let text = serde_json::to_string_pretty(state).map_err(std::io::Error::other)?;
-    fs::write(tmp.join(STATE_FILE), text)?;
-    sync_dir(&tmp)?;
+    let state_path = tmp.join(STATE_FILE);
+    let text = serde_json::to_string_pretty(state)
+        .map_err(std::io::Error::other)
+        .map_err(at(&state_path))?;
+    fs::write(&state_path, text).map_err(at(&state_path))?;
+    sync_dir(&tmp).map_err(E::from)?;
     if dst.exists() {
         if old.exists() {
-            fs::remove_dir_all(&old)?;
+            fs::remove_dir_all(&old).map_err(at(&old))?;
         }
-        fs::rename(&dst, &old)?;
+        fs::rename(&dst, &old).map_err(at(&old))?;
     }
-    fs::rename(&tmp, &dst)?;
-    sync_dir(run_dir)?;
+    fs::rename(&tmp, &dst).map_err(at(&dst))?;
+    sync_dir(run_dir).map_err(E::from)?;
     if old.exists() {
-        fs::remove_dir_all(&old)?;
+        fs::remove_dir_all(&old).map_err(at(&old))?;
     }
     Ok(dst)
 }
 
-/// Flushes the files of a directory and the directory itself to disk.
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
+/// Flushes the files of a directory and the directory itself to disk; errors name the path.
+fn sync_dir(dir: &Path) -> Result<(), TrainError> {
+    let at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e| TrainError::io(path, e)
+    };
+    for entry in fs::read_dir(dir).map_err(at(dir))? {
+        let path = entry.map_err(at(dir))?.path();
         if path.is_file() {
-            fs::File::open(&path)?.sync_all()?;
+            fs::File::open(&path)
+                .and_then(|f| f.sync_all())
+                .map_err(at(&path))?;
         }
     }
-    fs::File::open(dir)?.sync_all()
+    fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(at(dir))
 }
 
-/// Reads `state.json` of a checkpoint directory.
-pub fn read_state(ckpt: &Path) -> std::io::Result<TrainState> {
+/// Reads `state.json` of a checkpoint directory; errors name that file.
+pub fn read_state(ckpt: &Path) -> Result<TrainState, TrainError> {
     let path = ckpt.join(STATE_FILE);
-    let text = fs::read_to_string(&path)?;
+    let text = fs::read_to_string(&path).map_err(|e| TrainError::io(&path, e))?;
     serde_json::from_str(&text).map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{}: {e}", path.display()),
+        TrainError::io(
+            &path,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
         )
     })
 }
@@ -254,8 +272,9 @@ mod tests {
                 step,
                 ..state.clone()
             };
-            save_atomic::<std::io::Error>(dir.path(), &s, |d| {
-                fs::write(d.join("model.bin"), format!("{step}"))
+            save_atomic::<TrainError>(dir.path(), &s, |d| {
+                let p = d.join("model.bin");
+                fs::write(&p, format!("{step}")).map_err(|e| TrainError::io(p, e))
             })
             .unwrap();
         }
@@ -266,7 +285,7 @@ mod tests {
         assert!(!dir.path().join("checkpoint.old").exists());
         // A failing writer leaves the previous checkpoint in place.
         let err = save_atomic(dir.path(), &state, |_| {
-            Err(std::io::Error::other("disk full"))
+            Err(TrainError::Msg("disk full".into()))
         });
         assert!(err.is_err());
         assert_eq!(read_state(&find(dir.path()).unwrap()).unwrap().step, 4);

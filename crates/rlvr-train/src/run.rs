@@ -546,7 +546,7 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
         None => (new_run_dir(&cfg)?, None),
     };
     let state = match &ckpt {
-        Some(ck) => Some(checkpoint::read_state(ck).map_err(|e| TrainError::io(ck, e))?),
+        Some(ck) => Some(checkpoint::read_state(ck)?),
         None => None,
     };
     if let Some(s) = &state {
