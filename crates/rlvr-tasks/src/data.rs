@@ -548,7 +548,8 @@ pub const MAX_PROMPT_BYTES: usize = 4 << 20;
 
 /// Reads every record of a file as a JSON value, with its location (`line N`/`row N`/...)
 /// and its 0-based index. Jsonl lines must be UTF-8 and at most [`MAX_LINE_BYTES`] long;
-/// either error names the file and the line.
+/// either error names the file and the line (a json file that is not UTF-8: the line and
+/// column of the first invalid byte).
 pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
     let io = |source| DataError::Io {
         path: path.to_path_buf(),
@@ -600,7 +601,17 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
             Ok(out)
         }
         FileFormat::JsonArray => {
-            let text = std::fs::read_to_string(path).map_err(io)?;
+            let bytes = std::fs::read(path).map_err(io)?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+                let column =
+                    valid.len() - valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+                DataError::BadFile {
+                    path: path.to_path_buf(),
+                    reason: format!("not UTF-8 (invalid byte at line {line} column {column})"),
+                }
+            })?;
             let v: Value = serde_json::from_str(&text).map_err(|e| DataError::BadFile {
                 path: path.to_path_buf(),
                 reason: format!(

@@ -33,6 +33,17 @@ fn a_non_utf8_line_is_an_error_naming_file_and_line() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("latin1.jsonl: line 3"), "{err}");
+    // a json array: the line and column of the first invalid byte
+    let p = write(
+        dir.path(),
+        "latin1.json",
+        b"[\n  {\"problem\": \"caf\xe9?\", \"answer\": \"1\"}\n]",
+    );
+    let err = read_records(&p).unwrap_err().to_string();
+    assert!(
+        err.contains("latin1.json: not UTF-8 (invalid byte at line 2 column 19)"),
+        "{err}"
+    );
 }
 
 #[test]

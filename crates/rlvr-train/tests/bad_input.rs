@@ -120,7 +120,7 @@ fn checkpoint_io_errors_name_the_path() {
         seed: 1,
         time: PhaseTimes::default(),
     };
-    let err = checkpoint::save_atomic::<rlvr_train::TrainError>(&run, &state, |_| Ok(()))
+    let err = checkpoint::save_atomic::<Box<rlvr_train::TrainError>>(&run, &state, |_| Ok(()))
         .unwrap_err()
         .to_string();
     let tmp = run.join("checkpoint.tmp").display().to_string();
