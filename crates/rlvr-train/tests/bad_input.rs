@@ -129,3 +129,38 @@ fn checkpoint_io_errors_name_the_path() {
     let state_file = run.join(checkpoint::STATE_FILE).display().to_string();
     assert!(err.starts_with(&format!("{state_file}: ")), "{err}");
 }
+
+/// A testbed `[model]` with a zero size is an error before any kernel runs, never a panic
+/// (`[model]` keys are also checked when the config is read; this is the model's own check).
+#[test]
+fn testbed_zero_sizes_are_errors_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    for (key, named) in [
+        ("model.hidden_size=0", "hidden_size"),
+        ("model.intermediate_size=0", "intermediate_size"),
+    ] {
+        let opts = rlvr_train::run::TrainOptions {
+            overrides: vec![
+                format!(
+                    "trainer.runs_dir={:?}",
+                    dir.path().join("runs").display().to_string()
+                ),
+                format!(
+                    "trainer.cache_dir={:?}",
+                    dir.path().join("cache").display().to_string()
+                ),
+                "trainer.warm_start_steps=0".into(),
+                "trainer.total_training_steps=1".into(),
+                key.into(),
+            ],
+            quiet: true,
+            ..rlvr_train::run::TrainOptions::default()
+        };
+        let result = std::panic::catch_unwind(|| rlvr_train::run::train(&opts));
+        let err = result
+            .unwrap_or_else(|_| panic!("{key}: panicked"))
+            .err()
+            .unwrap_or_else(|| panic!("{key}: trained"));
+        assert!(err.to_string().contains(named), "{key}: {err}");
+    }
+}
