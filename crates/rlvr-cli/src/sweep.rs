@@ -165,7 +165,8 @@ pub fn run(args: Args) -> Result<()> {
             match child.try_wait()? {
                 None => still.push((cell, child)),
                 Some(status) if status.success() => {
-                    std::fs::write(cell.dir.join("sweep.done"), "")?;
+                    let done = cell.dir.join("sweep.done");
+                    std::fs::write(&done, "").with_context(|| done.display().to_string())?;
                     println!(
                         "[sweep] {} seed {}: done ({:.0} s into the sweep)",
                         cell.rule,
@@ -229,7 +230,8 @@ fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
         out.join("sweep-overrides.txt"),
     );
     if cfg_path.exists() {
-        let old_cfg = std::fs::read_to_string(&cfg_path)?;
+        let old_cfg =
+            std::fs::read_to_string(&cfg_path).with_context(|| cfg_path.display().to_string())?;
         let old_ovr = std::fs::read_to_string(&ovr_path).unwrap_or_default();
         if old_cfg != text || old_ovr != overrides {
             return Err(BadInput(format!(
@@ -242,8 +244,8 @@ fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
             .into());
         }
     } else {
-        std::fs::write(&cfg_path, &text)?;
-        std::fs::write(&ovr_path, &overrides)?;
+        std::fs::write(&cfg_path, &text).with_context(|| cfg_path.display().to_string())?;
+        std::fs::write(&ovr_path, &overrides).with_context(|| ovr_path.display().to_string())?;
     }
     Ok(cfg_path)
 }
@@ -257,11 +259,13 @@ fn spawn(
     resume: bool,
     threads: usize,
 ) -> Result<Child> {
-    std::fs::create_dir_all(&cell.dir)?;
+    std::fs::create_dir_all(&cell.dir).with_context(|| cell.dir.display().to_string())?;
+    let log_path = cell.dir.join("train.log");
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(cell.dir.join("train.log"))?;
+        .open(&log_path)
+        .with_context(|| log_path.display().to_string())?;
     let mut cmd = Command::new(exe);
     cmd.arg("train");
     if resume {

@@ -73,6 +73,14 @@ pub struct QwenConfig {
     pub extra: Map<String, Value>,
 }
 
+/// The largest size [`QwenConfig::validate`] accepts for any one dimension (vocabulary,
+/// hidden, MLP, layers, heads, head dimension, positions): 2^24, far above any released model.
+pub const MAX_DIM: usize = 1 << 24;
+
+/// The most parameters [`QwenConfig::validate`] accepts: 2^42 (about 4.4 trillion), an upper
+/// bound that keeps every shape product of a valid configuration inside `usize`.
+pub const MAX_PARAMETERS: usize = 1 << 42;
+
 const KNOWN_KEYS: &[&str] = &[
     "architectures",
     "model_type",
@@ -219,12 +227,13 @@ impl QwenConfig {
                 None | Some(Value::Null) => Ok(Vec::new()),
                 Some(Value::Array(a)) => a
                     .iter()
-                    .map(|v| v.as_u64().map(|x| x as u32))
+                    .map(|v| v.as_u64().and_then(|x| u32::try_from(x).ok()))
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(|| bad(format!("key {key}: expected token ids"))),
                 Some(v) => v
                     .as_u64()
-                    .map(|x| vec![x as u32])
+                    .and_then(|x| u32::try_from(x).ok())
+                    .map(|x| vec![x])
                     .ok_or_else(|| bad(format!("key {key}: expected a token id, got {v}"))),
             }
         };
@@ -298,24 +307,25 @@ impl QwenConfig {
         let hidden_size = need("hidden_size")?;
         let num_attention_heads = need("num_attention_heads")?;
         if num_attention_heads == 0 {
-            return Err(bad("num_attention_heads is 0".into()));
+            return Err(bad(
+                "key num_attention_heads: must be positive, got 0".into()
+            ));
         }
         let num_key_value_heads = usize_key("num_key_value_heads")?.unwrap_or(num_attention_heads);
-        if num_key_value_heads == 0 || num_attention_heads % num_key_value_heads != 0 {
-            return Err(bad(format!(
-                "num_attention_heads {num_attention_heads} is not a multiple of num_key_value_heads {num_key_value_heads}"
-            )));
-        }
         let head_dim = match usize_key("head_dim")? {
             Some(d) => d,
             None if architecture == Architecture::Qwen3 => 128,
-            None => hidden_size / num_attention_heads,
+            None => {
+                // transformers' default `hidden_size // num_attention_heads` drops a remainder
+                if !hidden_size.is_multiple_of(num_attention_heads) {
+                    return Err(bad(format!(
+                        "key hidden_size: {hidden_size} is not a multiple of \
+                         num_attention_heads {num_attention_heads} (and no head_dim is given)"
+                    )));
+                }
+                hidden_size / num_attention_heads
+            }
         };
-        if head_dim == 0 || head_dim % 2 != 0 {
-            return Err(bad(format!(
-                "head_dim {head_dim} must be even and positive"
-            )));
-        }
         let dtype = obj
             .get("dtype")
             .or_else(|| obj.get("torch_dtype"))
@@ -327,7 +337,7 @@ impl QwenConfig {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let first_id = |key: &str| -> Result<Option<u32>> { Ok(ids_key(key)?.first().copied()) };
-        Ok(QwenConfig {
+        let config = QwenConfig {
             architecture,
             vocab_size: need("vocab_size")?,
             hidden_size,
@@ -350,7 +360,122 @@ impl QwenConfig {
             pad_token_id: first_id("pad_token_id")?,
             dtype,
             extra,
-        })
+        };
+        config.validate(path)?;
+        Ok(config)
+    }
+
+    /// Checks that the sizes describe a model the kernels can run, so that a bad config.json
+    /// (or a configuration built in code, as the testbed does) is an error naming the key
+    /// instead of a panic or a hang later:
+    ///
+    /// - `vocab_size`, `hidden_size`, `intermediate_size`, `num_hidden_layers`,
+    ///   `num_attention_heads`, `num_key_value_heads`, `max_position_embeddings` are positive;
+    /// - `num_key_value_heads` divides `num_attention_heads` (grouped-query attention);
+    /// - `head_dim` is positive and even (RoPE rotates pairs of dimensions);
+    /// - `rope_theta` and `rms_norm_eps` are finite and positive;
+    /// - every size is at most [`MAX_DIM`] and the parameter count (an untied `lm_head`
+    ///   counted) at most [`MAX_PARAMETERS`], so that no shape computation overflows.
+    ///
+    /// (Parsing also checks that token ids fit in `u32`.)
+    ///
+    /// `path` names the file in the error (any label for a configuration built in code).
+    /// [`QwenConfig::from_json`] and [`QwenConfig::from_file`] call it; [`crate::Qwen::new`]
+    /// calls it too.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        let bad = |key: &str, reason: String| {
+            Err(Error::BadFile {
+                path: path.into(),
+                reason: format!("key {key}: {reason}"),
+            })
+        };
+        let sizes = [
+            ("vocab_size", self.vocab_size),
+            ("hidden_size", self.hidden_size),
+            ("intermediate_size", self.intermediate_size),
+            ("num_hidden_layers", self.num_hidden_layers),
+            ("num_attention_heads", self.num_attention_heads),
+            ("num_key_value_heads", self.num_key_value_heads),
+            ("head_dim", self.head_dim),
+            ("max_position_embeddings", self.max_position_embeddings),
+        ];
+        for (key, v) in sizes {
+            if v == 0 {
+                return bad(key, "must be positive, got 0".into());
+            }
+            if v > MAX_DIM {
+                return bad(key, format!("{v} is larger than {MAX_DIM}"));
+            }
+        }
+        if !self
+            .num_attention_heads
+            .is_multiple_of(self.num_key_value_heads)
+        {
+            return bad(
+                "num_key_value_heads",
+                format!(
+                    "{} does not divide num_attention_heads {}",
+                    self.num_key_value_heads, self.num_attention_heads
+                ),
+            );
+        }
+        if !self.head_dim.is_multiple_of(2) {
+            return bad(
+                "head_dim",
+                format!("{} must be even (RoPE rotates pairs)", self.head_dim),
+            );
+        }
+        for (key, v) in [
+            ("rope_theta", self.rope_theta),
+            ("rms_norm_eps", self.rms_norm_eps),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return bad(key, format!("must be a finite positive number, got {v}"));
+            }
+        }
+        match self.checked_num_parameters() {
+            Some(n) if n <= MAX_PARAMETERS => {}
+            _ => {
+                return bad(
+                    "hidden_size",
+                    format!(
+                        "the sizes imply more than {MAX_PARAMETERS} parameters (vocab_size {}, \
+                         hidden_size {}, intermediate_size {}, num_hidden_layers {})",
+                        self.vocab_size,
+                        self.hidden_size,
+                        self.intermediate_size,
+                        self.num_hidden_layers
+                    ),
+                )
+            }
+        }
+        Ok(())
+    }
+
+    /// The parameter count, or None when it overflows `usize`.
+    fn checked_num_parameters(&self) -> Option<usize> {
+        let (h, v, f, hd) = (
+            self.hidden_size,
+            self.vocab_size,
+            self.intermediate_size,
+            self.head_dim,
+        );
+        let qd = self.num_attention_heads.checked_mul(hd)?;
+        let kvd = self.num_key_value_heads.checked_mul(hd)?;
+        let attn = h
+            .checked_mul(qd.checked_add(kvd.checked_mul(2)?)?)?
+            .checked_add(qd.checked_mul(h)?)?
+            .checked_add(qd + 2 * kvd)?;
+        let mlp = f.checked_mul(h)?.checked_mul(3)?;
+        let layer = attn
+            .checked_add(mlp)?
+            .checked_add(h.checked_mul(2)?)?
+            .checked_add(hd * 2)?;
+        let embed = v.checked_mul(h)?;
+        layer
+            .checked_mul(self.num_hidden_layers)?
+            .checked_add(embed.checked_mul(2)?)?
+            .checked_add(h)
     }
 
     /// config.json as both transformers 4 and 5 read it: `rope_theta` and `torch_dtype` at the
@@ -480,6 +605,84 @@ mod tests {
         let v = serde_json::json!({"architectures": ["Qwen2ForCausalLM"], "vocab_size": 1});
         let err = parse(v).unwrap_err().to_string();
         assert!(err.contains("hidden_size"), "{err}");
+    }
+
+    /// Every size, ratio and float the kernels rely on is checked, and the error names the file
+    /// and the key (these configurations used to load and panic later in a kernel).
+    #[test]
+    fn degenerate_sizes_are_errors_naming_the_key() {
+        let base = serde_json::json!({
+            "architectures": ["Qwen2ForCausalLM"], "vocab_size": 100, "hidden_size": 32,
+            "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "num_key_value_heads": 2});
+        assert!(parse(base.clone()).is_ok());
+        let cases: &[(&str, Value, &str)] = &[
+            ("hidden_size", 0.into(), "hidden_size"),
+            ("intermediate_size", 0.into(), "intermediate_size"),
+            ("vocab_size", 0.into(), "vocab_size"),
+            ("num_hidden_layers", 0.into(), "num_hidden_layers"),
+            ("num_attention_heads", 0.into(), "num_attention_heads"),
+            ("num_key_value_heads", 0.into(), "num_key_value_heads"),
+            ("num_key_value_heads", 3.into(), "num_key_value_heads"),
+            ("hidden_size", 30.into(), "hidden_size"),
+            ("head_dim", 0.into(), "head_dim"),
+            ("head_dim", 7.into(), "head_dim"),
+            (
+                "max_position_embeddings",
+                0.into(),
+                "max_position_embeddings",
+            ),
+            ("rope_theta", 0.0.into(), "rope_theta"),
+            ("rope_theta", (-1.0).into(), "rope_theta"),
+            ("rms_norm_eps", 0.0.into(), "rms_norm_eps"),
+            ("rms_norm_eps", (-1e-6).into(), "rms_norm_eps"),
+            ("hidden_size", (1u64 << 40).into(), "hidden_size"),
+            ("vocab_size", (1u64 << 23).into(), "hidden_size"),
+            ("eos_token_id", (1u64 << 33).into(), "eos_token_id"),
+        ];
+        for (key, value, named) in cases {
+            let mut v = base.clone();
+            v[*key] = value.clone();
+            if *key == "vocab_size" && value.as_u64() == Some(1 << 23) {
+                // each size is fine alone; together they pass the parameter bound
+                v["hidden_size"] = (1u64 << 22).into();
+                v["num_attention_heads"] = 2.into();
+            }
+            let err = parse(v)
+                .expect_err(&format!("{key} = {value} must be rejected"))
+                .to_string();
+            assert!(
+                err.contains("x/config.json") && err.contains(named),
+                "{key} = {value}: {err}"
+            );
+        }
+        let mut v = base;
+        v["rope_parameters"] = serde_json::json!({"rope_type": "default", "rope_theta": -5.0});
+        let err = parse(v).unwrap_err().to_string();
+        assert!(err.contains("rope_theta"), "{err}");
+    }
+
+    /// A configuration built in code (the testbed's) is checked by the model constructor too.
+    #[test]
+    fn configs_built_in_code_are_validated_before_any_kernel() {
+        let mut c = QwenConfig::tiny(50);
+        c.hidden_size = 0;
+        c.head_dim = 0;
+        let err = crate::init_random(&c, 0, candle_core::DType::F32, &candle_core::Device::Cpu)
+            .err()
+            .expect("hidden_size 0 must be rejected")
+            .to_string();
+        assert!(
+            err.contains("hidden_size") || err.contains("head_dim"),
+            "{err}"
+        );
+        let mut c = QwenConfig::tiny(50);
+        c.intermediate_size = 0;
+        let err = crate::init_random(&c, 0, candle_core::DType::F32, &candle_core::Device::Cpu)
+            .err()
+            .expect("intermediate_size 0 must be rejected")
+            .to_string();
+        assert!(err.contains("model config: key intermediate_size"), "{err}");
     }
 
     #[test]

@@ -434,6 +434,7 @@ pub fn init_random(
     dtype: DType,
     device: &Device,
 ) -> Result<(Qwen, VarMap)> {
+    config.validate(Path::new("model config"))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let varmap = VarMap::new();
     {

@@ -77,5 +77,5 @@ pub use model::{param_shapes, KvCache, Qwen};
 pub use sample::{
     generate, generate_within, kv_cache_budget, FinishReason, Generation, SamplingParams,
 };
-pub use tokenizer::{ChatMessage, ChatTokenizer};
+pub use tokenizer::{ChatMessage, ChatTokenizer, TemplateBudget};
 pub use train::{TrainForwardOptions, TrainStepOutput};

@@ -339,7 +339,10 @@ pub struct Qwen {
 impl Qwen {
     /// Builds the model from `vb`, reading tensors under their Hugging Face names. With a
     /// `VarBuilder` over a `VarMap`, the model's tensors are the map's variables (trainable).
+    /// A configuration that [`QwenConfig::validate`] rejects is an error (labelled
+    /// `model config`), never a panic in a kernel.
     pub fn new(cfg: &QwenConfig, vb: VarBuilder) -> Result<Self> {
+        cfg.validate(std::path::Path::new("model config"))?;
         let get = |name: &str, shape: &[usize]| -> Result<Tensor> { Ok(vb.get(shape, name)?) };
         let (h, v, f, hd) = (
             cfg.hidden_size,

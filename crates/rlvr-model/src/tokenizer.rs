@@ -33,6 +33,10 @@ pub struct ChatTokenizer {
     pub tokenizer: Tokenizer,
     /// The Jinja chat template (tokenizer_config.json `chat_template`, or chat_template.jinja).
     pub chat_template: Option<String>,
+    /// Where [`ChatTokenizer::chat_template`] was read from (`<dir>/chat_template.jinja` or
+    /// `<dir>/tokenizer_config.json (chat_template)`), named in template errors; None for a
+    /// template set in code.
+    pub chat_template_source: Option<String>,
     pub bos_token: Option<String>,
     pub eos_token: Option<String>,
     pub pad_token: Option<String>,
@@ -78,6 +82,7 @@ impl ChatTokenizer {
         Ok(Self {
             tokenizer,
             chat_template: None,
+            chat_template_source: None,
             bos_token: None,
             eos_token: eos_token.map(str::to_string),
             pad_token: eos_token.map(str::to_string),
@@ -124,10 +129,12 @@ impl ChatTokenizer {
             Map::new()
         };
         let jinja_path = dir.join("chat_template.jinja");
-        let chat_template = if jinja_path.is_file() {
-            Some(std::fs::read_to_string(&jinja_path).map_err(|e| Error::io(&jinja_path, e))?)
+        let (chat_template, chat_template_source) = if jinja_path.is_file() {
+            let text =
+                std::fs::read_to_string(&jinja_path).map_err(|e| Error::io(&jinja_path, e))?;
+            (Some(text), Some(jinja_path.display().to_string()))
         } else {
-            match config.get("chat_template") {
+            let template = match config.get("chat_template") {
                 Some(Value::String(s)) => Some(s.clone()),
                 // the older list form: [{"name": "default", "template": "..."}, ...]
                 Some(Value::Array(list)) => list
@@ -135,7 +142,11 @@ impl ChatTokenizer {
                     .find(|t| t.get("name").and_then(Value::as_str) == Some("default"))
                     .and_then(|t| t.get("template")?.as_str().map(str::to_string)),
                 _ => None,
-            }
+            };
+            let source = template
+                .as_ref()
+                .map(|_| format!("{} (chat_template)", cfg_path.display()));
+            (template, source)
         };
         let eos_token = token_string(config.get("eos_token"));
         let eos_token_ids = eos_token
@@ -144,6 +155,7 @@ impl ChatTokenizer {
             .collect();
         Ok(Self {
             chat_template,
+            chat_template_source,
             bos_token: token_string(config.get("bos_token")),
             pad_token: token_string(config.get("pad_token")),
             eos_token,
@@ -216,6 +228,12 @@ impl ChatTokenizer {
     /// `messages`, `add_generation_prompt`, `bos_token` and `eos_token` in the context, plus
     /// every entry of [`ChatTokenizer::template_kwargs`] (transformers' `**kwargs` of
     /// `apply_chat_template`: they cannot override the four names above).
+    ///
+    /// A template is untrusted input, so a render has budgets (see [`TemplateBudget`]): work
+    /// (minijinja's fuel), output size and nesting depth. A template that exceeds one fails
+    /// quickly with an [`Error::Template`] naming the template's source
+    /// ([`ChatTokenizer::chat_template_source`]) and the budget, instead of running for
+    /// minutes or exhausting memory.
     pub fn apply_chat_template(
         &self,
         messages: &[ChatMessage],
@@ -226,7 +244,23 @@ impl ChatTokenizer {
                 "the tokenizer has no chat_template (plain-text mode: pass raw prompts)".into(),
             )
         })?;
+        let source = self
+            .chat_template_source
+            .as_deref()
+            .unwrap_or("the chat template set in code");
+        let fail = |e: minijinja::Error| Error::Template(format!("{source}: {e:#}"));
+        let kwargs_bytes = serde_json::to_string(&self.template_kwargs).map_or(0, |t| t.len());
+        let input_bytes = messages
+            .iter()
+            .map(|m| m.role.len() + m.content.len())
+            .sum::<usize>()
+            + kwargs_bytes
+            + self.bos_token.as_ref().map_or(0, String::len)
+            + self.eos_token.as_ref().map_or(0, String::len);
+        let budget = TemplateBudget::for_input(input_bytes);
         let mut env = minijinja::Environment::new();
+        env.set_fuel(Some(budget.fuel));
+        env.set_recursion_limit(budget.recursion);
         let syntax = minijinja::syntax::SyntaxConfig::builder()
             .trim_blocks(true)
             .lstrip_blocks(true)
@@ -245,8 +279,7 @@ impl ChatTokenizer {
         );
         env.add_function("strftime_now", |fmt: String| strftime_now(&fmt));
         env.add_filter("tojson", tojson);
-        env.add_template("chat", template)
-            .map_err(|e| Error::Template(format!("{e:#}")))?;
+        env.add_template("chat", template).map_err(fail)?;
         let mut ctx: std::collections::BTreeMap<String, minijinja::Value> = self
             .template_kwargs
             .iter()
@@ -270,11 +303,92 @@ impl ChatTokenizer {
             "eos_token".into(),
             self.eos_token.clone().unwrap_or_default().into(),
         );
-        let tmpl = env
-            .get_template("chat")
-            .map_err(|e| Error::Template(format!("{e:#}")))?;
-        tmpl.render(ctx)
-            .map_err(|e| Error::Template(format!("{e:#}")))
+        let tmpl = env.get_template("chat").map_err(fail)?;
+        let mut out = BoundedWriter {
+            buf: Vec::new(),
+            limit: budget.output_bytes,
+            exceeded: false,
+        };
+        match tmpl.render_captured_to(ctx, &mut out) {
+            Ok(_) => {}
+            Err(e) if e.kind() == minijinja::ErrorKind::OutOfFuel => {
+                return Err(Error::Template(format!(
+                    "{source}: the template ran out of its work budget ({} fuel for {input_bytes} \
+                     bytes of messages): it loops or builds data far beyond its input ({e})",
+                    budget.fuel
+                )))
+            }
+            Err(_) if out.exceeded => {
+                return Err(Error::Template(format!(
+                    "{source}: the template's output passed its budget of {} bytes (for \
+                     {input_bytes} bytes of messages)",
+                    budget.output_bytes
+                )))
+            }
+            Err(e) => return Err(fail(e)),
+        }
+        String::from_utf8(out.buf)
+            .map_err(|e| Error::Template(format!("{source}: the output is not UTF-8: {e}")))
+    }
+}
+
+/// The limits of one chat-template render ([`ChatTokenizer::apply_chat_template`]), scaled
+/// with the size of the input so that a long conversation renders while a template that
+/// loops, recurses or repeats strings far beyond its input fails in well under a second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TemplateBudget {
+    /// minijinja fuel: about one per instruction, plus one per 64 bytes of data the template
+    /// creates or processes (so it also bounds memory, to about `64 * fuel` bytes).
+    pub fuel: u64,
+    /// The most bytes of output.
+    pub output_bytes: usize,
+    /// minijinja's recursion limit (nested blocks, loops and macro calls).
+    pub recursion: usize,
+}
+
+impl TemplateBudget {
+    /// Fuel with no input: one million (well under a second of work, at most 64 MiB of data;
+    /// real chat templates use a few thousand per message).
+    pub const BASE_FUEL: u64 = 1_000_000;
+    /// Output with no input: 1 MiB (a template's own text, system prompts, tool schemas).
+    pub const BASE_OUTPUT_BYTES: usize = 1 << 20;
+    /// Nesting depth: real templates nest a few levels; minijinja's own default is 500.
+    pub const RECURSION: usize = 200;
+
+    /// The budget of a render whose messages, template kwargs and special tokens hold
+    /// `input_bytes` bytes: [`Self::BASE_FUEL`] plus one fuel per input byte (each byte may be
+    /// copied or scanned about 64 times), [`Self::BASE_OUTPUT_BYTES`] plus 4 output bytes per
+    /// input byte, and [`Self::RECURSION`].
+    pub fn for_input(input_bytes: usize) -> Self {
+        TemplateBudget {
+            fuel: Self::BASE_FUEL.saturating_add(input_bytes as u64),
+            output_bytes: Self::BASE_OUTPUT_BYTES.saturating_add(input_bytes.saturating_mul(4)),
+            recursion: Self::RECURSION,
+        }
+    }
+}
+
+/// A `Vec<u8>` writer that fails, and remembers it, once its contents would pass `limit`.
+struct BoundedWriter {
+    buf: Vec<u8>,
+    limit: usize,
+    exceeded: bool,
+}
+
+impl std::io::Write for BoundedWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len().saturating_add(data.len()) > self.limit {
+            self.exceeded = true;
+            return Err(std::io::Error::other(
+                "chat template output budget exceeded",
+            ));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -23,7 +23,7 @@
 //! JSON-like values; uncompressed, snappy, zstd, gzip or lz4 files; brotli is not built in).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -534,8 +534,22 @@ pub fn load_file(path: &Path, fields: &FieldMap) -> Result<Dataset, DataError> {
     })
 }
 
+/// The longest line of a jsonl file [`read_records`] reads (64 MiB, the newline not counted):
+/// a longer line is an error naming the file and line, read no further than one byte past
+/// the limit, so a file without newlines cannot exhaust memory before parsing.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The longest prompt a record may hold (4 MiB of text: 32 bytes per token of a 131,072-token
+/// context, beyond any model rlvr loads). A record with a longer prompt is an error naming the
+/// file and line (row, element), so that no prompt reaches a tokenizer or a chat template at
+/// a size that exhausts memory; trainers drop shorter but still over-long prompts by their own
+/// token limit.
+pub const MAX_PROMPT_BYTES: usize = 4 << 20;
+
 /// Reads every record of a file as a JSON value, with its location (`line N`/`row N`/...)
-/// and its 0-based index.
+/// and its 0-based index. Jsonl lines must be UTF-8 and at most [`MAX_LINE_BYTES`] long;
+/// either error names the file and the line (a json file that is not UTF-8: the line and
+/// column of the first invalid byte).
 pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
     let io = |source| DataError::Io {
         path: path.to_path_buf(),
@@ -543,25 +557,61 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
     };
     match FileFormat::from_path(path)? {
         FileFormat::Jsonl => {
-            let reader = BufReader::new(File::open(path).map_err(io)?);
+            let mut reader = BufReader::new(File::open(path).map_err(io)?);
             let mut out = Vec::new();
-            for (i, line) in reader.lines().enumerate() {
-                let line = line.map_err(io)?;
+            let mut buf = Vec::new();
+            for i in 1.. {
+                let at = format!("line {i}");
+                let bad = |reason: String| DataError::BadRecord {
+                    path: path.to_path_buf(),
+                    at: at.clone(),
+                    reason,
+                };
+                buf.clear();
+                // at most one byte past the limit is read, so an endless line costs 64 MiB
+                let n = (&mut reader)
+                    .take(MAX_LINE_BYTES as u64 + 1)
+                    .read_until(b'\n', &mut buf)
+                    .map_err(io)?;
+                if n == 0 {
+                    break;
+                }
+                if buf.last() == Some(&b'\n') {
+                    buf.pop();
+                } else if buf.len() > MAX_LINE_BYTES {
+                    return Err(bad(format!(
+                        "the line is longer than {MAX_LINE_BYTES} bytes, the most a jsonl \
+                         record may hold"
+                    )));
+                }
+                let line = std::str::from_utf8(&buf).map_err(|e| {
+                    bad(format!(
+                        "not UTF-8 (invalid byte at column {})",
+                        e.valid_up_to() + 1
+                    ))
+                })?;
                 if line.trim().is_empty() {
                     continue;
                 }
-                let v: Value = serde_json::from_str(&line).map_err(|e| DataError::BadRecord {
-                    path: path.to_path_buf(),
-                    at: format!("line {}", i + 1),
-                    reason: format!("invalid JSON: {e}"),
-                })?;
+                let v: Value =
+                    serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
                 let index = out.len();
-                out.push((format!("line {}", i + 1), index, v));
+                out.push((at, index, v));
             }
             Ok(out)
         }
         FileFormat::JsonArray => {
-            let text = std::fs::read_to_string(path).map_err(io)?;
+            let bytes = std::fs::read(path).map_err(io)?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+                let column =
+                    valid.len() - valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+                DataError::BadFile {
+                    path: path.to_path_buf(),
+                    reason: format!("not UTF-8 (invalid byte at line {line} column {column})"),
+                }
+            })?;
             let v: Value = serde_json::from_str(&text).map_err(|e| DataError::BadFile {
                 path: path.to_path_buf(),
                 reason: format!(
@@ -752,6 +802,17 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
         if !ctx.trim().is_empty() {
             *t = format!("{ctx}\n\n{t}");
         }
+    }
+    let prompt_bytes = match &prompt {
+        Prompt::Text(t) => t.len(),
+        Prompt::Chat(msgs) => msgs.iter().map(|m| m.role.len() + m.content.len()).sum(),
+    };
+    if prompt_bytes > MAX_PROMPT_BYTES {
+        return Err(RecordError::Bad(format!(
+            "field `{}`: the prompt is {prompt_bytes} bytes, more than the {MAX_PROMPT_BYTES} \
+             bytes a prompt may hold",
+            f.prompt
+        )));
     }
 
     let apath = f.answer.path();

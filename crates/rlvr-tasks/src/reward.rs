@@ -147,6 +147,24 @@ pub enum RewardError {
     /// The sandbox failed while scoring a response (not the program: the sandbox itself).
     #[error("problem {id}: the code sandbox failed: {source}")]
     Sandbox { id: String, source: SandboxError },
+    /// More scoring threads than [`max_workers`] allows.
+    #[error(
+        "workers = {workers}: at most {max} scoring threads here (4 per core, and never fewer \
+         than the {} sandboxes a process may run at once); 0 means one per core",
+        crate::code::MAX_CONCURRENT_SANDBOXES
+    )]
+    TooManyWorkers { workers: usize, max: usize },
+}
+
+/// The most scoring threads [`RewardFn::new`] starts: 4 per core, and at least
+/// [`crate::code::MAX_CONCURRENT_SANDBOXES`] (code tests mostly wait on their sandbox, so a
+/// pool can usefully exceed the cores up to the sandbox slots). A larger count is refused
+/// instead of spending minutes and gigabytes of stacks starting threads.
+pub fn max_workers() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores
+        .saturating_mul(4)
+        .max(crate::code::MAX_CONCURRENT_SANDBOXES)
 }
 
 impl RewardError {
@@ -166,7 +184,8 @@ pub struct RewardConfig {
     /// Run at most this many stdin/stdout tests per response (None: all).
     pub code_max_tests: Option<usize>,
     pub sandbox: SandboxConfig,
-    /// Threads scoring a batch (and so the most sandboxes at once); 0 = the number of cores.
+    /// Threads scoring a batch (and so the most sandboxes at once); 0 = the number of cores;
+    /// at most [`max_workers`].
     pub workers: usize,
 }
 
@@ -212,13 +231,18 @@ impl std::fmt::Debug for RewardFn {
 }
 
 impl RewardFn {
-    /// A reward function with `cfg`; fails only when the thread pool cannot be made.
+    /// A reward function with `cfg`; fails when `cfg.workers` is above [`max_workers`]
+    /// ([`RewardError::TooManyWorkers`]) or the thread pool cannot be made.
     pub fn new(cfg: RewardConfig) -> Result<Self, RewardError> {
         let workers = if cfg.workers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
             cfg.workers
         };
+        let max = max_workers();
+        if workers > max {
+            return Err(RewardError::TooManyWorkers { workers, max });
+        }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(workers)
             .thread_name(|i| format!("rlvr-reward-{i}"))

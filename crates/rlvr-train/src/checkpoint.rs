@@ -32,6 +32,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::TrainError;
+
 /// Everything besides tensors that a resumed run needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainState {
@@ -239,7 +241,7 @@ pub fn write_manifest(dir: &Path, step: usize) -> std::io::Result<()> {
 /// None))`: verified; `Ok((state, Some(note)))`: no manifest (an earlier rlvr's checkpoint),
 /// used unverified; `Err(reason)`: damaged, the reason names the file.
 pub fn verify(dir: &Path) -> Result<(TrainState, Option<String>), String> {
-    let state = read_state(dir).map_err(|e| format!("{STATE_FILE}: {e}"))?;
+    let state = read_state(dir).map_err(|e| e.to_string())?;
     let manifest_path = dir.join(MANIFEST_FILE);
     let text = match fs::read_to_string(&manifest_path) {
         Ok(t) => t,
@@ -379,9 +381,10 @@ pub fn find_intact(run_dir: &Path) -> Result<Option<Resumable>, String> {
 
 /// Writes a checkpoint atomically and keeps the newest `keep` (at least 1): `write` fills a
 /// fresh temporary directory (model and optimizer files), then `state.json` and the manifest
-/// are added, the previous `checkpoint/` is renamed to `checkpoint-step<N>/` (or removed, when
-/// it is of the same step), the new one renamed into place, and the oldest beyond `keep`
-/// removed.
+/// are added, the previous `checkpoint/` is renamed to `checkpoint-step<N>/`, the new one
+/// renamed into place, a same-step `checkpoint-step<N>/` (a second save of one step) and the
+/// oldest beyond `keep` removed. A file system error is a [`TrainError::Io`] naming the path
+/// it happened on.
 pub fn save_atomic<E>(
     run_dir: &Path,
     state: &TrainState,
@@ -389,73 +392,96 @@ pub fn save_atomic<E>(
     write: impl FnOnce(&Path) -> Result<(), E>,
 ) -> Result<PathBuf, E>
 where
-    E: From<std::io::Error>,
+    E: From<TrainError>,
 {
     let tmp = run_dir.join(TMP_DIR);
-    let dst = run_dir.join(LATEST_DIR);
     if tmp.exists() {
-        fs::remove_dir_all(&tmp)?;
+        fs::remove_dir_all(&tmp).map_err(at(&tmp))?;
     }
-    fs::create_dir_all(&tmp)?;
+    fs::create_dir_all(&tmp).map_err(at(&tmp))?;
     write(&tmp)?;
-    let text = serde_json::to_string_pretty(state).map_err(std::io::Error::other)?;
-    fs::write(tmp.join(STATE_FILE), text)?;
-    sync_dir(&tmp)?;
-    write_manifest(&tmp, state.step)?;
-    sync_dir(&tmp)?;
+    Ok(finish_save(run_dir, &tmp, state, keep)?)
+}
+
+/// `e` as a [`TrainError::Io`] on `path`.
+fn at(path: &Path) -> impl Fn(std::io::Error) -> TrainError {
+    let path = path.to_path_buf();
+    move |e| TrainError::io(&path, e)
+}
+
+/// [`save_atomic`] after the caller's files are in `tmp`.
+fn finish_save(
+    run_dir: &Path,
+    tmp: &Path,
+    state: &TrainState,
+    keep: usize,
+) -> Result<PathBuf, TrainError> {
+    let dst = run_dir.join(LATEST_DIR);
+    let state_path = tmp.join(STATE_FILE);
+    let text = serde_json::to_string_pretty(state)
+        .map_err(std::io::Error::other)
+        .map_err(at(&state_path))?;
+    fs::write(&state_path, text).map_err(at(&state_path))?;
+    sync_dir(tmp)?;
+    write_manifest(tmp, state.step).map_err(at(&tmp.join(MANIFEST_FILE)))?;
+    sync_dir(tmp)?;
     if dst.exists() {
         match read_state(&dst) {
             Ok(prev) => {
                 let older = run_dir.join(older_dir_name(prev.step));
                 if older.exists() {
-                    fs::remove_dir_all(&older)?;
+                    fs::remove_dir_all(&older).map_err(at(&older))?;
                 }
-                fs::rename(&dst, &older)?;
+                fs::rename(&dst, &older).map_err(at(&older))?;
             }
             // unreadable: not worth keeping beside a fresh one
-            Err(_) => fs::remove_dir_all(&dst)?,
+            Err(_) => fs::remove_dir_all(&dst).map_err(at(&dst))?,
         }
     }
-    fs::rename(&tmp, &dst)?;
+    fs::rename(tmp, &dst).map_err(at(&dst))?;
     sync_dir(run_dir)?;
     // a second save of the same step (the end of a run) replaces the first
     let same = run_dir.join(older_dir_name(state.step));
     if same.exists() {
-        fs::remove_dir_all(&same)?;
+        fs::remove_dir_all(&same).map_err(at(&same))?;
     }
     let legacy = run_dir.join(LEGACY_OLD_DIR);
     if legacy.exists() {
-        fs::remove_dir_all(&legacy)?;
+        fs::remove_dir_all(&legacy).map_err(at(&legacy))?;
     }
     let older: Vec<PathBuf> = candidates(run_dir)
         .into_iter()
         .filter(|d| d != &dst)
         .collect();
     for stale in older.iter().skip(keep.max(1) - 1) {
-        fs::remove_dir_all(stale)?;
+        fs::remove_dir_all(stale).map_err(at(stale))?;
     }
     Ok(dst)
 }
 
-/// Flushes the files of a directory and the directory itself to disk.
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
+/// Flushes the files of a directory and the directory itself to disk; errors name the path.
+fn sync_dir(dir: &Path) -> Result<(), TrainError> {
+    for entry in fs::read_dir(dir).map_err(at(dir))? {
+        let path = entry.map_err(at(dir))?.path();
         if path.is_file() {
-            fs::File::open(&path)?.sync_all()?;
+            fs::File::open(&path)
+                .and_then(|f| f.sync_all())
+                .map_err(at(&path))?;
         }
     }
-    fs::File::open(dir)?.sync_all()
+    fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(at(dir))
 }
 
-/// Reads `state.json` of a checkpoint directory.
-pub fn read_state(ckpt: &Path) -> std::io::Result<TrainState> {
+/// Reads `state.json` of a checkpoint directory; errors name that file.
+pub fn read_state(ckpt: &Path) -> Result<TrainState, TrainError> {
     let path = ckpt.join(STATE_FILE);
-    let text = fs::read_to_string(&path)?;
+    let text = fs::read_to_string(&path).map_err(at(&path))?;
     serde_json::from_str(&text).map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{}: {e}", path.display()),
+        TrainError::io(
+            &path,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
         )
     })
 }
@@ -516,8 +542,8 @@ mod tests {
                 step,
                 ..state.clone()
             };
-            save_atomic::<std::io::Error>(dir.path(), &s, 1, |d| {
-                fs::write(d.join("model.bin"), format!("{step}"))
+            save_atomic::<TrainError>(dir.path(), &s, 1, |d| {
+                fs::write(d.join("model.bin"), format!("{step}")).map_err(at(d))
             })
             .unwrap();
         }
@@ -527,8 +553,8 @@ mod tests {
         assert!(!dir.path().join("checkpoint.tmp").exists());
         assert!(!dir.path().join("checkpoint.old").exists());
         // A failing writer leaves the previous checkpoint in place.
-        let err = save_atomic(dir.path(), &state, 1, |_| {
-            Err(std::io::Error::other("disk full"))
+        let err = save_atomic(dir.path(), &state, 1, |d| {
+            Err(TrainError::io(d, std::io::Error::other("disk full")))
         });
         assert!(err.is_err());
         assert_eq!(read_state(&find(dir.path()).unwrap()).unwrap().step, 4);
@@ -549,13 +575,14 @@ mod tests {
 
     fn save_steps(run: &Path, steps: &[usize], keep: usize) {
         for &step in steps {
-            save_atomic::<std::io::Error>(run, &state_at(step), keep, |d| {
+            save_atomic::<TrainError>(run, &state_at(step), keep, |d| {
                 fs::write(
                     d.join("model.safetensors"),
                     format!("weights of step {step}"),
-                )?;
-                fs::create_dir_all(d.join("sub"))?;
-                fs::write(d.join("sub/extra.json"), "{}")
+                )
+                .and_then(|_| fs::create_dir_all(d.join("sub")))
+                .and_then(|_| fs::write(d.join("sub/extra.json"), "{}"))
+                .map_err(at(d))
             })
             .unwrap();
         }

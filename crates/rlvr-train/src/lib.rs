@@ -87,12 +87,3 @@ impl TrainError {
         }
     }
 }
-
-impl From<std::io::Error> for TrainError {
-    fn from(source: std::io::Error) -> Self {
-        TrainError::Io {
-            path: std::path::PathBuf::new(),
-            source,
-        }
-    }
-}

@@ -145,8 +145,18 @@ impl PromptFormat {
     }
 }
 
+/// Bytes per token of the cap [`build_task`] puts on a prompt's text before it renders or
+/// tokenizes it: `max_prompt_len * PROMPT_BYTES_PER_TOKEN`. Text averages 3 to 5 bytes per
+/// token (a few more for scripts outside ASCII), so a prompt over the cap cannot fit in
+/// `max_prompt_len` tokens in practice; dropping it unseen keeps a huge record from costing
+/// gigabytes in the tokenizer. (The data loader refuses prompts over
+/// `rlvr_tasks::data::MAX_PROMPT_BYTES` whatever the limit, naming the file and line.)
+pub const PROMPT_BYTES_PER_TOKEN: usize = 32;
+
 /// Renders and tokenizes every problem. Prompts longer than `max_prompt_len` tokens (or empty)
-/// are dropped; returns the task and the number dropped.
+/// are dropped; so, before rendering and tokenizing, are prompts whose text (the messages'
+/// roles and contents) is longer than `max_prompt_len *` [`PROMPT_BYTES_PER_TOKEN`] bytes.
+/// `max_prompt_len` 0 means no limit. Returns the task and the number dropped.
 pub fn build_task(
     name: &str,
     problems: Vec<Problem>,
@@ -158,7 +168,18 @@ pub fn build_task(
     let mut kept = Vec::with_capacity(problems.len());
     let mut prompts = Vec::with_capacity(problems.len());
     let mut dropped = 0;
+    let max_bytes = max_prompt_len.saturating_mul(PROMPT_BYTES_PER_TOKEN);
     for p in problems {
+        let bytes = match &p.prompt {
+            rlvr_tasks::Prompt::Text(t) => t.len(),
+            rlvr_tasks::Prompt::Chat(msgs) => {
+                msgs.iter().map(|m| m.role.len() + m.content.len()).sum()
+            }
+        };
+        if max_prompt_len > 0 && bytes > max_bytes {
+            dropped += 1;
+            continue;
+        }
         let text = format.render(&p, Some(tokenizer))?;
         let ids = tokenizer.encode(&text, !format.chat)?;
         if ids.is_empty() || (max_prompt_len > 0 && ids.len() > max_prompt_len) {

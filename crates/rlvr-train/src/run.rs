@@ -649,11 +649,11 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
     }
     if let (Some(st), Some(ck)) = (&state, &ckpt) {
         trainer.step = st.step;
-        trainer.optimizer.load(
-            &trainer.policy.params,
-            &ck.join(checkpoint::OPTIMIZER_FILE),
-            st.optimizer_steps,
-        )?;
+        let opt_path = ck.join(checkpoint::OPTIMIZER_FILE);
+        trainer
+            .optimizer
+            .load(&trainer.policy.params, &opt_path, st.optimizer_steps)
+            .map_err(|e| TrainError::Resume(format!("{}: {e}", opt_path.display())))?;
         trainer.order = DataOrder::new(
             trainer.task.len(),
             cfg.trainer.seed,
@@ -817,10 +817,11 @@ fn save_checkpoint(
         cfg.trainer.keep_checkpoints,
         |dir| -> Result<(), TrainError> {
             trainer.policy.save(dir)?;
-            trainer.optimizer.save(
-                &trainer.policy.params,
-                &dir.join(checkpoint::OPTIMIZER_FILE),
-            )?;
+            let opt_path = dir.join(checkpoint::OPTIMIZER_FILE);
+            trainer
+                .optimizer
+                .save(&trainer.policy.params, &opt_path)
+                .map_err(|e| TrainError::io(&opt_path, std::io::Error::other(e)))?;
             Ok(())
         },
     )?;

@@ -1,0 +1,166 @@
+//! Broken or hostile input through rlvr-train's public API: a checkpoint whose config.json
+//! has a zero size (caught by `--dry-run`), a prompt far over `data.max_prompt_length` (dropped
+//! before it is rendered or tokenized), and file-system failures (named by path).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::Fixture;
+use rlvr_model::ChatTokenizer;
+use rlvr_tasks::{Problem, Prompt, PromptTemplate};
+use rlvr_train::checkpoint::{self, DataOrderState, PhaseTimes, TrainState};
+use rlvr_train::policy::{build_task, PromptFormat, PROMPT_BYTES_PER_TOKEN};
+use rlvr_train::run::{dry_run, TrainOptions};
+
+#[test]
+fn dry_run_names_a_zero_size_in_the_checkpoint_config() {
+    let fx = Fixture::new();
+    for key in ["hidden_size", "intermediate_size"] {
+        let path = fx.model.join("config.json");
+        let mut cfg: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let keep = cfg[key].clone();
+        cfg[key] = 0.into();
+        std::fs::write(&path, cfg.to_string()).unwrap();
+        let opts = TrainOptions {
+            overrides: fx.overrides(&[]),
+            quiet: true,
+            ..TrainOptions::default()
+        };
+        let err = dry_run(&opts, &mut Vec::new()).expect_err(&format!("{key} = 0 passed"));
+        assert!(err.is_user_input(), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&*path.display().to_string()) && msg.contains(&format!("key {key}")),
+            "{key}: {msg}"
+        );
+        cfg[key] = keep;
+        std::fs::write(&path, cfg.to_string()).unwrap();
+    }
+}
+
+fn problem(id: &str, text: String) -> Problem {
+    Problem {
+        id: id.into(),
+        prompt: Prompt::Text(text),
+        answer: "1".into(),
+        solution: None,
+        data_source: "t".into(),
+    }
+}
+
+/// A prompt over `max_prompt_len * PROMPT_BYTES_PER_TOKEN` bytes is dropped and counted
+/// without being rendered: the chat template here fails on any long message, so rendering it
+/// would be an error.
+#[test]
+fn over_long_prompts_are_dropped_before_rendering_or_tokenizing() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rlvr-model/tests/fixtures/qwen2-tiny");
+    let mut tok = ChatTokenizer::from_dir(&dir).unwrap();
+    tok.chat_template = Some(
+        "{% for m in messages %}{% if m.content | length > 1000 %}\
+         {{ raise_exception('rendered an over-long prompt') }}{% endif %}\
+         {{ m.content }}{% endfor %}"
+            .into(),
+    );
+    let max_len = 64;
+    let cap = max_len * PROMPT_BYTES_PER_TOKEN;
+    let problems = vec![
+        problem("short", "1+1=".into()),
+        problem("huge", "7".repeat(cap + 1)),
+        problem("short2", "2+2=".into()),
+    ];
+    let format = PromptFormat {
+        template: PromptTemplate::Raw,
+        chat: true,
+    };
+    let (task, dropped) = build_task(
+        "t",
+        problems,
+        format,
+        &tok,
+        max_len,
+        Arc::new(rlvr_tasks::MathVerifier),
+    )
+    .unwrap();
+    assert_eq!(dropped, 1);
+    let kept: Vec<&str> = task.problems.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(kept, ["short", "short2"]);
+    // with no limit (0) nothing is dropped by size: the template then sees it and says so
+    let err = build_task(
+        "t",
+        vec![problem("huge", "7".repeat(cap + 1))],
+        format,
+        &tok,
+        0,
+        Arc::new(rlvr_tasks::MathVerifier),
+    )
+    .err()
+    .expect("the template refuses long messages")
+    .to_string();
+    assert!(err.contains("rendered an over-long prompt"), "{err}");
+}
+
+/// A checkpoint that cannot be written names the path (here a run directory under a regular
+/// file: ENOTDIR), instead of an empty one.
+#[test]
+fn checkpoint_io_errors_name_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file.txt");
+    std::fs::write(&file, "x").unwrap();
+    let run = file.join("run");
+    let state = TrainState {
+        step: 1,
+        optimizer_steps: 1,
+        data: DataOrderState {
+            epoch: 0,
+            cursor: 0,
+        },
+        seed: 1,
+        time: PhaseTimes::default(),
+    };
+    let err = checkpoint::save_atomic::<Box<rlvr_train::TrainError>>(&run, &state, 2, |_| Ok(()))
+        .unwrap_err()
+        .to_string();
+    let tmp = run.join("checkpoint.tmp").display().to_string();
+    assert!(err.starts_with(&format!("{tmp}: ")), "{err}");
+    let err = checkpoint::read_state(&run).unwrap_err().to_string();
+    let state_file = run.join(checkpoint::STATE_FILE).display().to_string();
+    assert!(err.starts_with(&format!("{state_file}: ")), "{err}");
+}
+
+/// A testbed `[model]` with a zero size is an error before any kernel runs, never a panic
+/// (`[model]` keys are also checked when the config is read; this is the model's own check).
+#[test]
+fn testbed_zero_sizes_are_errors_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    for (key, named) in [
+        ("model.hidden_size=0", "hidden_size"),
+        ("model.intermediate_size=0", "intermediate_size"),
+    ] {
+        let opts = rlvr_train::run::TrainOptions {
+            overrides: vec![
+                format!(
+                    "trainer.runs_dir={:?}",
+                    dir.path().join("runs").display().to_string()
+                ),
+                format!(
+                    "trainer.cache_dir={:?}",
+                    dir.path().join("cache").display().to_string()
+                ),
+                "trainer.warm_start_steps=0".into(),
+                "trainer.total_training_steps=1".into(),
+                key.into(),
+            ],
+            quiet: true,
+            ..rlvr_train::run::TrainOptions::default()
+        };
+        let result =
+            std::panic::catch_unwind(|| rlvr_train::run::train(&opts).err().map(|e| e.to_string()));
+        let err = result
+            .unwrap_or_else(|_| panic!("{key}: panicked"))
+            .unwrap_or_else(|| panic!("{key}: trained"));
+        assert!(err.contains(named), "{key}: {err}");
+    }
+}
