@@ -78,14 +78,18 @@ impl HubOptions {
         }
     }
 
-    fn repo(&self, id: &str, kind: RepoType) -> Result<ApiRepo> {
+    fn repo(&self, id: &str, kind: RepoType, revision: &str) -> Result<ApiRepo> {
         let api = ApiBuilder::from_cache(Cache::new(self.cache.clone()))
             .with_endpoint(self.endpoint.clone())
             .with_token(self.token.clone())
             .with_progress(self.progress)
             .build()
             .map_err(|e| Error::Hub(format!("hub client: {e}")))?;
-        Ok(api.repo(Repo::new(id.to_string(), kind)))
+        Ok(api.repo(Repo::with_revision(
+            id.to_string(),
+            kind,
+            revision.to_string(),
+        )))
     }
 
     fn offline_error(&self, what: &str) -> Error {
@@ -135,11 +139,22 @@ fn file_error(opts: &HubOptions, kind: RepoType, repo: &str, file: &str, e: &Api
     ))
 }
 
-/// One file of a hub repository: from the cache when there, else downloaded (resuming a
-/// `.part` file left by an interrupted download). Returns its path in the snapshot.
-pub fn fetch_file(opts: &HubOptions, kind: RepoType, repo: &str, file: &str) -> Result<PathBuf> {
+/// One file of a hub repository at `revision` (a branch, a tag or a 40-hex commit): from the
+/// cache when there, else downloaded (resuming a `.part` file left by an interrupted
+/// download). Returns its path in the snapshot.
+pub fn fetch_file(
+    opts: &HubOptions,
+    kind: RepoType,
+    repo: &str,
+    revision: &str,
+    file: &str,
+) -> Result<PathBuf> {
     let cached = Cache::new(opts.cache.clone())
-        .repo(Repo::new(repo.to_string(), kind))
+        .repo(Repo::with_revision(
+            repo.to_string(),
+            kind,
+            revision.to_string(),
+        ))
         .get(file);
     if let Some(p) = cached {
         return Ok(p);
@@ -147,7 +162,7 @@ pub fn fetch_file(opts: &HubOptions, kind: RepoType, repo: &str, file: &str) -> 
     if opts.offline {
         return Err(opts.offline_error(&format!("{} {repo} file {file}", kind_name(kind))));
     }
-    opts.repo(repo, kind)?
+    opts.repo(repo, kind, revision)?
         .download(file)
         .map_err(|e| file_error(opts, kind, repo, file, &e))
 }
@@ -210,7 +225,7 @@ pub fn download_model(opts: &HubOptions, repo: &str) -> Result<PathBuf> {
     if opts.offline {
         return Err(opts.offline_error(&format!("model {repo}")));
     }
-    let api = opts.repo(repo, RepoType::Model)?;
+    let api = opts.repo(repo, RepoType::Model, "main")?;
     let info = api.info().map_err(|e| {
         let why = match status(&e) {
             Some(404) => {
@@ -228,7 +243,7 @@ pub fn download_model(opts: &HubOptions, repo: &str) -> Result<PathBuf> {
     let listed: Vec<String> = info.siblings.into_iter().map(|s| s.rfilename).collect();
     let mut dir = None;
     for f in model_files(repo, &listed)? {
-        let path = fetch_file(opts, RepoType::Model, repo, &f)?;
+        let path = fetch_file(opts, RepoType::Model, repo, "main", &f)?;
         if f == "config.json" {
             dir = path.parent().map(Path::to_path_buf);
         }

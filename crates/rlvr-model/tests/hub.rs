@@ -107,7 +107,7 @@ fn a_model_and_a_dataset_download_into_a_fresh_cache_then_come_from_it() {
 
     // a dataset file
     let kind = RepoType::Dataset;
-    let p = fetch_file(&opts, kind, "tiny-org/sums", "data/test.jsonl").unwrap();
+    let p = fetch_file(&opts, kind, "tiny-org/sums", "main", "data/test.jsonl").unwrap();
     assert_eq!(
         p,
         cache.join(format!(
@@ -121,7 +121,7 @@ fn a_model_and_a_dataset_download_into_a_fresh_cache_then_come_from_it() {
             .any(|l| l.starts_with("GET /datasets/tiny-org/sums/resolve/main/data/test.jsonl")),
         "{log:?}"
     );
-    let again = fetch_file(&opts, kind, "tiny-org/sums", "data/test.jsonl").unwrap();
+    let again = fetch_file(&opts, kind, "tiny-org/sums", "main", "data/test.jsonl").unwrap();
     assert_eq!(again, p);
     assert!(server.take_log().is_empty());
     std::fs::remove_dir_all(&root).unwrap();
@@ -193,9 +193,15 @@ fn offline_and_missing_files_give_errors_naming_repository_and_file() {
         err.contains("HF_HUB_OFFLINE") && err.contains("tiny-org/qwen2-tiny"),
         "{err}"
     );
-    let err = fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "data/test.jsonl")
-        .unwrap_err()
-        .to_string();
+    let err = fetch_file(
+        &opts,
+        RepoType::Dataset,
+        "tiny-org/sums",
+        "main",
+        "data/test.jsonl",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("HF_HUB_OFFLINE") && err.contains("data/test.jsonl"),
         "{err}"
@@ -214,6 +220,7 @@ fn offline_and_missing_files_give_errors_naming_repository_and_file() {
         &opts,
         RepoType::Dataset,
         "tiny-org/sums",
+        "main",
         "data/train.jsonl",
     )
     .unwrap_err()

@@ -227,7 +227,7 @@ pub fn load_dataset_with(
             Some((repo, file)),
         ) => {
             let kind = rlvr_model::hub::RepoType::Dataset;
-            let path = rlvr_model::hub::fetch_file(hub, kind, repo, file).map_err(|e| {
+            let path = rlvr_model::hub::fetch_file(hub, kind, repo, "main", file).map_err(|e| {
                 TrainError::Data(rlvr_tasks::DataError::BadFile {
                     path: PathBuf::from(name),
                     reason: format!("{missing}; and from the hub: {e}"),
