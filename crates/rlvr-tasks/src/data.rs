@@ -111,8 +111,12 @@ pub enum DataError {
 pub enum AnswerSource {
     /// The field's value (strings as they are, numbers as JSON writes them, lists joined).
     Field(String),
-    /// The last `\boxed{...}` of the field's text (Minerva-MATH).
+    /// The last `\boxed{...}` of the field's text (Minerva-MATH); a text without one rejects
+    /// the file.
     LastBoxedIn(String),
+    /// Like [`AnswerSource::LastBoxedIn`], but a text without a box has no answer: the record
+    /// is skipped and listed (MATH train, whose solutions are not all boxed).
+    LastBoxedOrSkip(String),
     /// The text after the last `####` of the field (GSM8K).
     AfterHashes(String),
     /// The field's value serialized as JSON (code tests).
@@ -124,6 +128,7 @@ impl AnswerSource {
         match self {
             AnswerSource::Field(p)
             | AnswerSource::LastBoxedIn(p)
+            | AnswerSource::LastBoxedOrSkip(p)
             | AnswerSource::AfterHashes(p)
             | AnswerSource::Json(p) => p,
         }
@@ -322,7 +327,13 @@ pub const PRESETS: &[Preset] = &[
         records: Some(500),
         has_worked_solution: true,
         source: "github hkust-nlp/simpleRL-reason examples/simplelr_math_eval/data/math500/test.jsonl (the PRM800K MATH-500 split)",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "HuggingFaceH4/MATH-500",
+            revision: "ff5b20257d8185524591543f8ff5993951537bb8",
+            files: &["test.jsonl"],
+            rows: 500,
+            layout: HubLayout::Fields(|| fm("problem", field("answer"), Some("solution"), Some("unique_id"))),
+        }),
         dedup: false,
         fields: || fm("problem", field("answer"), Some("solution"), Some("unique_id")),
     },
@@ -332,7 +343,13 @@ pub const PRESETS: &[Preset] = &[
         records: Some(30),
         has_worked_solution: true,
         source: "github QwenLM/Qwen2.5-Math evaluation/data/aime24/test.jsonl",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "HuggingFaceH4/aime_2024",
+            revision: "2fe88a2f1091d5048c0f36abc874fb997b3dd99a",
+            files: &["data/train-00000-of-00001.parquet"],
+            rows: 30,
+            layout: HubLayout::Fields(FieldMap::problem_answer),
+        }),
         dedup: false,
         fields: FieldMap::problem_answer,
     },
@@ -362,7 +379,13 @@ pub const PRESETS: &[Preset] = &[
         records: Some(30),
         has_worked_solution: false,
         source: "github Geraldxm/math-vault source/aime_2025/train.jsonl (MathArena/aime_2025)",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "MathArena/aime_2025",
+            revision: "c94da77eb22bbd6439e62a323bec18493a421302",
+            files: &["data/train-00000-of-00001.parquet"],
+            rows: 30,
+            layout: HubLayout::Fields(|| fm("problem", field("answer"), None, Some("problem_idx"))),
+        }),
         dedup: false,
         fields: || fm("problem", field("answer"), None, Some("problem_idx")),
     },
@@ -392,7 +415,13 @@ pub const PRESETS: &[Preset] = &[
         records: Some(40),
         has_worked_solution: false,
         source: "github QwenLM/Qwen2.5-Math evaluation/data/amc23/test.jsonl",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "math-ai/amc23",
+            revision: "80815d37005feb82cd7f8fbc6901d5d3eff43057",
+            files: &["test-00000-of-00001.parquet"],
+            rows: 40,
+            layout: HubLayout::Fields(|| fm("question", field("answer"), None, Some("id"))),
+        }),
         dedup: false,
         fields: || fm("problem", field("answer"), None, Some("id")),
     },
@@ -402,7 +431,20 @@ pub const PRESETS: &[Preset] = &[
         records: Some(272),
         has_worked_solution: true,
         source: "github QwenLM/Qwen2.5-Math evaluation/data/minerva_math/test.jsonl",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "knoveleng/Minerva-Math",
+            revision: "93d86e1f779d84c7393587c2cdbf6c7511591f95",
+            files: &["data/train-00000-of-00001.parquet"],
+            rows: 272,
+            layout: HubLayout::Fields(|| {
+                fm(
+                    "problem",
+                    AnswerSource::LastBoxedIn("solution".into()),
+                    Some("solution"),
+                    Some("idx"),
+                )
+            }),
+        }),
         dedup: false,
         fields: || {
             fm(
@@ -419,7 +461,16 @@ pub const PRESETS: &[Preset] = &[
         records: Some(675),
         has_worked_solution: false,
         source: "github QwenLM/Qwen2.5-Math evaluation/data/olympiadbench/test.jsonl",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "Hothan/OlympiadBench",
+            revision: "91184b52131e7fc9455fef848035173aea8cc01a",
+            files: &["OlympiadBench/OE_TO_maths_en_COMP/OE_TO_maths_en_COMP.parquet"],
+            rows: 674,
+            layout: HubLayout::Fields(|| FieldMap {
+                context: Some("context".into()),
+                ..fm("question", field("final_answer"), Some("solution"), Some("id"))
+            }),
+        }),
         dedup: false,
         fields: || FieldMap {
             context: Some("context".into()),
@@ -432,7 +483,20 @@ pub const PRESETS: &[Preset] = &[
         records: Some(1319),
         has_worked_solution: true,
         source: "github openai/grade-school-math grade_school_math/data/test.jsonl",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "openai/gsm8k",
+            revision: "740312add88f781978c0658806c59bc2815b9866",
+            files: &["main/test-00000-of-00001.parquet"],
+            rows: 1319,
+            layout: HubLayout::Fields(|| {
+                fm(
+                    "question",
+                    AnswerSource::AfterHashes("answer".into()),
+                    Some("answer"),
+                    None,
+                )
+            }),
+        }),
         dedup: false,
         fields: || {
             fm(
@@ -449,7 +513,20 @@ pub const PRESETS: &[Preset] = &[
         records: Some(7473),
         has_worked_solution: true,
         source: "github openai/grade-school-math grade_school_math/data/train.jsonl",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "openai/gsm8k",
+            revision: "740312add88f781978c0658806c59bc2815b9866",
+            files: &["main/train-00000-of-00001.parquet"],
+            rows: 7473,
+            layout: HubLayout::Fields(|| {
+                fm(
+                    "question",
+                    AnswerSource::AfterHashes("answer".into()),
+                    Some("answer"),
+                    None,
+                )
+            }),
+        }),
         dedup: false,
         fields: || {
             fm(
@@ -466,7 +543,20 @@ pub const PRESETS: &[Preset] = &[
         records: Some(7474),
         has_worked_solution: false,
         source: "github agentica-project/rllm rllm/data/train/math/math.json",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "EleutherAI/hendrycks_math",
+            revision: "21a5633873b6a120296cce3e2df9d5550074f4a3",
+            files: &["algebra/train-00000-of-00001.parquet", "counting_and_probability/train-00000-of-00001.parquet", "geometry/train-00000-of-00001.parquet", "intermediate_algebra/train-00000-of-00001.parquet", "number_theory/train-00000-of-00001.parquet", "prealgebra/train-00000-of-00001.parquet", "precalculus/train-00000-of-00001.parquet"],
+            rows: 7500,
+            layout: HubLayout::Fields(|| {
+                fm(
+                    "problem",
+                    AnswerSource::LastBoxedOrSkip("solution".into()),
+                    Some("solution"),
+                    None,
+                )
+            }),
+        }),
         dedup: false,
         fields: || fm("problem", field("answer"), None, None),
     },
@@ -476,8 +566,14 @@ pub const PRESETS: &[Preset] = &[
         records: Some(17917),
         has_worked_solution: false,
         source: "github MasterVito/SvS data/dapo_math_17k.parquet (one copy of DAPO-Math-17k)",
-        hub: None,
-        dedup: false,
+        hub: Some(HubSource {
+            repo: "BytedTsinghua-SIA/DAPO-Math-17k",
+            revision: "65877096c24ffa7abc4e4fa5edb95cf3413a5674",
+            files: &["data/dapo-math-17k.parquet"],
+            rows: 17200,
+            layout: HubLayout::DapoWrapped,
+        }),
+        dedup: true,
         fields: FieldMap::verl,
     },
     Preset {
@@ -496,9 +592,70 @@ pub const PRESETS: &[Preset] = &[
         records: None,
         has_worked_solution: false,
         source: "github ChenxinAn-fdu/POLARIS parquet/stage1/polaris-data-53K.parquet (verl layout)",
-        hub: None,
+        hub: Some(HubSource {
+            repo: "POLARIS-Project/Polaris-Dataset-53K",
+            revision: "main",
+            files: &["polaris-data-53K.jsonl"],
+            rows: 53291,
+            layout: HubLayout::Fields(|| fm("problem", field("answer"), None, None)),
+        }),
         dedup: false,
         fields: FieldMap::verl,
+    },
+    Preset {
+        name: "deepscaler",
+        file: "deepscaler/deepscaler.json",
+        records: None,
+        has_worked_solution: false,
+        source: "hub agentica-org/DeepScaleR-Preview-Dataset deepscaler.json (the same layout)",
+        hub: Some(HubSource {
+            repo: "agentica-org/DeepScaleR-Preview-Dataset",
+            revision: "b6ae8c60f5c1f2b594e2140b91c49c9ad0949e29",
+            files: &["deepscaler.json"],
+            rows: 40315,
+            layout: HubLayout::Fields(|| fm("problem", field("answer"), Some("solution"), None)),
+        }),
+        dedup: false,
+        fields: || fm("problem", field("answer"), Some("solution"), None),
+    },
+    Preset {
+        name: "livecodebench",
+        file: "livecodebench",
+        records: None,
+        has_worked_solution: false,
+        source: "hub livecodebench/code_generation_lite: a folder holding its test.jsonl ... test6.jsonl",
+        hub: Some(HubSource {
+            repo: "livecodebench/code_generation_lite",
+            revision: "0fe84c3912ea0c4d4a78037083943e8f0c4dd505",
+            files: &[
+                "test.jsonl",
+                "test2.jsonl",
+                "test3.jsonl",
+                "test4.jsonl",
+                "test5.jsonl",
+                "test6.jsonl",
+            ],
+            rows: 1055,
+            layout: HubLayout::LiveCodeBench,
+        }),
+        dedup: false,
+        fields: || fm("question_content", AnswerSource::Json("private_test_cases".into()), None, None),
+    },
+    Preset {
+        name: "livecodebench_v6",
+        file: "livecodebench",
+        records: None,
+        has_worked_solution: false,
+        source: "hub livecodebench/code_generation_lite: a folder holding its test6.jsonl",
+        hub: Some(HubSource {
+            repo: "livecodebench/code_generation_lite",
+            revision: "0fe84c3912ea0c4d4a78037083943e8f0c4dd505",
+            files: &["test6.jsonl"],
+            rows: 175,
+            layout: HubLayout::LiveCodeBench,
+        }),
+        dedup: false,
+        fields: || fm("question_content", AnswerSource::Json("private_test_cases".into()), None, None),
     },
     Preset {
         name: "codeforces",
@@ -582,6 +739,17 @@ pub fn load_preset(name: &str, data_dir: &Path) -> Result<Dataset, DataError> {
 /// preset's fields, name and [`Preset::dedup`].
 pub fn load_preset_file(name: &str, path: &Path) -> Result<Dataset, DataError> {
     let p = preset(name)?;
+    if let Some(
+        hub @ HubSource {
+            layout: HubLayout::LiveCodeBench,
+            ..
+        },
+    ) = &p.hub
+    {
+        // the local copy is a folder holding the hub's files
+        let files: Vec<PathBuf> = hub.files.iter().map(|f| path.join(f)).collect();
+        return load_hub_files(name, &files);
+    }
     let ds = if p.name == "matharena_aime25" {
         load_matharena(path)?
     } else {
@@ -649,22 +817,36 @@ fn finish(p: &Preset, mut ds: Dataset, paths: &[&Path]) -> Dataset {
     if p.dedup {
         let mut seen = std::collections::HashSet::new();
         let before = ds.problems.len();
-        ds.problems
-            .retain(|q| seen.insert((q.prompt.text().to_string(), q.answer.clone())));
-        ds.duplicates = before - ds.problems.len();
+        ds.problems.retain(|q| seen.insert(dedup_key(q)));
+        ds.duplicates += before - ds.problems.len();
     }
     ds
 }
 
+/// The key of [`Preset::dedup`]: the prompt text with runs of whitespace made one space and
+/// the ends trimmed, and the trimmed answer (DAPO-Math-17k's local copy differs from the hub
+/// copy only in whitespace around some problems).
+pub fn dedup_key(p: &Problem) -> (String, String) {
+    let text = p
+        .prompt
+        .text()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (text, p.answer.trim().to_string())
+}
+
 /// verl parquet rows whose user message is DAPO's wrapper around the problem: the wrapper is
-/// removed (see [`HubLayout::DapoWrapped`]).
+/// removed (see [`HubLayout::DapoWrapped`]). Rows are de-duplicated as they are read
+/// ([`dedup_key`]), so the 100 repeats of the hub file never sit in memory.
 fn load_dapo_wrapped(path: &Path) -> Result<Dataset, DataError> {
     let fields = FieldMap::verl();
-    let records = read_records(path)?;
     let stem = file_stem(path);
-    let mut problems = Vec::with_capacity(records.len());
+    let mut problems = Vec::new();
     let mut skipped = Vec::new();
-    for (at, index, value) in records {
+    let mut seen = std::collections::HashSet::new();
+    let mut duplicates = 0;
+    for_each_record(path, |at, index, value| {
         let bad = |reason: String| DataError::BadRecord {
             path: path.to_path_buf(),
             at: at.clone(),
@@ -674,7 +856,7 @@ fn load_dapo_wrapped(path: &Path) -> Result<Dataset, DataError> {
             Ok(p) => p,
             Err(RecordError::NoAnswer(reason)) => {
                 skipped.push(format!("{at}: {reason}"));
-                continue;
+                return Ok(());
             }
             Err(RecordError::Bad(reason)) => return Err(bad(reason)),
         };
@@ -683,7 +865,12 @@ fn load_dapo_wrapped(path: &Path) -> Result<Dataset, DataError> {
                 "field `prompt`: expected a list of chat messages".into()
             ));
         };
-        let Some(user) = msgs.iter_mut().rev().find(|m| m.role == "user") else {
+        let Some((i, user)) = msgs
+            .iter_mut()
+            .enumerate()
+            .rev()
+            .find(|(_, m)| m.role == "user")
+        else {
             return Err(bad("field `prompt`: no message with role `user`".into()));
         };
         let bare = user
@@ -692,19 +879,23 @@ fn load_dapo_wrapped(path: &Path) -> Result<Dataset, DataError> {
             .and_then(|t| t.strip_suffix(DAPO_SUFFIX))
             .ok_or_else(|| {
                 bad(format!(
-                    "field `prompt.0.content`: not DAPO's prompt wrapper (expected the text to \
-                     start with {:?} and end with {:?})",
-                    DAPO_PREFIX, DAPO_SUFFIX
+                    "field `prompt.{i}.content`: not DAPO's prompt wrapper (expected the text to \
+                     start with {DAPO_PREFIX:?} and end with {DAPO_SUFFIX:?})"
                 ))
             })?;
         user.content = bare.to_string();
-        problems.push(prob);
-    }
+        if seen.insert(dedup_key(&prob)) {
+            problems.push(prob);
+        } else {
+            duplicates += 1;
+        }
+        Ok(())
+    })?;
     Ok(Dataset {
         name: stem,
         problems,
         skipped,
-        duplicates: 0,
+        duplicates,
     })
 }
 
@@ -756,11 +947,10 @@ fn file_stem(path: &Path) -> String {
 
 /// Loads a jsonl, json-array or parquet file (format by extension) with the given fields.
 pub fn load_file(path: &Path, fields: &FieldMap) -> Result<Dataset, DataError> {
-    let records = read_records(path)?;
     let stem = file_stem(path);
-    let mut problems = Vec::with_capacity(records.len());
+    let mut problems = Vec::new();
     let mut skipped = Vec::new();
-    for (at, index, value) in records {
+    for_each_record(path, |at, index, value| {
         match to_problem(&value, fields, &stem, index) {
             Ok(p) => problems.push(p),
             Err(RecordError::NoAnswer(reason)) => skipped.push(format!("{at}: {reason}")),
@@ -772,7 +962,8 @@ pub fn load_file(path: &Path, fields: &FieldMap) -> Result<Dataset, DataError> {
                 })
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(Dataset {
         name: stem,
         problems,
@@ -784,6 +975,20 @@ pub fn load_file(path: &Path, fields: &FieldMap) -> Result<Dataset, DataError> {
 /// Reads every record of a file as a JSON value, with its location (`line N`/`row N`/...)
 /// and its 0-based index.
 pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
+    let mut out = Vec::new();
+    for_each_record(path, |at, index, v| {
+        out.push((at, index, v));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` on every record of a file in order (see [`read_records`]) without holding them
+/// all: a large file (DAPO-Math-17k's 1.79M-row hub parquet) is read in constant memory.
+pub fn for_each_record(
+    path: &Path,
+    mut f: impl FnMut(String, usize, Value) -> Result<(), DataError>,
+) -> Result<(), DataError> {
     let io = |source| DataError::Io {
         path: path.to_path_buf(),
         source,
@@ -791,7 +996,7 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
     match FileFormat::from_path(path)? {
         FileFormat::Jsonl => {
             let reader = BufReader::new(File::open(path).map_err(io)?);
-            let mut out = Vec::new();
+            let mut index = 0;
             for (i, line) in reader.lines().enumerate() {
                 let line = line.map_err(io)?;
                 if line.trim().is_empty() {
@@ -802,10 +1007,10 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
                     at: format!("line {}", i + 1),
                     reason: format!("invalid JSON: {e}"),
                 })?;
-                let index = out.len();
-                out.push((format!("line {}", i + 1), index, v));
+                f(format!("line {}", i + 1), index, v)?;
+                index += 1;
             }
-            Ok(out)
+            Ok(())
         }
         FileFormat::JsonArray => {
             let text = std::fs::read_to_string(path).map_err(io)?;
@@ -823,17 +1028,19 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
                     reason: "expected a JSON array of records".into(),
                 });
             };
-            Ok(items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (format!("element {i}"), i, v))
-                .collect())
+            for (i, v) in items.into_iter().enumerate() {
+                f(format!("element {i}"), i, v)?;
+            }
+            Ok(())
         }
-        FileFormat::Parquet => read_parquet(path),
+        FileFormat::Parquet => for_each_parquet_row(path, f),
     }
 }
 
-fn read_parquet(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
+fn for_each_parquet_row(
+    path: &Path,
+    mut f: impl FnMut(String, usize, Value) -> Result<(), DataError>,
+) -> Result<(), DataError> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let bad = |reason: String| DataError::BadFile {
         path: path.to_path_buf(),
@@ -848,16 +1055,15 @@ fn read_parquet(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
     let rows = reader
         .get_row_iter(None)
         .map_err(|e| bad(format!("cannot read rows: {e}")))?;
-    let mut out = Vec::new();
     for (i, row) in rows.enumerate() {
         let row = row.map_err(|e| DataError::BadRecord {
             path: path.to_path_buf(),
             at: format!("row {i}"),
             reason: format!("cannot decode: {e}"),
         })?;
-        out.push((format!("row {i}"), i, row_to_json(&row)));
+        f(format!("row {i}"), i, row_to_json(&row))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn row_to_json(row: &parquet::record::Row) -> Value {
@@ -1027,6 +1233,12 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
             let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;
             crate::math::last_boxed(&text)
                 .ok_or_else(|| format!("field `{apath}`: no \\boxed{{...}} in the text"))?
+        }
+        AnswerSource::LastBoxedOrSkip(_) => {
+            let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;
+            crate::math::last_boxed(&text).ok_or_else(|| {
+                RecordError::NoAnswer(format!("field `{apath}`: no \\boxed{{...}} in the text"))
+            })?
         }
         AnswerSource::AfterHashes(_) => {
             let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;

@@ -178,9 +178,12 @@ fn template(cfg: &TrainConfig) -> Result<PromptTemplate, TrainError> {
 /// and no `answer`, code problems in the layout of the code presets (`problem`, `tests`,
 /// optional `solutions`, `id`, `data_source`).
 ///
-/// A preset whose file is not in the
-/// data directory is downloaded from its Hugging Face dataset repository when it has one
-/// (`rlvr_tasks::data::hub_source`; `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` honoured).
+/// A preset is read from its local copy when a data directory (`data_dir`, else
+/// `RLVR_DATA_DIR`) holds it, else from its pinned Hugging Face hub copy, downloaded into the
+/// hub cache at the pinned revision (`rlvr_tasks::data::hub_source`; `HF_ENDPOINT`,
+/// `HF_TOKEN`, `HF_HUB_OFFLINE` honoured) and read in that copy's own layout. When neither
+/// can be read, one error per preset names the local path, the repository, the revision, why
+/// the hub copy failed, and the `hf download` command that fetches it (docs/data.md).
 pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, TrainError> {
     load_dataset_with(name, data_dir, &rlvr_model::hub::HubOptions::from_env())
 }
@@ -216,27 +219,37 @@ pub fn load_dataset_with(
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
         }));
     }
+    let preset = rlvr_tasks::data::preset(name)?;
     let local =
         rlvr_tasks::resolve_data_dir(data_dir).and_then(|dir| rlvr_tasks::load_preset(name, &dir));
-    match (local, rlvr_tasks::data::hub_source(name)) {
-        (
-            Err(
-                missing @ (rlvr_tasks::DataError::PresetMissing { .. }
-                | rlvr_tasks::DataError::NoDataDir { .. }),
-            ),
-            Some((repo, file)),
-        ) => {
-            let kind = rlvr_model::hub::RepoType::Dataset;
-            let path = rlvr_model::hub::fetch_file(hub, kind, repo, "main", file).map_err(|e| {
-                TrainError::Data(rlvr_tasks::DataError::BadFile {
-                    path: PathBuf::from(name),
-                    reason: format!("{missing}; and from the hub: {e}"),
-                })
-            })?;
-            Ok(rlvr_tasks::data::load_preset_file(name, &path)?)
+    let (missing, src) = match (local, &preset.hub) {
+        (Err(rlvr_tasks::DataError::PresetMissing { expected, .. }), Some(src)) => (
+            format!("no local copy ({} does not exist)", expected.display()),
+            src,
+        ),
+        (Err(rlvr_tasks::DataError::NoDataDir { reason }), Some(src)) => {
+            (format!("no local copy ({reason})"), src)
         }
-        (local, _) => Ok(local?),
+        (local, _) => return Ok(local?),
+    };
+    let kind = rlvr_model::hub::RepoType::Dataset;
+    let mut files = Vec::with_capacity(src.files.len());
+    for file in src.files {
+        let path =
+            rlvr_model::hub::fetch_file(hub, kind, src.repo, src.revision, file).map_err(|e| {
+                rlvr_tasks::DataError::HubUnavailable {
+                    preset: name.to_string(),
+                    local: missing.clone(),
+                    repo: src.repo.to_string(),
+                    revision: src.revision.to_string(),
+                    files: src.files.join(" "),
+                    file: preset.file.to_string(),
+                    reason: e.to_string(),
+                }
+            })?;
+        files.push(path);
     }
+    Ok(rlvr_tasks::load_hub_files(name, &files)?)
 }
 
 /// The file behind `data.train_files`: the preset's file in the data directory, else the
