@@ -798,6 +798,7 @@ pub fn load_hub_files(name: &str, files: &[PathBuf]) -> Result<Dataset, DataErro
             .file_name()
             .map_or_else(String::new, |f| f.to_string_lossy().to_string());
         all.problems.extend(ds.problems);
+        all.duplicates += ds.duplicates;
         all.skipped
             .extend(ds.skipped.into_iter().map(|s| format!("{file}: {s}")));
     }

@@ -244,7 +244,16 @@ pub fn load_dataset_with(
                     revision: src.revision.to_string(),
                     files: src.files.join(" "),
                     file: preset.file.to_string(),
-                    reason: e.to_string(),
+                    // offline, a cache miss is the only failure: say so without hub.rs's advice
+                    reason: if hub.offline {
+                        format!(
+                            "HF_HUB_OFFLINE is set and the Hugging Face cache ({}) does not hold \
+                             {file} at that revision",
+                            hub.cache.display()
+                        )
+                    } else {
+                        e.to_string()
+                    },
                 }
             })?;
         files.push(path);

@@ -51,7 +51,7 @@ fn a_missing_preset_downloads_from_its_dataset_repository() {
     let log = server.take_log();
     assert!(
         log.iter()
-            .any(|l| l.starts_with("GET /datasets/HuggingFaceH4/MATH-500/resolve/main/test.jsonl")),
+            .any(|l| l.starts_with("GET /datasets/HuggingFaceH4/MATH-500/resolve/ff5b20257d8185524591543f8ff5993951537bb8/test.jsonl")),
         "{log:?}"
     );
     assert!(cache
@@ -63,10 +63,10 @@ fn a_missing_preset_downloads_from_its_dataset_repository() {
     let again = load_dataset_with("math500", Some(&data_dir), &opts).unwrap();
     assert_eq!(again.problems.len(), 2);
     assert!(server.take_log().is_empty());
-    // a preset without a hub source keeps the local-only error
-    let err = load_dataset_with("aime24", Some(&data_dir), &opts)
+    // a preset without a hub copy keeps the local-only error
+    let err = load_dataset_with("aime24_polaris", Some(&data_dir), &opts)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("aime24/test.jsonl"), "{err}");
+    assert!(err.contains("aime24/aime24.parquet"), "{err}");
     assert!(server.take_log().is_empty());
 }
