@@ -1506,6 +1506,97 @@ mod tests {
     }
 
     #[test]
+    fn no_data_dir_without_flag_or_variable() {
+        let err = resolve_data_dir_from(None, None).unwrap_err().to_string();
+        assert!(
+            err.contains("--data-dir") && err.contains(DATA_DIR_ENV),
+            "{err}"
+        );
+        let err = resolve_data_dir_from(None, Some(Path::new("")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(DATA_DIR_ENV), "{err}");
+    }
+
+    /// The wrapper stripped from DAPO-Math-17k's hub prompts is exactly what the `dapo`
+    /// template puts around a problem.
+    #[test]
+    fn dapo_wrapper_is_the_dapo_template() {
+        let problem = "Find $x$ if $2x = 4$.";
+        assert_eq!(
+            crate::PromptTemplate::Dapo.render(problem),
+            format!("{DAPO_PREFIX}{problem}{DAPO_SUFFIX}")
+        );
+    }
+
+    #[test]
+    fn dapo_hub_rows_are_unwrapped_and_deduplicated() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrap = |q: &str| format!("{DAPO_PREFIX}{q}{DAPO_SUFFIX}");
+        let rows: Vec<Value> = [
+            (wrap("What is $1+1$?"), "2"),
+            (wrap("What is $2+2$?"), "4"),
+            (wrap(" What  is $1+1$?\n"), "2"), // whitespace variant: a duplicate
+            (wrap("What is $1+1$?"), "3"),     // same text, other answer: kept
+            (wrap("What is $1+1$?"), "2"),
+        ]
+        .iter()
+        .map(|(p, a)| {
+            serde_json::json!({"prompt": [{"role": "user", "content": p}],
+                               "reward_model": {"ground_truth": a}, "data_source": "math_dapo"})
+        })
+        .collect();
+        let p = write(dir.path(), "d.json", &Value::Array(rows).to_string());
+        let ds = load_hub_files("dapo_math_17k", &[p]).unwrap();
+        let got: Vec<(&str, &str)> = ds
+            .problems
+            .iter()
+            .map(|q| (q.prompt.text(), q.answer.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("What is $1+1$?", "2"),
+                ("What is $2+2$?", "4"),
+                ("What is $1+1$?", "3")
+            ]
+        );
+        assert_eq!(ds.duplicates, 2);
+        assert_eq!(ds.name, "dapo_math_17k");
+        // a row without the wrapper names the row and the field
+        let p = write(
+            dir.path(),
+            "e.json",
+            r#"[{"prompt": [{"role": "user", "content": "bare"}], "reward_model": {"ground_truth": "1"}}]"#,
+        );
+        let err = load_hub_files("dapo_math_17k", &[p])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("preset dapo_math_17k (hub dataset BytedTsinghua-SIA/DAPO-Math-17k):")
+                && err.contains("e.json: element 0: field `prompt.0.content`: not DAPO's"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_hub_source_is_pinned_and_has_files() {
+        for p in PRESETS {
+            let Some(h) = &p.hub else { continue };
+            assert!(h.repo.split('/').count() == 2, "{}", p.name);
+            assert!(!h.files.is_empty() && h.rows > 0, "{}", p.name);
+            let sha = h.revision.len() == 40 && h.revision.chars().all(|c| c.is_ascii_hexdigit());
+            // only Polaris-53K has no known commit (docs/data.md)
+            assert!(
+                sha || (p.name == "polaris" && h.revision == "main"),
+                "{}",
+                p.name
+            );
+        }
+        assert!(load_hub_files("aime24_polaris", &[]).is_err());
+    }
+
+    #[test]
     fn missing_preset_says_what_to_put_where() {
         let dir = tempfile::tempdir().unwrap();
         let err = load_preset("polaris", dir.path()).unwrap_err().to_string();

@@ -185,7 +185,10 @@ pub fn read_single_str(bytes: &[u8], max_len: usize) -> Result<String, PickleErr
                 if n > left {
                     return Err(err(
                         at,
-                        format!("FRAME of {n} bytes but the stream has {left} left"),
+                        format!(
+                            "FRAME of {n} bytes but the stream has {left} left (truncated or \
+                             over-long length)"
+                        ),
                     ));
                 }
                 frame_end = Some(c.pos + n as usize);
@@ -315,6 +318,18 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.reason.contains("FRAME of 255 bytes"), "{e}");
+        // the classic exploit's opcodes, right after a string and at the start
+        let e = read_single_str(b"\x8c\x01aR.", 10).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "pickle byte 3: opcode 0x52 REDUCE is refused: only a pickled str is accepted"
+        );
+        let e = read_single_str(b"cos\nsystem\n.", 10).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("pickle byte 0: opcode 0x63 GLOBAL"),
+            "{e}"
+        );
     }
 
     #[test]

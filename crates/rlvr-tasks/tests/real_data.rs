@@ -1,4 +1,4 @@
-//! Checks against the real data directory (../shared/data, see its SOURCES.md).
+//! Checks against the real data directory (`RLVR_DATA_DIR`; see SOURCES.md in it).
 //!
 //! Without a data directory these tests print why they skip; under `CI=true` a missing data
 //! directory is a failure.
@@ -25,17 +25,21 @@ fn every_preset_in_the_data_dir_loads_with_its_record_count() {
     let Some(dir) = data_dir() else { return };
     for p in PRESETS {
         let Some(expected) = p.records else {
-            // not in the shared copy (polaris): its path is tested on a fixture
+            // not in the development copy (polaris, deepscaler, livecodebench): their hub
+            // layouts are tested on fixtures (rlvr-train tests/hub_presets.rs)
             assert!(load_preset(p.name, &dir).is_err() || dir.join(p.file).exists());
             continue;
         };
         let ds = load_preset(p.name, &dir).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         assert_eq!(
-            ds.len() + ds.skipped.len(),
+            ds.len() + ds.skipped.len() + ds.duplicates,
             expected,
             "{}: record count",
             p.name
         );
+        if !p.dedup {
+            assert_eq!(ds.duplicates, 0, "{}", p.name);
+        }
         for prob in &ds.problems {
             assert!(
                 !prob.answer.trim().is_empty(),

@@ -30,7 +30,8 @@ pub struct TrainOptions {
     pub overrides: Vec<String>,
     /// Continue the run in this directory from its last checkpoint.
     pub resume: Option<PathBuf>,
-    /// Data directory (else `RLVR_DATA_DIR`, else `../shared/data`).
+    /// Data directory of local preset copies (else `RLVR_DATA_DIR`, else none: presets come
+    /// from their pinned hub copies, docs/data.md).
     pub data_dir: Option<PathBuf>,
     /// Stop after this many GRPO steps in this session, as if interrupted (tests).
     pub stop_after: Option<usize>,
@@ -1012,28 +1013,49 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
         )?,
     }
     let data_dir = opts.data_dir.as_deref().or(cfg.data.data_dir.as_deref());
-    let ds = load_dataset(&cfg.data.train_files, data_dir)?;
+    // every dataset is loaded before any error is returned, so each missing one is named
+    let train = load_dataset(&cfg.data.train_files, data_dir);
+    let evals: Vec<(&String, Result<Dataset, TrainError>)> = cfg
+        .eval
+        .datasets
+        .iter()
+        .map(|name| (name, load_dataset(name, data_dir)))
+        .collect();
+    let failed = usize::from(train.is_err()) + evals.iter().filter(|(_, e)| e.is_err()).count();
+    if failed > 1 {
+        if let Err(e) = &train {
+            w(out, format!("train data: {e}"))?;
+        }
+        for (name, e) in &evals {
+            if let Err(e) = e {
+                w(out, format!("eval data: {name}: {e}"))?;
+            }
+        }
+    }
+    let ds = train?;
     // the reward of each problem (checked: no tests, no sandbox, ... are errors here)
     let rf = cfg.reward.reward_fn()?;
     w(
         out,
         format!(
-            "train data: {}: {} problems; reward {}: {}",
+            "train data: {}: {} problems{}; reward {}: {}",
             ds.name,
             ds.len(),
+            left_out(&ds),
             rf.kind(),
             rf.check(&ds.problems)?
         ),
     )?;
-    for name in &cfg.eval.datasets {
-        let e = load_dataset(name, data_dir)?;
+    for (name, e) in evals {
+        let e = e?;
         let routes = rf.check(&e.problems)?;
         w(
             out,
             format!(
-                "eval data: {}: {} problems; reward: {routes}",
+                "eval data: {}: {} problems{}; reward: {routes}",
                 name,
-                e.len()
+                e.len(),
+                left_out(&e)
             ),
         )?;
     }
@@ -1059,6 +1081,27 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     }
     w(out, "dry run: ok".to_string())?;
     Ok(())
+}
+
+/// What loading left out of a dataset, for the dry run: ` (N repeated rows dropped, M rows
+/// skipped)`, or nothing.
+fn left_out(ds: &Dataset) -> String {
+    let mut parts = Vec::new();
+    if ds.duplicates > 0 {
+        parts.push(format!("{} repeated rows dropped", ds.duplicates));
+    }
+    if !ds.skipped.is_empty() {
+        parts.push(format!(
+            "{} rows skipped, first: {}",
+            ds.skipped.len(),
+            ds.skipped[0]
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
 }
 
 /// The `--dry-run` memory plan of `cfg` for a model of shape `qc` (`memory_plan.rs`).
