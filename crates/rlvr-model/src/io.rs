@@ -185,23 +185,9 @@ fn read_weights(dir: &Path, device: &Device) -> Result<(HashMap<String, Tensor>,
             "the weights (or sharded model-*.safetensors with model.safetensors.index.json)",
         ));
     }
-    let text = std::fs::read_to_string(&index_path).map_err(|e| Error::io(&index_path, e))?;
-    let index: Value = serde_json::from_str(&text).map_err(|e| Error::BadFile {
-        path: index_path.clone(),
-        reason: format!("invalid JSON: {e}"),
-    })?;
-    let map = index
-        .get("weight_map")
-        .and_then(Value::as_object)
-        .ok_or_else(|| Error::BadFile {
-            path: index_path.clone(),
-            reason: "no weight_map object".into(),
-        })?;
-    let mut files: Vec<&str> = map.values().filter_map(Value::as_str).collect();
-    files.sort_unstable();
-    files.dedup();
+    let files = index_shards(&index_path)?;
     let mut all = HashMap::new();
-    for f in files {
+    for f in &files {
         let p = dir.join(f);
         if !p.is_file() {
             return Err(missing(
@@ -213,6 +199,42 @@ fn read_weights(dir: &Path, device: &Device) -> Result<(HashMap<String, Tensor>,
         all.extend(read(&p)?);
     }
     Ok((all, index_path))
+}
+
+/// The shard files `model.safetensors.index.json` at `index_path` names in its `weight_map`,
+/// sorted and without repeats. Each must be a plain relative path inside the model directory
+/// (no `..`, no absolute path, no empty component, no backslash or NUL): the index may come
+/// from a hub server, and its names become paths.
+pub(crate) fn index_shards(index_path: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(index_path).map_err(|e| Error::io(index_path, e))?;
+    let bad = |reason: String| Error::BadFile {
+        path: index_path.to_path_buf(),
+        reason,
+    };
+    let index: Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+    let map = index
+        .get("weight_map")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("no weight_map object".into()))?;
+    let mut files = Vec::new();
+    for (tensor, v) in map {
+        let f = v.as_str().ok_or_else(|| {
+            bad(format!(
+                "weight_map entry {tensor:?} is not a file name but {v}"
+            ))
+        })?;
+        if let Some(why) = crate::hub::unsafe_path_reason(f) {
+            return Err(bad(format!(
+                "weight_map names the shard {f:?} (for tensor {tensor:?}), which is not a plain \
+                 relative path inside the model directory: {why}"
+            )));
+        }
+        files.push(f.to_string());
+    }
+    files.sort_unstable();
+    files.dedup();
+    Ok(files)
 }
 
 /// Whether a weight file name is PyTorch's pickle format: `pytorch_model*.bin`, `*.pt`,
@@ -530,8 +552,10 @@ pub fn resolve_in_cache(hub_id: &str, cache: &Path) -> Result<PathBuf> {
     let dir_or_hub_id = hub_id;
     let repo = cache.join(format!("models--{}", dir_or_hub_id.replace('/', "--")));
     let snapshots = repo.join("snapshots");
+    // refs/main must name a commit (40 hex) before it is used as a path
     let by_ref = std::fs::read_to_string(repo.join("refs").join("main"))
         .ok()
+        .filter(|rev| crate::hub::is_commit(rev.trim()))
         .map(|rev| snapshots.join(rev.trim()));
     let candidates: Vec<PathBuf> = match by_ref {
         Some(p) => vec![p],

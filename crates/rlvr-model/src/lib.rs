@@ -34,8 +34,8 @@
 //! * Sampling log-probs are `log softmax(logits / T)[token]` before top-k / top-p, the value
 //!   [`Qwen::response_logprobs_at`] recomputes at the same temperature (tested within 1e-4).
 //! * Hub ids resolve through the local cache; an uncached id is downloaded into it by [`hub`]
-//!   (hf-hub's blocking API; `HF_HUB_OFFLINE=1`: an error naming the files and the directory
-//!   they must be in). Pickle weights (`pytorch_model.bin`, `*.pt`) are refused, never opened.
+//!   (a ureq client that checks every name, size and hash a server sends; `HF_HUB_OFFLINE=1`:
+//!   an error naming the files and the directory they must be in). Pickle weights (`pytorch_model.bin`, `*.pt`) are refused, never opened.
 //! * Save then load reproduces log-probs bit for bit (tested).
 //! * Tensor names in the [`candle_nn::VarMap`] are the Hugging Face names.
 

@@ -1,18 +1,22 @@
 //! Hub downloads against a loopback server (tests/common/hub_server.rs) that serves the hub's
 //! URL layout from a temporary directory: a fresh cache fills, a second call makes no request,
 //! an interrupted download resumes from its `.part` file, HF_HUB_OFFLINE and 404s give errors
-//! that name the repository and file. Nothing but 127.0.0.1 is reached.
+//! that name the repository and file, a pinned commit is fetched and read offline. The same
+//! server turned hostile (unsafe names in the listing, the index, the ETag or the commit
+//! header; short bodies; wrong hashes; no answer) gets an error naming the server and the
+//! name, and nothing is written outside the cache. Nothing but 127.0.0.1 is reached.
 
 mod common;
 #[path = "common/hub_server.rs"]
 mod hub_server;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use candle_core::{DType, Device};
 use common::{fixture, temp_dir};
 use hub_server::{HubServer, COMMIT};
-use rlvr_model::hub::{fetch_file, HubOptions, RepoType};
+use rlvr_model::hub::{cached_file, fetch_file, HubOptions, RepoType};
 use rlvr_model::{load_model, resolve_model_dir_with};
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -42,13 +46,10 @@ fn hub_root(name: &str) -> std::path::PathBuf {
 }
 
 fn options(server: &HubServer, cache: &Path) -> HubOptions {
-    HubOptions {
-        endpoint: server.endpoint.clone(),
-        cache: cache.to_path_buf(),
-        token: None,
-        offline: false,
-        progress: false,
-    }
+    let mut opts = HubOptions::new(&server.endpoint, cache);
+    opts.connect_timeout = Duration::from_secs(2);
+    opts.read_timeout = Duration::from_secs(1);
+    opts
 }
 
 fn downloads(log: &[String]) -> Vec<&String> {
@@ -148,6 +149,15 @@ fn an_interrupted_download_resumes_from_its_part_file() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "part"))
         .collect();
     assert_eq!(part.len(), 1, "one partial blob");
+    // not cached as complete: no snapshot entry for the weights, no refs/main
+    assert!(!cache
+        .join(format!(
+            "models--tiny-org--qwen2-tiny/snapshots/{COMMIT}/model.safetensors"
+        ))
+        .exists());
+    assert!(!cache
+        .join("models--tiny-org--qwen2-tiny/refs/main")
+        .exists());
     let size = std::fs::metadata(fixture("qwen2-tiny").join("model.safetensors"))
         .unwrap()
         .len();
@@ -247,5 +257,440 @@ fn offline_and_missing_files_give_errors_naming_repository_and_file() {
         "{err}"
     );
     assert!(downloads(&server.take_log()).is_empty());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// Every file under `dir`, recursively (links not followed), relative to `dir`.
+fn tree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(p.clone());
+            }
+            out.push(p.strip_prefix(dir).unwrap().to_path_buf());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// What is under `root` outside `root/cache`, and whether anything under `root` or next to it
+/// is named like the hostile server's target (`pwned`).
+fn outside_cache(root: &Path) -> Vec<PathBuf> {
+    let parent = root.parent().unwrap();
+    let beside: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("pwned"))
+        .collect();
+    assert!(
+        beside.is_empty(),
+        "written next to the test root: {beside:?}"
+    );
+    let all = tree(root);
+    let pwned: Vec<_> = all
+        .iter()
+        .filter(|p| p.to_string_lossy().contains("pwned"))
+        .collect();
+    assert!(pwned.is_empty(), "hostile name written: {pwned:?}");
+    all.into_iter()
+        .filter(|p| !p.starts_with("cache"))
+        .collect()
+}
+
+fn assert_names(err: &str, server: &HubServer, name: &str) {
+    assert!(
+        err.contains(&server.endpoint) && err.contains(name),
+        "the error should name the server {} and {name:?}: {err}",
+        server.endpoint
+    );
+}
+
+/// `tiny-org/qwen2-tiny` as a sharded checkpoint: `model.safetensors.index.json` mapping every
+/// tensor to `model-00001-of-00001.safetensors`, plus `extra` more entries.
+fn shard_the_model(root: &Path, extra: &[(&str, &str)]) {
+    let repo = root.join("models/tiny-org/qwen2-tiny");
+    let shard = "model-00001-of-00001.safetensors";
+    std::fs::rename(repo.join("model.safetensors"), repo.join(shard)).unwrap();
+    let bytes = std::fs::read(repo.join(shard)).unwrap();
+    let names: Vec<String> = safetensors::SafeTensors::deserialize(&bytes)
+        .unwrap()
+        .names()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut map = serde_json::Map::new();
+    for n in names {
+        map.insert(n, shard.into());
+    }
+    for (k, v) in extra {
+        map.insert(k.to_string(), (*v).into());
+    }
+    let index = serde_json::json!({ "metadata": {}, "weight_map": map });
+    std::fs::write(repo.join("model.safetensors.index.json"), index.to_string()).unwrap();
+}
+
+#[test]
+fn a_sharded_model_downloads_the_shards_its_index_names() {
+    let root = hub_root("hub-sharded");
+    shard_the_model(&root, &[]);
+    let server = HubServer::start(&root);
+    let opts = options(&server, &root.join("cache"));
+    let dir = resolve_model_dir_with("tiny-org/qwen2-tiny", &opts).unwrap();
+    assert!(dir.join("model-00001-of-00001.safetensors").is_file());
+    assert!(!dir.join("model.safetensors").exists());
+    let m = load_model(&dir.to_string_lossy(), DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(m.config.hidden_size, 32);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_shard_name_leaving_the_cache_in_the_index_is_refused() {
+    let root = hub_root("hub-index-traversal");
+    let evil = "model-/../../../../pwned.safetensors";
+    shard_the_model(&root, &[("lm_head.extra", evil)]);
+    let server = HubServer::start(&root);
+    let opts = options(&server, &root.join("cache"));
+    let before = outside_cache(&root);
+    let err = resolve_model_dir_with("tiny-org/qwen2-tiny", &opts)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, evil);
+    assert_eq!(outside_cache(&root), before);
+    // no shard was requested at all once the index was refused
+    let log = server.take_log();
+    assert!(!log.iter().any(|l| l.contains("model-0")), "{log:?}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_local_index_naming_a_shard_outside_its_directory_is_refused() {
+    let root = temp_dir("local-index-traversal");
+    let dir = root.join("model");
+    copy_dir(&fixture("qwen2-tiny"), &dir);
+    // a valid checkpoint outside the model directory, which the index points at
+    std::fs::rename(
+        dir.join("model.safetensors"),
+        root.join("outside.safetensors"),
+    )
+    .unwrap();
+    let index = serde_json::json!({ "weight_map": { "model.embed_tokens.weight": "../outside.safetensors" } });
+    std::fs::write(dir.join("model.safetensors.index.json"), index.to_string()).unwrap();
+    let err = load_model(&dir.to_string_lossy(), DType::F32, &Device::Cpu)
+        .err()
+        .expect("an index naming ../outside.safetensors is refused")
+        .to_string();
+    assert!(
+        err.contains("../outside.safetensors") && err.contains("model.safetensors.index.json"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn an_unsafe_name_in_the_file_listing_is_refused_before_any_download() {
+    for evil in [
+        "model-/../../../../pwned.safetensors",
+        "/tmp/pwned.json",
+        "a//pwned.json",
+        "a\\..\\pwned.json",
+        "pwned\u{0}.json",
+    ] {
+        let root = hub_root("hub-listing-traversal");
+        let server = HubServer::start(&root);
+        server.hostile.lock().unwrap().extra_siblings = vec![evil.to_string()];
+        let opts = options(&server, &root.join("cache"));
+        let before = outside_cache(&root);
+        let err = resolve_model_dir_with("tiny-org/qwen2-tiny", &opts)
+            .unwrap_err()
+            .to_string();
+        assert_names(&err, &server, &format!("{evil:?}"));
+        assert!(downloads(&server.take_log()).is_empty(), "{evil:?}");
+        assert_eq!(outside_cache(&root), before);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
+
+#[test]
+fn a_hostile_etag_is_refused() {
+    for evil in [
+        "../../../pwned",
+        "\"../../../pwned\"",
+        "pwned/x",
+        ".pwned",
+        "",
+    ] {
+        let root = hub_root("hub-etag");
+        let server = HubServer::start(&root);
+        server.hostile.lock().unwrap().etag = Some(evil.to_string());
+        let opts = options(&server, &root.join("cache"));
+        let before = outside_cache(&root);
+        let err = fetch_file(
+            &opts,
+            RepoType::Dataset,
+            "tiny-org/sums",
+            "main",
+            "data/test.jsonl",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_names(&err, &server, "ETag");
+        assert!(err.contains(&format!("{evil:?}")), "{err}");
+        assert_eq!(outside_cache(&root), before);
+        assert!(!root.join("cache/datasets--tiny-org--sums/blobs").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
+
+#[test]
+fn a_hostile_commit_header_is_refused_without_panic() {
+    let long = "a".repeat(5000);
+    let cases: Vec<(Vec<u8>, String)> = vec![
+        (b"../pwned".to_vec(), "\"../pwned\"".into()),
+        (
+            b"../../../../pwned".to_vec(),
+            "\"../../../../pwned\"".into(),
+        ),
+        (
+            b"not-hex-not-hex-not-hex-not-hex-not-hex!".to_vec(),
+            "not-hex".into(),
+        ),
+        (
+            COMMIT.as_bytes()[..39].to_vec(),
+            format!("{:?}", &COMMIT[..39]),
+        ),
+        (long.clone().into_bytes(), "aaaaaaaa".into()),
+        (b"\xff\xfe../pwned\xc0".to_vec(), "X-Repo-Commit".into()),
+        (Vec::new(), "X-Repo-Commit".into()),
+    ];
+    for (commit, name) in cases {
+        let root = hub_root("hub-commit");
+        let server = HubServer::start(&root);
+        server.hostile.lock().unwrap().commit = Some(commit.clone());
+        let opts = options(&server, &root.join("cache"));
+        let before = outside_cache(&root);
+        let err = fetch_file(
+            &opts,
+            RepoType::Dataset,
+            "tiny-org/sums",
+            "main",
+            "data/test.jsonl",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_names(&err, &server, &name);
+        assert!(err.len() < 2000, "the error is cut to a readable length");
+        assert_eq!(outside_cache(&root), before);
+        let repo = root.join("cache/datasets--tiny-org--sums");
+        assert!(!repo.join("snapshots").exists() && !repo.join("refs").exists());
+        // and the listing's sha, for a model
+        let err = resolve_model_dir_with("tiny-org/qwen2-tiny", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&server.endpoint), "{err}");
+        assert_eq!(outside_cache(&root), before);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_times_out_with_an_error_naming_it() {
+    let root = hub_root("hub-silent");
+    let server = HubServer::start(&root);
+    server.hostile.lock().unwrap().silent = true;
+    let opts = options(&server, &root.join("cache"));
+    let t = Instant::now();
+    let err = fetch_file(
+        &opts,
+        RepoType::Dataset,
+        "tiny-org/sums",
+        "main",
+        "data/test.jsonl",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(
+        err.contains(&server.endpoint) && err.contains("timeout"),
+        "{err}"
+    );
+    let t = Instant::now();
+    let err = resolve_model_dir_with("tiny-org/qwen2-tiny", &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(err.contains(&server.endpoint), "{err}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_body_shorter_than_the_announced_size_is_not_cached_as_complete() {
+    let root = hub_root("hub-short");
+    let server = HubServer::start(&root);
+    // X-Linked-Size announces 10 bytes more than the file the server then sends
+    server.hostile.lock().unwrap().announce_extra = Some(10);
+    let cache = root.join("cache");
+    let opts = options(&server, &cache);
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/test.jsonl");
+    let content = std::fs::read(root.join("datasets").join(repo).join(file)).unwrap();
+    let announced = content.len() + 10;
+    for _ in 0..2 {
+        let err = fetch_file(&opts, kind, repo, "main", file)
+            .unwrap_err()
+            .to_string();
+        assert_names(&err, &server, file);
+        assert!(err.contains(&format!("{announced} bytes")), "{err}");
+        assert!(cached_file(&opts, kind, repo, "main", file).is_none());
+        let blobs = tree(&cache.join("datasets--tiny-org--sums/blobs"));
+        assert!(
+            blobs
+                .iter()
+                .all(|b| b.extension().is_some_and(|x| x == "part")),
+            "no complete blob: {blobs:?}"
+        );
+    }
+    // the server mended: the file arrives whole
+    server.hostile.lock().unwrap().announce_extra = None;
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_consistent_but_short_answer_is_kept_as_part_and_resumed() {
+    let root = hub_root("hub-short-answer");
+    let server = HubServer::start(&root);
+    server.hostile.lock().unwrap().short_body = true;
+    let cache = root.join("cache");
+    let opts = options(&server, &cache);
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/test.jsonl");
+    let content = std::fs::read(root.join("datasets").join(repo).join(file)).unwrap();
+    let half = content.len() / 2;
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(file) && err.contains(&format!("{half} of {} bytes", content.len())),
+        "{err}"
+    );
+    assert!(cached_file(&opts, kind, repo, "main", file).is_none());
+    server.take_log();
+    // the server mended: the next call asks for the missing bytes only
+    server.hostile.lock().unwrap().short_body = false;
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    let log = server.take_log();
+    let gets: Vec<_> = log.iter().filter(|l| l.starts_with("GET")).collect();
+    assert_eq!(gets.len(), 1, "{log:?}");
+    assert!(gets[0].contains(&format!("range=bytes={half}-")), "{log:?}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn an_lfs_file_whose_sha256_differs_from_the_announced_one_is_refused() {
+    let root = hub_root("hub-sha");
+    let server = HubServer::start(&root);
+    let cache = root.join("cache");
+    let opts = options(&server, &cache);
+    let file = "data/test.jsonl";
+    let content = std::fs::read(root.join("datasets/tiny-org/sums").join(file)).unwrap();
+    let mut wrong = sha256_hex(&content);
+    wrong.replace_range(..1, if wrong.starts_with('0') { "1" } else { "0" });
+    server.hostile.lock().unwrap().linked_etag = Some(wrong.clone());
+    let err = fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, file);
+    assert!(err.contains("SHA-256") && err.contains(&wrong), "{err}");
+    let blobs = cache.join("datasets--tiny-org--sums/blobs");
+    assert!(tree(&blobs).is_empty(), "{:?}", tree(&blobs));
+    assert!(cached_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).is_none());
+    // the right hash is accepted, also over a resumed download (the kept half is hashed
+    // too), and names the blob as huggingface_hub does
+    let right = sha256_hex(&content);
+    server.hostile.lock().unwrap().linked_etag = Some(right.clone());
+    *server.truncate_once.lock().unwrap() = Some(file.into());
+    fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).unwrap_err();
+    server.take_log();
+    let p = fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    assert!(blobs.join(&right).is_file());
+    let half = content.len() / 2;
+    let log = server.take_log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("GET") && l.contains(&format!("range=bytes={half}-"))),
+        "{log:?}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_pinned_commit_downloads_and_is_read_offline() {
+    let root = hub_root("hub-pinned");
+    let server = HubServer::start(&root);
+    let cache = root.join("cache");
+    let mut opts = options(&server, &cache);
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/test.jsonl");
+    let p = fetch_file(&opts, kind, repo, COMMIT, file).unwrap();
+    assert_eq!(
+        p,
+        cache.join(format!(
+            "datasets--tiny-org--sums/snapshots/{COMMIT}/{file}"
+        ))
+    );
+    let log = server.take_log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with(&format!("GET /datasets/{repo}/resolve/{COMMIT}/{file}"))),
+        "{log:?}"
+    );
+    // a commit is no ref: nothing is written under refs/
+    assert!(!cache.join("datasets--tiny-org--sums/refs").exists());
+    // a tag is recorded under refs/
+    fetch_file(&opts, kind, repo, "v1.0", file).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(cache.join("datasets--tiny-org--sums/refs/v1.0")).unwrap(),
+        COMMIT
+    );
+    server.take_log();
+
+    opts.offline = true;
+    assert_eq!(fetch_file(&opts, kind, repo, COMMIT, file).unwrap(), p);
+    assert_eq!(fetch_file(&opts, kind, repo, "v1.0", file).unwrap(), p);
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("HF_HUB_OFFLINE") && err.contains("main"),
+        "{err}"
+    );
+    assert!(server.take_log().is_empty(), "offline: no request");
+
+    // a server answering another commit than the one asked for is refused
+    opts.offline = false;
+    let other = "f".repeat(40);
+    let err = fetch_file(&opts, kind, repo, &other, file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, &other);
+    // and a revision that is no ref name is refused before any request
+    let err = fetch_file(&opts, kind, repo, "../main", file)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"../main\""), "{err}");
+    let log = server.take_log();
+    assert!(!log.iter().any(|l| l.contains("../main")), "{log:?}");
     std::fs::remove_dir_all(&root).unwrap();
 }

@@ -26,13 +26,8 @@ fn a_missing_preset_downloads_from_its_dataset_repository() {
     let data_dir = root.path().join("data");
     std::fs::create_dir_all(&data_dir).unwrap();
     let cache = root.path().join("cache");
-    let mut opts = HubOptions {
-        endpoint: server.endpoint.clone(),
-        cache: cache.clone(),
-        token: None,
-        offline: true,
-        progress: false,
-    };
+    let mut opts = HubOptions::new(&server.endpoint, &cache);
+    opts.offline = true;
     // offline: the error names the local file that is missing and the offline switch
     let err = load_dataset_with("math500", Some(&data_dir), &opts).unwrap_err();
     assert!(err.is_user_input());

@@ -29,13 +29,7 @@ fn manifest() -> Value {
 }
 
 fn options(endpoint: &str, cache: &Path) -> HubOptions {
-    HubOptions {
-        endpoint: endpoint.to_string(),
-        cache: cache.to_path_buf(),
-        token: None,
-        offline: false,
-        progress: false,
-    }
+    HubOptions::new(endpoint, cache)
 }
 
 fn hub_presets() -> Vec<(&'static str, &'static HubSource)> {

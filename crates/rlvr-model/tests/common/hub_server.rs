@@ -1,13 +1,16 @@
 //! A loopback stand-in for the Hugging Face hub: serves files from a directory with the hub's
-//! URL layout and the headers hf-hub reads. Binds 127.0.0.1 only; nothing else is reached.
+//! URL layout and the headers a hub client reads. Binds 127.0.0.1 only; nothing else is reached.
 //!
 //! - `GET /api/{models|datasets}/{owner}/{name}/revision/{rev}`: `{"sha", "siblings"}`
-//! - `GET /{owner}/{name}/resolve/{rev}/{file}` and `/datasets/{owner}/{name}/resolve/...`:
-//!   the file, honouring `Range: bytes=a-` / `bytes=a-b` (206 with `Content-Range`), with
-//!   `ETag` and `X-Repo-Commit`.
+//! - `GET` or `HEAD /{owner}/{name}/resolve/{rev}/{file}` and
+//!   `/datasets/{owner}/{name}/resolve/...`: the file, honouring `Range: bytes=a-` /
+//!   `bytes=a-b` (206 with `Content-Range`), with `ETag` and `X-Repo-Commit`.
 //!
 //! Files live in `root/models/{owner}/{name}/` and `root/datasets/{owner}/{name}/`. Every
-//! request is logged as `GET <path> range=<Range> auth=<Authorization>`.
+//! request is logged as `<METHOD> <path> range=<Range> auth=<Authorization>`.
+//!
+//! [`Hostile`] turns it into a hostile or broken hub: unsafe names and headers, wrong sizes and
+//! hashes, or no answer at all.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -23,6 +26,30 @@ pub struct HubServer {
     /// The next full download (`Range: bytes=0-`) of a file with this name sends only half
     /// of the body, then closes the connection (an interrupted download).
     pub truncate_once: Arc<Mutex<Option<String>>>,
+    /// Misbehaviour, for every request from now on (default: none).
+    pub hostile: Arc<Mutex<Hostile>>,
+}
+
+/// How the server misbehaves. The default is an honest hub.
+#[derive(Debug, Clone, Default)]
+pub struct Hostile {
+    /// The raw bytes of every `X-Repo-Commit` header (and the listing's `sha` when they are
+    /// UTF-8), instead of [`COMMIT`].
+    pub commit: Option<Vec<u8>>,
+    /// Every `ETag` header's value (sent as is), instead of the content's hash in quotes.
+    pub etag: Option<String>,
+    /// An `X-Linked-Etag` header (the hub's SHA-256 of an LFS file) on every file.
+    pub linked_etag: Option<String>,
+    /// Sends `X-Linked-Size` = the file's size plus this (the body stays the real file).
+    pub announce_extra: Option<u64>,
+    /// Every ranged GET of a file sends only the first half of the requested bytes, with a
+    /// `Content-Length` that matches them (a consistent but short answer; `Content-Range`
+    /// still claims the whole range).
+    pub short_body: bool,
+    /// More names in the file listing.
+    pub extra_siblings: Vec<String>,
+    /// Accept connections, read nothing, answer nothing (for 30 s).
+    pub silent: bool,
 }
 
 impl HubServer {
@@ -31,12 +58,24 @@ impl HubServer {
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         let log = Arc::new(Mutex::new(Vec::new()));
         let truncate_once = Arc::new(Mutex::new(None));
-        let (root, l, t) = (root.to_path_buf(), log.clone(), truncate_once.clone());
+        let hostile = Arc::new(Mutex::new(Hostile::default()));
+        let (root, l, t, h) = (
+            root.to_path_buf(),
+            log.clone(),
+            truncate_once.clone(),
+            hostile.clone(),
+        );
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let (root, l, t) = (root.clone(), l.clone(), t.clone());
+                let hostile = h.lock().unwrap().clone();
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &root, &l, &t);
+                    if hostile.silent {
+                        std::thread::sleep(std::time::Duration::from_secs(30));
+                        drop(stream);
+                        return;
+                    }
+                    let _ = serve(stream, &root, &l, &t, &hostile);
                 });
             }
         });
@@ -44,6 +83,7 @@ impl HubServer {
             endpoint,
             log,
             truncate_once,
+            hostile,
         }
     }
 
@@ -77,14 +117,34 @@ fn list(dir: &Path, prefix: &str, out: &mut Vec<String>) {
     }
 }
 
-fn respond(s: &mut TcpStream, status: &str, headers: &[(String, String)], body: &[u8]) {
-    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n", body.len());
+/// The status line and headers (values as raw bytes), with `Content-Length: len`.
+fn head(status: &str, headers: &[(String, Vec<u8>)], len: usize) -> Vec<u8> {
+    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {len}\r\n").into_bytes();
     for (k, v) in headers {
-        head += &format!("{k}: {v}\r\n");
+        head.extend_from_slice(format!("{k}: ").as_bytes());
+        head.extend_from_slice(v);
+        head.extend_from_slice(b"\r\n");
     }
-    head += "Connection: close\r\n\r\n";
-    let _ = s.write_all(head.as_bytes());
-    let _ = s.write_all(body);
+    head.extend_from_slice(b"Connection: close\r\n\r\n");
+    head
+}
+
+/// Sends a whole response; a `HEAD` gets the headers only.
+fn respond(
+    s: &mut TcpStream,
+    method: &str,
+    status: &str,
+    headers: &[(String, Vec<u8>)],
+    body: &[u8],
+) {
+    let _ = s.write_all(&head(status, headers, body.len()));
+    if method != "HEAD" {
+        let _ = s.write_all(body);
+    }
+}
+
+fn header(k: &str, v: impl Into<Vec<u8>>) -> (String, Vec<u8>) {
+    (k.to_string(), v.into())
 }
 
 fn serve(
@@ -92,6 +152,7 @@ fn serve(
     root: &Path,
     log: &Mutex<Vec<String>>,
     truncate: &Mutex<Option<String>>,
+    hostile: &Hostile,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(s.try_clone()?);
     let mut line = String::new();
@@ -119,9 +180,13 @@ fn serve(
         .unwrap()
         .push(format!("{method} {path} range={range} auth={auth}"));
     let not_found = |s: &mut TcpStream, what: &str| {
-        let h = vec![("X-Error-Code".to_string(), "EntryNotFound".to_string())];
-        respond(s, "404 Not Found", &h, what.as_bytes());
+        let h = vec![header("X-Error-Code", "EntryNotFound")];
+        respond(s, &method, "404 Not Found", &h, what.as_bytes());
     };
+    let commit = hostile
+        .commit
+        .clone()
+        .unwrap_or_else(|| COMMIT.as_bytes().to_vec());
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     // the listing API
     if segs.len() >= 6 && segs[0] == "api" && segs[4] == "revision" {
@@ -133,13 +198,15 @@ fn serve(
         let mut files = Vec::new();
         list(&dir, "", &mut files);
         files.sort();
+        files.extend(hostile.extra_siblings.iter().cloned());
         let siblings: Vec<serde_json::Value> = files
             .iter()
             .map(|f| serde_json::json!({ "rfilename": f }))
             .collect();
-        let body = serde_json::json!({ "sha": COMMIT, "siblings": siblings }).to_string();
-        let h = vec![("Content-Type".to_string(), "application/json".to_string())];
-        respond(&mut s, "200 OK", &h, body.as_bytes());
+        let sha = String::from_utf8_lossy(&commit);
+        let body = serde_json::json!({ "sha": sha, "siblings": siblings }).to_string();
+        let h = vec![header("Content-Type", "application/json")];
+        respond(&mut s, &method, "200 OK", &h, body.as_bytes());
         return Ok(());
     }
     // file downloads
@@ -159,40 +226,41 @@ fn serve(
         return Ok(());
     };
     let size = bytes.len();
-    let mut headers = vec![
-        ("ETag".to_string(), format!("\"{}\"", etag(&bytes))),
-        ("X-Repo-Commit".to_string(), COMMIT.to_string()),
-    ];
+    let tag = (hostile.etag.clone()).unwrap_or_else(|| format!("\"{}\"", etag(&bytes)));
+    let mut headers = vec![header("ETag", tag), header("X-Repo-Commit", commit)];
+    if let Some(linked) = &hostile.linked_etag {
+        headers.push(header("X-Linked-Etag", format!("\"{linked}\"")));
+    }
+    if let Some(extra) = hostile.announce_extra {
+        headers.push(header("X-Linked-Size", (size as u64 + extra).to_string()));
+    }
     let Some(spec) = range.strip_prefix("bytes=") else {
-        respond(&mut s, "200 OK", &headers, &bytes);
+        respond(&mut s, &method, "200 OK", &headers, &bytes);
         return Ok(());
     };
     let (a, b) = spec.split_once('-').unwrap_or((spec, ""));
     let a: usize = a.parse().unwrap_or(0);
     let b: usize = b.parse().unwrap_or(size.saturating_sub(1)).min(size - 1);
     if a >= size {
-        respond(&mut s, "416 Range Not Satisfiable", &headers, b"");
+        respond(&mut s, &method, "416 Range Not Satisfiable", &headers, b"");
         return Ok(());
     }
-    headers.push(("Content-Range".to_string(), format!("bytes {a}-{b}/{size}")));
+    headers.push(header("Content-Range", format!("bytes {a}-{b}/{size}")));
     let body = &bytes[a..=b];
+    if hostile.short_body && method == "GET" {
+        let half = &body[..body.len() / 2];
+        respond(&mut s, &method, "206 Partial Content", &headers, half);
+        return Ok(());
+    }
     let name = file.to_string_lossy().to_string();
     let cut = spec == "0-" && truncate.lock().unwrap().as_deref() == Some(name.as_str());
     if cut {
         *truncate.lock().unwrap() = None;
-        let mut head = format!(
-            "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        for (k, v) in &headers {
-            head += &format!("{k}: {v}\r\n");
-        }
-        head += "Connection: close\r\n\r\n";
-        s.write_all(head.as_bytes())?;
+        s.write_all(&head("206 Partial Content", &headers, body.len()))?;
         s.write_all(&body[..body.len() / 2])?;
         s.flush()?;
         return s.shutdown(std::net::Shutdown::Both);
     }
-    respond(&mut s, "206 Partial Content", &headers, body);
+    respond(&mut s, &method, "206 Partial Content", &headers, body);
     Ok(())
 }
