@@ -107,18 +107,16 @@ def dapo(w, data, repeat):
         # 4 rows, the last a whitespace variant of the first (same normalised text and answer)
         block = block[:3] + [("  " + block[0][0].replace(" ", "  ", 1) + "\n", block[0][1])]
     rows = []
-    uuids = [str(uuid.UUID(int=i + 1)) for i in range(len(block))]
-    for _ in range(repeat):
-        for (problem, answer), u in zip(block, uuids):
-            rows.append(
-                {
-                    "data_source": "math_dapo",
-                    "prompt": [{"content": DAPO_PREFIX + problem + DAPO_SUFFIX, "role": "user"}],
-                    "ability": "MATH",
-                    "reward_model": {"ground_truth": answer, "style": "rule-lighteval/MATH_v2"},
-                    "extra_info": {"index": u},
-                }
-            )
+    for i, (problem, answer) in enumerate(block):
+        rows.append(
+            {
+                "data_source": "math_dapo",
+                "prompt": [{"content": DAPO_PREFIX + problem + DAPO_SUFFIX, "role": "user"}],
+                "ability": "MATH",
+                "reward_model": {"ground_truth": answer, "style": "rule-lighteval/MATH_v2"},
+                "extra_info": {"index": str(uuid.UUID(int=i + 1))},
+            }
+        )
     schema = pa.schema(
         [
             ("data_source", pa.string()),
@@ -128,9 +126,12 @@ def dapo(w, data, repeat):
             ("extra_info", pa.struct([("index", pa.string())])),
         ]
     )
-    w.parquet("BytedTsinghua-SIA/DAPO-Math-17k", "data/dapo-math-17k.parquet", pa.Table.from_pylist(rows, schema))
+    # the block repeated back to back, as the hub file holds it
+    table = pa.concat_tables([pa.Table.from_pylist(rows, schema)] * repeat)
+    w.parquet("BytedTsinghua-SIA/DAPO-Math-17k", "data/dapo-math-17k.parquet", table)
     distinct = {(" ".join(p.split()), a.strip()) for p, a in block}
-    w.manifest["dapo_math_17k"] = {"problems": len(distinct), "duplicates": len(rows) - len(distinct), "rows_read": len(rows)}
+    n = len(rows) * repeat
+    w.manifest["dapo_math_17k"] = {"problems": len(distinct), "duplicates": n - len(distinct), "rows_read": n}
 
 
 def math500(w, data):

@@ -1,11 +1,11 @@
 //! Dataset presets missing from the data directory come from their Hugging Face dataset
-//! repository, here a loopback server (rlvr-model's tests/common/hub_server.rs) serving the
+//! repository, here a loopback server (tests/common/hub_server.rs) serving the
 //! hub's URL layout from a temporary directory.
 
-#[path = "../../rlvr-model/tests/common/hub_server.rs"]
+#[path = "common/hub_server.rs"]
 mod hub_server;
 
-use hub_server::{HubServer, COMMIT};
+use hub_server::HubServer;
 use rlvr_model::hub::HubOptions;
 use rlvr_train::run::load_dataset_with;
 
@@ -51,7 +51,7 @@ fn a_missing_preset_downloads_from_its_dataset_repository() {
     );
     assert!(cache
         .join(format!(
-            "datasets--HuggingFaceH4--MATH-500/snapshots/{COMMIT}/test.jsonl"
+            "datasets--HuggingFaceH4--MATH-500/snapshots/ff5b20257d8185524591543f8ff5993951537bb8/test.jsonl"
         ))
         .is_file());
     // again: from the cache, no request
