@@ -255,6 +255,8 @@ pub struct Preset {
     pub hub: Option<HubSource>,
     /// Keep only the first row of each (prompt text, answer) pair, from either copy.
     pub dedup: bool,
+    /// The local copy's fields (LiveCodeBench presets: unused, their local copy is read in the
+    /// hub layout).
     fields: fn() -> FieldMap,
 }
 
@@ -639,6 +641,7 @@ pub const PRESETS: &[Preset] = &[
             layout: HubLayout::LiveCodeBench,
         }),
         dedup: false,
+        // unused: the local copy is a folder of the hub's files, read in the hub layout
         fields: || fm("question_content", AnswerSource::Json("private_test_cases".into()), None, None),
     },
     Preset {
@@ -655,6 +658,7 @@ pub const PRESETS: &[Preset] = &[
             layout: HubLayout::LiveCodeBench,
         }),
         dedup: false,
+        // unused: the local copy is a folder of the hub's files, read in the hub layout
         fields: || fm("question_content", AnswerSource::Json("private_test_cases".into()), None, None),
     },
     Preset {
