@@ -84,26 +84,31 @@ pub enum DataError {
     /// [`load_hub_files`] of a preset that has only a local copy.
     #[error("preset {preset} has no hub copy (docs/data.md)")]
     NoHubSource { preset: String },
-    /// A preset in neither a data directory nor the hub (or the hub cache when offline): one
-    /// message with both places and how to fill either.
-    #[error(
-        "preset {preset}: {local}; and its hub copy (dataset {repo}, revision {revision}) \
-             could not be read: {reason}. Fetch it with `hf download {repo} {files} --repo-type \
-             dataset --revision {revision}` (into the Hugging Face cache), or put a local copy \
-             at {file} in a data directory given by --data-dir or RLVR_DATA_DIR (docs/data.md)"
-    )]
-    HubUnavailable {
-        preset: String,
-        /// Why the local copy was not read (no data directory, or the file is missing).
-        local: String,
-        repo: String,
-        revision: String,
-        /// The hub files, space-separated.
-        files: String,
-        /// The local copy's path inside a data directory.
-        file: String,
-        reason: String,
-    },
+    /// A preset in neither a data directory nor the hub (or the hub cache when offline).
+    #[error("{0}")]
+    HubUnavailable(Box<HubMiss>),
+}
+
+/// A preset in neither a data directory nor the hub (or the hub cache when offline): one
+/// message with both places and how to fill either.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "preset {preset}: {local}; and its hub copy (dataset {repo}, revision {revision}) \
+         could not be read: {reason}. Fetch it with `hf download {repo} {files} --repo-type \
+         dataset --revision {revision}` (into the Hugging Face cache), or put a local copy at \
+         {file} in a data directory given by --data-dir or RLVR_DATA_DIR (docs/data.md)"
+)]
+pub struct HubMiss {
+    pub preset: String,
+    /// Why the local copy was not read (no data directory, or the file is missing).
+    pub local: String,
+    pub repo: String,
+    pub revision: String,
+    /// The hub files, space-separated.
+    pub files: String,
+    /// The local copy's path inside a data directory.
+    pub file: String,
+    pub reason: String,
 }
 
 /// Where the gold answer of a record comes from.

@@ -238,7 +238,7 @@ pub fn load_dataset_with(
     for file in src.files {
         let path =
             rlvr_model::hub::fetch_file(hub, kind, src.repo, src.revision, file).map_err(|e| {
-                rlvr_tasks::DataError::HubUnavailable {
+                rlvr_tasks::DataError::HubUnavailable(Box::new(rlvr_tasks::data::HubMiss {
                     preset: name.to_string(),
                     local: missing.clone(),
                     repo: src.repo.to_string(),
@@ -255,7 +255,7 @@ pub fn load_dataset_with(
                     } else {
                         e.to_string()
                     },
-                }
+                }))
             })?;
         files.push(path);
     }

@@ -50,9 +50,9 @@ fn a_missing_preset_downloads_from_its_dataset_repository() {
         "{log:?}"
     );
     assert!(cache
-        .join(format!(
+        .join(
             "datasets--HuggingFaceH4--MATH-500/snapshots/ff5b20257d8185524591543f8ff5993951537bb8/test.jsonl"
-        ))
+        )
         .is_file());
     // again: from the cache, no request
     let again = load_dataset_with("math500", Some(&data_dir), &opts).unwrap();
