@@ -392,10 +392,13 @@ def mv_verdicts(pairs):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data-dir", default=os.environ.get("RLVR_DATA_DIR"), required="RLVR_DATA_DIR" not in os.environ)
+    ap.add_argument("--data-dir", default=os.environ.get("RLVR_DATA_DIR"), required="RLVR_DATA_DIR" not in os.environ,
+                    help="local data directory (default: $RLVR_DATA_DIR)")
     ap.add_argument("--mv-tests", required=True, help="tests/ of the math-verify sdist")
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args()
+    if not a.data_dir:
+        ap.error("no data directory: pass --data-dir or set RLVR_DATA_DIR")
     rng = random.Random(10)
     pairs = mv_cases(a.mv_tests) + bench_pairs(a.data_dir, rng) + constructed_pairs()
     for p, mv in zip(pairs, mv_verdicts(pairs)):

@@ -297,9 +297,12 @@ def classify(g):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data-dir", default=os.environ.get("RLVR_DATA_DIR"), required="RLVR_DATA_DIR" not in os.environ)
+    ap.add_argument("--data-dir", default=os.environ.get("RLVR_DATA_DIR"), required="RLVR_DATA_DIR" not in os.environ,
+                    help="local data directory (default: $RLVR_DATA_DIR)")
     ap.add_argument("--per-shape", type=int, default=14, help="gold answers per (source, shape)")
     args = ap.parse_args()
+    if not args.data_dir:
+        ap.error("no data directory: pass --data-dir or set RLVR_DATA_DIR")
     rng = random.Random(20261129)
 
     try:

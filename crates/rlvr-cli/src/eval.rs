@@ -73,7 +73,8 @@ pub struct Args {
     /// A training config (for `--data testbed`: the testbed's settings).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Data directory for presets (else RLVR_DATA_DIR, else ../shared/data).
+    /// Data directory with local copies of presets (else RLVR_DATA_DIR; presets not there
+    /// are downloaded from their pinned Hugging Face copies, docs/data.md).
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Print the result as one JSON object.

@@ -27,7 +27,8 @@ pub struct Args {
     /// Check the config, the model's config.json and the data, print three prompts, exit.
     #[arg(long)]
     dry_run: bool,
-    /// Data directory for dataset presets (else RLVR_DATA_DIR, else ../shared/data).
+    /// Data directory with local copies of dataset presets (else RLVR_DATA_DIR; presets not
+    /// there are downloaded from their pinned Hugging Face copies, docs/data.md).
     #[arg(long)]
     data_dir: Option<PathBuf>,
 }

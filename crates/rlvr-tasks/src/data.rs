@@ -1,11 +1,20 @@
 //! Loading problems: jsonl, json arrays and parquet files with configurable field names, the
-//! named presets of the shared data directory, and the data directory itself.
+//! named presets, their local copies and their Hugging Face hub copies. The contract of every
+//! preset (repository, revision, files, rows, fields) is docs/data.md.
 //!
 //! # Data directory (DESIGN.md section 5)
-//! [`resolve_data_dir`] takes, in order: an explicit path (a `--data-dir` flag), the
-//! `RLVR_DATA_DIR` environment variable, then `../shared/data` relative to the current
-//! directory, then `../shared/data` relative to the workspace root this crate was built in.
-//! An explicit path or variable that does not exist is an error (no silent fallback).
+//! A data directory holds local copies of presets, each at its [`Preset::file`].
+//! [`resolve_data_dir`] takes, in order: an explicit path (a `--data-dir` flag), then the
+//! `RLVR_DATA_DIR` environment variable; with neither there is no data directory and every
+//! preset comes from its hub copy ([`Preset::hub`]). An explicit path or variable that does not
+//! exist is an error (no silent fallback).
+//!
+//! # Hub copies
+//! Every preset in [`PRESETS`] has a pinned [`HubSource`]: a dataset repository, a revision,
+//! the files of that revision, and a reader for that copy's own layout ([`HubLayout`]). The
+//! caller downloads the files (rlvr-train, through `rlvr_model::hub::fetch_file`) and hands
+//! them to [`load_hub_files`]. A preset's post-processing ([`Preset::dedup`]) applies to the
+//! local and the hub copy alike.
 //!
 //! # Field paths
 //! A [`FieldMap`] names fields by dotted paths into each record: `prompt`,
@@ -52,7 +61,7 @@ pub enum DataError {
     },
     #[error("{}: {reason}", .path.display())]
     BadFile { path: PathBuf, reason: String },
-    #[error("no data directory: {reason}")]
+    #[error("no local data directory: {reason}")]
     NoDataDir { reason: String },
     #[error("unknown preset {name:?}; known presets: {known}")]
     UnknownPreset { name: String, known: String },
@@ -65,6 +74,41 @@ pub enum DataError {
         file: String,
         source_hint: String,
     },
+    /// An error in the files of a preset's hub copy.
+    #[error("preset {preset} (hub dataset {repo}): {source}")]
+    InPreset {
+        preset: String,
+        repo: String,
+        source: Box<DataError>,
+    },
+    /// [`load_hub_files`] of a preset that has only a local copy.
+    #[error("preset {preset} has no hub copy (docs/data.md)")]
+    NoHubSource { preset: String },
+    /// A preset in neither a data directory nor the hub (or the hub cache when offline).
+    #[error("{0}")]
+    HubUnavailable(Box<HubMiss>),
+}
+
+/// A preset in neither a data directory nor the hub (or the hub cache when offline): one
+/// message with both places and how to fill either.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "preset {preset}: {local}; and its hub copy (dataset {repo}, revision {revision}) \
+         could not be read: {reason}. Fetch it with `hf download {repo} {files} --repo-type \
+         dataset --revision {revision}` (into the Hugging Face cache), or put a local copy at \
+         {file} in a data directory given by --data-dir or RLVR_DATA_DIR (docs/data.md)"
+)]
+pub struct HubMiss {
+    pub preset: String,
+    /// Why the local copy was not read (no data directory, or the file is missing).
+    pub local: String,
+    pub repo: String,
+    pub revision: String,
+    /// The hub files, space-separated.
+    pub files: String,
+    /// The local copy's path inside a data directory.
+    pub file: String,
+    pub reason: String,
 }
 
 /// Where the gold answer of a record comes from.
@@ -72,8 +116,12 @@ pub enum DataError {
 pub enum AnswerSource {
     /// The field's value (strings as they are, numbers as JSON writes them, lists joined).
     Field(String),
-    /// The last `\boxed{...}` of the field's text (Minerva-MATH).
+    /// The last `\boxed{...}` of the field's text (Minerva-MATH); a text without one rejects
+    /// the file.
     LastBoxedIn(String),
+    /// Like [`AnswerSource::LastBoxedIn`], but a text without a box has no answer: the record
+    /// is skipped and listed (MATH train, whose solutions are not all boxed).
+    LastBoxedOrSkip(String),
     /// The text after the last `####` of the field (GSM8K).
     AfterHashes(String),
     /// The field's value serialized as JSON (code tests).
@@ -85,6 +133,7 @@ impl AnswerSource {
         match self {
             AnswerSource::Field(p)
             | AnswerSource::LastBoxedIn(p)
+            | AnswerSource::LastBoxedOrSkip(p)
             | AnswerSource::AfterHashes(p)
             | AnswerSource::Json(p) => p,
         }
@@ -161,7 +210,8 @@ impl FileFormat {
 // data directory
 // ---------------------------------------------------------------------------------------
 
-/// Finds the data directory (order in the module docs).
+/// Finds the data directory (order in the module docs): `flag`, else `RLVR_DATA_DIR`. With
+/// neither, [`DataError::NoDataDir`]: callers then read presets from their hub copies.
 pub fn resolve_data_dir(flag: Option<&Path>) -> Result<PathBuf, DataError> {
     let env = std::env::var_os(DATA_DIR_ENV).map(PathBuf::from);
     resolve_data_dir_from(flag, env.as_deref())
@@ -174,25 +224,8 @@ fn resolve_data_dir_from(flag: Option<&Path>, env: Option<&Path>) -> Result<Path
     if let Some(dir) = env.filter(|d| !d.as_os_str().is_empty()) {
         return existing_dir(dir, DATA_DIR_ENV);
     }
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let candidates = [
-        PathBuf::from("../shared/data"),
-        workspace.join("../shared/data"),
-    ];
-    for c in &candidates {
-        if c.is_dir() {
-            return Ok(c.canonicalize().unwrap_or_else(|_| c.clone()));
-        }
-    }
     Err(DataError::NoDataDir {
-        reason: format!(
-            "pass --data-dir, set {DATA_DIR_ENV}, or create ../shared/data (tried {})",
-            candidates
-                .iter()
-                .map(|c| c.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        reason: format!("no --data-dir given and {DATA_DIR_ENV} is not set"),
     })
 }
 
@@ -210,18 +243,25 @@ fn existing_dir(dir: &Path, from: &str) -> Result<PathBuf, DataError> {
 // presets
 // ---------------------------------------------------------------------------------------
 
-/// A named dataset in the data directory.
+/// A named dataset: its local copy in a data directory and its hub copy.
 #[derive(Debug, Clone, Copy)]
 pub struct Preset {
     pub name: &'static str,
-    /// Path relative to the data directory.
+    /// Path of the local copy relative to the data directory.
     pub file: &'static str,
-    /// Records the file holds in the copy SOURCES.md describes (None: not in that copy).
+    /// Records the local file holds in the copy SOURCES.md describes (None: not in that copy).
     pub records: Option<usize>,
     /// Whether records carry a worked solution whose final answer the verifier can check.
     pub has_worked_solution: bool,
-    /// Where to get the file.
+    /// Where the local copy's file comes from.
     pub source: &'static str,
+    /// The pinned hub copy, read when the data directory lacks [`Preset::file`] (None: only a
+    /// local copy exists; docs/data.md says why).
+    pub hub: Option<HubSource>,
+    /// Keep only the first row of each (prompt text, answer) pair, from either copy.
+    pub dedup: bool,
+    /// The local copy's fields (LiveCodeBench presets: unused, their local copy is read in the
+    /// hub layout).
     fields: fn() -> FieldMap,
 }
 
@@ -230,6 +270,45 @@ impl Preset {
         (self.fields)()
     }
 }
+
+/// A pinned copy of a preset on the Hugging Face hub (a dataset repository).
+#[derive(Debug, Clone, Copy)]
+pub struct HubSource {
+    /// `owner/name` of the dataset repository.
+    pub repo: &'static str,
+    /// The revision the files are fetched at (a commit sha, or a branch name where docs/data.md
+    /// says no sha is known).
+    pub revision: &'static str,
+    /// Paths inside the repository, read in this order and concatenated.
+    pub files: &'static [&'static str],
+    /// Problems the preset yields from this copy (after [`Preset::dedup`] and skipped rows),
+    /// as docs/data.md lists them.
+    pub rows: usize,
+    /// How the files' rows become problems.
+    pub layout: HubLayout,
+}
+
+/// How the rows of a hub copy become problems.
+#[derive(Debug, Clone, Copy)]
+pub enum HubLayout {
+    /// Records with these fields (format by extension, as [`load_file`] reads them).
+    Fields(fn() -> FieldMap),
+    /// verl's parquet layout whose single user message is DAPO's prompt wrapper
+    /// ([`DAPO_PREFIX`] + problem + [`DAPO_SUFFIX`]); the wrapper is removed, so the problem is
+    /// bare as in the local copy and `prompt_template = "dapo"` puts the same wrapper back.
+    /// A row without the exact wrapper is an error naming the row.
+    DapoWrapped,
+    /// LiveCodeBench's code-generation rows ([`crate::livecodebench`]).
+    LiveCodeBench,
+}
+
+/// The text before the problem in DAPO-Math-17k's hub prompts (the start of
+/// [`PromptTemplate::Dapo`](crate::PromptTemplate::Dapo)).
+pub const DAPO_PREFIX: &str = "Solve the following math problem step by step. The last line of \
+     your response should be of the form Answer: $Answer (without quotes) where $Answer is the \
+     answer to the problem.\n\n";
+/// The text after the problem in DAPO-Math-17k's hub prompts.
+pub const DAPO_SUFFIX: &str = "\n\nRemember to put your answer on its own line after \"Answer:\".";
 
 fn fm(prompt: &str, answer: AnswerSource, solution: Option<&str>, id: Option<&str>) -> FieldMap {
     FieldMap {
@@ -255,6 +334,14 @@ pub const PRESETS: &[Preset] = &[
         records: Some(500),
         has_worked_solution: true,
         source: "github hkust-nlp/simpleRL-reason examples/simplelr_math_eval/data/math500/test.jsonl (the PRM800K MATH-500 split)",
+        hub: Some(HubSource {
+            repo: "HuggingFaceH4/MATH-500",
+            revision: "ff5b20257d8185524591543f8ff5993951537bb8",
+            files: &["test.jsonl"],
+            rows: 500,
+            layout: HubLayout::Fields(|| fm("problem", field("answer"), Some("solution"), Some("unique_id"))),
+        }),
+        dedup: false,
         fields: || fm("problem", field("answer"), Some("solution"), Some("unique_id")),
     },
     Preset {
@@ -263,6 +350,14 @@ pub const PRESETS: &[Preset] = &[
         records: Some(30),
         has_worked_solution: true,
         source: "github QwenLM/Qwen2.5-Math evaluation/data/aime24/test.jsonl",
+        hub: Some(HubSource {
+            repo: "HuggingFaceH4/aime_2024",
+            revision: "2fe88a2f1091d5048c0f36abc874fb997b3dd99a",
+            files: &["data/train-00000-of-00001.parquet"],
+            rows: 30,
+            layout: HubLayout::Fields(FieldMap::problem_answer),
+        }),
+        dedup: false,
         fields: FieldMap::problem_answer,
     },
     Preset {
@@ -271,6 +366,8 @@ pub const PRESETS: &[Preset] = &[
         records: Some(30),
         has_worked_solution: false,
         source: "github ChenxinAn-fdu/POLARIS evaluation/benchmarks/aime24.parquet",
+        hub: None,
+        dedup: false,
         fields: FieldMap::verl,
     },
     Preset {
@@ -279,6 +376,8 @@ pub const PRESETS: &[Preset] = &[
         records: Some(960),
         has_worked_solution: false,
         source: "github BytedTsinghua-SIA/DAPO eval/aime-2024.parquet",
+        hub: None,
+        dedup: false,
         fields: FieldMap::verl,
     },
     Preset {
@@ -287,6 +386,14 @@ pub const PRESETS: &[Preset] = &[
         records: Some(30),
         has_worked_solution: false,
         source: "github Geraldxm/math-vault source/aime_2025/train.jsonl (MathArena/aime_2025)",
+        hub: Some(HubSource {
+            repo: "MathArena/aime_2025",
+            revision: "c94da77eb22bbd6439e62a323bec18493a421302",
+            files: &["data/train-00000-of-00001.parquet"],
+            rows: 30,
+            layout: HubLayout::Fields(|| fm("problem", field("answer"), None, Some("problem_idx"))),
+        }),
+        dedup: false,
         fields: || fm("problem", field("answer"), None, Some("problem_idx")),
     },
     Preset {
@@ -295,6 +402,8 @@ pub const PRESETS: &[Preset] = &[
         records: Some(30),
         has_worked_solution: false,
         source: "github ChenxinAn-fdu/POLARIS evaluation/benchmarks/aime25.parquet",
+        hub: None,
+        dedup: false,
         fields: FieldMap::verl,
     },
     Preset {
@@ -303,6 +412,8 @@ pub const PRESETS: &[Preset] = &[
         records: Some(30),
         has_worked_solution: false,
         source: "github eth-sri/matharena data/aime/aime_2025_{I,II}/ (answers.csv, problems/*.tex)",
+        hub: None,
+        dedup: false,
         fields: || fm("problem", field("answer"), None, Some("id")),
     },
     Preset {
@@ -311,6 +422,14 @@ pub const PRESETS: &[Preset] = &[
         records: Some(40),
         has_worked_solution: false,
         source: "github QwenLM/Qwen2.5-Math evaluation/data/amc23/test.jsonl",
+        hub: Some(HubSource {
+            repo: "math-ai/amc23",
+            revision: "80815d37005feb82cd7f8fbc6901d5d3eff43057",
+            files: &["test-00000-of-00001.parquet"],
+            rows: 40,
+            layout: HubLayout::Fields(|| fm("question", field("answer"), None, Some("id"))),
+        }),
+        dedup: false,
         fields: || fm("problem", field("answer"), None, Some("id")),
     },
     Preset {
@@ -319,6 +438,21 @@ pub const PRESETS: &[Preset] = &[
         records: Some(272),
         has_worked_solution: true,
         source: "github QwenLM/Qwen2.5-Math evaluation/data/minerva_math/test.jsonl",
+        hub: Some(HubSource {
+            repo: "knoveleng/Minerva-Math",
+            revision: "93d86e1f779d84c7393587c2cdbf6c7511591f95",
+            files: &["data/train-00000-of-00001.parquet"],
+            rows: 272,
+            layout: HubLayout::Fields(|| {
+                fm(
+                    "problem",
+                    AnswerSource::LastBoxedIn("solution".into()),
+                    Some("solution"),
+                    Some("idx"),
+                )
+            }),
+        }),
+        dedup: false,
         fields: || {
             fm(
                 "problem",
@@ -334,6 +468,17 @@ pub const PRESETS: &[Preset] = &[
         records: Some(675),
         has_worked_solution: false,
         source: "github QwenLM/Qwen2.5-Math evaluation/data/olympiadbench/test.jsonl",
+        hub: Some(HubSource {
+            repo: "Hothan/OlympiadBench",
+            revision: "91184b52131e7fc9455fef848035173aea8cc01a",
+            files: &["OlympiadBench/OE_TO_maths_en_COMP/OE_TO_maths_en_COMP.parquet"],
+            rows: 674,
+            layout: HubLayout::Fields(|| FieldMap {
+                context: Some("context".into()),
+                ..fm("question", field("final_answer"), Some("solution"), Some("id"))
+            }),
+        }),
+        dedup: false,
         fields: || FieldMap {
             context: Some("context".into()),
             ..fm("question", field("final_answer"), Some("solution"), Some("id"))
@@ -345,6 +490,21 @@ pub const PRESETS: &[Preset] = &[
         records: Some(1319),
         has_worked_solution: true,
         source: "github openai/grade-school-math grade_school_math/data/test.jsonl",
+        hub: Some(HubSource {
+            repo: "openai/gsm8k",
+            revision: "740312add88f781978c0658806c59bc2815b9866",
+            files: &["main/test-00000-of-00001.parquet"],
+            rows: 1319,
+            layout: HubLayout::Fields(|| {
+                fm(
+                    "question",
+                    AnswerSource::AfterHashes("answer".into()),
+                    Some("answer"),
+                    None,
+                )
+            }),
+        }),
+        dedup: false,
         fields: || {
             fm(
                 "question",
@@ -360,6 +520,21 @@ pub const PRESETS: &[Preset] = &[
         records: Some(7473),
         has_worked_solution: true,
         source: "github openai/grade-school-math grade_school_math/data/train.jsonl",
+        hub: Some(HubSource {
+            repo: "openai/gsm8k",
+            revision: "740312add88f781978c0658806c59bc2815b9866",
+            files: &["main/train-00000-of-00001.parquet"],
+            rows: 7473,
+            layout: HubLayout::Fields(|| {
+                fm(
+                    "question",
+                    AnswerSource::AfterHashes("answer".into()),
+                    Some("answer"),
+                    None,
+                )
+            }),
+        }),
+        dedup: false,
         fields: || {
             fm(
                 "question",
@@ -375,6 +550,21 @@ pub const PRESETS: &[Preset] = &[
         records: Some(7474),
         has_worked_solution: false,
         source: "github agentica-project/rllm rllm/data/train/math/math.json",
+        hub: Some(HubSource {
+            repo: "EleutherAI/hendrycks_math",
+            revision: "21a5633873b6a120296cce3e2df9d5550074f4a3",
+            files: &["algebra/train-00000-of-00001.parquet", "counting_and_probability/train-00000-of-00001.parquet", "geometry/train-00000-of-00001.parquet", "intermediate_algebra/train-00000-of-00001.parquet", "number_theory/train-00000-of-00001.parquet", "prealgebra/train-00000-of-00001.parquet", "precalculus/train-00000-of-00001.parquet"],
+            rows: 7500,
+            layout: HubLayout::Fields(|| {
+                fm(
+                    "problem",
+                    AnswerSource::LastBoxedOrSkip("solution".into()),
+                    Some("solution"),
+                    None,
+                )
+            }),
+        }),
+        dedup: false,
         fields: || fm("problem", field("answer"), None, None),
     },
     Preset {
@@ -383,6 +573,14 @@ pub const PRESETS: &[Preset] = &[
         records: Some(17917),
         has_worked_solution: false,
         source: "github MasterVito/SvS data/dapo_math_17k.parquet (one copy of DAPO-Math-17k)",
+        hub: Some(HubSource {
+            repo: "BytedTsinghua-SIA/DAPO-Math-17k",
+            revision: "65877096c24ffa7abc4e4fa5edb95cf3413a5674",
+            files: &["data/dapo-math-17k.parquet"],
+            rows: 17200,
+            layout: HubLayout::DapoWrapped,
+        }),
+        dedup: true,
         fields: FieldMap::verl,
     },
     Preset {
@@ -391,6 +589,8 @@ pub const PRESETS: &[Preset] = &[
         records: Some(975),
         has_worked_solution: true,
         source: "github agentica-project/rllm rllm/data/train/math/aime.json",
+        hub: None,
+        dedup: false,
         fields: || fm("problem", field("answer"), Some("solution"), None),
     },
     Preset {
@@ -399,7 +599,72 @@ pub const PRESETS: &[Preset] = &[
         records: None,
         has_worked_solution: false,
         source: "github ChenxinAn-fdu/POLARIS parquet/stage1/polaris-data-53K.parquet (verl layout)",
+        hub: Some(HubSource {
+            repo: "POLARIS-Project/Polaris-Dataset-53K",
+            revision: "main",
+            files: &["polaris-data-53K.jsonl"],
+            rows: 53291,
+            layout: HubLayout::Fields(|| fm("problem", field("answer"), None, None)),
+        }),
+        dedup: false,
         fields: FieldMap::verl,
+    },
+    Preset {
+        name: "deepscaler",
+        file: "deepscaler/deepscaler.json",
+        records: None,
+        has_worked_solution: false,
+        source: "hub agentica-org/DeepScaleR-Preview-Dataset deepscaler.json (the same layout)",
+        hub: Some(HubSource {
+            repo: "agentica-org/DeepScaleR-Preview-Dataset",
+            revision: "b6ae8c60f5c1f2b594e2140b91c49c9ad0949e29",
+            files: &["deepscaler.json"],
+            rows: 40315,
+            layout: HubLayout::Fields(|| fm("problem", field("answer"), Some("solution"), None)),
+        }),
+        dedup: false,
+        fields: || fm("problem", field("answer"), Some("solution"), None),
+    },
+    Preset {
+        name: "livecodebench",
+        file: "livecodebench",
+        records: None,
+        has_worked_solution: false,
+        source: "hub livecodebench/code_generation_lite: a folder holding its test.jsonl ... test6.jsonl",
+        hub: Some(HubSource {
+            repo: "livecodebench/code_generation_lite",
+            revision: "0fe84c3912ea0c4d4a78037083943e8f0c4dd505",
+            files: &[
+                "test.jsonl",
+                "test2.jsonl",
+                "test3.jsonl",
+                "test4.jsonl",
+                "test5.jsonl",
+                "test6.jsonl",
+            ],
+            rows: 1055,
+            layout: HubLayout::LiveCodeBench,
+        }),
+        dedup: false,
+        // unused: the local copy is a folder of the hub's files, read in the hub layout
+        fields: || fm("question_content", AnswerSource::Json("private_test_cases".into()), None, None),
+    },
+    Preset {
+        name: "livecodebench_v6",
+        file: "livecodebench",
+        records: None,
+        has_worked_solution: false,
+        source: "hub livecodebench/code_generation_lite: a folder holding its test6.jsonl",
+        hub: Some(HubSource {
+            repo: "livecodebench/code_generation_lite",
+            revision: "0fe84c3912ea0c4d4a78037083943e8f0c4dd505",
+            files: &["test6.jsonl"],
+            rows: 175,
+            layout: HubLayout::LiveCodeBench,
+        }),
+        dedup: false,
+        // unused: the local copy is a folder of the hub's files, read in the hub layout
+        fields: || fm("question_content", AnswerSource::Json("private_test_cases".into()), None, None),
     },
     Preset {
         name: "codeforces",
@@ -407,6 +672,8 @@ pub const PRESETS: &[Preset] = &[
         records: Some(408),
         has_worked_solution: false,
         source: "github agentica-project/rllm rllm/data/test/code/codeforces.json",
+        hub: None,
+        dedup: false,
         fields: || fm("problem", AnswerSource::Json("tests".into()), None, None),
     },
     Preset {
@@ -415,6 +682,8 @@ pub const PRESETS: &[Preset] = &[
         records: Some(200),
         has_worked_solution: false,
         source: "github agentica-project/rllm rllm/data/test/code/leetcode.json",
+        hub: None,
+        dedup: false,
         fields: || {
             fm(
                 "problem",
@@ -441,60 +710,238 @@ pub fn preset(name: &str) -> Result<&'static Preset, DataError> {
         })
 }
 
-/// The Hugging Face dataset repository and file of a preset, when one holds the same records
-/// with the same fields (the caller downloads it when the data directory lacks the file):
-///
-/// | preset | repository | file |
-/// |---|---|---|
-/// | `math500` | `HuggingFaceH4/MATH-500` | `test.jsonl` |
-/// | `gsm8k` | `openai/gsm8k` | `main/test-00000-of-00001.parquet` |
-/// | `gsm8k_train` | `openai/gsm8k` | `main/train-00000-of-00001.parquet` |
-///
-/// The other presets have none: their copies on the hub differ from the files SOURCES.md
-/// describes (DAPO-Math-17k's hub parquet repeats the 17,917 rows 100 times and keeps DAPO's
-/// prompt wrapper; the AIME and code sets are not published there in these layouts).
-pub fn hub_source(name: &str) -> Option<(&'static str, &'static str)> {
-    match name {
-        "math500" => Some(("HuggingFaceH4/MATH-500", "test.jsonl")),
-        "gsm8k" => Some(("openai/gsm8k", "main/test-00000-of-00001.parquet")),
-        "gsm8k_train" => Some(("openai/gsm8k", "main/train-00000-of-00001.parquet")),
-        _ => None,
-    }
+/// The pinned hub copy of preset `name` (None: an unknown name, or a preset with a local
+/// copy only).
+pub fn hub_source(name: &str) -> Option<&'static HubSource> {
+    PRESETS
+        .iter()
+        .find(|p| p.name == name)
+        .and_then(|p| p.hub.as_ref())
 }
 
-/// Loads a named preset from `data_dir`. A missing file is a [`DataError::PresetMissing`]
-/// that says which file to put where (this function does not download; see [`hub_source`]).
+/// Loads a named preset from its local copy in `data_dir`. A missing file is a
+/// [`DataError::PresetMissing`] that says which file to put where (this function does not
+/// download; see [`hub_source`] and [`load_hub_files`]).
 pub fn load_preset(name: &str, data_dir: &Path) -> Result<Dataset, DataError> {
     let p = preset(name)?;
     let path = data_dir.join(p.file);
     if !path.exists() {
+        let source_hint = match &p.hub {
+            Some(h) => format!(
+                "{}; or leave it out and the hub copy is read (hub dataset {} revision {})",
+                p.source, h.repo, h.revision
+            ),
+            None => p.source.to_string(),
+        };
         return Err(DataError::PresetMissing {
             preset: p.name.to_string(),
             expected: path,
             data_dir: data_dir.to_path_buf(),
             file: p.file.to_string(),
-            source_hint: p.source.to_string(),
+            source_hint,
         });
     }
     load_preset_file(name, &path)
 }
 
-/// Loads preset `name`'s records from `path` (its file in a data directory or the file
-/// [`hub_source`] names, downloaded), with the preset's fields and name.
+/// Loads preset `name`'s records from `path`, a file in the local copy's layout, with the
+/// preset's fields, name and [`Preset::dedup`].
 pub fn load_preset_file(name: &str, path: &Path) -> Result<Dataset, DataError> {
     let p = preset(name)?;
-    let mut ds = if p.name == "matharena_aime25" {
+    if let Some(
+        hub @ HubSource {
+            layout: HubLayout::LiveCodeBench,
+            ..
+        },
+    ) = &p.hub
+    {
+        // the local copy is a folder holding the hub's files
+        let files: Vec<PathBuf> = hub.files.iter().map(|f| path.join(f)).collect();
+        return load_hub_files(name, &files);
+    }
+    let ds = if p.name == "matharena_aime25" {
         load_matharena(path)?
     } else {
         load_file(path, &p.fields())?
     };
+    Ok(finish(p, ds, &[path]))
+}
+
+/// Loads preset `name` from the files of its hub copy, downloaded: `files[i]` is the local
+/// path of `hub.files[i]`. Rows are read in the layout of [`HubSource::layout`]; an error
+/// names the preset, the repository, the file and the row and field at fault.
+pub fn load_hub_files(name: &str, files: &[PathBuf]) -> Result<Dataset, DataError> {
+    let p = preset(name)?;
+    let hub = p.hub.as_ref().ok_or_else(|| DataError::NoHubSource {
+        preset: p.name.to_string(),
+    })?;
+    if files.len() != hub.files.len() {
+        return Err(DataError::InPreset {
+            preset: p.name.to_string(),
+            repo: hub.repo.to_string(),
+            source: Box::new(DataError::BadFile {
+                path: PathBuf::from(hub.files.join(", ")),
+                reason: format!("expected {} files, got {}", hub.files.len(), files.len()),
+            }),
+        });
+    }
+    let in_preset = |e: DataError| DataError::InPreset {
+        preset: p.name.to_string(),
+        repo: hub.repo.to_string(),
+        source: Box::new(e),
+    };
+    let mut all = Dataset {
+        name: p.name.to_string(),
+        problems: Vec::new(),
+        skipped: Vec::new(),
+        duplicates: 0,
+    };
+    for path in files {
+        let ds = match hub.layout {
+            HubLayout::Fields(fields) => load_file(path, &fields()),
+            HubLayout::DapoWrapped => load_dapo_wrapped(path),
+            HubLayout::LiveCodeBench => load_livecodebench(path),
+        }
+        .map_err(in_preset)?;
+        let file = path
+            .file_name()
+            .map_or_else(String::new, |f| f.to_string_lossy().to_string());
+        all.problems.extend(ds.problems);
+        all.duplicates += ds.duplicates;
+        all.skipped
+            .extend(ds.skipped.into_iter().map(|s| format!("{file}: {s}")));
+    }
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    Ok(finish(p, all, &paths))
+}
+
+/// The preset's name, data source and de-duplication, for either copy.
+fn finish(p: &Preset, mut ds: Dataset, paths: &[&Path]) -> Dataset {
     ds.name = p.name.to_string();
+    let stems: Vec<String> = paths.iter().map(|path| file_stem(path)).collect();
     for prob in &mut ds.problems {
-        if prob.data_source.is_empty() || prob.data_source == file_stem(path) {
+        if prob.data_source.is_empty() || stems.contains(&prob.data_source) {
             prob.data_source = p.name.to_string();
         }
     }
-    Ok(ds)
+    if p.dedup {
+        let mut seen = std::collections::HashSet::new();
+        let before = ds.problems.len();
+        ds.problems.retain(|q| seen.insert(dedup_key(q)));
+        ds.duplicates += before - ds.problems.len();
+    }
+    ds
+}
+
+/// The key of [`Preset::dedup`]: the prompt text with runs of whitespace made one space and
+/// the ends trimmed, and the trimmed answer (DAPO-Math-17k's local copy differs from the hub
+/// copy only in whitespace around some problems).
+pub fn dedup_key(p: &Problem) -> (String, String) {
+    let text = p
+        .prompt
+        .text()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (text, p.answer.trim().to_string())
+}
+
+/// verl parquet rows whose user message is DAPO's wrapper around the problem: the wrapper is
+/// removed (see [`HubLayout::DapoWrapped`]). Rows are de-duplicated as they are read
+/// ([`dedup_key`]), so the 100 repeats of the hub file never sit in memory.
+fn load_dapo_wrapped(path: &Path) -> Result<Dataset, DataError> {
+    let fields = FieldMap::verl();
+    let stem = file_stem(path);
+    let mut problems = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut duplicates = 0;
+    for_each_record(path, |at, index, value| {
+        let bad = |reason: String| DataError::BadRecord {
+            path: path.to_path_buf(),
+            at: at.clone(),
+            reason,
+        };
+        let mut prob = match to_problem(&value, &fields, &stem, index) {
+            Ok(p) => p,
+            Err(RecordError::NoAnswer(reason)) => {
+                skipped.push(format!("{at}: {reason}"));
+                return Ok(());
+            }
+            Err(RecordError::Bad(reason)) => return Err(bad(reason)),
+        };
+        let Prompt::Chat(msgs) = &mut prob.prompt else {
+            return Err(bad(
+                "field `prompt`: expected a list of chat messages".into()
+            ));
+        };
+        let Some((i, user)) = msgs
+            .iter_mut()
+            .enumerate()
+            .rev()
+            .find(|(_, m)| m.role == "user")
+        else {
+            return Err(bad("field `prompt`: no message with role `user`".into()));
+        };
+        let bare = user
+            .content
+            .strip_prefix(DAPO_PREFIX)
+            .and_then(|t| t.strip_suffix(DAPO_SUFFIX))
+            .ok_or_else(|| {
+                bad(format!(
+                    "field `prompt.{i}.content`: not DAPO's prompt wrapper (expected the text to \
+                     start with {DAPO_PREFIX:?} and end with {DAPO_SUFFIX:?})"
+                ))
+            })?;
+        user.content = bare.to_string();
+        if seen.insert(dedup_key(&prob)) {
+            problems.push(prob);
+        } else {
+            duplicates += 1;
+        }
+        Ok(())
+    })?;
+    Ok(Dataset {
+        name: stem,
+        problems,
+        skipped,
+        duplicates,
+    })
+}
+
+/// LiveCodeBench's jsonl, read line by line ([`crate::livecodebench`]).
+fn load_livecodebench(path: &Path) -> Result<Dataset, DataError> {
+    use crate::livecodebench::{row_to_problem, RowOutcome};
+    let io = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let reader = BufReader::new(File::open(path).map_err(io)?);
+    let mut problems = Vec::new();
+    let mut skipped = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(io)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: String| DataError::BadRecord {
+            path: path.to_path_buf(),
+            at: format!("line {}", i + 1),
+            reason,
+        };
+        let v: Value =
+            serde_json::from_str(&line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+        match row_to_problem(&v).map_err(bad)? {
+            RowOutcome::Problem(p) => problems.push(*p),
+            RowOutcome::Skipped(why) => skipped.push(format!("line {}: {why}", i + 1)),
+        }
+    }
+    Ok(Dataset {
+        name: file_stem(path),
+        problems,
+        skipped,
+        duplicates: 0,
+    })
 }
 
 fn file_stem(path: &Path) -> String {
@@ -510,11 +957,10 @@ fn file_stem(path: &Path) -> String {
 
 /// Loads a jsonl, json-array or parquet file (format by extension) with the given fields.
 pub fn load_file(path: &Path, fields: &FieldMap) -> Result<Dataset, DataError> {
-    let records = read_records(path)?;
     let stem = file_stem(path);
-    let mut problems = Vec::with_capacity(records.len());
+    let mut problems = Vec::new();
     let mut skipped = Vec::new();
-    for (at, index, value) in records {
+    for_each_record(path, |at, index, value| {
         match to_problem(&value, fields, &stem, index) {
             Ok(p) => problems.push(p),
             Err(RecordError::NoAnswer(reason)) => skipped.push(format!("{at}: {reason}")),
@@ -526,11 +972,13 @@ pub fn load_file(path: &Path, fields: &FieldMap) -> Result<Dataset, DataError> {
                 })
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(Dataset {
         name: stem,
         problems,
         skipped,
+        duplicates: 0,
     })
 }
 
@@ -551,6 +999,20 @@ pub const MAX_PROMPT_BYTES: usize = 4 << 20;
 /// either error names the file and the line (a json file that is not UTF-8: the line and
 /// column of the first invalid byte).
 pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
+    let mut out = Vec::new();
+    for_each_record(path, |at, index, v| {
+        out.push((at, index, v));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` on every record of a file in order (see [`read_records`]) without holding them
+/// all: a large file (DAPO-Math-17k's 1.79M-row hub parquet) is read in constant memory.
+pub fn for_each_record(
+    path: &Path,
+    mut f: impl FnMut(String, usize, Value) -> Result<(), DataError>,
+) -> Result<(), DataError> {
     let io = |source| DataError::Io {
         path: path.to_path_buf(),
         source,
@@ -558,7 +1020,7 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
     match FileFormat::from_path(path)? {
         FileFormat::Jsonl => {
             let mut reader = BufReader::new(File::open(path).map_err(io)?);
-            let mut out = Vec::new();
+            let mut index = 0;
             let mut buf = Vec::new();
             for i in 1.. {
                 let at = format!("line {i}");
@@ -595,10 +1057,10 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
                 }
                 let v: Value =
                     serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-                let index = out.len();
-                out.push((at, index, v));
+                f(at, index, v)?;
+                index += 1;
             }
-            Ok(out)
+            Ok(())
         }
         FileFormat::JsonArray => {
             let bytes = std::fs::read(path).map_err(io)?;
@@ -626,17 +1088,19 @@ pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataErro
                     reason: "expected a JSON array of records".into(),
                 });
             };
-            Ok(items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (format!("element {i}"), i, v))
-                .collect())
+            for (i, v) in items.into_iter().enumerate() {
+                f(format!("element {i}"), i, v)?;
+            }
+            Ok(())
         }
-        FileFormat::Parquet => read_parquet(path),
+        FileFormat::Parquet => for_each_parquet_row(path, f),
     }
 }
 
-fn read_parquet(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
+fn for_each_parquet_row(
+    path: &Path,
+    mut f: impl FnMut(String, usize, Value) -> Result<(), DataError>,
+) -> Result<(), DataError> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let bad = |reason: String| DataError::BadFile {
         path: path.to_path_buf(),
@@ -651,16 +1115,15 @@ fn read_parquet(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
     let rows = reader
         .get_row_iter(None)
         .map_err(|e| bad(format!("cannot read rows: {e}")))?;
-    let mut out = Vec::new();
     for (i, row) in rows.enumerate() {
         let row = row.map_err(|e| DataError::BadRecord {
             path: path.to_path_buf(),
             at: format!("row {i}"),
             reason: format!("cannot decode: {e}"),
         })?;
-        out.push((format!("row {i}"), i, row_to_json(&row)));
+        f(format!("row {i}"), i, row_to_json(&row))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn row_to_json(row: &parquet::record::Row) -> Value {
@@ -842,6 +1305,12 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
             crate::math::last_boxed(&text)
                 .ok_or_else(|| format!("field `{apath}`: no \\boxed{{...}} in the text"))?
         }
+        AnswerSource::LastBoxedOrSkip(_) => {
+            let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;
+            crate::math::last_boxed(&text).ok_or_else(|| {
+                RecordError::NoAnswer(format!("field `{apath}`: no \\boxed{{...}} in the text"))
+            })?
+        }
         AnswerSource::AfterHashes(_) => {
             let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;
             let pos = text
@@ -909,6 +1378,7 @@ pub fn load_matharena(dir: &Path) -> Result<Dataset, DataError> {
         name: "matharena_aime25".into(),
         problems,
         skipped: Vec::new(),
+        duplicates: 0,
     })
 }
 
@@ -1103,6 +1573,97 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains(DATA_DIR_ENV), "{err}");
+    }
+
+    #[test]
+    fn no_data_dir_without_flag_or_variable() {
+        let err = resolve_data_dir_from(None, None).unwrap_err().to_string();
+        assert!(
+            err.contains("--data-dir") && err.contains(DATA_DIR_ENV),
+            "{err}"
+        );
+        let err = resolve_data_dir_from(None, Some(Path::new("")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(DATA_DIR_ENV), "{err}");
+    }
+
+    /// The wrapper stripped from DAPO-Math-17k's hub prompts is exactly what the `dapo`
+    /// template puts around a problem.
+    #[test]
+    fn dapo_wrapper_is_the_dapo_template() {
+        let problem = "Find $x$ if $2x = 4$.";
+        assert_eq!(
+            crate::PromptTemplate::Dapo.render(problem),
+            format!("{DAPO_PREFIX}{problem}{DAPO_SUFFIX}")
+        );
+    }
+
+    #[test]
+    fn dapo_hub_rows_are_unwrapped_and_deduplicated() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrap = |q: &str| format!("{DAPO_PREFIX}{q}{DAPO_SUFFIX}");
+        let rows: Vec<Value> = [
+            (wrap("What is $1+1$?"), "2"),
+            (wrap("What is $2+2$?"), "4"),
+            (wrap(" What  is $1+1$?\n"), "2"), // whitespace variant: a duplicate
+            (wrap("What is $1+1$?"), "3"),     // same text, other answer: kept
+            (wrap("What is $1+1$?"), "2"),
+        ]
+        .iter()
+        .map(|(p, a)| {
+            serde_json::json!({"prompt": [{"role": "user", "content": p}],
+                               "reward_model": {"ground_truth": a}, "data_source": "math_dapo"})
+        })
+        .collect();
+        let p = write(dir.path(), "d.json", &Value::Array(rows).to_string());
+        let ds = load_hub_files("dapo_math_17k", &[p]).unwrap();
+        let got: Vec<(&str, &str)> = ds
+            .problems
+            .iter()
+            .map(|q| (q.prompt.text(), q.answer.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("What is $1+1$?", "2"),
+                ("What is $2+2$?", "4"),
+                ("What is $1+1$?", "3")
+            ]
+        );
+        assert_eq!(ds.duplicates, 2);
+        assert_eq!(ds.name, "dapo_math_17k");
+        // a row without the wrapper names the row and the field
+        let p = write(
+            dir.path(),
+            "e.json",
+            r#"[{"prompt": [{"role": "user", "content": "bare"}], "reward_model": {"ground_truth": "1"}}]"#,
+        );
+        let err = load_hub_files("dapo_math_17k", &[p])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("preset dapo_math_17k (hub dataset BytedTsinghua-SIA/DAPO-Math-17k):")
+                && err.contains("e.json: element 0: field `prompt.0.content`: not DAPO's"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_hub_source_is_pinned_and_has_files() {
+        for p in PRESETS {
+            let Some(h) = &p.hub else { continue };
+            assert!(h.repo.split('/').count() == 2, "{}", p.name);
+            assert!(!h.files.is_empty() && h.rows > 0, "{}", p.name);
+            let sha = h.revision.len() == 40 && h.revision.chars().all(|c| c.is_ascii_hexdigit());
+            // only Polaris-53K has no known commit (docs/data.md)
+            assert!(
+                sha || (p.name == "polaris" && h.revision == "main"),
+                "{}",
+                p.name
+            );
+        }
+        assert!(load_hub_files("aime24_polaris", &[]).is_err());
     }
 
     #[test]

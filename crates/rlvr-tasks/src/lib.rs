@@ -2,8 +2,11 @@
 //! references, and the verifiers that turn a sampled response into a reward.
 //!
 //! - [`data`]: loading problems from jsonl, json arrays and parquet (verl's layout), with
-//!   configurable field names, the named presets of the data directory, and its
-//!   resolution ([`resolve_data_dir`], docs/data.md).
+//!   configurable field names; the named presets, read from a local data directory
+//!   ([`resolve_data_dir`]: `--data-dir`, `RLVR_DATA_DIR`) or from their pinned Hugging Face
+//!   hub copies in those copies' own layouts (docs/data.md).
+//! - [`livecodebench`]: LiveCodeBench's code-generation rows, with [`pickle`], a reader that
+//!   accepts only a pickle of one `str` (never unpickling).
 //! - [`math`]: answer extraction, normalization and equivalence for math answers
 //!   ([`math::verify`]), and [`MathVerifier`].
 //! - [`testbed`]: the generated arithmetic task that a small model learns on a CPU, with a
@@ -26,13 +29,15 @@
 
 pub mod code;
 pub mod data;
+pub mod livecodebench;
 pub mod math;
+pub mod pickle;
 pub mod reward;
 pub mod testbed;
 
 pub use data::{
-    load_file, load_preset, resolve_data_dir, AnswerSource, DataError, FieldMap, FileFormat,
-    Preset, PRESETS,
+    load_file, load_hub_files, load_preset, resolve_data_dir, AnswerSource, DataError, FieldMap,
+    FileFormat, HubLayout, HubSource, Preset, PRESETS,
 };
 pub use reward::{RewardConfig, RewardError, RewardFn, RewardKind};
 
@@ -88,8 +93,12 @@ pub struct Dataset {
     pub name: String,
     pub problems: Vec<Problem>,
     /// Records left out because their answer is null or empty, as `<location>: <reason>`
-    /// (`element 886: field `answer` is null`). Callers should report them.
+    /// (`element 886: field `answer` is null`), or because the task cannot score them
+    /// (a LiveCodeBench row with no usable tests). Callers should report them.
     pub skipped: Vec<String>,
+    /// Rows dropped as repeats of an earlier (prompt text, answer) pair (presets with
+    /// [`Preset::dedup`]; 0 otherwise).
+    pub duplicates: usize,
 }
 
 impl Dataset {

@@ -144,8 +144,8 @@ pub struct DataConfig {
     /// `"testbed"` (generated arithmetic problems), an rlvr-tasks preset name
     /// (`dapo-math-17k`, `math500`, ...) or a file (.jsonl, .json, .parquet).
     pub train_files: String,
-    /// Data directory for local copies of presets; unset: `--data-dir`, else `RLVR_DATA_DIR`,
-    /// else none (presets come from the Hugging Face hub, docs/data.md).
+    /// Data directory holding local copies of presets; unset: `--data-dir`, else
+    /// `RLVR_DATA_DIR`, else none (presets come from their pinned hub copies, docs/data.md).
     pub data_dir: Option<PathBuf>,
     /// Prompt template around the problem text: `dapo`, `qwen-boxed` or `raw`.
     pub prompt_template: String,

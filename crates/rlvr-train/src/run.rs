@@ -30,7 +30,8 @@ pub struct TrainOptions {
     pub overrides: Vec<String>,
     /// Continue the run in this directory from its last checkpoint.
     pub resume: Option<PathBuf>,
-    /// Data directory (else `RLVR_DATA_DIR`, else `../shared/data`).
+    /// Data directory of local preset copies (else `RLVR_DATA_DIR`, else none: presets come
+    /// from their pinned hub copies, docs/data.md).
     pub data_dir: Option<PathBuf>,
     /// Stop after this many GRPO steps in this session, as if interrupted (tests).
     pub stop_after: Option<usize>,
@@ -178,9 +179,12 @@ fn template(cfg: &TrainConfig) -> Result<PromptTemplate, TrainError> {
 /// and no `answer`, code problems in the layout of the code presets (`problem`, `tests`,
 /// optional `solutions`, `id`, `data_source`).
 ///
-/// A preset whose file is not in the
-/// data directory is downloaded from its Hugging Face dataset repository when it has one
-/// (`rlvr_tasks::data::hub_source`; `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` honoured).
+/// A preset is read from its local copy when a data directory (`data_dir`, else
+/// `RLVR_DATA_DIR`) holds it, else from its pinned Hugging Face hub copy, downloaded into the
+/// hub cache at the pinned revision (`rlvr_tasks::data::hub_source`; `HF_ENDPOINT`,
+/// `HF_TOKEN`, `HF_HUB_OFFLINE` honoured) and read in that copy's own layout. When neither
+/// can be read, one error per preset names the local path, the repository, the revision, why
+/// the hub copy failed, and the `hf download` command that fetches it (docs/data.md).
 pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, TrainError> {
     load_dataset_with(name, data_dir, &rlvr_model::hub::HubOptions::from_env())
 }
@@ -216,27 +220,46 @@ pub fn load_dataset_with(
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
         }));
     }
+    let preset = rlvr_tasks::data::preset(name)?;
     let local =
         rlvr_tasks::resolve_data_dir(data_dir).and_then(|dir| rlvr_tasks::load_preset(name, &dir));
-    match (local, rlvr_tasks::data::hub_source(name)) {
-        (
-            Err(
-                missing @ (rlvr_tasks::DataError::PresetMissing { .. }
-                | rlvr_tasks::DataError::NoDataDir { .. }),
-            ),
-            Some((repo, file)),
-        ) => {
-            let kind = rlvr_model::hub::RepoType::Dataset;
-            let path = rlvr_model::hub::fetch_file(hub, kind, repo, "main", file).map_err(|e| {
-                TrainError::Data(rlvr_tasks::DataError::BadFile {
-                    path: PathBuf::from(name),
-                    reason: format!("{missing}; and from the hub: {e}"),
-                })
-            })?;
-            Ok(rlvr_tasks::data::load_preset_file(name, &path)?)
+    let (missing, src) = match (local, &preset.hub) {
+        (Err(rlvr_tasks::DataError::PresetMissing { expected, .. }), Some(src)) => (
+            format!("no local copy ({} does not exist)", expected.display()),
+            src,
+        ),
+        (Err(rlvr_tasks::DataError::NoDataDir { reason }), Some(src)) => {
+            (format!("no local copy ({reason})"), src)
         }
-        (local, _) => Ok(local?),
+        (local, _) => return Ok(local?),
+    };
+    let kind = rlvr_model::hub::RepoType::Dataset;
+    let mut files = Vec::with_capacity(src.files.len());
+    for file in src.files {
+        let path =
+            rlvr_model::hub::fetch_file(hub, kind, src.repo, src.revision, file).map_err(|e| {
+                rlvr_tasks::DataError::HubUnavailable(Box::new(rlvr_tasks::data::HubMiss {
+                    preset: name.to_string(),
+                    local: missing.clone(),
+                    repo: src.repo.to_string(),
+                    revision: src.revision.to_string(),
+                    files: src.files.join(" "),
+                    file: preset.file.to_string(),
+                    // offline, a cache miss is the only failure: say so without hub.rs's advice
+                    reason: if hub.offline {
+                        format!(
+                            "HF_HUB_OFFLINE is set and the Hugging Face cache ({}) does not hold \
+                             {file} at that revision",
+                            hub.cache.display()
+                        )
+                    } else {
+                        e.to_string()
+                    },
+                }))
+            })?;
+        files.push(path);
     }
+    Ok(rlvr_tasks::load_hub_files(name, &files)?)
 }
 
 /// The file behind `data.train_files`: the preset's file in the data directory, else the
@@ -1065,31 +1088,52 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
         )?,
     }
     let data_dir = opts.data_dir.as_deref().or(cfg.data.data_dir.as_deref());
-    let ds = load_dataset(&cfg.data.train_files, data_dir)?;
+    // every dataset is loaded before any error is returned, so each missing one is named
+    let train = load_dataset(&cfg.data.train_files, data_dir);
+    let evals: Vec<(&String, Result<Dataset, TrainError>)> = cfg
+        .eval
+        .datasets
+        .iter()
+        .map(|name| (name, load_dataset(name, data_dir)))
+        .collect();
+    let failed = usize::from(train.is_err()) + evals.iter().filter(|(_, e)| e.is_err()).count();
+    if failed > 1 {
+        if let Err(e) = &train {
+            w(out, format!("train data: {e}"))?;
+        }
+        for (name, e) in &evals {
+            if let Err(e) = e {
+                w(out, format!("eval data: {name}: {e}"))?;
+            }
+        }
+    }
+    let ds = train?;
     // the reward of each problem (checked: no tests, no sandbox, ... are errors here)
     let rf = cfg.reward.reward_fn()?;
     let routes = rf.check(&ds.problems)?;
     w(
         out,
         format!(
-            "train data: {}: {} problems; reward {}: {routes}",
+            "train data: {}: {} problems{}; reward {}: {routes}",
             ds.name,
             ds.len(),
+            left_out(&ds),
             rf.kind(),
         ),
     )?;
     if let Some(line) = unsandboxed_notice(&cfg.reward, routes.code) {
         w(out, line)?;
     }
-    for name in &cfg.eval.datasets {
-        let e = load_dataset(name, data_dir)?;
+    for (name, e) in evals {
+        let e = e?;
         let routes = rf.check(&e.problems)?;
         w(
             out,
             format!(
-                "eval data: {}: {} problems; reward: {routes}",
+                "eval data: {}: {} problems{}; reward: {routes}",
                 name,
-                e.len()
+                e.len(),
+                left_out(&e)
             ),
         )?;
     }
@@ -1115,6 +1159,27 @@ pub fn dry_run(opts: &TrainOptions, out: &mut dyn Write) -> Result<(), TrainErro
     }
     w(out, "dry run: ok".to_string())?;
     Ok(())
+}
+
+/// What loading left out of a dataset, for the dry run: ` (N repeated rows dropped, M rows
+/// skipped)`, or nothing.
+fn left_out(ds: &Dataset) -> String {
+    let mut parts = Vec::new();
+    if ds.duplicates > 0 {
+        parts.push(format!("{} repeated rows dropped", ds.duplicates));
+    }
+    if !ds.skipped.is_empty() {
+        parts.push(format!(
+            "{} rows skipped, first: {}",
+            ds.skipped.len(),
+            ds.skipped[0]
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
 }
 
 /// The `--dry-run` memory plan of `cfg` for a model of shape `qc` (`memory_plan.rs`).

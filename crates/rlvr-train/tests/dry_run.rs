@@ -42,7 +42,7 @@ fn gpu_configs_pass_dry_run() {
         dry_run(&opts, &mut out).unwrap_or_else(|e| panic!("{file}: {e}"));
         let text = String::from_utf8(out).unwrap();
         assert!(
-            text.contains("train data: dapo_math_17k: 17917 problems"),
+            text.contains("train data: dapo_math_17k: 17200 problems (717 repeated rows dropped)"),
             "{file}:\n{text}"
         );
         assert!(text.contains("--- prompt 3 of 3"), "{file}:\n{text}");

@@ -1,11 +1,11 @@
 //! Dataset presets missing from the data directory come from their Hugging Face dataset
-//! repository, here a loopback server (rlvr-model's tests/common/hub_server.rs) serving the
+//! repository, here a loopback server (tests/common/hub_server.rs) serving the
 //! hub's URL layout from a temporary directory.
 
-#[path = "../../rlvr-model/tests/common/hub_server.rs"]
+#[path = "common/hub_server.rs"]
 mod hub_server;
 
-use hub_server::{HubServer, COMMIT};
+use hub_server::HubServer;
 use rlvr_model::hub::HubOptions;
 use rlvr_train::run::load_dataset_with;
 
@@ -46,22 +46,22 @@ fn a_missing_preset_downloads_from_its_dataset_repository() {
     let log = server.take_log();
     assert!(
         log.iter()
-            .any(|l| l.starts_with("GET /datasets/HuggingFaceH4/MATH-500/resolve/main/test.jsonl")),
+            .any(|l| l.starts_with("GET /datasets/HuggingFaceH4/MATH-500/resolve/ff5b20257d8185524591543f8ff5993951537bb8/test.jsonl")),
         "{log:?}"
     );
     assert!(cache
-        .join(format!(
-            "datasets--HuggingFaceH4--MATH-500/snapshots/{COMMIT}/test.jsonl"
-        ))
+        .join(
+            "datasets--HuggingFaceH4--MATH-500/snapshots/ff5b20257d8185524591543f8ff5993951537bb8/test.jsonl"
+        )
         .is_file());
     // again: from the cache, no request
     let again = load_dataset_with("math500", Some(&data_dir), &opts).unwrap();
     assert_eq!(again.problems.len(), 2);
     assert!(server.take_log().is_empty());
-    // a preset without a hub source keeps the local-only error
-    let err = load_dataset_with("aime24", Some(&data_dir), &opts)
+    // a preset without a hub copy keeps the local-only error
+    let err = load_dataset_with("aime24_polaris", Some(&data_dir), &opts)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("aime24/test.jsonl"), "{err}");
+    assert!(err.contains("aime24/aime24.parquet"), "{err}");
     assert!(server.take_log().is_empty());
 }
