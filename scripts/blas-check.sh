@@ -10,7 +10,7 @@ set -euo pipefail
 bin=${1:-target/release/rlvr}
 [ -x "$bin" ] || { echo "blas-check: $bin is not an executable"; exit 1; }
 # a matmul benchmark small enough to take a second: its first line names the library
-header() { "$@" bench matmul --tokens 64 --reps 1 | head -n 1; }
+header() { local out; out=$("$@" bench matmul --tokens 64 --reps 1); echo "${out%%$'\n'*}"; }
 
 if ldd "$bin" | grep -i 'blas'; then
     echo "blas-check: FAILED: $bin is linked against a BLAS library (above)"
@@ -31,8 +31,9 @@ case $with in
 esac
 
 real=$(readlink -f "$lib")
-if without=$(unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@" bench matmul --tokens 64 --reps 1 | head -n 1' \
+if without=$(unshare -m sh -c 'mount --bind /dev/null "$1" && shift && "$@" bench matmul --tokens 64 --reps 1' \
         sh "$real" "$bin" 2>/dev/null); then
+    without=${without%%$'\n'*}
     how="library hidden by a bind mount of /dev/null over $real"
 else
     without=$(RLVR_BLAS=/nonexistent/libopenblas.so.0 header "$bin")

@@ -101,7 +101,17 @@ fn pin_thread_count() {
     }
 }
 
+/// A closed output pipe (`rlvr ... | head`) ends the process quietly, as it ends `cat`:
+/// Rust ignores SIGPIPE, which turns the closed pipe into a panic in the next `println!`.
+fn quiet_on_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     tune_malloc();
     pin_thread_count();
     let cli = Cli::parse();

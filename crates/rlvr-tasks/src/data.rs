@@ -2,7 +2,7 @@
 //! named presets, their local copies and their Hugging Face hub copies. The contract of every
 //! preset (repository, revision, files, rows, fields) is docs/data.md.
 //!
-//! # Data directory (DESIGN.md section 5)
+//! # Data directory (docs/data.md)
 //! A data directory holds local copies of presets, each at its [`Preset::file`].
 //! [`resolve_data_dir`] takes, in order: an explicit path (a `--data-dir` flag), then the
 //! `RLVR_DATA_DIR` environment variable; with neither there is no data directory and every

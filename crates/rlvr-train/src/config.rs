@@ -155,7 +155,8 @@ pub struct DataConfig {
     /// Extra variables for the chat template, verl's `apply_chat_template_kwargs`
     /// (`{ enable_thinking = false }` turns Qwen3's thinking off).
     pub chat_template_kwargs: serde_json::Map<String, serde_json::Value>,
-    /// Prompts longer than this many tokens are dropped from training (verl `max_prompt_length`).
+    /// Prompts longer than this many tokens are dropped from training (verl `max_prompt_length`);
+    /// 0 = no limit (the data loader still refuses prompts over 4 MiB).
     pub max_prompt_length: usize,
     /// Shuffle the training set each epoch (seeded by `trainer.seed`).
     pub shuffle: bool,
@@ -815,13 +816,12 @@ impl TrainConfig {
     /// machine ([`max_reward_workers`]).
     fn validate_sizes(&self) -> Result<(), ConfigError> {
         let (m, d, t) = (&self.model, &self.data, &self.trainer);
-        let positive: [(&str, usize); 9] = [
+        let positive: [(&str, usize); 8] = [
             ("model.hidden_size", m.hidden_size),
             ("model.num_hidden_layers", m.num_hidden_layers),
             ("model.num_attention_heads", m.num_attention_heads),
             ("model.intermediate_size", m.intermediate_size),
             ("model.max_position_embeddings", m.max_position_embeddings),
-            ("data.max_prompt_length", d.max_prompt_length),
             ("data.testbed_train_size", d.testbed_train_size),
             ("trainer.keep_checkpoints", t.keep_checkpoints),
             ("trainer.warm_start_batch_size", t.warm_start_batch_size),
@@ -856,7 +856,7 @@ impl TrainConfig {
             return Err(ConfigError::Invalid {
                 key: "reward.num_workers".into(),
                 message: format!(
-                    "{} workers: at most {most} here (4 per core; 0 = one per core)",
+                    "{} workers: at most {most} here (4 per core, at least 64; 0 = one per core)",
                     self.reward.num_workers
                 ),
             });
@@ -886,11 +886,10 @@ impl TrainConfig {
     }
 }
 
-/// The most `reward.num_workers` allowed: 4 per core (each worker is a thread and, with code
-/// rewards, a sandboxed process, which mostly waits on its program; more than that only
-/// queues).
+/// The most `reward.num_workers` allowed: [`rlvr_tasks::reward::max_workers`] (4 per core, at
+/// least the sandbox slots), the count the scoring pool itself accepts.
 pub fn max_reward_workers() -> usize {
-    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+    rlvr_tasks::reward::max_workers()
 }
 
 /// Deserializes one section; an error names the key it is about.
@@ -1078,7 +1077,6 @@ mod tests {
                 "model.max_position_embeddings=0",
                 "model.max_position_embeddings",
             ),
-            ("data.max_prompt_length=0", "data.max_prompt_length"),
             ("trainer.keep_checkpoints=0", "trainer.keep_checkpoints"),
             ("trainer.warm_start_lr=nan", "trainer.warm_start_lr"),
             (
