@@ -61,6 +61,19 @@ pub struct PhaseTimes {
     pub checkpoint_s: f64,
 }
 
+impl PhaseTimes {
+    /// Seconds over all phases.
+    pub fn total(&self) -> f64 {
+        self.setup_s
+            + self.warm_start_s
+            + self.rollout_s
+            + self.reward_s
+            + self.train_s
+            + self.eval_s
+            + self.checkpoint_s
+    }
+}
+
 /// Position in the epoch-wise shuffled order of the training set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DataOrderState {

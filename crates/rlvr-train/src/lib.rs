@@ -6,7 +6,8 @@
 //! [`loss`] (the per-token policy loss on tensors, mirroring `rlvr_core::policy_loss`),
 //! [`checkpoint`] (atomic, exactly resumable), [`metrics`] (`metrics.jsonl`), [`eval`]
 //! (mean@k / pass@k on held-out problems), [`warm_start`] (supervised start of the testbed
-//! model) and [`run`] (what `rlvr train` does end to end).
+//! model) and [`run`] (what `rlvr train` does end to end, over the set-up every task shares in
+//! `setup.rs` and the progress output in `ui.rs`).
 //!
 //! Out of scope: the math of advantages, aggregation weights and diagnostics (rlvr-core), the
 //! model and sampler (rlvr-model), datasets and verifiers (rlvr-tasks).
@@ -32,7 +33,9 @@ pub mod metrics;
 pub mod optim;
 pub mod policy;
 pub mod run;
+mod setup;
 pub mod testbed;
+mod ui;
 pub mod warm_start;
 
 pub use config::{ConfigError, TrainConfig};

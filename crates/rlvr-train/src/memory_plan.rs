@@ -471,6 +471,19 @@ pub fn known_shape(path: &str) -> Option<QwenConfig> {
     QwenConfig::from_json(&json, std::path::Path::new("built-in shape")).ok()
 }
 
+/// The `--dry-run` memory plan of `cfg` for a model of shape `qc` ([`MemoryPlan`]).
+pub fn memory_plan_text(cfg: &TrainConfig, qc: &QwenConfig) -> String {
+    let plan = MemoryPlan::new(qc, &PlanInputs::from_config(cfg));
+    plan.render(gradient_checkpointing(cfg), cfg.model.device_memory_gib)
+        .trim_end()
+        .to_string()
+}
+
+/// Whether the run recomputes decoder layers in the backward.
+fn gradient_checkpointing(cfg: &TrainConfig) -> bool {
+    cfg.model.gradient_checkpointing
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

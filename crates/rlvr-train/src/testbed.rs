@@ -20,7 +20,8 @@ use rlvr_tasks::{Problem, PromptTemplate};
 use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
 use crate::policy::{build_task, Policy, PromptFormat, Task};
-use crate::run::{load_dataset, Setup, Ui};
+use crate::setup::{load_dataset, reward_fn, Setup};
+use crate::ui::Ui;
 use crate::warm_start::{self, WarmStartSpec};
 use crate::TrainError;
 
@@ -109,7 +110,7 @@ pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainErr
         ..t
     };
     let problems = tb::problems(&fixed, Split::Heldout, n);
-    let verifier = crate::run::reward_fn(&cfg.reward, &problems)?;
+    let verifier = reward_fn(&cfg.reward, &problems)?;
     Ok(build_task("testbed", problems, raw(), &policy.tokenizer, 0, verifier)?.0)
 }
 
@@ -219,7 +220,7 @@ pub fn setup(
             }
         }
     };
-    let verifier = crate::run::reward_fn(&cfg.reward, &problems)?;
+    let verifier = reward_fn(&cfg.reward, &problems)?;
     let (train_task, _) = build_task(
         "testbed",
         problems,
@@ -237,7 +238,7 @@ pub fn setup(
             if cfg.eval.n_problems > 0 {
                 ds.problems.truncate(cfg.eval.n_problems);
             }
-            let verifier = crate::run::reward_fn(&cfg.reward, &ds.problems)?;
+            let verifier = reward_fn(&cfg.reward, &ds.problems)?;
             evals.push(build_task(name, ds.problems, raw(), &policy.tokenizer, 0, verifier)?.0);
         }
     }
@@ -307,7 +308,7 @@ pub fn dry_run(cfg: &TrainConfig, out: &mut dyn Write) -> Result<(), TrainError>
             cfg.eval.datasets
         ),
     ];
-    lines.push(crate::run::memory_plan_text(cfg, &mc));
+    lines.push(crate::memory_plan::memory_plan_text(cfg, &mc));
     for (i, p) in train.iter().take(3).enumerate() {
         let ids = tok.encode(p.prompt.text(), false)?;
         lines.push(format!(

@@ -1,0 +1,249 @@
+//! The summary of a run, built from its metrics file and printed at the end of `rlvr train`.
+
+use std::path::{Path, PathBuf};
+
+use crate::checkpoint::PhaseTimes;
+use crate::config::TrainConfig;
+use crate::eval::EvalResult;
+use crate::metrics;
+use crate::TrainError;
+
+/// What a finished (or stopped) session reports.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub run_dir: PathBuf,
+    pub steps: usize,
+    pub total_steps: usize,
+    pub rule: String,
+    /// What it trained on: the testbed's regime and term counts, or the train files.
+    pub task: String,
+    /// Evaluations at step 0 and at the last step (one per dataset).
+    pub before: Vec<EvalResult>,
+    pub after: Vec<EvalResult>,
+    /// Reward mean per step (NaN for skipped steps).
+    pub rewards: Vec<f64>,
+    pub skipped_steps: usize,
+    /// The bias diagnostics of the live batches, averaged over steps.
+    pub live_bias: Option<LiveBias>,
+    pub times: PhaseTimes,
+    pub wall_s: f64,
+    pub warm_start: Option<String>,
+    pub n_params: usize,
+}
+
+/// docs/architecture.md §3 diagnostics of a run's batches, each the mean over the steps that have it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveBias {
+    /// Response length coefficient of variation.
+    pub length_cv: f64,
+    /// Within-group `L+ - L-` in tokens (None when no step had a group with both signs).
+    pub pos_neg_gap: Option<f64>,
+    /// Per rule: share of the advantage-weighted token mass on positive responses.
+    pub positive_share: Vec<(String, f64)>,
+}
+
+impl LiveBias {
+    /// From the `"train"` lines of `metrics.jsonl` (skipped steps and nulls left out).
+    pub fn from_lines(train: &[&serde_json::Value]) -> Option<Self> {
+        let live: Vec<&serde_json::Value> = train
+            .iter()
+            .copied()
+            .filter(|v| v["skipped"] != true)
+            .collect();
+        let mean = |get: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+            let xs: Vec<f64> = live.iter().filter_map(|v| get(v)).collect();
+            (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+        };
+        let length_cv = mean(&|v| v["response_length_cv"].as_f64())?;
+        let rules: Vec<String> = live
+            .first()
+            .and_then(|v| v["positive_share"].as_object())
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        let positive_share = rules
+            .into_iter()
+            .filter_map(|r| Some((r.clone(), mean(&|v| v["positive_share"][&r].as_f64())?)))
+            .collect();
+        Some(Self {
+            length_cv,
+            pos_neg_gap: mean(&|v| v["pos_neg_gap"].as_f64()),
+            positive_share,
+        })
+    }
+}
+
+/// Builds the summary from the run's metrics file.
+pub(super) fn summarize(
+    run_dir: &Path,
+    cfg: &TrainConfig,
+    steps: usize,
+    n_params: usize,
+    warm_start: Option<String>,
+    times: PhaseTimes,
+    wall_s: f64,
+) -> Result<RunSummary, TrainError> {
+    let path = run_dir.join("metrics.jsonl");
+    let lines = metrics::read_lines(&path).map_err(|e| TrainError::io(&path, e))?;
+    let eval_at = |step: u64| -> Vec<EvalResult> {
+        lines
+            .iter()
+            .filter(|v| v["kind"] == "eval" && v["step"].as_u64() == Some(step))
+            .map(|v| EvalResult {
+                dataset: v["dataset"].as_str().unwrap_or("?").to_string(),
+                k: v["k"].as_u64().unwrap_or(0) as usize,
+                n_problems: v["n_problems"].as_u64().unwrap_or(0) as usize,
+                distinct_problems: v["distinct_problems"].as_u64().unwrap_or(0) as usize,
+                mean_at_k: v["mean_at_k"].as_f64().unwrap_or(f64::NAN),
+                pass_at_k: v["pass_at_k"].as_f64().unwrap_or(f64::NAN),
+                correct: Vec::new(),
+                samples: Vec::new(),
+                response_length_mean: f64::NAN,
+                secs: 0.0,
+            })
+            .collect()
+    };
+    let train: Vec<&serde_json::Value> = lines.iter().filter(|v| v["kind"] == "train").collect();
+    Ok(RunSummary {
+        run_dir: run_dir.to_path_buf(),
+        steps,
+        total_steps: cfg.trainer.total_training_steps,
+        rule: cfg.algorithm.loss_agg_mode.to_string(),
+        task: if cfg.is_testbed() {
+            format!(
+                "testbed, regime {}, sums of 2 to {} terms",
+                cfg.data.testbed_regime, cfg.data.testbed_difficulty
+            )
+        } else {
+            cfg.data.train_files.clone()
+        },
+        before: eval_at(0),
+        after: if steps > 0 {
+            eval_at(steps as u64)
+        } else {
+            Vec::new()
+        },
+        rewards: train
+            .iter()
+            .map(|v| v["reward_mean"].as_f64().unwrap_or(f64::NAN))
+            .collect(),
+        skipped_steps: train.iter().filter(|v| v["skipped"] == true).count(),
+        live_bias: LiveBias::from_lines(&train),
+        times,
+        wall_s,
+        warm_start,
+        n_params,
+    })
+}
+
+impl RunSummary {
+    /// The text printed at the end of `rlvr train`.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let t = &self.times;
+        s += &format!(
+            "\n== rlvr train: {} steps of {} ({} skipped), aggregation `{}` ==\n",
+            self.steps, self.total_steps, self.skipped_steps, self.rule
+        );
+        s += &format!("task: {}\n", self.task);
+        s += &format!("policy: {} parameters\n", self.n_params);
+        if let Some(w) = &self.warm_start {
+            s += &format!("warm start: {w}\n");
+        }
+        for after in &self.after {
+            let before = self.before.iter().find(|b| b.dataset == after.dataset);
+            match before {
+                Some(b) => {
+                    s += &format!(
+                        "held-out accuracy ({}, {}, mean@{k} sampled): {:.3} before -> {:.3} after ({:+.3}); pass@{k}: {:.3} -> {:.3}\n",
+                        after.dataset, after.problems_text(), b.mean_at_k, after.mean_at_k,
+                        after.mean_at_k - b.mean_at_k, b.pass_at_k, after.pass_at_k, k = after.k
+                    );
+                }
+                None => {
+                    s += &format!(
+                        "held-out accuracy ({}, {}): mean@{k} {:.3}, pass@{k} {:.3}\n",
+                        after.dataset,
+                        after.problems_text(),
+                        after.mean_at_k,
+                        after.pass_at_k,
+                        k = after.k
+                    );
+                }
+            }
+        }
+        if !self.rewards.is_empty() {
+            let r = &self.rewards;
+            let last = &r[r.len().saturating_sub(10)..];
+            s += &format!(
+                "training reward: {} (first {:.3}, mean of last {} {:.3})\n",
+                metrics::sparkline(r, 60),
+                r[0],
+                last.len(),
+                crate::warm_start::mean(last)
+            );
+        }
+        if let Some(b) = &self.live_bias {
+            let gap = b
+                .pos_neg_gap
+                .map_or("n/a".to_string(), |g| format!("{g:+.1} tokens"));
+            let mut rules = vec!["token-mean", "seq-mean-token-mean", "balanced"];
+            if !rules.contains(&self.rule.as_str()) {
+                rules.push(&self.rule);
+            }
+            let shares: Vec<String> = rules
+                .iter()
+                .filter_map(|r| {
+                    let (_, v) = b.positive_share.iter().find(|(n, _)| n == r)?;
+                    let this = if *r == self.rule { " (this run)" } else { "" };
+                    Some(format!("{r} {v:.3}{this}"))
+                })
+                .collect();
+            let shares = if shares.is_empty() {
+                "n/a (no step had both right and wrong responses)".to_string()
+            } else {
+                shares.join(", ")
+            };
+            s += &format!(
+                "live batches (mean over steps): length CV {:.2}, L+ - L- {gap}; gradient share on correct responses: {shares}\n",
+                b.length_cv,
+            );
+        }
+        s += &format!(
+            "time: {:.0}s wall; setup {:.0}s, warm start {:.0}s, rollout {:.0}s, reward {:.1}s, train {:.0}s, eval {:.0}s, checkpoints {:.1}s\n",
+            self.wall_s, t.setup_s, t.warm_start_s, t.rollout_s, t.reward_s, t.train_s, t.eval_s, t.checkpoint_s
+        );
+        s += &format!(
+            "files: {}/ (metrics.jsonl, config.toml, checkpoint/ in Hugging Face layout)\n",
+            self.run_dir.display()
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_bias_averages_the_live_steps() {
+        let lines: Vec<serde_json::Value> = [
+            r#"{"kind":"train","skipped":false,"response_length_cv":0.4,"pos_neg_gap":-2.0,
+               "positive_share":{"balanced":0.5,"token-mean":0.44}}"#,
+            r#"{"kind":"train","skipped":false,"response_length_cv":0.2,"pos_neg_gap":null,
+               "positive_share":{"balanced":0.5,"token-mean":0.48}}"#,
+            r#"{"kind":"train","skipped":true,"response_length_cv":9.0,"pos_neg_gap":9.0,
+               "positive_share":{"balanced":0.0,"token-mean":0.0}}"#,
+        ]
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+        let refs: Vec<&serde_json::Value> = lines.iter().collect();
+        let b = LiveBias::from_lines(&refs).unwrap();
+        assert!((b.length_cv - 0.3).abs() < 1e-12);
+        assert_eq!(b.pos_neg_gap, Some(-2.0));
+        let share = |r: &str| b.positive_share.iter().find(|(n, _)| n == r).unwrap().1;
+        assert!((share("token-mean") - 0.46).abs() < 1e-12);
+        assert_eq!(share("balanced"), 0.5);
+        assert_eq!(LiveBias::from_lines(&refs[2..]), None);
+    }
+}

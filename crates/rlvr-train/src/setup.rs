@@ -1,0 +1,347 @@
+//! Set-up shared by every task: device, dtype, datasets, reward functions, the [`Setup`] itself.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use candle_core::{DType, Device};
+use rlvr_tasks::{Dataset, Problem, PromptTemplate, Verifier};
+
+use crate::config::TrainConfig;
+use crate::policy::{build_task, Policy, PromptFormat, Task};
+use crate::ui::Ui;
+use crate::TrainError;
+
+/// The device named by `model.device`.
+///
+/// A CUDA device needs a build with the `cuda` feature (`cargo build --release --features
+/// cuda`, with the CUDA toolkit installed); without it the error says so.
+pub fn device(name: &str) -> Result<Device, TrainError> {
+    let ordinal = match name {
+        "cpu" => return Ok(Device::Cpu),
+        "cuda" => 0,
+        other => match other.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
+            Some(n) => n,
+            None => {
+                return Err(crate::ConfigError::Invalid {
+                    key: "model.device".into(),
+                    message: format!("`{other}`: expected cpu, cuda or cuda:N"),
+                }
+                .into())
+            }
+        },
+    };
+    if !candle_core::utils::cuda_is_available() {
+        return Err(crate::ConfigError::Invalid {
+            key: "model.device".into(),
+            message: format!(
+                "`{name}`: this rlvr was built without CUDA; rebuild it with \
+                 `cargo build --release --features cuda` (needs the CUDA toolkit), or use cpu"
+            ),
+        }
+        .into());
+    }
+    Ok(Device::new_cuda(ordinal)?)
+}
+
+/// The dtype named by `model.dtype` (validated by the config).
+pub fn dtype(name: &str) -> DType {
+    match name {
+        "bf16" => DType::BF16,
+        "f16" => DType::F16,
+        _ => DType::F32,
+    }
+}
+
+pub(crate) fn template(cfg: &TrainConfig) -> Result<PromptTemplate, TrainError> {
+    cfg.data
+        .prompt_template
+        .parse()
+        .map_err(|message| crate::ConfigError::Invalid {
+            key: "data.prompt_template".into(),
+            message,
+        })
+        .map_err(Into::into)
+}
+
+/// Loads a dataset given as a preset name or a file path. Files: parquet in verl's layout;
+/// json/jsonl with `problem`/`answer`/`solution`/`id`, or, when the first record has `tests`
+/// and no `answer`, code problems in the layout of the code presets (`problem`, `tests`,
+/// optional `solutions`, `id`, `data_source`).
+///
+/// A preset is read from its local copy when a data directory (`data_dir`, else
+/// `RLVR_DATA_DIR`) holds it, else from its pinned Hugging Face hub copy, downloaded into the
+/// hub cache at the pinned revision (`rlvr_tasks::data::hub_source`; `HF_ENDPOINT`,
+/// `HF_TOKEN`, `HF_HUB_OFFLINE` honoured) and read in that copy's own layout. When neither
+/// can be read, one error per preset names the local path, the repository, the revision, why
+/// the hub copy failed, and the `hf download` command that fetches it (docs/data.md).
+pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, TrainError> {
+    load_dataset_with(name, data_dir, &rlvr_model::hub::HubOptions::from_env())
+}
+
+/// [`load_dataset`] with explicit hub options.
+pub fn load_dataset_with(
+    name: &str,
+    data_dir: Option<&Path>,
+    hub: &rlvr_model::hub::HubOptions,
+) -> Result<Dataset, TrainError> {
+    let path = Path::new(name);
+    let looks_like_file = path.extension().is_some() || name.contains('/');
+    if looks_like_file && path.exists() {
+        let fields = if name.ends_with(".parquet") {
+            rlvr_tasks::FieldMap::verl()
+        } else if is_code_layout(path) {
+            rlvr_tasks::FieldMap {
+                prompt: "problem".into(),
+                answer: rlvr_tasks::AnswerSource::Json("tests".into()),
+                solution: Some("solutions".into()),
+                id: Some("id".into()),
+                data_source: Some("data_source".into()),
+                context: None,
+            }
+        } else {
+            rlvr_tasks::FieldMap::problem_answer()
+        };
+        return Ok(rlvr_tasks::load_file(path, &fields)?);
+    }
+    if looks_like_file && rlvr_tasks::data::preset(name).is_err() {
+        return Err(TrainError::Data(rlvr_tasks::DataError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        }));
+    }
+    let preset = rlvr_tasks::data::preset(name)?;
+    let local =
+        rlvr_tasks::resolve_data_dir(data_dir).and_then(|dir| rlvr_tasks::load_preset(name, &dir));
+    let (missing, src) = match (local, &preset.hub) {
+        (Err(rlvr_tasks::DataError::PresetMissing { expected, .. }), Some(src)) => (
+            format!("no local copy ({} does not exist)", expected.display()),
+            src,
+        ),
+        (Err(rlvr_tasks::DataError::NoDataDir { reason }), Some(src)) => {
+            (format!("no local copy ({reason})"), src)
+        }
+        (local, _) => return Ok(local?),
+    };
+    let kind = rlvr_model::hub::RepoType::Dataset;
+    let mut files = Vec::with_capacity(src.files.len());
+    for file in src.files {
+        let path =
+            rlvr_model::hub::fetch_file(hub, kind, src.repo, src.revision, file).map_err(|e| {
+                rlvr_tasks::DataError::HubUnavailable(Box::new(rlvr_tasks::data::HubMiss {
+                    preset: name.to_string(),
+                    local: missing.clone(),
+                    repo: src.repo.to_string(),
+                    revision: src.revision.to_string(),
+                    files: src.files.join(" "),
+                    file: preset.file.to_string(),
+                    // offline, a cache miss is the only failure: say so without hub.rs's advice
+                    reason: if hub.offline {
+                        format!(
+                            "HF_HUB_OFFLINE is set and the Hugging Face cache ({}) does not hold \
+                             {file} at that revision",
+                            hub.cache.display()
+                        )
+                    } else {
+                        e.to_string()
+                    },
+                }))
+            })?;
+        files.push(path);
+    }
+    Ok(rlvr_tasks::load_hub_files(name, &files)?)
+}
+
+/// The file behind `data.train_files`: the preset's file in the data directory, else the
+/// value itself.
+fn data_file(name: &str, data_dir: Option<&Path>) -> PathBuf {
+    match (
+        rlvr_tasks::data::preset(name),
+        rlvr_tasks::resolve_data_dir(data_dir),
+    ) {
+        (Ok(p), Ok(dir)) => dir.join(p.file),
+        _ => PathBuf::from(name),
+    }
+}
+
+/// The set-up error of a training set with no prompt left: a user-input error naming the
+/// file, with what was read, what was left out and why, and what to change.
+pub fn no_usable_prompts(
+    file: &Path,
+    read: usize,
+    no_answer: usize,
+    too_long: usize,
+    cfg: &TrainConfig,
+) -> TrainError {
+    let hint = if read == 0 && no_answer == 0 {
+        "the file has no records; check data.train_files".to_string()
+    } else if read == 0 {
+        format!(
+            "all {no_answer} records lack an answer (null or empty answer field); check the \
+             file's answer field"
+        )
+    } else if too_long > 0 {
+        format!(
+            "{too_long} of {read} prompts are longer than data.max_prompt_length = {} tokens \
+             after the template; raise data.max_prompt_length (0 = no limit)",
+            cfg.data.max_prompt_length
+        )
+    } else {
+        format!("all {read} prompts tokenize to nothing; check data.prompt_template")
+    };
+    TrainError::Data(rlvr_tasks::DataError::BadFile {
+        path: file.to_path_buf(),
+        reason: format!("no usable prompts for training: {hint}"),
+    })
+}
+
+/// Whether the first record of a json/jsonl file has `tests` and no `answer` (a file that
+/// cannot be read is not: loading it reports the error).
+fn is_code_layout(path: &Path) -> bool {
+    match rlvr_tasks::data::read_records(path) {
+        Ok(records) => records
+            .first()
+            .is_some_and(|(_, _, v)| v.get("tests").is_some() && v.get("answer").is_none()),
+        Err(_) => false,
+    }
+}
+
+/// The reward function of `problems` under `[reward]` (`rlvr_tasks::reward`), checked
+/// against them: a problem its scorer cannot score, or code problems without a working
+/// sandbox, are errors here, before any step or evaluation.
+pub fn reward_fn(
+    cfg: &crate::config::RewardSection,
+    problems: &[Problem],
+) -> Result<Arc<dyn Verifier>, TrainError> {
+    let f = cfg.reward_fn()?;
+    let routes = f.check(problems)?;
+    if let Some(line) = unsandboxed_notice(cfg, routes.code) {
+        // once per process: every dataset of a run shares the setting
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| eprintln!("{line}"));
+    }
+    Ok(Arc::new(f))
+}
+
+/// The run-log line for `reward.allow_unsandboxed = true` when code rewards use it
+/// (`code_problems` > 0): a warning when the sandbox cannot isolate here, so programs run
+/// without isolation; a note that the setting is unused otherwise. None when it is not set.
+pub fn unsandboxed_notice(
+    cfg: &crate::config::RewardSection,
+    code_problems: usize,
+) -> Option<String> {
+    if !cfg.allow_unsandboxed || code_problems == 0 {
+        return None;
+    }
+    Some(if rlvr_tasks::code::isolation_available() {
+        "reward.allow_unsandboxed = true: unused, the sandbox isolates code rewards here".into()
+    } else {
+        "WARNING: reward.allow_unsandboxed = true and this process cannot create the \
+         sandbox's namespaces: code rewards run model-written programs WITHOUT isolation \
+         (they can read the data set, expected outputs included, write your files and reach \
+         the network)"
+            .into()
+    })
+}
+
+/// Everything a run trains and evaluates with.
+pub struct Setup {
+    pub policy: Policy,
+    pub train: Task,
+    pub evals: Vec<Task>,
+    pub warm_start: Option<String>,
+    pub setup_s: f64,
+    pub warm_start_s: f64,
+}
+
+/// Builds the policy from `model.path` (or `initial`, a checkpoint to load instead: resume)
+/// and the tasks from `data.train_files` and `eval.datasets`: the set-up of every run that is
+/// not the testbed.
+pub(crate) fn from_datasets(
+    cfg: &TrainConfig,
+    data_dir: Option<&Path>,
+    initial: Option<&Path>,
+    dev: &Device,
+    dt: DType,
+    ui: &Ui,
+) -> Result<Setup, TrainError> {
+    let t = Instant::now();
+    let mut policy = match initial {
+        Some(dir) => Policy::load(&dir.to_string_lossy(), dt, dev)?,
+        None => Policy::load(&cfg.model.path, dt, dev)?,
+    };
+    policy.tokenizer.template_kwargs = cfg.data.chat_template_kwargs.clone();
+    let format = PromptFormat {
+        template: template(cfg)?,
+        chat: cfg.data.apply_chat_template,
+    };
+    let ds = load_dataset(
+        &cfg.data.train_files,
+        data_dir.or(cfg.data.data_dir.as_deref()),
+    )?;
+    let verifier = reward_fn(&cfg.reward, &ds.problems)?;
+    let (read, no_answer) = (ds.problems.len(), ds.skipped.len());
+    let (train, dropped) = build_task(
+        &ds.name,
+        ds.problems,
+        format,
+        &policy.tokenizer,
+        cfg.data.max_prompt_length,
+        verifier.clone(),
+    )?;
+    if train.is_empty() {
+        let file = data_file(
+            &cfg.data.train_files,
+            data_dir.or(cfg.data.data_dir.as_deref()),
+        );
+        return Err(no_usable_prompts(&file, read, no_answer, dropped, cfg));
+    }
+    if dropped > 0 {
+        ui.println(format!(
+            "{}: dropped {dropped} prompts longer than data.max_prompt_length = {}",
+            train.name, cfg.data.max_prompt_length
+        ));
+    }
+    let mut evals = Vec::new();
+    for name in &cfg.eval.datasets {
+        let mut ds = load_dataset(name, data_dir.or(cfg.data.data_dir.as_deref()))?;
+        if cfg.eval.n_problems > 0 {
+            ds.problems.truncate(cfg.eval.n_problems);
+        }
+        let verifier = reward_fn(&cfg.reward, &ds.problems)?;
+        let (task, _) = build_task(name, ds.problems, format, &policy.tokenizer, 0, verifier)?;
+        evals.push(task);
+    }
+    Ok(Setup {
+        policy,
+        train,
+        evals,
+        warm_start: None,
+        setup_s: t.elapsed().as_secs_f64(),
+        warm_start_s: 0.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_names_and_errors() {
+        assert!(matches!(device("cpu"), Ok(Device::Cpu)));
+        let err = device("tpu").unwrap_err();
+        assert!(err.is_user_input());
+        let msg = err.to_string();
+        assert!(msg.contains("model.device") && msg.contains("tpu"), "{msg}");
+        #[cfg(not(feature = "cuda"))]
+        for name in ["cuda", "cuda:1"] {
+            let err = device(name).unwrap_err();
+            assert!(err.is_user_input());
+            let msg = err.to_string();
+            assert!(
+                msg.contains("--features cuda") && msg.contains(name),
+                "{msg}"
+            );
+        }
+    }
+}
