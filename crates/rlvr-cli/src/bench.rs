@@ -218,6 +218,8 @@ fn random_model(shape: &str, dir: &Path) -> Result<PathBuf> {
 fn grpo_config(a: &GrpoArgs, model: &Path) -> Result<TrainConfig> {
     let mut cfg = TrainConfig::default();
     cfg.model.path = model.display().to_string();
+    // the benchmark's own prompts (not a dataset): a label for the config
+    cfg.data.train_files = "bench".into();
     cfg.model.dtype = "f32".into();
     cfg.rollout.num_generations = a.generations;
     cfg.rollout.temperature = 1.0;

@@ -788,6 +788,36 @@ impl TrainConfig {
             return bad("model.device_memory_gib", "must be a number >= 0".into());
         }
         self.validate_sizes()?;
+        // the testbed model and the testbed task go together: either one alone would silently
+        // ignore the other setting (the testbed set-up builds its own model and problems)
+        match (
+            self.model.path == "testbed",
+            self.data.train_files == "testbed",
+        ) {
+            (true, false) => {
+                return bad(
+                    "data.train_files",
+                    format!(
+                        "`{}` with model.path = \"testbed\": the testbed model trains only on the \
+                         testbed task (data.train_files = \"testbed\"); set model.path to a \
+                         Hugging Face model to train on this data",
+                        self.data.train_files
+                    ),
+                )
+            }
+            (false, true) => {
+                return bad(
+                    "model.path",
+                    format!(
+                        "`{}` with data.train_files = \"testbed\": the testbed task builds its \
+                         own model; set model.path = \"testbed\", or data.train_files to a \
+                         dataset for this model",
+                        self.model.path
+                    ),
+                )
+            }
+            _ => {}
+        }
         match self.model.dtype.as_str() {
             "f32" | "bf16" | "f16" => {}
             other => {
@@ -1096,6 +1126,21 @@ mod tests {
                 .to_string();
             assert!(err.contains(key), "{over}: {err}");
         }
+        // the testbed model and task only together (each alone ignored the other)
+        let err = TrainConfig::load(None, &["data.train_files=math500".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("data.train_files") && err.contains("testbed"),
+            "{err}"
+        );
+        let err = TrainConfig::load(None, &["model.path=Qwen/Qwen2.5-0.5B".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("model.path") && err.contains("testbed"),
+            "{err}"
+        );
         // the edges that are allowed
         for ok in [
             "optim.weight_decay=0",
