@@ -165,40 +165,6 @@ fn check_model_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A byte-level tokenizer: the 256 byte symbols, then `<eos>` (id 256).
-fn byte_tokenizer() -> Result<rlvr_model::ChatTokenizer> {
-    use rlvr_model::tokenizers::pre_tokenizers::byte_level::ByteLevel;
-    let mut alphabet: Vec<char> = ByteLevel::alphabet().into_iter().collect();
-    alphabet.sort_unstable();
-    let mut vocab = serde_json::Map::new();
-    for (i, c) in alphabet.iter().enumerate() {
-        vocab.insert(c.to_string(), i.into());
-    }
-    vocab.insert("<eos>".into(), 256.into());
-    let byte_level = serde_json::json!({
-        "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true
-    });
-    let json = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null,
-        "added_tokens": [{
-            "id": 256, "content": "<eos>", "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": false, "special": true
-        }],
-        "normalizer": null, "pre_tokenizer": byte_level, "post_processor": null,
-        "decoder": byte_level,
-        "model": {
-            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
-            "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
-            "vocab": vocab, "merges": []
-        }
-    });
-    let tok: rlvr_model::tokenizers::Tokenizer = json
-        .to_string()
-        .parse()
-        .map_err(|e| anyhow::anyhow!("byte-level tokenizer: {e}"))?;
-    Ok(rlvr_model::ChatTokenizer::new(tok, Some("<eos>"))?)
-}
-
 /// Saves a random model of the `--shape` named `shape` under `dir`; returns its directory.
 fn random_model(shape: &str, dir: &Path) -> Result<PathBuf> {
     let mut cfg = match shape {
@@ -210,7 +176,12 @@ fn random_model(shape: &str, dir: &Path) -> Result<PathBuf> {
     cfg.eos_token_ids = vec![256];
     let (_model, varmap) = rlvr_model::init_random(&cfg, 0, DType::F32, &Device::Cpu)?;
     let out = dir.join(shape);
-    rlvr_model::save_model(&out, &varmap, &cfg, &byte_tokenizer()?)?;
+    rlvr_model::save_model(
+        &out,
+        &varmap,
+        &cfg,
+        &rlvr_model::ChatTokenizer::byte_level()?,
+    )?;
     Ok(out)
 }
 

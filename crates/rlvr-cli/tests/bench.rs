@@ -9,41 +9,11 @@ mod common;
 use std::path::Path;
 
 use common::{log, rlvr, save_one_layer_model};
-use rlvr_model::tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use rlvr_model::ChatTokenizer;
 
 /// A random one-layer model over the 256 byte-level symbols plus `<eos>` (id 256).
 fn save_byte_model(dir: &Path) {
-    let mut alphabet: Vec<char> = ByteLevel::alphabet().into_iter().collect();
-    alphabet.sort_unstable();
-    let mut vocab = serde_json::Map::new();
-    for (i, c) in alphabet.iter().enumerate() {
-        vocab.insert(c.to_string(), i.into());
-    }
-    vocab.insert("<eos>".into(), 256.into());
-    let byte_level = serde_json::json!({
-        "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true
-    });
-    let json = serde_json::json!({
-        "version": "1.0",
-        "truncation": null,
-        "padding": null,
-        "added_tokens": [{
-            "id": 256, "content": "<eos>", "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": false, "special": true
-        }],
-        "normalizer": null,
-        "pre_tokenizer": byte_level,
-        "post_processor": null,
-        "decoder": byte_level,
-        "model": {
-            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
-            "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
-            "vocab": vocab, "merges": []
-        }
-    });
-    let tok: rlvr_model::tokenizers::Tokenizer = json.to_string().parse().unwrap();
-    let tok = ChatTokenizer::new(tok, Some("<eos>")).unwrap();
+    let tok = ChatTokenizer::byte_level().unwrap();
     save_one_layer_model(dir, &tok, 257, 256, 64, 5);
 }
 

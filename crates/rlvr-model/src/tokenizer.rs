@@ -70,6 +70,43 @@ fn token_string(v: Option<&Value>) -> Option<String> {
 }
 
 impl ChatTokenizer {
+    /// A byte-level tokenizer without merges: id `i` < 256 is the `i`-th byte symbol of GPT-2's
+    /// byte-level alphabet (sorted), id 256 is `<eos>` (the end-of-sequence token). For models
+    /// whose text does not matter (benchmarks, tests) and for any model with a vocabulary of at
+    /// least 257.
+    pub fn byte_level() -> Result<Self> {
+        use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+        let mut alphabet: Vec<char> = ByteLevel::alphabet().into_iter().collect();
+        alphabet.sort_unstable();
+        let mut vocab = Map::new();
+        for (i, c) in alphabet.iter().enumerate() {
+            vocab.insert(c.to_string(), i.into());
+        }
+        vocab.insert("<eos>".into(), 256.into());
+        let byte_level = serde_json::json!({
+            "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true
+        });
+        let json = serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null,
+            "added_tokens": [{
+                "id": 256, "content": "<eos>", "single_word": false, "lstrip": false,
+                "rstrip": false, "normalized": false, "special": true
+            }],
+            "normalizer": null, "pre_tokenizer": byte_level, "post_processor": null,
+            "decoder": byte_level,
+            "model": {
+                "type": "BPE", "dropout": null, "unk_token": null,
+                "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
+                "byte_fallback": false, "vocab": vocab, "merges": []
+            }
+        });
+        let tok: Tokenizer = json
+            .to_string()
+            .parse()
+            .map_err(|e| Error::Tokenizer(format!("byte-level tokenizer: {e}")))?;
+        Self::new(tok, Some("<eos>"))
+    }
+
     /// Plain-text mode: no chat template; `eos_token` (if given) must be in the vocabulary.
     pub fn new(tokenizer: Tokenizer, eos_token: Option<&str>) -> Result<Self> {
         let mut eos_token_ids = Vec::new();

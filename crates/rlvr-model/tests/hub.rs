@@ -680,6 +680,7 @@ fn a_pinned_commit_downloads_and_is_read_offline() {
 
     // a server answering another commit than the one asked for is refused
     opts.offline = false;
+    server.hostile.lock().unwrap().commit = Some(COMMIT.as_bytes().to_vec());
     let other = "f".repeat(40);
     let err = fetch_file(&opts, kind, repo, &other, file)
         .unwrap_err()

@@ -310,13 +310,22 @@ impl AdamW {
         lr: f64,
     ) -> candle_core::Result<bool> {
         let mut sums = Vec::new();
-        self.for_each_update(params, grads, lr, self.t + 1, |_, _, _, mc, vc, p| {
-            // 0 * x is 0 for a finite x and NaN for an infinite or NaN one; the sum of zeros
-            // stays exactly 0, so the total is 0 iff every element is finite
-            let zero = |x: &Tensor| x.affine(0.0, 0.0)?.sum_all();
-            sums.push(((zero(mc)? + zero(vc)?)? + zero(p)?)?);
-            Ok(())
-        })?;
+        let state = (&self.m[..], &self.v[..], &self.master[..]);
+        Self::updates(
+            self.hp,
+            state,
+            params,
+            grads,
+            lr,
+            self.t + 1,
+            |_, _, _, mc, vc, p| {
+                // 0 * x is 0 for a finite x and NaN for an infinite or NaN one; the sum of zeros
+                // stays exactly 0, so the total is 0 iff every element is finite
+                let zero = |x: &Tensor| x.affine(0.0, 0.0)?.sum_all();
+                sums.push(((zero(mc)? + zero(vc)?)? + zero(p)?)?);
+                Ok(())
+            },
+        )?;
         if sums.is_empty() {
             return Ok(true);
         }
@@ -362,26 +371,6 @@ impl AdamW {
                 }
                 Ok(())
             },
-        )
-    }
-
-    /// [`Self::updates`] on this optimizer's state.
-    fn for_each_update(
-        &self,
-        params: &Params,
-        grads: &GradAccum,
-        lr: f64,
-        t: u64,
-        f: impl FnMut(usize, usize, &Var, &Tensor, &Tensor, &Tensor) -> candle_core::Result<()>,
-    ) -> candle_core::Result<()> {
-        Self::updates(
-            self.hp,
-            (&self.m[..], &self.v[..], &self.master[..]),
-            params,
-            grads,
-            lr,
-            t,
-            f,
         )
     }
 

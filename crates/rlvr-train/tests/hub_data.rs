@@ -1,8 +1,8 @@
 //! Dataset presets missing from the data directory come from their Hugging Face dataset
-//! repository, here a loopback server (tests/common/hub_server.rs) serving the
+//! repository, here a loopback server (rlvr-model's tests/common/hub_server.rs) serving the
 //! hub's URL layout from a temporary directory.
 
-#[path = "common/hub_server.rs"]
+#[path = "../../rlvr-model/tests/common/hub_server.rs"]
 mod hub_server;
 
 use hub_server::HubServer;

@@ -6,6 +6,9 @@
 //!   `/datasets/{owner}/{name}/resolve/...`: the file, honouring `Range: bytes=a-` /
 //!   `bytes=a-b` (206 with `Content-Range`), with `ETag` and `X-Repo-Commit`.
 //!
+//! The commit it names (`X-Repo-Commit`, the listing's `sha`) is the revision asked for when
+//! that is 40 hex digits (a pinned commit), else [`COMMIT`] ([`commit_of`]).
+//!
 //! Files live in `root/models/{owner}/{name}/` and `root/datasets/{owner}/{name}/`. Every
 //! request is logged as `<METHOD> <path> range=<Range> auth=<Authorization>`.
 //!
@@ -18,7 +21,17 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// The commit answered for a branch or tag name (`main`).
 pub const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// The commit the server names for revision `rev`.
+pub fn commit_of(rev: &str) -> &str {
+    if rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()) {
+        rev
+    } else {
+        COMMIT
+    }
+}
 
 pub struct HubServer {
     pub endpoint: String,
@@ -183,11 +196,19 @@ fn serve(
         let h = vec![header("X-Error-Code", "EntryNotFound")];
         respond(s, &method, "404 Not Found", &h, what.as_bytes());
     };
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    // the revision asked for: `api/{kind}/{owner}/{name}/revision/{rev}` or
+    // `[datasets/]{owner}/{name}/resolve/{rev}/...`
+    let rev = if segs.first() == Some(&"api") {
+        segs.get(5)
+    } else {
+        let at = usize::from(segs.first() == Some(&"datasets"));
+        segs.get(at + 3)
+    };
     let commit = hostile
         .commit
         .clone()
-        .unwrap_or_else(|| COMMIT.as_bytes().to_vec());
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        .unwrap_or_else(|| commit_of(rev.copied().unwrap_or("")).as_bytes().to_vec());
     // the listing API
     if segs.len() >= 6 && segs[0] == "api" && segs[4] == "revision" {
         let dir = root.join(segs[1]).join(segs[2]).join(segs[3]);
