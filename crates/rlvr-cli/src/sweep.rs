@@ -1,9 +1,12 @@
-//! `rlvr sweep`: the aggregation-rule comparison grid (rules x seeds), one `rlvr train` run per
-//! cell, each in its own directory, resumable.
+//! `rlvr sweep`: the aggregation-rule comparison grid (conditions x rules x seeds), one
+//! `rlvr train` run per cell, each in its own directory, resumable.
 //!
-//! Layout: `<out>/<rule>-s<seed>/` is an ordinary run directory (`metrics.jsonl`,
-//! `config.toml`, `checkpoint/`) plus `train.log` (the child's output) and `sweep.done` once
-//! the run finished. Running the same sweep again skips finished runs, resumes half-finished
+//! Conditions are the product of the `--grid key=v1,v2` axes (for example the testbed regime and
+//! the learning rate); without `--grid` there is one. Layout: `<out>/<condition>/<rule>-s<seed>/`
+//! (`<out>/<rule>-s<seed>/` without `--grid`), where `<condition>` joins `<key>-<value>` of
+//! each axis with `_` (`testbed_regime-wrong-long_lr-0.0002`). Each is an ordinary run
+//! directory (`metrics.jsonl`, `config.toml`, `checkpoint/`) plus `train.log` (the child's
+//! output) and `sweep.done` once the run finished. Running the same sweep again skips finished runs, resumes half-finished
 //! ones from their last checkpoint (`rlvr train --resume`), and restarts runs that never reached
 //! a checkpoint. At the end it writes the report of every finished run to `<out>/report/`.
 //!
@@ -13,7 +16,12 @@
 //! cells differ. A later invocation with a different config or different overrides is refused.
 //!
 //! Each cell runs as a child process of this binary, so a crash in one run does not take the
-//! sweep down, and `--jobs J` runs J cells at once with the CPU threads split between them.
+//! sweep down, and `--jobs J` (default: one per core) runs J cells at once with the CPU threads
+//! split between them. Cells are ordered so that runs at once have different seeds: each seed's
+//! warm start is built by one run while the others build theirs, and later rules of that seed
+//! load it from the cache. A partial sweep holds whole blocks of `J` seeds for every rule of a
+//! condition, so its report still compares like with like. Every finished run prints its
+//! wall-clock cost.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -39,9 +47,14 @@ pub struct Args {
     /// Seeds per rule: seeds 1..=N.
     #[arg(long, default_value_t = 3)]
     pub seeds: u64,
-    /// Runs at once (the CPU threads are split between them).
-    #[arg(long, default_value_t = 1)]
+    /// Runs at once (the CPU threads are split between them); 0 = one per core.
+    #[arg(long, default_value_t = 0)]
     pub jobs: usize,
+    /// A grid axis `section.key=v1,v2,...` (repeatable): every combination of the axes is one
+    /// condition, run for every rule and seed (e.g. `--grid data.testbed_regime=wrong-long,control
+    /// --grid optim.lr=5e-5,2e-4`).
+    #[arg(long = "grid", value_name = "KEY=V1,V2")]
+    pub grid: Vec<String>,
     /// Sweep directory (default: runs/sweep-<config file stem>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -56,9 +69,113 @@ pub struct Args {
 /// One cell of the grid.
 #[derive(Debug, Clone)]
 struct Cell {
+    /// The condition's `key=value` overrides (one per grid axis).
+    condition: Vec<String>,
     rule: AggRule,
     seed: u64,
     dir: PathBuf,
+}
+
+impl Cell {
+    fn label(&self) -> String {
+        let mut parts = self.condition.clone();
+        parts.push(self.rule.to_string());
+        parts.push(format!("seed {}", self.seed));
+        parts.join(" ")
+    }
+}
+
+/// The grid's axes from `--grid key=v1,v2` arguments: (key, values).
+fn parse_grid(grid: &[String]) -> Result<Vec<(String, Vec<String>)>, BadInput> {
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    for g in grid {
+        let (key, values) = g
+            .split_once('=')
+            .ok_or_else(|| BadInput(format!("--grid {g:?}: expected section.key=v1,v2,...")))?;
+        let key = key.trim();
+        let safe = |c: char| c.is_ascii_alphanumeric() || "._+-".contains(c);
+        if !key.contains('.') || !key.chars().all(safe) {
+            return Err(BadInput(format!(
+                "--grid {g:?}: the key must be section.key (letters, digits, '_', '.')"
+            )));
+        }
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        if values.iter().any(|v| v.is_empty() || !v.chars().all(safe)) {
+            return Err(BadInput(format!(
+                "--grid {g:?}: values must be non-empty and use only letters, digits and '._+-'"
+            )));
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = values.iter().find(|v| !seen.insert(*v)) {
+            return Err(BadInput(format!("--grid {g:?}: value {dup:?} given twice")));
+        }
+        if axes.iter().any(|(k, _)| k == key) {
+            return Err(BadInput(format!("--grid: axis {key} given twice")));
+        }
+        axes.push((key.to_string(), values));
+    }
+    Ok(axes)
+}
+
+/// Every combination of the axes' values, as `key=value` lists (one empty list without axes).
+fn conditions(axes: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
+    axes.iter().fold(vec![Vec::new()], |acc, (key, values)| {
+        acc.iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push(format!("{key}={v}"));
+                    c
+                })
+            })
+            .collect()
+    })
+}
+
+/// The directory name of a condition: `<last key segment>-<value>` joined by `_`.
+fn condition_dir(condition: &[String]) -> String {
+    condition
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            format!("{}-{v}", k.rsplit('.').next().unwrap_or(k))
+        })
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// The cells of a sweep in run order: conditions in turn; within one, blocks of `jobs` seeds,
+/// and within a block, each rule for every seed of the block (so that runs started together
+/// have different seeds, hence different warm starts).
+fn cells(
+    out: &Path,
+    conds: &[Vec<String>],
+    rules: &[AggRule],
+    seeds: u64,
+    jobs: usize,
+) -> Vec<Cell> {
+    let all: Vec<u64> = (1..=seeds).collect();
+    let mut cells = Vec::new();
+    for cond in conds {
+        let base = if cond.is_empty() {
+            out.to_path_buf()
+        } else {
+            out.join(condition_dir(cond))
+        };
+        for block in all.chunks(jobs.max(1)) {
+            for &rule in rules {
+                for &seed in block {
+                    cells.push(Cell {
+                        condition: cond.clone(),
+                        rule,
+                        seed,
+                        dir: base.join(format!("{rule}-s{seed}")),
+                    });
+                }
+            }
+        }
+    }
+    cells
 }
 
 /// What to do with a cell, from what its directory holds.
@@ -83,9 +200,12 @@ pub fn run(args: Args) -> Result<()> {
     if !args.config.is_file() {
         return Err(BadInput(format!("{}: no such config file", args.config.display())).into());
     }
-    if args.seeds == 0 || args.jobs == 0 {
-        return Err(BadInput("--seeds and --jobs must be at least 1".into()).into());
+    if args.seeds == 0 {
+        return Err(BadInput("--seeds must be at least 1".into()).into());
     }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = if args.jobs == 0 { threads } else { args.jobs };
+    let axes = parse_grid(&args.grid)?;
     let rules: Vec<AggRule> = args
         .rules
         .iter()
@@ -104,33 +224,19 @@ pub fn run(args: Args) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from("runs").join(format!("sweep-{stem}")));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let pinned = pin_config(&args, &out)?;
-    // Seed-major order: a sweep stopped part-way holds the same seeds for every rule, so its
-    // partial report still compares like with like (and each seed's warm start is built once,
-    // by its first rule, then reused from the cache).
-    let cells: Vec<Cell> = (1..=args.seeds)
-        .flat_map(|seed| rules.iter().map(move |&rule| (rule, seed)))
-        .map(|(rule, seed)| Cell {
-            rule,
-            seed,
-            dir: out.join(format!("{rule}-s{seed}")),
-        })
-        .collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads_per_job = (threads / args.jobs).max(1);
+    let cells = cells(&out, &conditions(&axes), &rules, args.seeds, jobs);
+    let threads_per_job = (threads / jobs).max(1);
     let exe = std::env::current_exe().context("cannot find the rlvr binary")?;
     let started = std::time::Instant::now();
 
     let mut queue: std::collections::VecDeque<Cell> = cells.iter().cloned().collect();
-    let mut running: Vec<(Cell, Child)> = Vec::new();
+    let mut running: Vec<(Cell, Child, std::time::Instant)> = Vec::new();
     let mut failed = Vec::new();
     loop {
-        while running.len() < args.jobs {
+        while running.len() < jobs {
             let Some(cell) = queue.pop_front() else { break };
             match state(&cell.dir) {
-                CellState::Finished => println!(
-                    "[sweep] {} seed {}: finished, skipped",
-                    cell.rule, cell.seed
-                ),
+                CellState::Finished => println!("[sweep] {}: finished, skipped", cell.label()),
                 s => {
                     let child = spawn(
                         &exe,
@@ -142,9 +248,8 @@ pub fn run(args: Args) -> Result<()> {
                         threads_per_job,
                     )?;
                     println!(
-                        "[sweep] {} seed {}: {} (log: {})",
-                        cell.rule,
-                        cell.seed,
+                        "[sweep] {}: {} (log: {})",
+                        cell.label(),
                         if s == CellState::Resume {
                             "resuming"
                         } else {
@@ -152,7 +257,7 @@ pub fn run(args: Args) -> Result<()> {
                         },
                         cell.dir.join("train.log").display()
                     );
-                    running.push((cell, child));
+                    running.push((cell, child, std::time::Instant::now()));
                 }
             }
         }
@@ -161,24 +266,27 @@ pub fn run(args: Args) -> Result<()> {
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
         let mut still = Vec::new();
-        for (cell, mut child) in running {
+        for (cell, mut child, t0) in running {
             match child.try_wait()? {
-                None => still.push((cell, child)),
+                None => still.push((cell, child, t0)),
                 Some(status) if status.success() => {
+                    let cost = t0.elapsed().as_secs_f64();
                     let done = cell.dir.join("sweep.done");
-                    std::fs::write(&done, "").with_context(|| done.display().to_string())?;
+                    std::fs::write(
+                        &done,
+                        format!("{{\"wall_s\": {cost:.1}, \"threads\": {threads_per_job}}}\n"),
+                    )
+                    .with_context(|| done.display().to_string())?;
                     println!(
-                        "[sweep] {} seed {}: done ({:.0} s into the sweep)",
-                        cell.rule,
-                        cell.seed,
+                        "[sweep] {}: done in {cost:.0} s on {threads_per_job} thread(s) ({:.0} s into the sweep)",
+                        cell.label(),
                         started.elapsed().as_secs_f64()
                     );
                 }
                 Some(status) => {
                     println!(
-                        "[sweep] {} seed {}: FAILED ({status}); see {}",
-                        cell.rule,
-                        cell.seed,
+                        "[sweep] {}: FAILED ({status}); see {}",
+                        cell.label(),
                         cell.dir.join("train.log").display()
                     );
                     failed.push(cell);
@@ -224,7 +332,9 @@ pub fn run(args: Args) -> Result<()> {
 fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
     let text = std::fs::read_to_string(&args.config)
         .map_err(|e| BadInput(format!("{}: {e}", args.config.display())))?;
-    let overrides = args.overrides.join("\n");
+    let mut pinned: Vec<String> = args.overrides.clone();
+    pinned.extend(args.grid.iter().map(|g| format!("grid {g}")));
+    let overrides = pinned.join("\n");
     let (cfg_path, ovr_path) = (
         out.join("sweep-config.toml"),
         out.join("sweep-overrides.txt"),
@@ -276,7 +386,7 @@ fn spawn(
             let _ = std::fs::remove_file(cell.dir.join(f));
         }
         cmd.arg("--config").arg(config);
-        for o in &args.overrides {
+        for o in args.overrides.iter().chain(&cell.condition) {
             cmd.arg("--set").arg(o);
         }
         let name = cell
@@ -287,7 +397,8 @@ fn spawn(
             .into_owned();
         cmd.args(["--set", &format!("algorithm.loss_agg_mode={}", cell.rule)]);
         cmd.args(["--set", &format!("trainer.seed={}", cell.seed)]);
-        cmd.args(["--set", &format!("trainer.runs_dir={}", out.display())]);
+        let runs_dir = cell.dir.parent().unwrap_or(out);
+        cmd.args(["--set", &format!("trainer.runs_dir={}", runs_dir.display())]);
         cmd.args(["--set", &format!("trainer.run_name={name}")]);
         cmd.args(["--set", "logging.progress=false"]);
     }

@@ -6,13 +6,20 @@
 //! rule `algorithm.loss_agg_mode`, the seed `trainer.seed` and the regime `data.testbed_regime`
 //! are read; a run without `config.toml` is labelled by its directory name).
 //!
-//! Runs are grouped by regime, then by rule; curves are the mean over seeds with a min-max band.
-//! The per-rule table gives peak accuracy (the best evaluation of a run), last-step accuracy
-//! and the drop between them, each as the mean over seeds with its min-max spread.
+//! Runs are grouped by condition (the regime, and the learning rate `optim.lr` when the runs
+//! differ in it), then by rule; curves are the mean over seeds with a min-max band. The
+//! per-rule table gives peak accuracy (the best evaluation of a run), last-step accuracy, the
+//! drop between them and the mean of the last five evaluations, each as the mean over seeds with
+//! its min-max spread; the paired table gives each rule's seed-by-seed difference against
+//! `balanced` with a 95% confidence interval ([`paired_differences`]); the live length
+//! statistics (relative pos-neg gap, length CV) are given over the first, middle and last ten
+//! steps; and the regime map plots every paired difference against the condition's live gap
+//! and length CV.
 //!
 //! What it leaves out: it neither trains nor re-evaluates anything; every number comes from the
 //! metrics files, so a report is only as honest as the runs behind it.
 
+mod paired;
 mod plot;
 mod render;
 mod runs;
@@ -20,6 +27,7 @@ mod stats;
 
 use std::path::{Path, PathBuf};
 
+pub use paired::{paired_differences, t_975, Interval, PairedRow, RunScores};
 pub use render::write_report;
 pub use runs::{load_run, Run};
 pub use stats::{rule_summaries, RuleSummary, Spread};

@@ -154,3 +154,120 @@ fn draw(
     root.present()?;
     Ok(())
 }
+
+/// One point of the regime map: a rule's paired difference against the reference in one
+/// condition, placed at the condition's live length statistics.
+pub(crate) struct MapPoint {
+    /// The rule.
+    pub rule: String,
+    /// Live relative pos-neg gap `(L+ - L-) / mean length` of the condition.
+    pub gap_rel: f64,
+    /// Live response-length CV of the condition.
+    pub length_cv: f64,
+    /// The paired difference (mean, 95% interval).
+    pub diff: crate::paired::Interval,
+}
+
+/// The regime map: two panels, the paired differences against the live relative gap (left)
+/// and the live length CV (right), with their 95% intervals as error bars.
+pub(crate) fn regime_map_plot(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    points: &[MapPoint],
+) -> Result<(), ReportError> {
+    let err = |reason: String| ReportError::Plot {
+        path: path.to_path_buf(),
+        reason,
+    };
+    ensure_font().map_err(err)?;
+    draw_map(path, title, y_label, points).map_err(|e| err(e.to_string()))
+}
+
+fn span(values: impl Iterator<Item = f64>, pad_min: f64) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (-1.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.1).max(pad_min);
+    (lo - pad, hi + pad)
+}
+
+fn draw_map(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    points: &[MapPoint],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = BitMapBackend::new(path, (1400, 620)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(title, ("sans-serif", 26))?;
+    let panels = root.split_evenly((1, 2));
+    let (y0, y1) = span(
+        points
+            .iter()
+            .flat_map(|p| [p.diff.lo, p.diff.hi, 0.0].into_iter()),
+        0.005,
+    );
+    let mut rules: Vec<&str> = points.iter().map(|p| p.rule.as_str()).collect();
+    rules.sort();
+    rules.dedup();
+    type Axis = (&'static str, fn(&MapPoint) -> f64);
+    let axes: [Axis; 2] = [
+        ("live pos-neg gap (L+ - L-) / mean length", |p| p.gap_rel),
+        ("live response-length CV", |p| p.length_cv),
+    ];
+    for (panel, (x_desc, x_of)) in panels.iter().zip(axes) {
+        let (x0, x1) = span(points.iter().map(x_of), 0.02);
+        let mut chart = ChartBuilder::on(panel)
+            .margin(18)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x0..x1, y0..y1)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_label)
+            .label_style(("sans-serif", 16))
+            .axis_desc_style(("sans-serif", 18))
+            .draw()?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x0, 0.0), (x1, 0.0)],
+            BLACK.mix(0.5).stroke_width(1),
+        )))?;
+        for (i, rule) in rules.iter().enumerate() {
+            let col = colour(rule, i);
+            let mine: Vec<&MapPoint> = points.iter().filter(|p| p.rule == *rule).collect();
+            chart.draw_series(mine.iter().map(|p| {
+                ErrorBar::new_vertical(
+                    x_of(p),
+                    p.diff.lo,
+                    p.diff.mean,
+                    p.diff.hi,
+                    col.stroke_width(2),
+                    10,
+                )
+            }))?;
+            chart
+                .draw_series(
+                    mine.iter()
+                        .map(|p| Circle::new((x_of(p), p.diff.mean), 5, col.filled())),
+                )?
+                .label(format!("{rule} (95% interval over seeds)"))
+                .legend(move |(x, y)| Circle::new((x + 10, y), 5, col.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font(("sans-serif", 15))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}

@@ -6,15 +6,31 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::plot::{line_band_plot, Curve};
+use crate::paired::{paired_differences, Interval, PairedRow};
+use crate::plot::{line_band_plot, regime_map_plot, Curve, MapPoint};
 use crate::runs::{load_run, Run};
-use crate::stats::{band, mean_over_runs, rule_summaries, RuleSummary, Spread};
+use crate::stats::{band, mean_over_runs, rule_summaries, window_over_runs, RuleSummary, Spread};
+
+/// The rule every other rule is paired against.
+const REFERENCE: &str = "balanced";
 use crate::{io_err, ReportError};
 
-/// The training metrics plotted per regime: (metrics key, file stem, title, y label).
-const TRAIN_PLOTS: [(&str, &str, &str, &str); 5] = [
+/// The training metrics plotted per condition: (metrics key, file stem, title, y label).
+const TRAIN_PLOTS: [(&str, &str, &str, &str); 7] = [
     ("reward_mean", "reward", "Training reward", "mean reward"),
     ("pg_loss", "pg_loss", "Policy-gradient loss", "pg_loss"),
+    (
+        "entropy",
+        "entropy",
+        "Policy entropy",
+        "mean token entropy (nats)",
+    ),
+    (
+        "pos_neg_gap_rel",
+        "pos_neg_gap_rel",
+        "Relative positive-negative length gap",
+        "(L+ - L-) / mean length",
+    ),
     (
         "response_length_mean",
         "response_length",
@@ -49,20 +65,52 @@ pub fn write_report(run_dirs: &[PathBuf], out_dir: &Path) -> Result<Vec<PathBuf>
         .map(|d| load_run(d))
         .collect::<Result<_, _>>()?;
     std::fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
-    let mut by_regime: BTreeMap<&str, Vec<&Run>> = BTreeMap::new();
+    let lrs: std::collections::BTreeSet<String> = runs.iter().map(|r| fmt_lr(r.lr)).collect();
+    let condition = |r: &Run| {
+        if lrs.len() > 1 {
+            format!("{} lr={}", r.regime, fmt_lr(r.lr))
+        } else {
+            r.regime.clone()
+        }
+    };
+    let mut by_condition: BTreeMap<String, Vec<&Run>> = BTreeMap::new();
     for r in &runs {
-        by_regime.entry(r.regime.as_str()).or_default().push(r);
+        by_condition.entry(condition(r)).or_default().push(r);
     }
     let mut written = Vec::new();
     let mut sections = Vec::new();
-    for (regime, rs) in &by_regime {
-        let section = regime_section(regime, rs, out_dir, &mut written)?;
+    for (cond, rs) in &by_condition {
+        let section = regime_section(cond, rs, out_dir, &mut written)?;
         sections.push(section);
     }
-    let md = markdown(&runs, &sections);
+    let map: Vec<MapPoint> = sections
+        .iter()
+        .flat_map(|s| {
+            s.paired.iter().filter_map(|p| {
+                Some(MapPoint {
+                    rule: p.rule.clone(),
+                    gap_rel: s.gap_rel?.mean,
+                    length_cv: s.length_cv?.mean,
+                    diff: p.last5,
+                })
+            })
+        })
+        .collect();
+    let map_file = (!map.is_empty()).then(|| "regime-map.png".to_string());
+    if let Some(file) = &map_file {
+        let path = out_dir.join(file);
+        regime_map_plot(
+            &path,
+            "Regime map: each rule minus balanced, mean of the last five evaluations",
+            "paired difference in accuracy",
+            &map,
+        )?;
+        written.push(path);
+    }
+    let md = markdown(&runs, &sections, map_file.as_deref());
     let md_path = out_dir.join("report.md");
     std::fs::write(&md_path, md).map_err(io_err(&md_path))?;
-    let html = html(&runs, &sections, out_dir)?;
+    let html = html(&runs, &sections, out_dir, map_file.as_deref())?;
     let html_path = out_dir.join("report.html");
     std::fs::write(&html_path, html).map_err(io_err(&html_path))?;
     written.push(md_path);
@@ -70,13 +118,23 @@ pub fn write_report(run_dirs: &[PathBuf], out_dir: &Path) -> Result<Vec<PathBuf>
     Ok(written)
 }
 
-/// Everything the documents say about one regime.
+/// Everything the documents say about one condition (a regime, and a learning rate when the
+/// runs differ in it).
 struct Section {
     regime: String,
     rows: Vec<RuleSummary>,
+    paired: Vec<PairedRow>,
     length_cv: Option<Spread>,
     pos_neg_gap: Option<Spread>,
+    gap_rel: Option<Spread>,
+    /// (steps, relative gap, length CV) over the first, middle and last ten steps.
+    phases: Vec<(String, Option<Spread>, Option<Spread>)>,
     plots: Vec<(String, String)>, // (title, file name)
+}
+
+/// A learning rate as configs write it (`5e-5`), or `?`.
+fn fmt_lr(lr: Option<f64>) -> String {
+    lr.map_or_else(|| "?".into(), |x| format!("{x:e}"))
 }
 
 fn slug(s: &str) -> String {
@@ -123,14 +181,14 @@ fn regime_section(
     };
     plot(
         "accuracy",
-        format!("Evaluation accuracy, regime {regime}"),
+        format!("Evaluation accuracy, {regime}"),
         "mean@k (held-out)",
         per_rule(&|r| r.accuracy()),
     )?;
     for (key, stem, title, y) in TRAIN_PLOTS {
         plot(
             stem,
-            format!("{title}, regime {regime}"),
+            format!("{title}, {regime}"),
             y,
             per_rule(&|r| r.series(key)),
         )?;
@@ -150,15 +208,38 @@ fn regime_section(
         .collect();
     plot(
         "positive_share",
-        format!("Positive share of gradient mass on the live batches, regime {regime}"),
+        format!("Positive share of gradient mass on the live batches, {regime}"),
         "positive share (0.5 = signs balanced)",
         shares,
     )?;
+    let last = runs
+        .iter()
+        .filter_map(|r| r.train.last().map(|t| t.0))
+        .max()
+        .unwrap_or(0);
+    let mid = last / 2;
+    let phases = [
+        (1, 10.min(last)),
+        (mid.saturating_sub(4).max(1), mid + 5),
+        (last.saturating_sub(9).max(1), last),
+    ]
+    .into_iter()
+    .map(|(a, b)| {
+        (
+            format!("{a}-{b}"),
+            window_over_runs(runs, "pos_neg_gap_rel", a, b),
+            window_over_runs(runs, "response_length_cv", a, b),
+        )
+    })
+    .collect();
     Ok(Section {
         regime: regime.to_string(),
         rows: rule_summaries(runs),
+        paired: paired_differences(runs, REFERENCE),
         length_cv: mean_over_runs(runs, "response_length_cv"),
         pos_neg_gap: mean_over_runs(runs, "pos_neg_gap"),
+        gap_rel: mean_over_runs(runs, "pos_neg_gap_rel"),
+        phases,
         plots,
     })
 }
@@ -176,19 +257,20 @@ fn fmt_opt(s: &Option<Spread>) -> String {
 }
 
 /// The column names of the per-rule table (Markdown and HTML alike).
-const COLUMNS: [&str; 8] = [
+const COLUMNS: [&str; 9] = [
     "rule",
     "seeds",
     "peak accuracy",
     "last-step accuracy",
     "peak-to-last drop",
     "gain over step 0",
+    "mean of last 5 evaluations",
     "length CV",
     "pos-neg gap",
 ];
 
 /// The cells of one rule's row, in [`COLUMNS`] order (the rule name unescaped).
-fn row_cells(r: &RuleSummary) -> [String; 8] {
+fn row_cells(r: &RuleSummary) -> [String; 9] {
     [
         r.rule.clone(),
         r.seeds.len().to_string(),
@@ -196,9 +278,63 @@ fn row_cells(r: &RuleSummary) -> [String; 8] {
         fmt_spread(&r.last),
         fmt_spread(&r.drop),
         fmt_spread(&r.gain),
+        fmt_spread(&r.last5),
         fmt_opt(&r.length_cv),
         fmt_opt(&r.pos_neg_gap),
     ]
+}
+
+/// The column names of the paired table.
+const PAIRED_COLUMNS: [&str; 6] = [
+    "rule minus balanced",
+    "seeds",
+    "peak accuracy",
+    "last-step accuracy",
+    "peak-to-last drop",
+    "mean of last 5 evaluations",
+];
+
+/// `+0.012 [-0.003, +0.027]`, with `*` when the interval excludes zero.
+fn fmt_interval(i: &Interval) -> String {
+    let star = if i.excludes_zero() { " *" } else { "" };
+    if i.n > 1 {
+        format!("{:+.3} [{:+.3}, {:+.3}]{star}", i.mean, i.lo, i.hi)
+    } else {
+        format!("{:+.3}", i.mean)
+    }
+}
+
+fn paired_cells(p: &PairedRow) -> [String; 6] {
+    [
+        p.rule.clone(),
+        p.seeds.len().to_string(),
+        fmt_interval(&p.peak),
+        fmt_interval(&p.last),
+        fmt_interval(&p.drop),
+        fmt_interval(&p.last5),
+    ]
+}
+
+fn paired_md(rows: &[PairedRow]) -> String {
+    let mut t = format!(
+        "| {} |\n|{}\n",
+        PAIRED_COLUMNS.join(" | "),
+        "---|".repeat(PAIRED_COLUMNS.len())
+    );
+    for r in rows {
+        let mut cells = paired_cells(r);
+        cells[0] = format!("`{}`", cells[0]);
+        let _ = writeln!(t, "| {} |", cells.join(" | "));
+    }
+    t
+}
+
+fn phases_md(s: &Section) -> String {
+    let mut t = String::from("| steps | pos-neg gap / mean length | length CV |\n|---|---|---|\n");
+    for (steps, gap, cv) in &s.phases {
+        let _ = writeln!(t, "| {steps} | {} | {} |", fmt_opt(gap), fmt_opt(cv));
+    }
+    t
 }
 
 fn table_md(rows: &[RuleSummary]) -> String {
@@ -215,25 +351,37 @@ fn table_md(rows: &[RuleSummary]) -> String {
     t
 }
 
-fn markdown(runs: &[Run], sections: &[Section]) -> String {
+fn markdown(runs: &[Run], sections: &[Section], map: Option<&str>) -> String {
     let mut md = String::from("# rlvr report: aggregation rules compared\n\n");
     let _ = writeln!(
         md,
         "{} runs. Accuracy is the sampled held-out accuracy (mean@k) of the first evaluated dataset. \
 Each cell is the mean over seeds with [min, max] when there are several. Peak = best evaluation of a run; \
 drop = peak minus last-step accuracy; gain = last-step minus step-0 accuracy of the same run. Length CV and gap are measured on the runs' own training batches \
-(mean over steps, then over runs).\n",
+(mean over steps, then over runs). The paired table gives, per rule, the mean over seeds of its difference from `balanced` on the same seed \
+(same warm start, data order and sampling seeds) with a Student-t 95% confidence interval; `*` marks an interval that excludes zero.\n",
         runs.len()
     );
+    if let Some(file) = map {
+        let _ = writeln!(md, "![Regime map]({file})\n");
+    }
     for s in sections {
-        let _ = writeln!(md, "## Regime `{}`\n", s.regime);
+        let _ = writeln!(md, "## Condition `{}`\n", s.regime);
         let _ = writeln!(
             md,
-            "Measured over all runs of this regime: response-length CV {}, within-group pos-neg length gap (L+ - L-) {} tokens.\n",
+            "Measured over all runs of this condition: response-length CV {}, within-group pos-neg length gap (L+ - L-) {} tokens, {} of the mean length.\n",
             fmt_opt(&s.length_cv),
-            fmt_opt(&s.pos_neg_gap)
+            fmt_opt(&s.pos_neg_gap),
+            fmt_opt(&s.gap_rel)
         );
         md += &table_md(&s.rows);
+        md.push('\n');
+        if !s.paired.is_empty() {
+            md += &paired_md(&s.paired);
+            md.push('\n');
+        }
+        md += "Live length statistics by training phase (mean over steps, then over runs, [min, max] over runs):\n\n";
+        md += &phases_md(s);
         md.push('\n');
         for (title, file) in &s.plots {
             let _ = writeln!(md, "![{title}]({file})\n");
@@ -261,7 +409,36 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-fn html(runs: &[Run], sections: &[Section], out: &Path) -> Result<String, ReportError> {
+fn html_table(head: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut h = String::from("<table><tr>");
+    for c in head {
+        let _ = write!(h, "<th>{}</th>", escape(c));
+    }
+    h += "</tr>";
+    for r in rows {
+        let mut cells: Vec<String> = r.iter().map(|c| escape(c)).collect();
+        cells[0] = format!("<code>{}</code>", cells[0]);
+        let _ = write!(h, "<tr><td>{}</td></tr>", cells.join("</td><td>"));
+    }
+    h + "</table>"
+}
+
+fn html_figure(out: &Path, title: &str, file: &str) -> Result<String, ReportError> {
+    let path = out.join(file);
+    let png = std::fs::read(&path).map_err(io_err(&path))?;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(png);
+    Ok(format!(
+        "<figure><img alt=\"{0}\" src=\"data:image/png;base64,{b64}\"><figcaption>{0}</figcaption></figure>",
+        escape(title)
+    ))
+}
+
+fn html(
+    runs: &[Run],
+    sections: &[Section],
+    out: &Path,
+    map: Option<&str>,
+) -> Result<String, ReportError> {
     let mut h = String::from(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>rlvr report</title><style>\
 body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}\
@@ -275,30 +452,33 @@ td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px soli
 Peak = best evaluation of a run; drop = peak minus last-step accuracy.</p>",
         runs.len()
     );
+    if let Some(file) = map {
+        h += &html_figure(out, "Regime map", file)?;
+    }
     for s in sections {
         let _ = write!(
             h,
-            "<h2>Regime <code>{}</code></h2><p>Measured: response-length CV {}, within-group pos-neg length gap {} tokens.</p>",
+            "<h2>Condition <code>{}</code></h2><p>Measured: response-length CV {}, within-group pos-neg length gap {} tokens ({} of the mean length).</p>",
             escape(&s.regime),
             fmt_opt(&s.length_cv),
-            fmt_opt(&s.pos_neg_gap)
+            fmt_opt(&s.pos_neg_gap),
+            fmt_opt(&s.gap_rel)
         );
-        h += "<table><tr>";
-        for c in COLUMNS {
-            let _ = write!(h, "<th>{c}</th>");
+        h += &html_table(&COLUMNS, s.rows.iter().map(|r| row_cells(r).to_vec()));
+        if !s.paired.is_empty() {
+            h += &html_table(
+                &PAIRED_COLUMNS,
+                s.paired.iter().map(|p| paired_cells(p).to_vec()),
+            );
         }
-        h += "</tr>";
-        for r in &s.rows {
-            let mut cells = row_cells(r).map(|c| escape(&c));
-            cells[0] = format!("<code>{}</code>", cells[0]);
-            let _ = write!(h, "<tr><td>{}</td></tr>", cells.join("</td><td>"));
-        }
-        h += "</table>";
+        h += &html_table(
+            &["steps", "pos-neg gap / mean length", "length CV"],
+            s.phases
+                .iter()
+                .map(|(st, g, c)| vec![st.clone(), fmt_opt(g), fmt_opt(c)]),
+        );
         for (title, file) in &s.plots {
-            let path = out.join(file);
-            let png = std::fs::read(&path).map_err(io_err(&path))?;
-            let b64 = base64::engine::general_purpose::STANDARD.encode(png);
-            let _ = write!(h, "<figure><img alt=\"{0}\" src=\"data:image/png;base64,{b64}\"><figcaption>{0}</figcaption></figure>", escape(title));
+            h += &html_figure(out, title, file)?;
         }
     }
     h += "</body></html>\n";
@@ -322,6 +502,7 @@ mod tests {
                 serde_json::json!({"token-mean": 0.4, "seq-mean-token-mean": 0.5, "balanced": 0.5});
             lines += &serde_json::json!({"kind": "train", "step": step, "reward_mean": 0.1 * step as f64, "pg_loss": 0.01,
                 "response_length_mean": 20.0 + step as f64, "response_length_cv": 0.4, "pos_neg_gap": -5.0,
+                "pos_neg_gap_rel": -0.25, "entropy": 0.5,
                 "positive_share": share, "skipped": false}).to_string();
             lines.push('\n');
             if step % 2 == 0 {
@@ -352,7 +533,7 @@ mod tests {
             .iter()
             .filter(|p| p.extension().is_some_and(|e| e == "png"))
             .count();
-        assert_eq!(pngs, 7, "{written:?}");
+        assert_eq!(pngs, 10, "9 per condition and the regime map: {written:?}");
         for p in &written {
             assert!(
                 std::fs::metadata(p).unwrap().len() > 1000,
@@ -368,8 +549,18 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("response-length CV 0.400"), "{md}");
+        // paired against balanced, seed by seed: last 0.5 + 0.01 s - (0.7 + 0.01 s) = -0.2
+        assert!(
+            md.contains("| `token-mean` | 2 | +0.000 [+0.000, +0.000] | -0.200 [-0.200, -0.200] * | +0.200 [+0.200, +0.200] * |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 1-6 | -0.250 [-0.250, -0.250] | 0.400 [0.400, 0.400] |"),
+            "{md}"
+        );
+        assert!(md.contains("![Regime map](regime-map.png)"), "{md}");
         let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-        assert_eq!(html.matches("data:image/png;base64,").count(), 7);
+        assert_eq!(html.matches("data:image/png;base64,").count(), 10);
         let _ = std::fs::remove_dir_all(&tmp);
     }
 

@@ -17,6 +17,8 @@ pub struct Run {
     pub seed: u64,
     /// Testbed regime or dataset label (`data.testbed_regime`, else `data.train_files`).
     pub regime: String,
+    /// Learning rate (`optim.lr`), when the config gives one.
+    pub lr: Option<f64>,
     /// `"kind":"train"` lines, in step order: (step, line).
     pub train: Vec<(usize, Value)>,
     /// Evaluation points, in step order: (step, dataset, mean@k).
@@ -107,20 +109,23 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let (rule, seed, regime) = labels(&dir.join("config.toml"), &name)?;
+    let (rule, seed, regime, lr) = labels(&dir.join("config.toml"), &name)?;
     Ok(Run {
         dir: dir.to_path_buf(),
         rule,
         seed,
         regime,
+        lr,
         train,
         eval,
     })
 }
 
-fn labels(config: &Path, name: &str) -> Result<(String, u64, String), ReportError> {
+type Labels = (String, u64, String, Option<f64>);
+
+fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
     if !config.exists() {
-        return Ok((name.to_string(), 0, "default".into()));
+        return Ok((name.to_string(), 0, "default".into(), None));
     }
     let text = std::fs::read_to_string(config).map_err(io_err(config))?;
     let t: toml::Table = text
@@ -142,5 +147,6 @@ fn labels(config: &Path, name: &str) -> Result<(String, u64, String), ReportErro
         .filter(|r| !r.is_empty())
         .or_else(|| get("data", "train_files").and_then(|v| v.as_str().map(String::from)))
         .unwrap_or_else(|| "default".into());
-    Ok((rule, seed, regime))
+    let lr = get("optim", "lr").and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
+    Ok((rule, seed, regime, lr))
 }

@@ -49,6 +49,8 @@ pub struct RuleSummary {
     /// Last minus first evaluation per run (the gain over the starting checkpoint; runs of one
     /// seed share their warm start, so this removes most of the seed-to-seed spread).
     pub gain: Spread,
+    /// Mean of the last five evaluations per run.
+    pub last5: Spread,
     /// Mean response-length CV over the run's training steps.
     pub length_cv: Option<Spread>,
     /// Mean within-group pos-neg length gap over the run's training steps.
@@ -76,6 +78,13 @@ pub fn rule_summaries(runs: &[&Run]) -> Vec<RuleSummary> {
             let lasts: Vec<f64> = accs.iter().map(|a| a.last().unwrap().1).collect();
             let drops: Vec<f64> = peaks.iter().zip(&lasts).map(|(p, l)| p - l).collect();
             let gains: Vec<f64> = accs.iter().map(|a| a.last().unwrap().1 - a[0].1).collect();
+            let last5: Vec<f64> = accs
+                .iter()
+                .map(|a| {
+                    let tail = &a[a.len().saturating_sub(5)..];
+                    tail.iter().map(|p| p.1).sum::<f64>() / tail.len() as f64
+                })
+                .collect();
             Some(RuleSummary {
                 rule: rule.to_string(),
                 seeds: rs.iter().map(|r| r.seed).collect(),
@@ -83,6 +92,7 @@ pub fn rule_summaries(runs: &[&Run]) -> Vec<RuleSummary> {
                 last: Spread::of(&lasts)?,
                 drop: Spread::of(&drops)?,
                 gain: Spread::of(&gains)?,
+                last5: Spread::of(&last5)?,
                 length_cv: mean_over_runs(&rs, "response_length_cv"),
                 pos_neg_gap: mean_over_runs(&rs, "pos_neg_gap"),
             })
@@ -98,6 +108,24 @@ pub(crate) fn mean_over_runs(runs: &[&Run], key: &str) -> Option<Spread> {
         .filter_map(|r| {
             let s = r.series(key);
             (!s.is_empty()).then(|| s.iter().map(|p| p.1).sum::<f64>() / s.len() as f64)
+        })
+        .collect();
+    Spread::of(&v)
+}
+
+/// The spread over `runs` of each run's mean of the train metric `key` over the steps in
+/// `from..=to` (runs without the metric there are left out).
+pub(crate) fn window_over_runs(runs: &[&Run], key: &str, from: usize, to: usize) -> Option<Spread> {
+    let v: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| {
+            let s: Vec<f64> = r
+                .series(key)
+                .into_iter()
+                .filter(|(step, _)| (from..=to).contains(step))
+                .map(|p| p.1)
+                .collect();
+            (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64)
         })
         .collect();
     Spread::of(&v)
@@ -128,6 +156,7 @@ mod tests {
             rule: rule.into(),
             seed,
             regime: "r".into(),
+            lr: None,
             train: vec![
                 (1, json!({"response_length_cv": 0.5, "pos_neg_gap": 10.0})),
                 (2, json!({"response_length_cv": 0.3, "pos_neg_gap": null})),

@@ -15,13 +15,25 @@
 //! and the solution carries on from the wrong value, so its final answer is wrong. A model
 //! warm-started on them samples right and wrong solutions at rates RL can improve.
 //!
-//! Regimes ([`Regime`]):
+//! Regimes ([`Regime`]). Two put a run in the paper's two regimes through the style of the
+//! warm-start solutions (per-step slips, more frequent in the verbose style):
 //! - `length-variation`: one (concise) style, 2..=difficulty terms. Length grows with the
 //!   number of terms, so lengths vary a lot across prompts (CV about 0.4 for difficulty 8), but
 //!   right and wrong answers to the same prompt have the same length: a small pos-neg gap.
 //! - `pos-neg-gap`: the style is chosen at the first response token (verbose with probability
-//!   [`StyleMix::p_verbose`]); verbose solutions are about twice as long and slip far more
+//!   [`ErrorModel::p_verbose`]); verbose solutions are about twice as long and slip far more
 //!   often, so for the same prompt wrong answers are about 1.5-2x longer than right ones.
+//!
+//! Four more tie the length of a wrong answer to the *kind* of error, so that the sign of the
+//! pos-neg gap is a property of the task, not of a style the policy can drop during training
+//! (each has one error kind, [`ErrorKind`]; arithmetic is otherwise exact):
+//! - `wrong-long` (runaway repetition): a wrong solution adds one term again, one or more
+//!   times (` 7+9=16 16+9=25 25+5=30`), so it is wrong and longer by whole steps.
+//! - `right-long` (skipped work): a wrong solution stops early and answers a partial sum, so
+//!   it is wrong and shorter; right answers are the longer ones.
+//! - `high-variation`: a wrong solution slips one running sum by 1 or 2 (same length); half
+//!   the solutions are verbose, half concise, with the same error rate: high length CV, no gap.
+//! - `control`: slips as in `high-variation`, concise only: low length CV, no gap.
 //!
 //! Held-out problems are disjoint from training problems by construction: a term sequence is
 //! held out iff its FNV-1a hash is divisible by [`HELDOUT_MODULUS`].
@@ -55,37 +67,68 @@ pub const HELDOUT_MODULUS: u64 = 8;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Regime {
-    /// High response-length variation, small pos-neg gap.
+    /// High response-length variation, small pos-neg gap (per-step slips, one style).
     LengthVariation,
-    /// Large pos-neg gap: wrong answers longer than right ones for the same prompt.
+    /// Large pos-neg gap: a verbose style that slips more often.
     PosNegGap,
+    /// Wrong answers longer: the error repeats a step.
+    WrongLong,
+    /// Right answers longer: the error stops early.
+    RightLong,
+    /// No gap, high length variation: two styles with the same error rate.
+    HighVariation,
+    /// No gap, low length variation: one style, errors that keep the length.
+    Control,
 }
 
 impl Regime {
     /// Every regime.
-    pub const ALL: [Regime; 2] = [Regime::LengthVariation, Regime::PosNegGap];
+    pub const ALL: [Regime; 6] = [
+        Regime::LengthVariation,
+        Regime::PosNegGap,
+        Regime::WrongLong,
+        Regime::RightLong,
+        Regime::HighVariation,
+        Regime::Control,
+    ];
 
     /// The name users type.
     pub fn as_str(self) -> &'static str {
         match self {
             Regime::LengthVariation => "length-variation",
             Regime::PosNegGap => "pos-neg-gap",
+            Regime::WrongLong => "wrong-long",
+            Regime::RightLong => "right-long",
+            Regime::HighVariation => "high-variation",
+            Regime::Control => "control",
         }
     }
 
-    /// The style mix and slip rates of the regime's warm-start solutions.
-    pub fn style_mix(self) -> StyleMix {
+    /// How the regime's warm-start solutions go wrong.
+    pub fn error_model(self) -> ErrorModel {
+        let per_solution = |kind, p_verbose| ErrorModel {
+            p_verbose,
+            kind,
+            rate_concise: 0.4,
+            rate_verbose: 0.4,
+        };
         match self {
-            Regime::LengthVariation => StyleMix {
+            Regime::LengthVariation => ErrorModel {
                 p_verbose: 0.0,
-                slip_concise: 0.05,
-                slip_verbose: 0.05,
+                kind: ErrorKind::StepSlip,
+                rate_concise: 0.05,
+                rate_verbose: 0.05,
             },
-            Regime::PosNegGap => StyleMix {
+            Regime::PosNegGap => ErrorModel {
                 p_verbose: 0.5,
-                slip_concise: 0.02,
-                slip_verbose: 0.25,
+                kind: ErrorKind::StepSlip,
+                rate_concise: 0.02,
+                rate_verbose: 0.25,
             },
+            Regime::WrongLong => per_solution(ErrorKind::Repeat, 0.0),
+            Regime::RightLong => per_solution(ErrorKind::StopEarly, 0.0),
+            Regime::HighVariation => per_solution(ErrorKind::Slip, 0.5),
+            Regime::Control => per_solution(ErrorKind::Slip, 0.0),
         }
     }
 }
@@ -97,20 +140,56 @@ impl FromStr for Regime {
             .into_iter()
             .find(|r| r.as_str() == s.trim())
             .ok_or_else(|| {
-                format!("unknown testbed regime {s:?}; expected length-variation or pos-neg-gap")
+                let names: Vec<&str> = Regime::ALL.iter().map(|r| r.as_str()).collect();
+                format!(
+                    "unknown testbed regime {s:?}; expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 }
 
-/// Style probabilities of warm-start solutions.
+/// How a warm-start solution goes wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// At each step, with the style's rate, the running sum is written off by 1 or 2 and the
+    /// solution carries on from it (at most one slip per solution).
+    StepSlip,
+    /// With the style's rate per solution, one running sum (uniform step) is off by 1 or 2.
+    Slip,
+    /// With the style's rate per solution, the term of a uniform step is added again `r` more
+    /// times, `r` = 1 + Geometric(1/2), at most [`MAX_REPEATS`].
+    Repeat,
+    /// With the style's rate per solution, the solution answers after a uniform number of
+    /// steps `s` < steps (the partial sum of the first `s + 1` terms).
+    StopEarly,
+}
+
+/// The most extra steps of one [`ErrorKind::Repeat`].
+pub const MAX_REPEATS: usize = 6;
+
+/// Style and error probabilities of warm-start solutions.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StyleMix {
+pub struct ErrorModel {
     /// Probability that a solution is written in the verbose style.
     pub p_verbose: f64,
-    /// Per-step slip probability of the concise style.
-    pub slip_concise: f64,
-    /// Per-step slip probability of the verbose style.
-    pub slip_verbose: f64,
+    /// The kind of error.
+    pub kind: ErrorKind,
+    /// Error rate of the concise style (per step for [`ErrorKind::StepSlip`], else per solution).
+    pub rate_concise: f64,
+    /// Error rate of the verbose style (same unit).
+    pub rate_verbose: f64,
+}
+
+/// One error in a written solution (see [`write_solution`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mistake {
+    /// The running sum after step `step` (0-based) is off by `delta`; the solution carries on.
+    Slip { step: usize, delta: i64 },
+    /// Step `step` is written, then its term is added again `times` more times.
+    Repeat { step: usize, times: usize },
+    /// The solution answers right after writing `steps` steps (fewer than the problem has).
+    StopAfter { steps: usize },
 }
 
 /// Settings of the testbed task.
@@ -119,33 +198,57 @@ pub struct StyleMix {
 pub struct TestbedConfig {
     /// The length regime.
     pub regime: Regime,
-    /// Difficulty: the largest number of terms (at least 2); problems have 2..=difficulty terms.
+    /// Difficulty: the largest number of terms (at least 2); problems have
+    /// `min_terms..=difficulty` terms.
     pub difficulty: usize,
+    /// The smallest number of terms (2..=difficulty).
+    #[serde(default = "default_min_terms")]
+    pub min_terms: usize,
     /// Terms are drawn from 1..=max_operand.
     pub max_operand: u32,
+    /// A term sequence is held out iff `fnv1a(terms) % heldout_modulus == 0` (2..=1000).
+    #[serde(default = "default_heldout_modulus")]
+    pub heldout_modulus: u64,
     /// Seed of the problem streams and of the warm-start solutions.
     pub seed: u64,
 }
 
+fn default_min_terms() -> usize {
+    2
+}
+
+fn default_heldout_modulus() -> u64 {
+    HELDOUT_MODULUS
+}
+
 impl Default for TestbedConfig {
-    /// `length-variation`, difficulty 8, single-digit terms, seed 0.
+    /// `length-variation`, 2..=8 single-digit terms, 1 in 8 held out, seed 0.
     fn default() -> Self {
         Self {
             regime: Regime::LengthVariation,
             difficulty: 8,
+            min_terms: 2,
             max_operand: 9,
+            heldout_modulus: HELDOUT_MODULUS,
             seed: 0,
         }
     }
 }
 
 impl TestbedConfig {
-    /// Checks the knobs: difficulty >= 2, 1 <= max_operand <= 999.
+    /// Checks the knobs: 2 <= min_terms <= difficulty, 1 <= max_operand <= 999,
+    /// 2 <= heldout_modulus <= 1000.
     pub fn validate(&self) -> Result<(), String> {
         if self.difficulty < 2 {
             return Err(format!(
                 "testbed difficulty must be at least 2 terms, got {}",
                 self.difficulty
+            ));
+        }
+        if !(2..=self.difficulty).contains(&self.min_terms) {
+            return Err(format!(
+                "testbed min_terms must be in 2..={} (the difficulty), got {}",
+                self.difficulty, self.min_terms
             ));
         }
         if !(1..=999).contains(&self.max_operand) {
@@ -154,7 +257,21 @@ impl TestbedConfig {
                 self.max_operand
             ));
         }
+        if !(2..=1000).contains(&self.heldout_modulus) {
+            return Err(format!(
+                "testbed heldout_modulus must be in 2..=1000, got {}",
+                self.heldout_modulus
+            ));
+        }
         Ok(())
+    }
+
+    /// How many distinct term sequences the problem space has: `sum over n of max_operand^n`
+    /// (saturating).
+    pub fn space_size(&self) -> u64 {
+        (self.min_terms.max(2)..=self.difficulty.max(2))
+            .map(|n| u64::from(self.max_operand.max(1)).saturating_pow(n as u32))
+            .fold(0u64, u64::saturating_add)
     }
 }
 
@@ -179,9 +296,9 @@ fn fnv1a(terms: &[u32]) -> u64 {
     h
 }
 
-/// Which split a term sequence belongs to.
-pub fn split_of(terms: &[u32]) -> Split {
-    if fnv1a(terms).is_multiple_of(HELDOUT_MODULUS) {
+/// Which split a term sequence belongs to, with 1 in `modulus` held out.
+pub fn split_of(terms: &[u32], modulus: u64) -> Split {
+    if fnv1a(terms).is_multiple_of(modulus.max(2)) {
         Split::Heldout
     } else {
         Split::Train
@@ -220,11 +337,12 @@ pub fn problem(terms: &[u32]) -> Problem {
 /// Draws one term sequence of `split` (rejection sampling on the split hash).
 pub fn sample_terms(cfg: &TestbedConfig, split: Split, rng: &mut StdRng) -> Vec<u32> {
     loop {
-        let n = rng.random_range(2..=cfg.difficulty.max(2));
+        let n =
+            rng.random_range(cfg.min_terms.clamp(2, cfg.difficulty.max(2))..=cfg.difficulty.max(2));
         let terms: Vec<u32> = (0..n)
             .map(|_| rng.random_range(1..=cfg.max_operand.max(1)))
             .collect();
-        if split_of(&terms) == split {
+        if split_of(&terms, cfg.heldout_modulus) == split {
             return terms;
         }
     }
@@ -243,6 +361,64 @@ pub fn problems(cfg: &TestbedConfig, split: Split, count: usize) -> Vec<Problem>
         .collect()
 }
 
+/// `count` distinct problems of `split` (the held-out evaluation set), deterministic in
+/// `(cfg.seed, split)`: the split's term sequences in a seeded random order, each once; when the
+/// split has fewer than `count`, the list repeats from its start (each problem then counts
+/// equally often, up to one). Also returns how many are distinct.
+///
+/// Spaces of up to [`ENUMERATE_LIMIT`] sequences are enumerated; larger ones are drawn by
+/// rejection of repeats (they have far more distinct problems than any evaluation needs).
+pub fn distinct_problems(cfg: &TestbedConfig, split: Split, count: usize) -> (Vec<Problem>, usize) {
+    let stream = match split {
+        Split::Train => 0x7261_696e,
+        Split::Heldout => 0x6865_6c64,
+    };
+    let mut rng = StdRng::seed_from_u64(cfg.seed ^ stream ^ 0x6469_7374);
+    let mut seqs: Vec<Vec<u32>> = Vec::new();
+    if cfg.space_size() <= ENUMERATE_LIMIT {
+        for n in cfg.min_terms.max(2)..=cfg.difficulty.max(2) {
+            let mut terms = vec![1u32; n];
+            'odometer: loop {
+                if split_of(&terms, cfg.heldout_modulus) == split {
+                    seqs.push(terms.clone());
+                }
+                // the next sequence over 1..=max_operand, last term fastest
+                for i in (0..n).rev() {
+                    if terms[i] < cfg.max_operand.max(1) {
+                        terms[i] += 1;
+                        continue 'odometer;
+                    }
+                    terms[i] = 1;
+                }
+                break;
+            }
+        }
+        // Fisher-Yates with the seeded stream
+        for i in (1..seqs.len()).rev() {
+            let j = rng.random_range(0..=i);
+            seqs.swap(i, j);
+        }
+        seqs.truncate(count);
+    } else {
+        let mut seen = HashSet::new();
+        while seqs.len() < count {
+            let terms = sample_terms(cfg, split, &mut rng);
+            if seen.insert(terms.clone()) {
+                seqs.push(terms);
+            }
+        }
+    }
+    let distinct = seqs.len();
+    let out = (0..count)
+        .filter_map(|i| seqs.get(i % distinct.max(1)))
+        .map(|t| problem(t))
+        .collect();
+    (out, distinct)
+}
+
+/// The largest problem space [`distinct_problems`] enumerates.
+pub const ENUMERATE_LIMIT: u64 = 2_000_000;
+
 /// The two solution styles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -252,51 +428,107 @@ pub enum Style {
     Verbose,
 }
 
-/// A worked solution written in `style`; `slip = Some((step, delta))` writes the running sum
-/// after step `step` (0-based) off by `delta` and carries on from it. Returns the text and the
+/// A worked solution written in `style`, with at most one `mistake`. Returns the text and the
 /// final answer it states.
-pub fn write_solution(terms: &[u32], style: Style, slip: Option<(usize, i64)>) -> (String, i64) {
+///
+/// ```text
+/// none:                      " 7+9=16 16+5=21 Answer: 21"
+/// Slip { step: 0, delta: 1 }: " 7+9=17 17+5=22 Answer: 22"
+/// Repeat { step: 0, times: 1 }: " 7+9=16 16+9=25 25+5=30 Answer: 30"
+/// StopAfter { steps: 1 }:     " 7+9=16 Answer: 16"
+/// ```
+pub fn write_solution(terms: &[u32], style: Style, mistake: Option<Mistake>) -> (String, i64) {
     let mut out = String::new();
     if style == Style::Verbose {
         out.push_str(" Step by step.");
     }
+    let write_step = |out: &mut String, acc: i64, t: u32, next: i64| match style {
+        Style::Concise => out.push_str(&format!(" {acc}+{t}={next}")),
+        Style::Verbose => out.push_str(&format!(" {acc}+{t}={next}, so {next}.")),
+    };
     let mut acc = i64::from(terms[0]);
     for (step, &t) in terms[1..].iter().enumerate() {
+        if mistake == Some(Mistake::StopAfter { steps: step }) {
+            break;
+        }
         let mut next = acc + i64::from(t);
-        if let Some((s, d)) = slip {
+        if let Some(Mistake::Slip { step: s, delta }) = mistake {
             if s == step {
-                next = (next + d).max(0);
+                next = (next + delta).max(0);
             }
         }
-        match style {
-            Style::Concise => out.push_str(&format!(" {acc}+{t}={next}")),
-            Style::Verbose => out.push_str(&format!(" {acc}+{t}={next}, so {next}.")),
-        }
+        write_step(&mut out, acc, t, next);
         acc = next;
+        if let Some(Mistake::Repeat { step: s, times }) = mistake {
+            if s == step {
+                for _ in 0..times {
+                    let again = acc + i64::from(t);
+                    write_step(&mut out, acc, t, again);
+                    acc = again;
+                }
+            }
+        }
     }
     out.push_str(&format!(" Answer: {acc}"));
     (out, acc)
 }
 
-/// One warm-start solution for `terms`, drawn from the regime's [`StyleMix`]: the style, then a
-/// possible slip at each step. Returns the text (without EOS) and whether it is correct.
+/// The mistake (if any) of one warm-start solution of `steps` steps in `style`, drawn from
+/// `model`.
+pub fn draw_mistake(
+    model: &ErrorModel,
+    style: Style,
+    steps: usize,
+    rng: &mut StdRng,
+) -> Option<Mistake> {
+    let rate = match style {
+        Style::Concise => model.rate_concise,
+        Style::Verbose => model.rate_verbose,
+    };
+    let slip = |rng: &mut StdRng| {
+        let d = rng.random_range(1..=2i64);
+        if rng.random_bool(0.5) {
+            d
+        } else {
+            -d
+        }
+    };
+    if model.kind == ErrorKind::StepSlip {
+        let step = (0..steps).find(|_| rng.random_bool(rate))?;
+        let delta = slip(rng);
+        return Some(Mistake::Slip { step, delta });
+    }
+    if steps == 0 || !rng.random_bool(rate) {
+        return None;
+    }
+    let step = rng.random_range(0..steps);
+    Some(match model.kind {
+        ErrorKind::StepSlip | ErrorKind::Slip => Mistake::Slip {
+            step,
+            delta: slip(rng),
+        },
+        ErrorKind::Repeat => {
+            let mut times = 1;
+            while times < MAX_REPEATS && rng.random_bool(0.5) {
+                times += 1;
+            }
+            Mistake::Repeat { step, times }
+        }
+        ErrorKind::StopEarly => Mistake::StopAfter { steps: step },
+    })
+}
+
+/// One warm-start solution for `terms`, drawn from the regime's [`ErrorModel`]: the style,
+/// then the mistake. Returns the text (without EOS) and whether it is correct.
 pub fn worked_solution(cfg: &TestbedConfig, terms: &[u32], rng: &mut StdRng) -> (String, bool) {
-    let mix = cfg.regime.style_mix();
-    let style = if rng.random_bool(mix.p_verbose) {
+    let model = cfg.regime.error_model();
+    let style = if rng.random_bool(model.p_verbose) {
         Style::Verbose
     } else {
         Style::Concise
     };
-    let p = match style {
-        Style::Concise => mix.slip_concise,
-        Style::Verbose => mix.slip_verbose,
-    };
-    let steps = terms.len() - 1;
-    let slip = (0..steps).find(|_| rng.random_bool(p)).map(|s| {
-        let d = rng.random_range(1..=2i64);
-        (s, if rng.random_bool(0.5) { d } else { -d })
-    });
-    let (text, answer) = write_solution(terms, style, slip);
+    let mistake = draw_mistake(&model, style, terms.len() - 1, rng);
+    let (text, answer) = write_solution(terms, style, mistake);
     let truth: i64 = terms.iter().map(|&t| i64::from(t)).sum();
     (text, answer == truth)
 }
@@ -408,6 +640,8 @@ pub struct SolutionStats {
     pub neg_pos_ratio: f64,
     /// Groups with both right and wrong solutions.
     pub mixed_groups: usize,
+    /// Mean solution length over all samples.
+    pub mean_length: f64,
 }
 
 /// Samples `g` warm-start solutions for each of `prompts` training problems and measures the
@@ -450,6 +684,7 @@ pub fn solution_stats(
         pos_neg_gap: mean(&gaps),
         neg_pos_ratio: mean(&ratios),
         mixed_groups: gaps.len(),
+        mean_length: m,
     }
 }
 
@@ -477,8 +712,38 @@ mod tests {
         );
         // a slip of +1 at the first step carries on
         assert_eq!(
-            write_solution(&[7, 9, 5], Style::Concise, Some((0, 1))),
+            write_solution(
+                &[7, 9, 5],
+                Style::Concise,
+                Some(Mistake::Slip { step: 0, delta: 1 })
+            ),
             (" 7+9=17 17+5=22 Answer: 22".into(), 22)
+        );
+        // a repeated step adds its term again and is longer
+        assert_eq!(
+            write_solution(
+                &[7, 9, 5],
+                Style::Concise,
+                Some(Mistake::Repeat { step: 0, times: 2 })
+            ),
+            (" 7+9=16 16+9=25 25+9=34 34+5=39 Answer: 39".into(), 39)
+        );
+        // stopping early answers a partial sum and is shorter
+        assert_eq!(
+            write_solution(
+                &[7, 9, 5],
+                Style::Concise,
+                Some(Mistake::StopAfter { steps: 1 })
+            ),
+            (" 7+9=16 Answer: 16".into(), 16)
+        );
+        assert_eq!(
+            write_solution(
+                &[7, 9, 5],
+                Style::Verbose,
+                Some(Mistake::StopAfter { steps: 0 })
+            ),
+            (" Step by step. Answer: 7".into(), 7)
         );
         assert_eq!(prompt_text(&[7, 9, 5]), "Add: 7 9 5 =");
         assert_eq!(parse_prompt("Add: 7 9 5 ="), Some(vec![7, 9, 5]));
@@ -584,6 +849,88 @@ mod tests {
         }
     }
 
+    /// The study's problem space: sums of exactly 4 single-digit terms, 1 in 4 held out.
+    fn study(regime: Regime) -> TestbedConfig {
+        TestbedConfig {
+            regime,
+            difficulty: 4,
+            min_terms: 4,
+            heldout_modulus: 4,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn study_regimes_tie_length_to_the_kind_of_error() {
+        let tok = testbed_tokenizer(&study(Regime::Control)).unwrap();
+        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
+        let stats = |r| solution_stats(&study(r), 600, 8, &tokens);
+        let (wl, rl, hv, ctl) = (
+            stats(Regime::WrongLong),
+            stats(Regime::RightLong),
+            stats(Regime::HighVariation),
+            stats(Regime::Control),
+        );
+        eprintln!("wrong-long {wl:?}\nright-long {rl:?}\nhigh-variation {hv:?}\ncontrol {ctl:?}");
+        for s in [wl, rl, hv, ctl] {
+            // 40% of solutions carry one mistake
+            assert!((s.accuracy - 0.6).abs() < 0.03, "{s:?}");
+            assert!(s.mixed_groups > 400, "{s:?}");
+        }
+        // wrong answers longer by at least a third of the mean length
+        assert!(wl.pos_neg_gap / wl.mean_length < -0.33, "{wl:?}");
+        // right answers longer by at least a quarter
+        assert!(rl.pos_neg_gap / rl.mean_length > 0.25, "{rl:?}");
+        // no gap (within 2% of the mean length), high against low variation
+        for s in [hv, ctl] {
+            assert!((s.pos_neg_gap / s.mean_length).abs() < 0.02, "{s:?}");
+        }
+        assert!(
+            hv.length_cv > 0.15 && ctl.length_cv < 0.06,
+            "{hv:?} {ctl:?}"
+        );
+    }
+
+    #[test]
+    fn distinct_heldout_problems_are_distinct_disjoint_and_cycle_when_few() {
+        let cfg = study(Regime::Control);
+        assert_eq!(cfg.space_size(), 6561);
+        let (held, distinct) = distinct_problems(&cfg, Split::Heldout, 1000);
+        assert_eq!((held.len(), distinct), (1000, 1000));
+        let ids: HashSet<&str> = held.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids.len(), 1000, "no repeats");
+        assert!(held.iter().all(|p| {
+            let t = parse_prompt(p.prompt.text()).unwrap();
+            t.len() == 4 && split_of(&t, 4) == Split::Heldout
+        }));
+        let train: HashSet<String> = problems(&cfg, Split::Train, 5000)
+            .into_iter()
+            .map(|p| p.id)
+            .collect();
+        assert!(held.iter().all(|p| !train.contains(&p.id)));
+        assert_eq!(distinct_problems(&cfg, Split::Heldout, 1000).0, held);
+        // all held-out sequences of the space: about a quarter of 6561
+        let (all, n_all) = distinct_problems(&cfg, Split::Heldout, 10_000);
+        assert!((1500..1800).contains(&n_all), "{n_all}");
+        assert_eq!(all.len(), 10_000);
+        assert_eq!(all[n_all].id, all[0].id, "cycles from the start");
+        // a small space: 2..=3 terms, 1 in 8
+        let small = TestbedConfig {
+            difficulty: 3,
+            ..Default::default()
+        };
+        let (p, n) = distinct_problems(&small, Split::Heldout, 400);
+        assert!(n < 150 && p.len() == 400, "{n}");
+        // a space too large to enumerate is drawn without repeats
+        let big = TestbedConfig {
+            max_operand: 999,
+            ..Default::default()
+        };
+        let (p, n) = distinct_problems(&big, Split::Heldout, 300);
+        assert_eq!(n, 300);
+        assert_eq!(p.iter().map(|p| &p.id).collect::<HashSet<_>>().len(), 300);
+    }
+
     #[test]
     fn config_validation() {
         assert!(TestbedConfig {
@@ -601,5 +948,22 @@ mod tests {
         assert!(TestbedConfig::default().validate().is_ok());
         assert_eq!("pos-neg-gap".parse::<Regime>().unwrap(), Regime::PosNegGap);
         assert!("gap".parse::<Regime>().is_err());
+        for r in Regime::ALL {
+            assert_eq!(r.as_str().parse::<Regime>().unwrap(), r);
+        }
+        assert!(TestbedConfig {
+            min_terms: 9,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("min_terms"));
+        assert!(TestbedConfig {
+            heldout_modulus: 1,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("heldout_modulus"));
     }
 }

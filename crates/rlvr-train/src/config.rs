@@ -162,8 +162,13 @@ pub struct DataConfig {
     pub shuffle: bool,
     /// Testbed only: problem difficulty (the largest number of terms in a sum).
     pub testbed_difficulty: usize,
-    /// Testbed only: the length regime, `"length-variation"` (length varies with the prompt,
-    /// small pos-neg gap) or `"pos-neg-gap"` (wrong answers longer); see `rlvr_tasks::testbed`.
+    /// Testbed only: the smallest number of terms in a sum (2..=testbed_difficulty).
+    pub testbed_min_terms: usize,
+    /// Testbed only: 1 in this many term sequences is held out for evaluation (2..=1000).
+    pub testbed_heldout_modulus: u64,
+    /// Testbed only: the length regime: `length-variation`, `pos-neg-gap` (warm-start styles),
+    /// or `wrong-long`, `right-long`, `high-variation`, `control` (the length of an error is
+    /// tied to its kind); see `rlvr_tasks::testbed` and docs/regimes.md.
     pub testbed_regime: String,
     /// Testbed only: number of distinct training problems generated.
     pub testbed_train_size: usize,
@@ -180,6 +185,8 @@ impl Default for DataConfig {
             max_prompt_length: 64,
             shuffle: true,
             testbed_difficulty: 3,
+            testbed_min_terms: 2,
+            testbed_heldout_modulus: 8,
             testbed_regime: "pos-neg-gap".into(),
             testbed_train_size: 20_000,
         }

@@ -792,6 +792,7 @@ impl Trainer {
             .collect();
         if let Ok(d) = diagnostics::batch_diagnostics(&seqs, self.cfg.rollout.max_response_length) {
             line.pos_neg_gap = d.pos_neg_gap.unwrap_or(f64::NAN);
+            line.pos_neg_gap_rel = line.pos_neg_gap / line.response_length_mean;
             for rule in AggRule::ALL {
                 line.positive_share.insert(
                     rule.as_str().to_string(),
@@ -949,6 +950,7 @@ impl SeenStats {
             },
             truncated_share: self.truncated as f64 / ln,
             pos_neg_gap: f64::NAN,
+            pos_neg_gap_rel: f64::NAN,
             rollout_tokens_per_s: self.tokens as f64 / self.rollout_secs.max(1e-9),
             time_rollout_s: self.rollout_secs,
             time_reward_s: self.reward_secs,

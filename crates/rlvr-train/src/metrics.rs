@@ -4,7 +4,7 @@
 //!
 //! - `"train"`, one per GRPO step: `step`, `reward_mean`, `reward_std`, `accuracy`,
 //!   `response_length_mean/min/max/cv`, `truncated_share`, `pos_neg_gap` (mean over mixed groups
-//!   of `L+ - L-`), `positive_share` (an object: rule name -> share of the advantage-weighted
+//!   of `L+ - L-`), `pos_neg_gap_rel` (`pos_neg_gap / response_length_mean`), `positive_share` (an object: rule name -> share of the advantage-weighted
 //!   token mass on positive responses under that rule, docs/architecture.md §3), `pg_loss`, `kl`,
 //!   `entropy`, `pg_clipfrac_low`, `pg_clipfrac_high`, `grad_norm`, `lr`,
 //!   `rollout_tokens_per_s`, `train_tokens_per_s`, `time_rollout_s`, `time_reward_s`,
@@ -37,6 +37,7 @@ pub struct TrainLine {
     pub response_length_cv: f64,
     pub truncated_share: f64,
     pub pos_neg_gap: f64,
+    pub pos_neg_gap_rel: f64,
     pub positive_share: BTreeMap<String, f64>,
     pub pg_loss: f64,
     pub kl: f64,
@@ -190,6 +191,7 @@ mod tests {
             "response_length_cv",
             "truncated_share",
             "pos_neg_gap",
+            "pos_neg_gap_rel",
             "positive_share",
             "pg_loss",
             "kl",

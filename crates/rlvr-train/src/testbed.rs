@@ -42,12 +42,21 @@ pub fn task_config(cfg: &TrainConfig) -> Result<TestbedConfig, TrainError> {
     let t = TestbedConfig {
         regime,
         difficulty: cfg.data.testbed_difficulty,
+        min_terms: cfg.data.testbed_min_terms,
         max_operand: 9,
+        heldout_modulus: cfg.data.testbed_heldout_modulus,
         seed: cfg.trainer.seed,
     };
     t.validate().map_err(|message| {
+        let key = if message.contains("min_terms") {
+            "data.testbed_min_terms"
+        } else if message.contains("heldout_modulus") {
+            "data.testbed_heldout_modulus"
+        } else {
+            "data.testbed_difficulty"
+        };
         TrainError::Config(crate::ConfigError::Invalid {
-            key: "data.testbed_difficulty".into(),
+            key: key.into(),
             message,
         })
     })?;
@@ -97,7 +106,9 @@ fn train_problems(cfg: &TrainConfig, t: &TestbedConfig) -> Vec<Problem> {
     tb::problems(t, Split::Train, cfg.data.testbed_train_size)
 }
 
-/// Held-out problems for evaluation (`eval.n_problems` of them; 0 means 500).
+/// Held-out problems for evaluation: `eval.n_problems` (0 means 500) distinct ones, in a fixed
+/// order; when the held-out split has fewer, each is evaluated equally often
+/// (`rlvr_tasks::testbed::distinct_problems`).
 pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainError> {
     let t = check(cfg)?;
     let n = if cfg.eval.n_problems == 0 {
@@ -109,7 +120,7 @@ pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainErr
         seed: HELDOUT_SEED,
         ..t
     };
-    let problems = tb::problems(&fixed, Split::Heldout, n);
+    let (problems, _) = tb::distinct_problems(&fixed, Split::Heldout, n);
     let verifier = reward_fn(&cfg.reward, &problems)?;
     Ok(build_task("testbed", problems, raw(), &policy.tokenizer, 0, verifier)?.0)
 }
@@ -301,9 +312,10 @@ pub fn dry_run(cfg: &TrainConfig, out: &mut dyn Write) -> Result<(), TrainError>
             cfg.trainer.cache_dir.display()
         ),
         format!(
-            "train data: testbed ({}): {} problems of 2..={} terms; eval: {:?}",
+            "train data: testbed ({}): {} problems of {}..={} terms; eval: {:?}",
             t.regime.as_str(),
             train.len(),
+            t.min_terms,
             t.difficulty,
             cfg.eval.datasets
         ),
