@@ -206,6 +206,13 @@ pub fn run(args: Args) -> Result<()> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = if args.jobs == 0 { threads } else { args.jobs };
     let axes = parse_grid(&args.grid)?;
+    if let Some((key, _)) = axes.iter().find(|(key, _)| {
+        args.overrides
+            .iter()
+            .any(|o| o.split_once('=').is_some_and(|(k, _)| k.trim() == key))
+    }) {
+        return Err(BadInput(format!("{key} is both a --grid axis and a --set override")).into());
+    }
     let rules: Vec<AggRule> = args
         .rules
         .iter()

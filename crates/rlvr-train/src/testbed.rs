@@ -160,11 +160,23 @@ pub fn setup(
                 cfg.model.dtype,
             ));
             let dir = warm_start::cache_path(&cfg.trainer.cache_dir, &key);
-            let cached = dir
-                .join("model.safetensors")
-                .is_file()
-                .then(|| Policy::load(&dir.to_string_lossy(), dt, dev))
-                .and_then(Result::ok);
+            let load_cached = || {
+                dir.join("model.safetensors")
+                    .is_file()
+                    .then(|| Policy::load(&dir.to_string_lossy(), dt, dev))
+                    .and_then(Result::ok)
+            };
+            let mut cached = load_cached();
+            // Concurrent runs (a sweep's jobs) that need the same warm start: one builds it
+            // under an exclusive lock, the others wait for it and load it.
+            let _lock = match cached {
+                Some(_) => None,
+                None => {
+                    let lock = warm_start::lock(&dir)?;
+                    cached = load_cached();
+                    Some(lock)
+                }
+            };
             match cached {
                 Some(p) => {
                     warm_note = Some(format!(

@@ -118,6 +118,22 @@ pub fn cache_path(cache_dir: &Path, key: &str) -> PathBuf {
     cache_dir.join(format!("warm-start-{key}"))
 }
 
+/// Takes the exclusive lock of the cache entry `dir` (the file `<dir>.lock`), waiting while
+/// another process holds it; released when the returned file is dropped.
+pub fn lock(dir: &Path) -> Result<std::fs::File, TrainError> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| TrainError::io(parent, e))?;
+    let path = dir.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| TrainError::io(&path, e))?;
+    file.lock().map_err(|e| TrainError::io(&path, e))?;
+    Ok(file)
+}
+
 /// Saves `policy` into the cache atomically (temporary directory, then rename).
 pub fn store(policy: &Policy, dir: &Path) -> Result<(), TrainError> {
     let parent = dir.parent().unwrap_or(Path::new("."));

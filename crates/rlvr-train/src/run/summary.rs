@@ -110,8 +110,8 @@ pub(super) fn summarize(
         rule: cfg.algorithm.loss_agg_mode.to_string(),
         task: if cfg.is_testbed() {
             format!(
-                "testbed, regime {}, sums of 2 to {} terms",
-                cfg.data.testbed_regime, cfg.data.testbed_difficulty
+                "testbed, regime {}, sums of {} to {} terms",
+                cfg.data.testbed_regime, cfg.data.testbed_min_terms, cfg.data.testbed_difficulty
             )
         } else {
             cfg.data.train_files.clone()
