@@ -206,9 +206,6 @@ pub struct TestbedConfig {
     pub min_terms: usize,
     /// Terms are drawn from 1..=max_operand.
     pub max_operand: u32,
-    /// Running sums modulo this number (0 = plain sums, else 2..=1000): `Add mod 10: 7 9 5 =`.
-    #[serde(default)]
-    pub modulus: u32,
     /// A term sequence is held out iff `fnv1a(terms) % heldout_modulus == 0` (2..=1000).
     #[serde(default = "default_heldout_modulus")]
     pub heldout_modulus: u64,
@@ -232,7 +229,6 @@ impl Default for TestbedConfig {
             difficulty: 8,
             min_terms: 2,
             max_operand: 9,
-            modulus: 0,
             heldout_modulus: HELDOUT_MODULUS,
             seed: 0,
         }
@@ -241,7 +237,7 @@ impl Default for TestbedConfig {
 
 impl TestbedConfig {
     /// Checks the knobs: 2 <= min_terms <= difficulty, 1 <= max_operand <= 999,
-    /// modulus 0 or 2..=1000, 2 <= heldout_modulus <= 1000.
+    /// 2 <= heldout_modulus <= 1000.
     pub fn validate(&self) -> Result<(), String> {
         if self.difficulty < 2 {
             return Err(format!(
@@ -259,12 +255,6 @@ impl TestbedConfig {
             return Err(format!(
                 "testbed max_operand must be in 1..=999, got {}",
                 self.max_operand
-            ));
-        }
-        if self.modulus == 1 || self.modulus > 1000 {
-            return Err(format!(
-                "testbed modulus must be 0 (plain sums) or in 2..=1000, got {}",
-                self.modulus
             ));
         }
         if !(2..=1000).contains(&self.heldout_modulus) {
@@ -315,61 +305,30 @@ pub fn split_of(terms: &[u32], modulus: u64) -> Split {
     }
 }
 
-/// The prompt text of a term sequence: `Add: 7 9 5 =`, or with a modulus `m > 0`
-/// `Add mod 10: 7 9 5 =`.
-pub fn prompt_text(terms: &[u32], modulus: u32) -> String {
+/// The prompt text of a term sequence: `Add: 7 9 5 =`.
+pub fn prompt_text(terms: &[u32]) -> String {
     let list: Vec<String> = terms.iter().map(u32::to_string).collect();
-    if modulus > 0 {
-        format!("Add mod {modulus}: {} =", list.join(" "))
-    } else {
-        format!("Add: {} =", list.join(" "))
-    }
+    format!("Add: {} =", list.join(" "))
 }
 
-/// The terms and the modulus (0 = none) of a testbed prompt (inverse of [`prompt_text`]).
-pub fn parse_prompt(prompt: &str) -> Option<(Vec<u32>, u32)> {
-    let rest = prompt.trim().strip_prefix("Add")?;
-    let (modulus, body) = match rest.strip_prefix(':') {
-        Some(body) => (0, body),
-        None => {
-            let (m, body) = rest.trim_start().strip_prefix("mod ")?.split_once(':')?;
-            (m.trim().parse().ok().filter(|&m| m > 0)?, body)
-        }
-    };
-    let body = body.trim().strip_suffix('=')?;
+/// The terms of a testbed prompt (inverse of [`prompt_text`]).
+pub fn parse_prompt(prompt: &str) -> Option<Vec<u32>> {
+    let body = prompt
+        .trim()
+        .strip_prefix("Add:")?
+        .trim()
+        .strip_suffix('=')?;
     let terms: Option<Vec<u32>> = body.split_whitespace().map(|t| t.parse().ok()).collect();
-    Some((terms.filter(|t| t.len() >= 2)?, modulus))
+    terms.filter(|t| t.len() >= 2)
 }
 
-/// The running sum `acc + t`, reduced modulo `modulus` when it is not 0.
-fn add(acc: i64, t: u32, modulus: u32) -> i64 {
-    let s = acc + i64::from(t);
-    if modulus > 0 {
-        s.rem_euclid(i64::from(modulus))
-    } else {
-        s
-    }
-}
-
-/// The true answer of a term sequence: the sum, modulo `modulus` when it is not 0.
-pub fn answer_of(terms: &[u32], modulus: u32) -> i64 {
-    terms[1..]
-        .iter()
-        .fold(i64::from(terms[0]), |acc, &t| add(acc, t, modulus))
-}
-
-/// A problem from its terms (and modulus, 0 = plain sums).
-pub fn problem(terms: &[u32], modulus: u32) -> Problem {
+/// A problem from its terms.
+pub fn problem(terms: &[u32]) -> Problem {
     let ids: Vec<String> = terms.iter().map(u32::to_string).collect();
-    let tag = if modulus > 0 {
-        format!("m{modulus}-")
-    } else {
-        String::new()
-    };
     Problem {
-        id: format!("testbed-{tag}{}", ids.join("-")),
-        prompt: Prompt::Text(prompt_text(terms, modulus)),
-        answer: answer_of(terms, modulus).to_string(),
+        id: format!("testbed-{}", ids.join("-")),
+        prompt: Prompt::Text(prompt_text(terms)),
+        answer: terms.iter().map(|&t| u64::from(t)).sum::<u64>().to_string(),
         solution: None,
         data_source: "testbed".into(),
     }
@@ -398,7 +357,7 @@ pub fn problems(cfg: &TestbedConfig, split: Split, count: usize) -> Vec<Problem>
     };
     let mut rng = StdRng::seed_from_u64(cfg.seed ^ stream);
     (0..count)
-        .map(|_| problem(&sample_terms(cfg, split, &mut rng), cfg.modulus))
+        .map(|_| problem(&sample_terms(cfg, split, &mut rng)))
         .collect()
 }
 
@@ -452,7 +411,7 @@ pub fn distinct_problems(cfg: &TestbedConfig, split: Split, count: usize) -> (Ve
     let distinct = seqs.len();
     let out = (0..count)
         .filter_map(|i| seqs.get(i % distinct.max(1)))
-        .map(|t| problem(t, cfg.modulus))
+        .map(|t| problem(t))
         .collect();
     (out, distinct)
 }
@@ -469,9 +428,8 @@ pub enum Style {
     Verbose,
 }
 
-/// A worked solution written in `style`, with at most one `mistake`; every running sum is
-/// reduced modulo `modulus` when it is not 0 (` 7+9=6 6+5=1 Answer: 1`). Returns the text and
-/// the final answer it states.
+/// A worked solution written in `style`, with at most one `mistake`. Returns the text and the
+/// final answer it states.
 ///
 /// ```text
 /// none:                      " 7+9=16 16+5=21 Answer: 21"
@@ -479,12 +437,7 @@ pub enum Style {
 /// Repeat { step: 0, times: 1 }: " 7+9=16 16+9=25 25+5=30 Answer: 30"
 /// StopAfter { steps: 1 }:     " 7+9=16 Answer: 16"
 /// ```
-pub fn write_solution(
-    terms: &[u32],
-    modulus: u32,
-    style: Style,
-    mistake: Option<Mistake>,
-) -> (String, i64) {
+pub fn write_solution(terms: &[u32], style: Style, mistake: Option<Mistake>) -> (String, i64) {
     let mut out = String::new();
     if style == Style::Verbose {
         out.push_str(" Step by step.");
@@ -498,14 +451,10 @@ pub fn write_solution(
         if mistake == Some(Mistake::StopAfter { steps: step }) {
             break;
         }
-        let mut next = add(acc, t, modulus);
+        let mut next = acc + i64::from(t);
         if let Some(Mistake::Slip { step: s, delta }) = mistake {
             if s == step {
-                next = if modulus > 0 {
-                    (next + delta).rem_euclid(i64::from(modulus))
-                } else {
-                    (next + delta).max(0)
-                };
+                next = (next + delta).max(0);
             }
         }
         write_step(&mut out, acc, t, next);
@@ -513,7 +462,7 @@ pub fn write_solution(
         if let Some(Mistake::Repeat { step: s, times }) = mistake {
             if s == step {
                 for _ in 0..times {
-                    let again = add(acc, t, modulus);
+                    let again = acc + i64::from(t);
                     write_step(&mut out, acc, t, again);
                     acc = again;
                 }
@@ -579,8 +528,9 @@ pub fn worked_solution(cfg: &TestbedConfig, terms: &[u32], rng: &mut StdRng) -> 
         Style::Concise
     };
     let mistake = draw_mistake(&model, style, terms.len() - 1, rng);
-    let (text, answer) = write_solution(terms, cfg.modulus, style, mistake);
-    (text, answer == answer_of(terms, cfg.modulus))
+    let (text, answer) = write_solution(terms, style, mistake);
+    let truth: i64 = terms.iter().map(|&t| i64::from(t)).sum();
+    (text, answer == truth)
 }
 
 /// The answer a response states: the integer after the last `Answer:` (None if there is none).
@@ -670,8 +620,8 @@ pub fn testbed_tokenizer(cfg: &TestbedConfig) -> Result<Tokenizer, String> {
         };
         texts.push(format!(
             "{}{}",
-            prompt_text(&terms, cfg.modulus),
-            write_solution(&terms, cfg.modulus, style, None).0
+            prompt_text(&terms),
+            write_solution(&terms, style, None).0
         ));
     }
     train_tokenizer(texts.into_iter(), 128)
@@ -753,18 +703,17 @@ mod tests {
     #[test]
     fn solutions_by_hand() {
         assert_eq!(
-            write_solution(&[7, 9, 5], 0, Style::Concise, None),
+            write_solution(&[7, 9, 5], Style::Concise, None),
             (" 7+9=16 16+5=21 Answer: 21".into(), 21)
         );
         assert_eq!(
-            write_solution(&[7, 9, 5], 0, Style::Verbose, None).0,
+            write_solution(&[7, 9, 5], Style::Verbose, None).0,
             " Step by step. 7+9=16, so 16. 16+5=21, so 21. Answer: 21"
         );
         // a slip of +1 at the first step carries on
         assert_eq!(
             write_solution(
                 &[7, 9, 5],
-                0,
                 Style::Concise,
                 Some(Mistake::Slip { step: 0, delta: 1 })
             ),
@@ -774,7 +723,6 @@ mod tests {
         assert_eq!(
             write_solution(
                 &[7, 9, 5],
-                0,
                 Style::Concise,
                 Some(Mistake::Repeat { step: 0, times: 2 })
             ),
@@ -784,7 +732,6 @@ mod tests {
         assert_eq!(
             write_solution(
                 &[7, 9, 5],
-                0,
                 Style::Concise,
                 Some(Mistake::StopAfter { steps: 1 })
             ),
@@ -793,59 +740,19 @@ mod tests {
         assert_eq!(
             write_solution(
                 &[7, 9, 5],
-                0,
                 Style::Verbose,
                 Some(Mistake::StopAfter { steps: 0 })
             ),
             (" Step by step. Answer: 7".into(), 7)
         );
-        assert_eq!(prompt_text(&[7, 9, 5], 0), "Add: 7 9 5 =");
-        assert_eq!(parse_prompt("Add: 7 9 5 ="), Some((vec![7, 9, 5], 0)));
+        assert_eq!(prompt_text(&[7, 9, 5]), "Add: 7 9 5 =");
+        assert_eq!(parse_prompt("Add: 7 9 5 ="), Some(vec![7, 9, 5]));
         assert_eq!(parse_prompt("Add: 7 ="), None);
-        // modulo 10: every running sum reduced, the same mistakes
-        assert_eq!(prompt_text(&[7, 9, 5], 10), "Add mod 10: 7 9 5 =");
-        assert_eq!(
-            parse_prompt("Add mod 10: 7 9 5 ="),
-            Some((vec![7, 9, 5], 10))
-        );
-        for bad in [
-            "Add mod 0: 7 9 =",
-            "Add mod x: 7 9 =",
-            "Add mod 10 7 9 =",
-            "Sum: 7 9 =",
-        ] {
-            assert_eq!(parse_prompt(bad), None, "{bad}");
-        }
-        assert_eq!(
-            write_solution(&[7, 9, 5], 10, Style::Concise, None),
-            (" 7+9=6 6+5=1 Answer: 1".into(), 1)
-        );
-        assert_eq!(
-            write_solution(
-                &[7, 9, 5],
-                10,
-                Style::Concise,
-                Some(Mistake::Slip { step: 1, delta: -2 })
-            ),
-            (" 7+9=6 6+5=9 Answer: 9".into(), 9)
-        );
-        assert_eq!(
-            write_solution(
-                &[7, 9, 5],
-                10,
-                Style::Concise,
-                Some(Mistake::Repeat { step: 1, times: 1 })
-            ),
-            (" 7+9=6 6+5=1 1+5=6 Answer: 6".into(), 6)
-        );
-        assert_eq!(answer_of(&[7, 9, 5], 10), 1);
-        assert_eq!(problem(&[7, 9, 5], 10).answer, "1");
-        assert_eq!(problem(&[7, 9, 5], 10).id, "testbed-m10-7-9-5");
     }
 
     #[test]
     fn verifier_reads_the_last_answer() {
-        let p = problem(&[7, 9, 5], 0);
+        let p = problem(&[7, 9, 5]);
         assert_eq!(p.answer, "21");
         let v = TestbedVerifier;
         assert!(v.score(" 7+9=16 16+5=21 Answer: 21", &p).correct);
@@ -870,7 +777,7 @@ mod tests {
         assert_eq!(problems(&cfg, Split::Heldout, 500), held);
         let lens: HashSet<usize> = held
             .iter()
-            .map(|p| parse_prompt(p.prompt.text()).unwrap().0.len())
+            .map(|p| parse_prompt(p.prompt.text()).unwrap().len())
             .collect();
         assert_eq!(lens, (2..=8).collect::<HashSet<_>>(), "every size appears");
     }
@@ -942,14 +849,12 @@ mod tests {
         }
     }
 
-    /// The study's problem space: sums modulo 10 of exactly 4 single-digit terms, 1 in 4 held
-    /// out (configs/regimes.toml).
+    /// The study's problem space: sums of exactly 4 single-digit terms, 1 in 4 held out.
     fn study(regime: Regime) -> TestbedConfig {
         TestbedConfig {
             regime,
             difficulty: 4,
             min_terms: 4,
-            modulus: 10,
             heldout_modulus: 4,
             ..Default::default()
         }
@@ -995,7 +900,7 @@ mod tests {
         let ids: HashSet<&str> = held.iter().map(|p| p.id.as_str()).collect();
         assert_eq!(ids.len(), 1000, "no repeats");
         assert!(held.iter().all(|p| {
-            let (t, _) = parse_prompt(p.prompt.text()).unwrap();
+            let t = parse_prompt(p.prompt.text()).unwrap();
             t.len() == 4 && split_of(&t, 4) == Split::Heldout
         }));
         let train: HashSet<String> = problems(&cfg, Split::Train, 5000)

@@ -164,8 +164,6 @@ pub struct DataConfig {
     pub testbed_difficulty: usize,
     /// Testbed only: the smallest number of terms in a sum (2..=testbed_difficulty).
     pub testbed_min_terms: usize,
-    /// Testbed only: running sums modulo this number (0 = plain sums, else 2..=1000).
-    pub testbed_modulus: u32,
     /// Testbed only: 1 in this many term sequences is held out for evaluation (2..=1000).
     pub testbed_heldout_modulus: u64,
     /// Testbed only: the length regime: `length-variation`, `pos-neg-gap` (warm-start styles),
@@ -188,7 +186,6 @@ impl Default for DataConfig {
             shuffle: true,
             testbed_difficulty: 3,
             testbed_min_terms: 2,
-            testbed_modulus: 0,
             testbed_heldout_modulus: 8,
             testbed_regime: "pos-neg-gap".into(),
             testbed_train_size: 20_000,

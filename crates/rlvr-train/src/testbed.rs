@@ -44,7 +44,6 @@ pub fn task_config(cfg: &TrainConfig) -> Result<TestbedConfig, TrainError> {
         difficulty: cfg.data.testbed_difficulty,
         min_terms: cfg.data.testbed_min_terms,
         max_operand: 9,
-        modulus: cfg.data.testbed_modulus,
         heldout_modulus: cfg.data.testbed_heldout_modulus,
         seed: cfg.trainer.seed,
     };
@@ -53,8 +52,6 @@ pub fn task_config(cfg: &TrainConfig) -> Result<TestbedConfig, TrainError> {
             "data.testbed_min_terms"
         } else if message.contains("heldout_modulus") {
             "data.testbed_heldout_modulus"
-        } else if message.contains("modulus") {
-            "data.testbed_modulus"
         } else {
             "data.testbed_difficulty"
         };
@@ -294,7 +291,7 @@ fn warm_examples(
         .ok_or_else(|| TrainError::Msg("testbed tokenizer has no eos id".into()))?;
     let mut out = Vec::with_capacity(problems.len());
     for p in problems {
-        let (terms, _) = tb::parse_prompt(p.prompt.text()).ok_or_else(|| {
+        let terms = tb::parse_prompt(p.prompt.text()).ok_or_else(|| {
             TrainError::Msg(format!("not a testbed prompt: {:?}", p.prompt.text()))
         })?;
         let (text, _) = tb::worked_solution(t, &terms, &mut rng);
