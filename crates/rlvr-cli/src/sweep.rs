@@ -17,11 +17,11 @@
 //!
 //! Each cell runs as a child process of this binary, so a crash in one run does not take the
 //! sweep down, and `--jobs J` (default: one per core) runs J cells at once with the CPU threads
-//! split between them. Cells are ordered so that runs at once have different seeds: each seed's
-//! warm start is built by one run while the others build theirs, and later rules of that seed
-//! load it from the cache. A partial sweep holds whole blocks of `J` seeds for every rule of a
-//! condition, so its report still compares like with like. Every finished run prints its
-//! wall-clock cost.
+//! split between them. Cells are ordered by blocks of `J` seeds, then condition, then rule, so
+//! runs at once have different seeds: each seed's warm start is built by one run while the
+//! others build theirs, and later rules of that seed load it from the cache. A partial sweep
+//! holds whole blocks of `J` seeds for every condition and rule, so its report still compares
+//! like with like. Every finished run prints its wall-clock cost.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -144,9 +144,10 @@ fn condition_dir(condition: &[String]) -> String {
         .join("_")
 }
 
-/// The cells of a sweep in run order: conditions in turn; within one, blocks of `jobs` seeds,
-/// and within a block, each rule for every seed of the block (so that runs started together
-/// have different seeds, hence different warm starts).
+/// The cells of a sweep in run order: blocks of `jobs` seeds; within a block, each condition,
+/// each rule, and every seed of the block. Runs started together have different seeds (hence
+/// different warm starts), and a sweep stopped part-way holds whole seed blocks of every
+/// condition and rule, so its partial report compares like with like.
 fn cells(
     out: &Path,
     conds: &[Vec<String>],
@@ -156,13 +157,13 @@ fn cells(
 ) -> Vec<Cell> {
     let all: Vec<u64> = (1..=seeds).collect();
     let mut cells = Vec::new();
-    for cond in conds {
-        let base = if cond.is_empty() {
-            out.to_path_buf()
-        } else {
-            out.join(condition_dir(cond))
-        };
-        for block in all.chunks(jobs.max(1)) {
+    for block in all.chunks(jobs.max(1)) {
+        for cond in conds {
+            let base = if cond.is_empty() {
+                out.to_path_buf()
+            } else {
+                out.join(condition_dir(cond))
+            };
             for &rule in rules {
                 for &seed in block {
                     cells.push(Cell {
@@ -176,24 +177,6 @@ fn cells(
         }
     }
     cells
-}
-
-/// What to do with a cell, from what its directory holds.
-#[derive(Debug, PartialEq)]
-enum CellState {
-    Finished,
-    Resume,
-    Fresh,
-}
-
-fn state(dir: &Path) -> CellState {
-    if dir.join("sweep.done").exists() {
-        CellState::Finished
-    } else if dir.join("checkpoint").join("state.json").exists() {
-        CellState::Resume
-    } else {
-        CellState::Fresh
-    }
 }
 
 pub fn run(args: Args) -> Result<()> {
