@@ -179,6 +179,24 @@ fn cells(
     cells
 }
 
+/// What to do with a cell, from what its directory holds.
+#[derive(Debug, PartialEq)]
+enum CellState {
+    Finished,
+    Resume,
+    Fresh,
+}
+
+fn state(dir: &Path) -> CellState {
+    if dir.join("sweep.done").exists() {
+        CellState::Finished
+    } else if dir.join("checkpoint").join("state.json").exists() {
+        CellState::Resume
+    } else {
+        CellState::Fresh
+    }
+}
+
 pub fn run(args: Args) -> Result<()> {
     if !args.config.is_file() {
         return Err(BadInput(format!("{}: no such config file", args.config.display())).into());
