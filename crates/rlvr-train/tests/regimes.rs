@@ -1,0 +1,79 @@
+//! The study's regimes (configs/regimes.toml, docs/regimes.md) on short runs: after a warm
+//! start, the live batches of each regime have the pos-neg length gap and the length variation
+//! the regime is built for. A small model (hidden 64, two layers) keeps each run near a minute.
+
+use rlvr_train::run::{train, TrainOptions};
+
+/// Mean of `pos_neg_gap_rel` and of `response_length_cv` over the train lines of a short run
+/// of `regime`.
+fn live_stats(regime: &str) -> (f64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/regimes.toml");
+    let opts = TrainOptions {
+        config: Some(config),
+        overrides: vec![
+            format!("data.testbed_regime={regime}"),
+            format!(
+                "trainer.runs_dir={:?}",
+                dir.path().join("runs").display().to_string()
+            ),
+            format!(
+                "trainer.cache_dir={:?}",
+                dir.path().join("cache").display().to_string()
+            ),
+            "model.hidden_size=64".into(),
+            "model.num_hidden_layers=2".into(),
+            "model.intermediate_size=192".into(),
+            "trainer.warm_start_steps=400".into(),
+            "trainer.warm_start_lr=5e-3".into(),
+            "trainer.total_training_steps=2".into(),
+            "trainer.train_batch_size=32".into(),
+            "algorithm.ppo_mini_batch_size=32".into(),
+            "eval.before_train=false".into(),
+            "eval.datasets=[]".into(),
+        ],
+        quiet: true,
+        ..TrainOptions::default()
+    };
+    let out = train(&opts).unwrap();
+    let lines = rlvr_train::metrics::read_lines(&out.run_dir.join("metrics.jsonl")).unwrap();
+    let train_lines: Vec<_> = lines.iter().filter(|v| v["kind"] == "train").collect();
+    assert_eq!(train_lines.len(), 2);
+    let mean = |key: &str| {
+        let v: Vec<f64> = train_lines.iter().filter_map(|l| l[key].as_f64()).collect();
+        assert_eq!(v.len(), 2, "{key} missing: {train_lines:?}");
+        v.iter().sum::<f64>() / 2.0
+    };
+    let (gap, cv) = (mean("pos_neg_gap_rel"), mean("response_length_cv"));
+    eprintln!("{regime}: pos_neg_gap_rel {gap:.3}, length CV {cv:.3}");
+    (gap, cv)
+}
+
+#[test]
+fn wrong_long_has_longer_wrong_answers() {
+    let (gap, cv) = live_stats("wrong-long");
+    assert!(gap < -0.08, "{gap}");
+    assert!(cv > 0.2, "{cv}");
+}
+
+#[test]
+fn right_long_has_longer_right_answers() {
+    let (gap, cv) = live_stats("right-long");
+    assert!(gap > 0.12, "{gap}");
+    assert!(cv > 0.2, "{cv}");
+}
+
+#[test]
+fn high_variation_has_no_gap_and_varied_lengths() {
+    let (gap, cv) = live_stats("high-variation");
+    assert!(gap.abs() < 0.06, "{gap}");
+    assert!(cv > 0.25, "{cv}");
+}
+
+#[test]
+fn control_has_no_gap_and_even_lengths() {
+    let (gap, cv) = live_stats("control");
+    assert!(gap.abs() < 0.06, "{gap}");
+    assert!(cv < 0.15, "{cv}");
+}
