@@ -1,6 +1,7 @@
 //! KL-divergence estimators between the policy and a frozen reference, per token, with their
 //! derivative with respect to the policy's token log-prob `logp` (Schulman's k1/k2/k3; names and
-//! clamping as verl's `kl_penalty`).
+//! clamping as verl's `kl_penalty`). Training computes them on tensors in rlvr-train's
+//! `loss.rs` with [`K3_CLAMP`] from here; these scalar forms are that code's tested reference.
 //!
 //! ```text
 //! k1 = logp - ref                                         ∂/∂logp = 1

@@ -9,9 +9,8 @@
 //! | [`advantage`] | group-relative advantages: `grpo`, `dr-grpo`, `rloo` |
 //! | [`aggregation`] | the per-sequence loss weight `w_i` of every aggregation rule (docs/architecture.md §2) |
 //! | [`split`] | cutting a batch into data-parallel ranks and micro-batches |
-//! | [`policy_loss`] | per-token PPO clip / dual clip / GSPO / CISPO terms with their derivative |
-//! | [`kl`] | the k1, k2, k3 KL estimators with their derivative |
-//! | [`entropy`] | the entropy of a logits row (the entropy bonus) with its gradient |
+//! | [`policy_loss`] | per-token PPO clip / dual clip / GSPO / CISPO terms with their derivative (the scalar reference of rlvr-train's tensor loss) |
+//! | [`kl`] | the k1, k2, k3 KL estimators with their derivative (the scalar reference of rlvr-train's tensor form, and its clamp) |
 //! | [`diagnostics`] | length variation, pos-neg length gap, positive share per rule (docs/architecture.md §3) |
 //! | [`estimators`] | pass@k (unbiased), mean@k, maj@k |
 //!
@@ -20,13 +19,13 @@
 //! Every aggregation rule is linear in the token terms: `loss = Σ_i Σ_t w_i · l_{i,t}`.
 //! Weights are computed once per optimizer batch over the WHOLE batch; any micro-batch,
 //! gradient-accumulation or data-parallel split that sums `w_i · l_{i,t}` over its own tokens
-//! (and sums, not averages, across ranks: see [`split::rank_loss_scale`]) gets exactly the
+//! (and sums, not averages, across ranks: with an all-reduce that averages, each rank multiplies
+//! its loss by the world size) gets exactly the
 //! gradient of the whole batch.
 
 pub mod advantage;
 pub mod aggregation;
 pub mod diagnostics;
-pub mod entropy;
 mod error;
 pub mod estimators;
 pub mod kl;

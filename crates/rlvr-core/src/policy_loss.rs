@@ -1,6 +1,9 @@
 //! Per-token policy-gradient loss terms on scalars, each with its derivative with respect to
-//! the token's current log-prob `logp`. The tensor version in rlvr-train mirrors these
-//! functions and is tested against them.
+//! the token's current log-prob `logp`.
+//!
+//! Why here, though training computes these on tensors (rlvr-train's `loss.rs`): they are the
+//! formulas in their plainest form, the reference the tensor version is tested against, and
+//! what a user of another trainer reads or calls to check their own loss term by term.
 //!
 //! Notation: `logp` = log π_θ(o_t | ·) now, `old` = the same under the policy that sampled
 //! (or the last recomputation), `A` = the sequence's advantage, `r = exp(logp - old)`.

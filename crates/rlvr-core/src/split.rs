@@ -11,7 +11,7 @@
 //! sequence lands in exactly one piece. Nothing is divided by the number of micro-batches,
 //! ranks or the piece's own token count: that per-piece normalization is the classic bug this
 //! design removes. When the data-parallel all-reduce AVERAGES gradients (PyTorch DDP, FSDP),
-//! multiply each rank's loss by [`rank_loss_scale`] so that the average equals the sum.
+//! multiply each rank's loss by the world size so that the average equals the sum.
 
 use crate::CoreError;
 
@@ -111,30 +111,6 @@ pub fn padded_tokens(plan: &SplitPlan, tokens: &[usize]) -> usize {
         .flatten()
         .map(|m| m.len() * m.iter().map(|&i| tokens[i]).max().unwrap_or(0))
         .sum()
-}
-
-/// The factor by which one rank multiplies its loss before backward, so that the combined
-/// gradient is the full-batch gradient: `world_size` if the all-reduce averages gradients,
-/// 1 if it sums them.
-pub fn rank_loss_scale(reduce: GradReduce, world_size: usize) -> f64 {
-    match reduce {
-        GradReduce::Mean => world_size as f64,
-        GradReduce::Sum => 1.0,
-    }
-}
-
-/// How a data-parallel all-reduce combines the ranks' gradients.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GradReduce {
-    /// Gradients are summed.
-    Sum,
-    /// Gradients are averaged over ranks (PyTorch DDP's default).
-    Mean,
-}
-
-/// The loss of one piece: `Σ_{i ∈ piece} w_i · token_sums[i]`, with `token_sums[i] = Σ_t l_{i,t}`.
-pub fn piece_loss(piece: &[usize], weights: &[f64], token_sums: &[f64]) -> f64 {
-    piece.iter().map(|&i| weights[i] * token_sums[i]).sum()
 }
 
 fn rank_ranges(n: usize, ranks: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
@@ -288,7 +264,5 @@ mod tests {
 
     #[test]
     fn rank_scale() {
-        assert_eq!(rank_loss_scale(GradReduce::Mean, 8), 8.0);
-        assert_eq!(rank_loss_scale(GradReduce::Sum, 8), 1.0);
     }
 }

@@ -3,7 +3,12 @@
 
 use proptest::prelude::*;
 use rlvr_core::aggregation::{all_weights, weights};
-use rlvr_core::split::{by_count, by_tokens, piece_loss};
+use rlvr_core::split::{by_count, by_tokens};
+
+/// The loss of one piece: `Σ_{i ∈ piece} w_i · token_sums[i]`, with `token_sums[i] = Σ_t l_{i,t}`.
+fn piece_loss(piece: &[usize], weights: &[f64], token_sums: &[f64]) -> f64 {
+    piece.iter().map(|&i| weights[i] * token_sums[i]).sum()
+}
 use rlvr_core::{advantage, AdvEstimator, AdvantageConfig, AggRule, Sequence, StdScope};
 
 /// A batch: groups of 1..9 responses, lengths 0..300 (some empty), rewards binary or graded,
