@@ -242,9 +242,12 @@ fn draw_map(
         for (i, rule) in rules.iter().enumerate() {
             let col = colour(rule, i);
             let mine: Vec<&MapPoint> = points.iter().filter(|p| p.rule == *rule).collect();
+            // rules side by side around the condition's x, so that their bars do not overlap
+            let shift = (i as f64 - (rules.len() as f64 - 1.0) / 2.0) * 0.015 * (x1 - x0);
+            let x_at = |p: &MapPoint| x_of(p) + shift;
             chart.draw_series(mine.iter().map(|p| {
                 ErrorBar::new_vertical(
-                    x_of(p),
+                    x_at(p),
                     p.diff.lo,
                     p.diff.mean,
                     p.diff.hi,
@@ -255,7 +258,7 @@ fn draw_map(
             chart
                 .draw_series(
                     mine.iter()
-                        .map(|p| Circle::new((x_of(p), p.diff.mean), 5, col.filled())),
+                        .map(|p| Circle::new((x_at(p), p.diff.mean), 5, col.filled())),
                 )?
                 .label(format!("{rule} (95% interval over seeds)"))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, col.filled()));
