@@ -13,7 +13,8 @@
 //! The grid is pinned: the first invocation copies the config file and the `--set` overrides
 //! to `<out>/sweep-config.toml` and `<out>/sweep-overrides.txt`, and every cell, now or on a
 //! later resume, trains from that copy, so editing the config file mid-sweep cannot make the
-//! cells differ. A later invocation with a different config or different overrides is refused.
+//! cells differ. A later invocation whose config sets different values (comments and layout may
+//! differ) or whose overrides differ is refused.
 //!
 //! Each cell runs as a child process of this binary, so a crash in one run does not take the
 //! sweep down, and `--jobs J` (default: one per core) runs J cells at once with the CPU threads
@@ -337,6 +338,15 @@ pub fn run(args: Args) -> Result<()> {
 
 /// Copies the config and overrides into the sweep directory on the first run; on later runs
 /// checks that they are unchanged. Returns the pinned config's path.
+/// Two config texts set the same values (they may differ in comments and layout).
+fn same_settings(a: &str, b: &str) -> bool {
+    a == b
+        || matches!(
+            (a.parse::<toml::Table>(), b.parse::<toml::Table>()),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
 fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
     let text = std::fs::read_to_string(&args.config)
         .map_err(|e| BadInput(format!("{}: {e}", args.config.display())))?;
@@ -351,7 +361,7 @@ fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
         let old_cfg =
             std::fs::read_to_string(&cfg_path).with_context(|| cfg_path.display().to_string())?;
         let old_ovr = std::fs::read_to_string(&ovr_path).unwrap_or_default();
-        if old_cfg != text || old_ovr != overrides {
+        if !same_settings(&old_cfg, &text) || old_ovr != overrides {
             return Err(BadInput(format!(
                 "{} was started with a different config or --set overrides (pinned in {} and {}); \
                  resume it with the same ones, or give a new --out",

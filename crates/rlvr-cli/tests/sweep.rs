@@ -106,6 +106,21 @@ fn two_rule_sweep_runs_resumes_and_reports() {
         log(&refused)
     );
 
+    // A copy of the config that differs only in comments and layout resumes the same sweep.
+    let edited = tmp.path().join("edited.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&edited, format!("# edited\n{}", text.replace(" = ", "="))).unwrap();
+    let mut same = args.clone();
+    let pos = same.iter().position(|a| *a == config_s).unwrap();
+    let edited_s = edited.to_str().unwrap();
+    same[pos] = edited_s;
+    let resumed = rlvr(&same, tmp.path());
+    assert!(resumed.status.success(), "{}", log(&resumed));
+    // One that sets a different value is refused.
+    std::fs::write(&edited, text.replace("lr = 5e-5", "lr = 6e-5")).unwrap();
+    let refused = rlvr(&same, tmp.path());
+    assert_eq!(refused.status.code(), Some(2), "{}", log(&refused));
+
     // `rlvr report` on the run directories directly.
     let rep = tmp.path().join("rep");
     let r = rlvr(

@@ -263,6 +263,5 @@ mod tests {
     }
 
     #[test]
-    fn rank_scale() {
-    }
+    fn rank_scale() {}
 }
