@@ -19,8 +19,7 @@
 //! `db_qkv = sum_rows dqkv`, `dWqkv = dqkv^T a`, `da = dqkv Wqkv`,
 //! `dx = dh + rms'(x, w_in; da)`: each product is one matmul written straight into the
 //! weight's `[out, in]` layout, each residual sum fused into the RMSNorm backward kernel.
-//! The forward runs exactly the ops of `Qwen::fused_layer` (the autograd reference), so the
-//! values are the same bit for bit.
+//! Tests check both against the plain autograd decoder and against finite differences.
 
 use candle_core::backprop::GradStore;
 use candle_core::Tensor;
@@ -56,7 +55,7 @@ pub(crate) struct LayerTape {
 }
 
 /// `x W^T (+ b)` with the weights (and biases, when every part has one) of `parts`
-/// concatenated along the output dimension, as `Linear::forward_cat`; also returns the
+/// concatenated along the output dimension (one matmul instead of several); also returns the
 /// concatenated weight. No graph (the weights are detached).
 fn project(parts: &[&Linear], x: &Tensor) -> Result<(Tensor, Tensor)> {
     let w = Tensor::cat(
@@ -107,8 +106,8 @@ fn project_grads_into(
 }
 
 impl Qwen {
-    /// Decoder layer `layer` on `[B*T, H]` rows without a graph (the same values as
-    /// `Self::fused_layer`); with `keep`, also what its backward needs.
+    /// Decoder layer `layer` on `[B*T, H]` rows without a graph; with `keep`, also what its
+    /// backward needs.
     pub(crate) fn fused_layer_forward(
         &self,
         layer: &Layer,

@@ -1,30 +1,18 @@
-//! The Qwen-family decoder: one set of weights, two forwards.
+//! The Qwen-family decoder's weights ([`Qwen`], built from Hugging Face tensor names) and the
+//! device-generic KV-cached sampling forward [`Qwen::forward_cached`] with its [`KvCache`].
 //!
-//! * [`Qwen::response_logprobs`] is the training forward. It is built only from ops that have a
-//!   backward, so every parameter receives its gradient (candle's fused `softmax_last_dim`,
-//!   `rms_norm` and `rope*` would silently cut the graph): matmuls, plain-op RMSNorm,
-//!   rotate-half RoPE and softmax. On the CPU in f32 / f64 it runs as
-//!   `decoder_train_cpu`: custom ops with hand-written backwards for RMSNorm, SwiGLU and the
-//!   whole attention (RoPE, mask, softmax; `fused.rs`), one matmul over the concatenated
-//!   q/k/v and gate/up weights, and the chunked vocabulary log-prob of `logits.rs`, so that
-//!   autograd tracks a handful of nodes per layer. On other devices (and for bf16 / f16)
-//!   the plain ops remain.
-//!   This forward is autograd end to end: on the device-generic path it keeps `[T, T]`
-//!   scores per layer and every logits chunk until the backward. The trainer uses
-//!   [`Qwen::loss_and_grads`] instead (`train.rs`: chunked attention and vocabulary recomputed
-//!   in its own backward walk, optional activation checkpointing, memory linear in `T`).
-//! * [`Qwen::forward_cached`] is the sampling forward with a [`KvCache`]; it uses the fused
-//!   kernels and must not be differentiated.
-//!
-//! Both compute attention scores, the mask and the softmax in f32 and agree within 1e-4 in f32
-//! (tested). Weight names are the Hugging Face tensor names (see [`param_shapes`]).
+//! The training forward and backward are [`Qwen::loss_and_grads`] and
+//! [`Qwen::response_logprobs_no_grad`] (`train.rs`); on the CPU in f32 sampling runs the
+//! buffer decode of `decode.rs` instead of [`Qwen::forward_cached`]. Every path is checked
+//! against the plain autograd decoder of the tests and against transformers' values.
+//! Attention scores, the mask and the softmax are computed in f32. Weight names are the
+//! Hugging Face tensor names (see [`param_shapes`]).
 
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
 
-use crate::batch::{ResponseLogProbs, TokenBatch};
 use crate::config::QwenConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::matmul::matmul;
 
 /// Added to masked attention scores. Finite so a fully masked row (a left-pad query in
@@ -95,22 +83,6 @@ pub(crate) fn upcast(dtype: DType) -> DType {
     }
 }
 
-/// Softmax over the last dimension from plain ops; the subtracted max is detached (it cancels
-/// mathematically, so this changes no gradient).
-fn softmax_train(xs: &Tensor) -> Result<Tensor> {
-    let max = xs.max_keepdim(D::Minus1)?.detach();
-    let e = xs.broadcast_sub(&max)?.exp()?;
-    Ok(e.broadcast_div(&e.sum_keepdim(D::Minus1)?)?)
-}
-
-/// Log-softmax over the last dimension from plain ops (max detached).
-pub(crate) fn log_softmax_train(xs: &Tensor) -> Result<Tensor> {
-    let max = xs.max_keepdim(D::Minus1)?.detach();
-    let shifted = xs.broadcast_sub(&max)?;
-    let lse = shifted.exp()?.sum_keepdim(D::Minus1)?.log()?;
-    Ok(shifted.broadcast_sub(&lse)?)
-}
-
 /// `x * cos + rotate_half(x) * sin` with `rotate_half(x) = cat(-x2, x1)`, the rotation done as
 /// a matmul with the fixed signed permutation `rot` (exact, differentiable, and faster in candle
 /// than narrow + cat). `xs` is `[.., d]`, `cos`/`sin` broadcast against it.
@@ -148,26 +120,6 @@ impl Linear {
             weight,
             bias,
         })
-    }
-
-    /// `x W^T + b` for 2-D `x` with the weights (and biases) of `parts` concatenated along the
-    /// output dimension: one matmul instead of several, and the concatenation's backward hands
-    /// each weight its own gradient. CPU training forward only (the bias add is a fused op).
-    pub(crate) fn forward_cat(parts: &[&Linear], x: &Tensor) -> Result<Tensor> {
-        let w = Tensor::cat(&parts.iter().map(|l| &l.weight).collect::<Vec<_>>(), 0)?;
-        let y = matmul(x, &w.t()?)?;
-        if parts.iter().all(|l| l.bias.is_some()) {
-            let b = Tensor::cat(
-                &parts
-                    .iter()
-                    .filter_map(|l| l.bias.as_ref())
-                    .collect::<Vec<_>>(),
-                0,
-            )?;
-            crate::fused::add_bias(&y, &b)
-        } else {
-            Ok(y)
-        }
     }
 
     pub(crate) fn forward(&self, x: &Tensor) -> Result<Tensor> {
@@ -318,7 +270,7 @@ impl KvCache {
     }
 }
 
-/// A Qwen2 / Qwen3 / Llama causal language model (see the module docs for the two forwards).
+/// A Qwen2 / Qwen3 / Llama causal language model.
 pub struct Qwen {
     pub(crate) cfg: QwenConfig,
     pub(crate) embed_tokens: Tensor,
@@ -467,26 +419,21 @@ impl Qwen {
         Ok((cos, sin))
     }
 
-    /// Runs the decoder stack on embeddings `xs` `[B, T, H]` and returns the final-normed
-    /// hidden states. `mask` is additive f32 `[B or 1, 1, 1, T, L]`; `cache` (sampling only)
-    /// holds the keys and values of earlier positions and is extended.
+    /// Runs the decoder stack on embeddings `xs` `[B, T, H]` with candle's fused (not
+    /// differentiable) kernels and returns the final-normed hidden states. `mask` is additive
+    /// f32 `[B or 1, 1, 1, T, L]`; `cache` holds the keys and values of earlier positions and
+    /// is extended.
     fn decoder(
         &self,
         mut xs: Tensor,
         cos: &Tensor,
         sin: &Tensor,
         mask: &Tensor,
-        mut cache: Option<&mut KvCache>,
-        fused: bool,
+        cache: &mut KvCache,
     ) -> Result<Tensor> {
-        let eps = self.cfg.rms_norm_eps;
-        let norm = |x: &Tensor, w: &Tensor| -> Result<Tensor> {
-            if fused {
-                Ok(candle_nn::ops::rms_norm(x, w, eps as f32)?)
-            } else {
-                rms_norm_train(x, w, eps)
-            }
-        };
+        let eps = self.cfg.rms_norm_eps as f32;
+        let norm =
+            |x: &Tensor, w: &Tensor| -> Result<Tensor> { Ok(candle_nn::ops::rms_norm(x, w, eps)?) };
         let (b, t, _) = xs.dims3()?;
         let (nh, kvh, hd) = (
             self.cfg.num_attention_heads,
@@ -509,12 +456,9 @@ impl Qwen {
             let q = apply_rope(&q.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
             let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
             let v = v.transpose(1, 2)?.contiguous()?;
-            let (k, v) = match cache.as_deref_mut() {
-                // detached: the weights are variables, so an attached cache would keep every
-                // earlier step's graph alive
-                Some(c) => c.write(li, &k.detach(), &v.detach())?,
-                None => (k, v),
-            };
+            // detached: the weights are variables, so an attached cache would keep every
+            // earlier step's graph alive
+            let (k, v) = cache.write(li, &k.detach(), &v.detach())?;
             let l = k.dim(2)?;
             // Grouped-query attention without repeating keys: query heads j*g..(j+1)*g share
             // key-value head j (transformers' repeat_kv order), so fold them into the rows.
@@ -523,15 +467,7 @@ impl Qwen {
             let scores = scores
                 .reshape((b, kvh, groups, t, l))?
                 .broadcast_add(mask)?;
-            let probs = if fused {
-                candle_nn::ops::softmax_last_dim(&scores)?
-            } else {
-                if self.device.is_cpu() && !self.force_generic {
-                    crate::logits::softmax_with_grad(&scores)?
-                } else {
-                    softmax_train(&scores)?
-                }
-            };
+            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
             let probs = probs
                 .to_dtype(self.dtype)?
                 .reshape((b, kvh, groups * t, l))?;
@@ -547,29 +483,8 @@ impl Qwen {
             let up = layer.mlp.up_proj.forward(&x)?;
             xs = (residual + layer.mlp.down_proj.forward(&(gate * up)?)?)?;
         }
-        if let Some(c) = cache {
-            c.advance(t);
-        }
+        cache.advance(t);
         norm(&xs, &self.norm)
-    }
-
-    /// The training decoder on the CPU in f32 / f64: the same computation as [`Self::decoder`]
-    /// on `[B*T, H]` rows, built from the fused kernels of `fused.rs` (RMSNorm, attention with
-    /// RoPE, SwiGLU; each one graph node with a hand-written backward) and single matmuls over
-    /// the concatenated q/k/v and gate/up weights, so autograd tracks a few nodes per layer
-    /// instead of dozens. `key_ok` is `None` for a right-padded batch.
-    fn decoder_train_cpu(
-        &self,
-        mut xs: Tensor,
-        b: usize,
-        t: usize,
-        key_ok: Option<Vec<Vec<bool>>>,
-    ) -> Result<Tensor> {
-        let spec = self.fused_spec(b, t, key_ok);
-        for layer in &self.layers {
-            xs = self.fused_layer(layer, &xs, &spec)?;
-        }
-        crate::fused::rms_norm(&xs, &self.norm, self.cfg.rms_norm_eps)
     }
 
     /// The shapes, RoPE tables and key flags of the fused CPU attention for a `[B, T]` batch.
@@ -604,44 +519,6 @@ impl Qwen {
         })
     }
 
-    /// One decoder layer of [`Self::decoder_train_cpu`] on `[B*T, H]` rows.
-    pub(crate) fn fused_layer(
-        &self,
-        layer: &Layer,
-        xs: &Tensor,
-        spec: &std::sync::Arc<crate::fused::AttnSpec>,
-    ) -> Result<Tensor> {
-        use crate::fused;
-        let cfg = &self.cfg;
-        let eps = cfg.rms_norm_eps;
-        let (nh, kvh, hd) = (
-            cfg.num_attention_heads,
-            cfg.num_key_value_heads,
-            cfg.head_dim,
-        );
-        let n = xs.dim(0)?;
-        let at = &layer.self_attn;
-        let x = fused::rms_norm(xs, &layer.input_layernorm, eps)?;
-        let qkv = Linear::forward_cat(&[&at.q_proj, &at.k_proj, &at.v_proj], &x)?;
-        let qkv = match (&at.q_norm, &at.k_norm) {
-            (Some(qn), Some(kn)) => {
-                let (qd, kvd) = (nh * hd, kvh * hd);
-                let q = qkv.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
-                let k = qkv.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
-                let q = fused::rms_norm(&q, qn, eps)?.reshape((n, qd))?;
-                let k = fused::rms_norm(&k, kn, eps)?.reshape((n, kvd))?;
-                Tensor::cat(&[&q, &k, &qkv.narrow(1, qd + kvd, kvd)?], 1)?
-            }
-            _ => qkv,
-        };
-        let attn = fused::attention(&qkv, spec.clone())?;
-        let xs = (xs + matmul(&attn, &at.o_proj.weight_t)?)?;
-        let x = fused::rms_norm(&xs, &layer.post_attention_layernorm, eps)?;
-        let m = &layer.mlp;
-        let gu = Linear::forward_cat(&[&m.gate_proj, &m.up_proj], &x)?;
-        Ok((&xs + matmul(&fused::swiglu(&gu)?, &m.down_proj.weight_t)?)?)
-    }
-
     /// True when the training forward runs the CPU custom ops of `fused.rs` (CPU, f32 or
     /// f64, not forced onto the device-generic path).
     pub(crate) fn uses_fused(&self) -> bool {
@@ -666,187 +543,6 @@ impl Qwen {
             }
         }
         Ok(Tensor::from_vec(m, (rows, 1, 1, t, l), &self.device)?.to_dtype(upcast(self.dtype))?)
-    }
-
-    /// Final hidden states `[B, T, H]` of the training forward (differentiable ops only).
-    /// `attention_mask` is `[B, T]` (1 = token, 0 = pad); positions are `0..T` in every row, so
-    /// the batch must be right-padded (as [`TokenBatch`] builds it). Hidden states at padding
-    /// positions are unspecified.
-    pub fn hidden_states(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
-        let (b, t) = input_ids.dims2()?;
-        let am = attention_mask.to_dtype(DType::U32)?.to_vec2::<u32>()?;
-        // Right padding (ones then zeros in every row): a real query at i only sees keys
-        // j <= i, all real, so the causal mask alone gives identical outputs at real positions
-        // and one [T, T] mask serves the whole batch.
-        let right_padded = am
-            .iter()
-            .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
-        if self.uses_fused() {
-            let key_ok = (!right_padded).then(|| {
-                am.iter()
-                    .map(|r| r.iter().map(|&x| x != 0).collect())
-                    .collect()
-            });
-            let xs = self.embed_tokens.embedding(&input_ids.flatten_all()?)?;
-            return Ok(self.decoder_train_cpu(xs, b, t, key_ok)?.reshape((
-                b,
-                t,
-                self.cfg.hidden_size,
-            ))?);
-        }
-        let mask = if right_padded {
-            self.mask(&[vec![true; t]], 0, t)?
-        } else {
-            self.mask(
-                &am.iter()
-                    .map(|r| r.iter().map(|&x| x != 0).collect())
-                    .collect::<Vec<_>>(),
-                0,
-                t,
-            )?
-        };
-        let positions = vec![(0..t as u32).collect::<Vec<_>>()];
-        let (cos, sin) = self.rope_tables(&positions)?;
-        let xs = self
-            .embed_tokens
-            .embedding(&input_ids.flatten_all()?)?
-            .reshape((b, t, self.cfg.hidden_size))?;
-        self.decoder(xs, &cos, &sin, &mask, None, false)
-    }
-
-    /// Logits `[B, T, vocab]` of every position (training forward; for tests and small inputs).
-    pub fn forward_logits(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
-        let h = self.hidden_states(input_ids, attention_mask)?;
-        Ok(h.broadcast_matmul(&self.lm_head.t()?)?)
-    }
-
-    /// The training forward: log-probs (and optionally entropies) of the response tokens of
-    /// `batch` at temperature 1. See [`Self::response_logprobs_at`].
-    pub fn response_logprobs(
-        &self,
-        batch: &TokenBatch,
-        with_entropy: bool,
-    ) -> Result<ResponseLogProbs> {
-        self.response_logprobs_at(batch, with_entropy, 1.0)
-    }
-
-    /// The training forward at a sampling temperature: for response token `r` of row `b`,
-    /// `logprobs[b, r] = log softmax(logits / temperature)[token]`, and `entropy[b, r]` the
-    /// entropy of that same distribution (nats). Both are `[B, R]` f32 (f64 for an f64 model)
-    /// with `R` the longest response and 0 at padding. Differentiable with respect to every
-    /// parameter.
-    ///
-    /// The vocabulary projection runs only at the positions that predict response tokens. On
-    /// the CPU it is a custom op whose forward and backward both work on chunks of at most 2^25
-    /// logits ([`Self::set_logits_chunk_elems`]) and recompute them, so the `B x R x vocab`
-    /// logits never sit in memory, not even for autograd (see `logits.rs`). On other devices
-    /// the same chunks are plain tensor ops, which autograd keeps until the backward.
-    pub fn response_logprobs_at(
-        &self,
-        batch: &TokenBatch,
-        with_entropy: bool,
-        temperature: f64,
-    ) -> Result<ResponseLogProbs> {
-        let fused = self.device.is_cpu() && !self.force_generic;
-        self.response_logprobs_impl(batch, with_entropy, temperature, fused)
-    }
-
-    /// [`Self::response_logprobs_at`] with the vocabulary projection as plain tensor ops on
-    /// every device (the reference the chunked custom op is tested against).
-    #[doc(hidden)]
-    pub fn response_logprobs_plain(
-        &self,
-        batch: &TokenBatch,
-        with_entropy: bool,
-        temperature: f64,
-    ) -> Result<ResponseLogProbs> {
-        self.response_logprobs_impl(batch, with_entropy, temperature, false)
-    }
-
-    fn response_logprobs_impl(
-        &self,
-        batch: &TokenBatch,
-        with_entropy: bool,
-        temperature: f64,
-        fused: bool,
-    ) -> Result<ResponseLogProbs> {
-        if !(temperature > 0.0 && temperature.is_finite()) {
-            return Err(Error::InvalidArgument(format!(
-                "temperature must be positive, got {temperature}"
-            )));
-        }
-        let (b, t) = batch.input_ids.dims2()?;
-        let r = batch.max_response_len();
-        let up = upcast(self.dtype);
-        if r == 0 {
-            let z = Tensor::zeros((b, 0), up, &self.device)?;
-            return Ok(ResponseLogProbs {
-                logprobs: z.clone(),
-                entropy: with_entropy.then_some(z),
-            });
-        }
-        let hidden = self.hidden_states(&batch.input_ids, &batch.attention_mask)?;
-        let ids = batch.input_ids.to_vec2::<u32>()?;
-        let (mut rows, mut targets, mut valid) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, row) in ids.iter().enumerate() {
-            let (start, len) = (batch.response_start[i], batch.response_len[i]);
-            for k in 0..r {
-                let ok = k < len;
-                rows.push(if ok {
-                    (i * t + start - 1 + k) as u32
-                } else {
-                    0
-                });
-                targets.push(if ok { row[start + k] } else { 0 });
-                valid.push(if ok { 1f32 } else { 0f32 });
-            }
-        }
-        let n = rows.len();
-        let rows = Tensor::from_vec(rows, n, &self.device)?;
-        let targets = Tensor::from_vec(targets, (n, 1), &self.device)?;
-        let valid = Tensor::from_vec(valid, (b, r), &self.device)?.to_dtype(up)?;
-        let h = hidden
-            .reshape((b * t, self.cfg.hidden_size))?
-            .index_select(&rows, 0)?;
-        let chunk = (self.logits_chunk_elems / self.cfg.vocab_size).max(1);
-        let (lp, ent) = if fused {
-            let out = crate::logits::target_logprobs(
-                &h,
-                &self.lm_head,
-                &targets,
-                temperature,
-                chunk,
-                up,
-            )?;
-            (
-                out.narrow(1, 0, 1)?.squeeze(1)?,
-                out.narrow(1, 1, 1)?.squeeze(1)?,
-            )
-        } else {
-            let head_t = self.lm_head.t()?;
-            let (mut lps, mut ents) = (Vec::new(), Vec::new());
-            let mut start = 0;
-            while start < n {
-                let len = chunk.min(n - start);
-                let logits =
-                    (matmul(&h.narrow(0, start, len)?, &head_t)?.to_dtype(up)? / temperature)?;
-                let logp = log_softmax_train(&logits)?;
-                lps.push(
-                    logp.gather(&targets.narrow(0, start, len)?, 1)?
-                        .squeeze(1)?,
-                );
-                ents.push((logp.exp()? * &logp)?.sum(1)?.neg()?);
-                start += len;
-            }
-            (Tensor::cat(&lps, 0)?, Tensor::cat(&ents, 0)?)
-        };
-        let logprobs = (lp.reshape((b, r))? * &valid)?;
-        let entropy = if with_entropy {
-            Some((ent.reshape((b, r))? * &valid)?)
-        } else {
-            None
-        };
-        Ok(ResponseLogProbs { logprobs, entropy })
     }
 
     /// The sampling forward: runs `input_ids` `[B, T]` (new tokens only) through the model with
@@ -879,7 +575,7 @@ impl Qwen {
             .embed_tokens
             .embedding(&input_ids.flatten_all()?)?
             .reshape((b, t, self.cfg.hidden_size))?;
-        let h = m.decoder(xs, &cos, &sin, &mask, Some(cache), true)?;
+        let h = m.decoder(xs, &cos, &sin, &mask, cache)?;
         let last = h.narrow(1, t - 1, 1)?.squeeze(1)?;
         Ok(matmul(&last, &m.lm_head.t()?)?.to_dtype(DType::F32)?)
     }

@@ -642,9 +642,11 @@ impl Qwen {
         Ok(full.reshape((w.b, w.r))?)
     }
 
-    /// The training forward without any autograd graph: the same values as
-    /// [`Self::response_logprobs_at`] (log-probs, and entropies when asked, `[B, R]`, 0 at
-    /// padding), for the old-log-prob, reference and evaluation passes. Memory: the
+    /// The training forward without any autograd graph: the log-probs `log softmax(logits /
+    /// temperature)[token]` of the response tokens of `batch` (and the entropies of those
+    /// distributions, in nats, when asked), `[B, R]` with `R` the longest response, 0 at
+    /// padding, f32 (f64 for an f64 model): the values [`Self::loss_and_grads`] hands its loss,
+    /// for the old-log-prob, reference, evaluation and scoring passes. Memory: the
     /// activations of one layer at a time, the attention and vocabulary in chunks.
     pub fn response_logprobs_no_grad(
         &self,
@@ -671,9 +673,10 @@ impl Qwen {
     ///
     /// `loss_fn` receives the response log-probs (and entropies, with `with_entropy`) as
     /// `[B, R]` leaf tensors, 0 at padding, exactly the values of
-    /// [`Self::response_logprobs_at`], and returns a scalar loss built from them with candle
-    /// ops. The result holds those values detached, the loss, and `dL/dw` for every weight,
-    /// which equal the autograd gradients of `loss_fn(response_logprobs_at(..))` (tested).
+    /// [`Self::response_logprobs_no_grad`], and returns a scalar loss built from them with
+    /// candle ops. The result holds those values detached, the loss, and `dL/dw` for every
+    /// weight, which equal the autograd gradients of the loss through a plain-op decoder
+    /// (tested, and against finite differences in f64).
     /// When the loss is not finite, no backward runs and `grads` is empty.
     pub fn loss_and_grads<E, F>(
         &self,

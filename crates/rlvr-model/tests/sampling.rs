@@ -115,7 +115,7 @@ fn sampling_logprobs_match_training_forward() {
         let batch = TokenBatch::new(&pairs, 0, &Device::Cpu).unwrap();
         let lp = m
             .model
-            .response_logprobs_at(&batch, false, if t == 0.0 { 1.0 } else { t })
+            .response_logprobs_no_grad(&batch, false, if t == 0.0 { 1.0 } else { t })
             .unwrap();
         let lp = lp.logprobs.to_vec2::<f32>().unwrap();
         for (i, g) in gens.iter().enumerate() {
