@@ -1,7 +1,7 @@
 //! Sampling-step throughput on the CPU at Qwen's vocabulary (151,936): tokens drawn per second
 //! from `[rows, vocab]` f32 logits, the old host sampler (`sample_one_reference`: logits copied
 //! to a Vec, two f64 exp passes, a sort of the whole vocabulary for top-p) against the new one
-//! (`sample_logits`, see draw.rs), and the tensor-op path (the GPU's) run on the CPU.
+//! (`sample_logits`, see generate/sampler.rs), and the tensor-op path (the GPU's) run on the CPU.
 //!
 //!     cargo run --release -p rlvr-model --example sampler_bench [ROWS] [REPEATS]
 //!

@@ -15,7 +15,7 @@
 //!   [`save_model`], and the seeded random [`init_random`].
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
 //! * [`generate`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
-//!   a forward on plain buffers without a tensor op per step, `decode.rs`; elsewhere through
+//!   a forward on plain buffers without a tensor op per step, `cpu/decode.rs`; elsewhere through
 //!   [`Qwen::forward_cached`]).
 //! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time
 //!   ([`blas`]: the system OpenBLAS by default), else through the gemm crate.
@@ -40,21 +40,17 @@
 //! * Tensor names in the [`candle_nn::VarMap`] are the Hugging Face names.
 
 pub mod batch;
-pub mod blas;
 pub mod config;
-mod decode;
-pub mod draw;
+pub mod cpu;
 pub mod error;
-mod flash;
-mod fused;
-pub mod hub;
+pub mod generate;
+mod generic;
 pub mod io;
-mod layer;
-pub mod matmul;
 pub mod model;
-pub mod sample;
-pub mod tokenizer;
-mod train;
+mod training;
+
+pub use cpu::{blas, matmul};
+pub use io::{hub, tokenizer};
 
 /// The tensor and tokenizer crates of this API, re-exported so callers use the same versions.
 pub use candle_core;
@@ -64,17 +60,17 @@ pub use tokenizers;
 pub use batch::{ResponseLogProbs, TokenBatch};
 /// candle's gradient store, the type of [`TrainStepOutput::grads`].
 pub use candle_core::backprop::GradStore;
-pub use config::{Architecture, QwenConfig};
-pub use draw::{sample_logits, sample_logits_tensor, DrawParams};
+pub use config::{param_shapes, Architecture, QwenConfig};
 pub use error::{Error, Result};
+pub use generate::sampler::{sample_logits, sample_logits_tensor, DrawParams};
+pub use generate::{
+    generate, generate_within, kv_cache_budget, FinishReason, Generation, SamplingParams,
+};
 pub use io::{
     hub_cache_dir, init_random, load_model, resolve_in_cache, resolve_model_dir,
     resolve_model_dir_local, resolve_model_dir_with, save_model, save_model_with, GenerationConfig,
     LoadedModel,
 };
-pub use model::{param_shapes, KvCache, Qwen};
-pub use sample::{
-    generate, generate_within, kv_cache_budget, FinishReason, Generation, SamplingParams,
-};
+pub use model::{KvCache, Qwen};
 pub use tokenizer::{ChatMessage, ChatTokenizer, TemplateBudget};
-pub use train::{TrainForwardOptions, TrainStepOutput};
+pub use training::{TrainForwardOptions, TrainStepOutput};

@@ -2,18 +2,18 @@
 //! device-generic KV-cached sampling forward [`Qwen::forward_cached`] with its [`KvCache`].
 //!
 //! The training forward and backward are [`Qwen::loss_and_grads`] and
-//! [`Qwen::response_logprobs_no_grad`] (`train.rs`); on the CPU in f32 sampling runs the
-//! buffer decode of `decode.rs` instead of [`Qwen::forward_cached`]. Every path is checked
+//! [`Qwen::response_logprobs_no_grad`] (`training.rs`); on the CPU in f32 sampling runs the
+//! buffer decode of `cpu/decode.rs` instead of [`Qwen::forward_cached`]. Every path is checked
 //! against the plain autograd decoder of the tests and against transformers' values.
 //! Attention scores, the mask and the softmax are computed in f32. Weight names are the
-//! Hugging Face tensor names (see [`param_shapes`]).
+//! Hugging Face tensor names (see [`crate::config::param_shapes`]).
 
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
 
 use crate::config::QwenConfig;
+use crate::cpu::matmul::matmul;
 use crate::error::Result;
-use crate::matmul::matmul;
 
 /// Added to masked attention scores. Finite so a fully masked row (a left-pad query in
 /// sampling) gives a uniform, finite softmax instead of NaN; it underflows `exp` to exactly 0.
@@ -22,47 +22,9 @@ const MASK_VALUE: f32 = -1e9;
 /// Upper bound on the elements of one `[rows, vocab]` logits chunk in the training forward.
 const LOGITS_CHUNK_ELEMS: usize = 1 << 25;
 
-/// Query positions per chunk of the device-generic attention (`flash.rs`): a chunk's scores
+/// Query positions per chunk of the device-generic attention (`generic/attention.rs`): a chunk's scores
 /// are `[B, heads, ATTN_CHUNK_ROWS, <= T]`.
 const ATTN_CHUNK_ROWS: usize = 256;
-
-/// The Hugging Face tensor names and shapes `cfg` implies, in a stable order. `lm_head.weight`
-/// is absent when the embeddings are tied.
-pub fn param_shapes(cfg: &QwenConfig) -> Vec<(String, Vec<usize>)> {
-    let (h, v, f) = (cfg.hidden_size, cfg.vocab_size, cfg.intermediate_size);
-    let (qd, kvd) = (
-        cfg.num_attention_heads * cfg.head_dim,
-        cfg.num_key_value_heads * cfg.head_dim,
-    );
-    let mut out = vec![("model.embed_tokens.weight".to_string(), vec![v, h])];
-    for i in 0..cfg.num_hidden_layers {
-        let p = format!("model.layers.{i}");
-        let mut push = |name: &str, shape: Vec<usize>| out.push((format!("{p}.{name}"), shape));
-        push("input_layernorm.weight", vec![h]);
-        push("self_attn.q_proj.weight", vec![qd, h]);
-        push("self_attn.k_proj.weight", vec![kvd, h]);
-        push("self_attn.v_proj.weight", vec![kvd, h]);
-        if cfg.attention_bias {
-            push("self_attn.q_proj.bias", vec![qd]);
-            push("self_attn.k_proj.bias", vec![kvd]);
-            push("self_attn.v_proj.bias", vec![kvd]);
-        }
-        push("self_attn.o_proj.weight", vec![h, qd]);
-        if cfg.qk_norm {
-            push("self_attn.q_norm.weight", vec![cfg.head_dim]);
-            push("self_attn.k_norm.weight", vec![cfg.head_dim]);
-        }
-        push("post_attention_layernorm.weight", vec![h]);
-        push("mlp.gate_proj.weight", vec![f, h]);
-        push("mlp.up_proj.weight", vec![f, h]);
-        push("mlp.down_proj.weight", vec![h, f]);
-    }
-    out.push(("model.norm.weight".to_string(), vec![h]));
-    if !cfg.tie_word_embeddings {
-        out.push(("lm_head.weight".to_string(), vec![v, h]));
-    }
-    out
-}
 
 /// RMSNorm from plain ops (differentiable), computed in f32 as transformers does:
 /// `weight * (x / sqrt(mean(x^2) + eps)).to(dtype)`.
@@ -270,6 +232,10 @@ impl KvCache {
     }
 }
 
+fn detach_linear(l: &Linear) -> Result<Linear> {
+    Linear::new(l.weight.detach(), l.bias.as_ref().map(Tensor::detach))
+}
+
 /// A Qwen2 / Qwen3 / Llama causal language model.
 pub struct Qwen {
     pub(crate) cfg: QwenConfig,
@@ -280,7 +246,7 @@ pub struct Qwen {
     pub(crate) inv_freq: Vec<f32>,
     pub(crate) rot: Tensor,
     pub(crate) logits_chunk_elems: usize,
-    /// Query rows per chunk of the device-generic attention (`flash.rs`).
+    /// Query rows per chunk of the device-generic attention (`generic/attention.rs`).
     pub(crate) attn_chunk_rows: usize,
     /// Run the device-generic training path on the CPU too (tests, measurements).
     pub(crate) force_generic: bool,
@@ -396,6 +362,49 @@ impl Qwen {
         &self.device
     }
 
+    /// A copy of the model over the same storage with every weight detached: its forwards
+    /// build no autograd graph, and it sees later in-place weight updates.
+    pub(crate) fn detached(&self) -> Result<Qwen> {
+        let layers = self
+            .layers
+            .iter()
+            .map(|l| {
+                let a = &l.self_attn;
+                Ok(Layer {
+                    input_layernorm: l.input_layernorm.detach(),
+                    self_attn: Attention {
+                        q_proj: detach_linear(&a.q_proj)?,
+                        k_proj: detach_linear(&a.k_proj)?,
+                        v_proj: detach_linear(&a.v_proj)?,
+                        o_proj: detach_linear(&a.o_proj)?,
+                        q_norm: a.q_norm.as_ref().map(Tensor::detach),
+                        k_norm: a.k_norm.as_ref().map(Tensor::detach),
+                    },
+                    post_attention_layernorm: l.post_attention_layernorm.detach(),
+                    mlp: Mlp {
+                        gate_proj: detach_linear(&l.mlp.gate_proj)?,
+                        up_proj: detach_linear(&l.mlp.up_proj)?,
+                        down_proj: detach_linear(&l.mlp.down_proj)?,
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Qwen {
+            cfg: self.cfg.clone(),
+            embed_tokens: self.embed_tokens.detach(),
+            layers,
+            norm: self.norm.detach(),
+            lm_head: self.lm_head.detach(),
+            inv_freq: self.inv_freq.clone(),
+            rot: self.rot.detach(),
+            logits_chunk_elems: self.logits_chunk_elems,
+            attn_chunk_rows: self.attn_chunk_rows,
+            force_generic: self.force_generic,
+            dtype: self.dtype,
+            device: self.device.clone(),
+        })
+    }
+
     /// cos/sin tables `[rows, T, head_dim]` (rotate-half layout) for per-row positions.
     pub(crate) fn rope_tables(&self, positions: &[Vec<u32>]) -> Result<(Tensor, Tensor)> {
         let (rows, t) = (positions.len(), positions.first().map_or(0, Vec::len));
@@ -485,44 +494,6 @@ impl Qwen {
         }
         cache.advance(t);
         norm(&xs, &self.norm)
-    }
-
-    /// The shapes, RoPE tables and key flags of the fused CPU attention for a `[B, T]` batch.
-    pub(crate) fn fused_spec(
-        &self,
-        b: usize,
-        t: usize,
-        key_ok: Option<Vec<Vec<bool>>>,
-    ) -> std::sync::Arc<crate::fused::AttnSpec> {
-        let hd = self.cfg.head_dim;
-        let (mut cos, mut sin) = (Vec::with_capacity(t * hd), Vec::with_capacity(t * hd));
-        for p in 0..t {
-            for _half in 0..2 {
-                for &f in &self.inv_freq {
-                    // as in `rope_tables`: the angle and its cos/sin in f32
-                    let a = p as f32 * f;
-                    cos.push(a.cos() as f64);
-                    sin.push(a.sin() as f64);
-                }
-            }
-        }
-        std::sync::Arc::new(crate::fused::AttnSpec {
-            b,
-            t,
-            heads: self.cfg.num_attention_heads,
-            kv_heads: self.cfg.num_key_value_heads,
-            head_dim: hd,
-            scale: 1.0 / (hd as f64).sqrt(),
-            cos,
-            sin,
-            key_ok,
-        })
-    }
-
-    /// True when the training forward runs the CPU custom ops of `fused.rs` (CPU, f32 or
-    /// f64, not forced onto the device-generic path).
-    pub(crate) fn uses_fused(&self) -> bool {
-        self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) && !self.force_generic
     }
 
     /// Additive causal + key-padding mask `[B, 1, 1, T, past + T]` in f32 (f64 for f64 models). Key `j` is visible to

@@ -1,7 +1,7 @@
 //! The memory-bounded training step (`Qwen::loss_and_grads`) and the graph-free forward
 //! (`Qwen::response_logprobs_no_grad`) against autograd through the reference decoder
 //! (tests/common/reference.rs): both model paths (CPU fused ops, and the device-generic path
-//! with the chunked `flash.rs` attention), with and without activation checkpointing, GQA,
+//! with the chunked `generic/attention.rs` attention), with and without activation checkpointing, GQA,
 //! Qwen3 q/k norms, right and key padding, f64 finite differences, bf16.
 
 mod common;
@@ -250,7 +250,7 @@ fn generic_walk_matches_finite_differences_in_f64() {
     }
 }
 
-/// The same on the CPU fused path (the hand-written decoder-layer backward of `layer.rs`:
+/// The same on the CPU fused path (the hand-written decoder-layer backward of `cpu/layer.rs`:
 /// RMSNorm backward with the residual fused in, SwiGLU, attention, q/k norms, concatenated
 /// projections and their biases), with and without checkpointing, key padding included.
 #[test]
@@ -283,7 +283,7 @@ fn fused_walk_matches_finite_differences_in_f64() {
 /// The fused CPU kernels split rows into fixed blocks (not per thread) and sum per-block
 /// partials in block order: with the gemm crate's products the walk's values and gradients
 /// are bit-identical on 1 and 3 threads. OpenBLAS's products change in the last bits with the
-/// thread count (`matmul.rs`), so when a BLAS is loaded the walk is only checked to
+/// thread count (`cpu/matmul.rs`), so when a BLAS is loaded the walk is only checked to
 /// repeat itself bit for bit on each count.
 #[test]
 fn fused_walk_does_not_depend_on_the_thread_count() {

@@ -5,7 +5,7 @@
 //! and an `add` into it in the backward, each a pass over a full activation. For a small model
 //! these elementwise passes (and their allocations) cost more than the matmuls, so the
 //! elementwise chains of a decoder layer are single kernels here, each forward paired with
-//! its exact backward (used by the layer backward of `layer.rs`; the whole walk is checked
+//! its exact backward (used by the layer backward of `cpu/layer.rs`; the whole walk is checked
 //! against finite differences in f64 by tests/train_step.rs):
 //!
 //! * [`rms_norm`]: `y = w * x / sqrt(mean(x^2) + eps)` over the last dimension (a custom op
@@ -676,7 +676,7 @@ impl AttnSpec {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Plain kernels for the hand-written decoder-layer backward (`layer.rs`): no autograd, CPU
+// Plain kernels for the hand-written decoder-layer backward (`cpu/layer.rs`): no autograd, CPU
 // tensors in, CPU tensors out.
 
 /// Runs `$body` with `$x` bound to the contiguous `&[T]` elements of CPU tensor `$t`.
@@ -811,7 +811,7 @@ pub(crate) fn attention_backward(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Vocabulary rows (the training walk's steps 1 and 3, `train.rs`)
+// Vocabulary rows (the training walk's steps 1 and 3, `training.rs`)
 
 /// Per row of logits `z` `[n, V]` (f32 or f64, CPU): `(log p[target], lse, H)`, `[n]` each,
 /// in one pass over the row after its maximum: with `m = max z`, `e = exp(z - m)`,

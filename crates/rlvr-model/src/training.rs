@@ -18,7 +18,7 @@
 //! 4. the final norm, then each decoder layer in reverse: its input as a leaf variable `x`,
 //!    its output `y` with a graph, and the backward of `sum(y * dL/dy)` gives the layer's
 //!    parameter gradients and `dL/dx`, the next layer's upstream gradient (on the CPU fused
-//!    path a hand-written backward instead, `layer.rs`, with the same contract);
+//!    path a hand-written backward instead, `cpu/layer.rs`, with the same contract);
 //! 5. the embedding gradient from `dL/dx_0`.
 //!
 //! With `gradient_checkpointing` the forward of step 1 keeps only each layer's input and
@@ -27,10 +27,10 @@
 //! computation either way (tested equal in f32 within 1e-5 relative).
 //!
 //! On the device-generic path (every device but the CPU in f32 / f64, or any device with
-//! [`Qwen::set_force_generic`]) a layer's attention is `flash.rs` (queries in chunks, only the
+//! [`Qwen::set_force_generic`]) a layer's attention is `generic/attention.rs` (queries in chunks, only the
 //! output and log-sum-exp stored, its own backward, masks built on the device): a layer's
 //! stored activations and its working memory grow linearly with the sequence length. On the
-//! CPU in f32 / f64 a layer is the fused custom ops of `fused.rs`, whose attention keeps the
+//! CPU in f32 / f64 a layer is the fused custom ops of `cpu/kernels.rs`, whose attention keeps the
 //! `[B, heads, T, T]` probabilities of the layer being differentiated (with checkpointing, of
 //! one layer at a time).
 
@@ -40,11 +40,11 @@ use candle_core::backprop::GradStore;
 use candle_core::{DType, Tensor, Var};
 
 use crate::batch::{ResponseLogProbs, TokenBatch};
+use crate::cpu::layer::LayerTape;
+use crate::cpu::matmul::matmul;
 use crate::error::{Error, Result};
-use crate::flash::{self, FlashOut};
-use crate::layer::LayerTape;
-use crate::matmul::matmul;
-use crate::model::{apply_rope, rms_norm_train, upcast, Attention, Layer, Linear, Mlp, Qwen};
+use crate::generic::attention::{self, FlashOut};
+use crate::model::{apply_rope, rms_norm_train, upcast, Layer, Qwen};
 
 /// Options of [`Qwen::loss_and_grads`].
 #[derive(Debug, Clone, Copy)]
@@ -100,7 +100,7 @@ struct Walk {
     /// `[B*T]` u32 token ids.
     ids: Tensor,
     /// Fused CPU attention spec (fused path only).
-    spec: Option<Arc<crate::fused::AttnSpec>>,
+    spec: Option<Arc<crate::cpu::kernels::AttnSpec>>,
     /// `[1, 1, T, hd]` RoPE tables (generic path only).
     rope: Option<(Tensor, Tensor)>,
     /// `[B, T]` 1 = real key, 0 = padding, in the upcast dtype; `None` for a right-padded batch.
@@ -142,10 +142,6 @@ impl Tape {
             Tape::Fused { out, .. } | Tape::Generic { out, .. } => out,
         }
     }
-}
-
-fn detach_linear(l: &Linear) -> Result<Linear> {
-    Linear::new(l.weight.detach(), l.bias.as_ref().map(Tensor::detach))
 }
 
 /// The weights of one decoder layer.
@@ -208,6 +204,44 @@ fn remove(store: &mut GradStore, t: &Tensor, what: &str) -> Result<Tensor> {
 }
 
 impl Qwen {
+    /// The shapes, RoPE tables and key flags of the fused CPU attention for a `[B, T]` batch.
+    pub(crate) fn fused_spec(
+        &self,
+        b: usize,
+        t: usize,
+        key_ok: Option<Vec<Vec<bool>>>,
+    ) -> std::sync::Arc<crate::cpu::kernels::AttnSpec> {
+        let hd = self.cfg.head_dim;
+        let (mut cos, mut sin) = (Vec::with_capacity(t * hd), Vec::with_capacity(t * hd));
+        for p in 0..t {
+            for _half in 0..2 {
+                for &f in &self.inv_freq {
+                    // as in `rope_tables`: the angle and its cos/sin in f32
+                    let a = p as f32 * f;
+                    cos.push(a.cos() as f64);
+                    sin.push(a.sin() as f64);
+                }
+            }
+        }
+        std::sync::Arc::new(crate::cpu::kernels::AttnSpec {
+            b,
+            t,
+            heads: self.cfg.num_attention_heads,
+            kv_heads: self.cfg.num_key_value_heads,
+            head_dim: hd,
+            scale: 1.0 / (hd as f64).sqrt(),
+            cos,
+            sin,
+            key_ok,
+        })
+    }
+
+    /// True when the training forward runs the CPU custom ops of `cpu/kernels.rs` (CPU, f32 or
+    /// f64, not forced onto the device-generic path).
+    pub(crate) fn uses_fused(&self) -> bool {
+        self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) && !self.force_generic
+    }
+
     /// Sets the query positions per chunk of the device-generic attention (default 256):
     /// one chunk's scores are `[B, heads, rows, <= T]`.
     pub fn set_attention_chunk_rows(&mut self, rows: usize) {
@@ -215,55 +249,12 @@ impl Qwen {
     }
 
     /// Runs the training step on the device-generic path even on the CPU in f32 / f64 (the
-    /// path CUDA takes: plain tensor ops, `flash.rs` attention), and samples through
-    /// [`Qwen::forward_cached`] instead of the CPU decode of `decode.rs`. For tests and
+    /// path CUDA takes: plain tensor ops, `generic/attention.rs` attention), and samples through
+    /// [`Qwen::forward_cached`] instead of the CPU decode of `cpu/decode.rs`. For tests and
     /// measurements.
     #[doc(hidden)]
     pub fn set_force_generic(&mut self, on: bool) {
         self.force_generic = on;
-    }
-
-    /// A copy of the model over the same storage with every weight detached: its forwards
-    /// build no autograd graph, and it sees later in-place weight updates.
-    pub(crate) fn detached(&self) -> Result<Qwen> {
-        let layers = self
-            .layers
-            .iter()
-            .map(|l| {
-                let a = &l.self_attn;
-                Ok(Layer {
-                    input_layernorm: l.input_layernorm.detach(),
-                    self_attn: Attention {
-                        q_proj: detach_linear(&a.q_proj)?,
-                        k_proj: detach_linear(&a.k_proj)?,
-                        v_proj: detach_linear(&a.v_proj)?,
-                        o_proj: detach_linear(&a.o_proj)?,
-                        q_norm: a.q_norm.as_ref().map(Tensor::detach),
-                        k_norm: a.k_norm.as_ref().map(Tensor::detach),
-                    },
-                    post_attention_layernorm: l.post_attention_layernorm.detach(),
-                    mlp: Mlp {
-                        gate_proj: detach_linear(&l.mlp.gate_proj)?,
-                        up_proj: detach_linear(&l.mlp.up_proj)?,
-                        down_proj: detach_linear(&l.mlp.down_proj)?,
-                    },
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Qwen {
-            cfg: self.cfg.clone(),
-            embed_tokens: self.embed_tokens.detach(),
-            layers,
-            norm: self.norm.detach(),
-            lm_head: self.lm_head.detach(),
-            inv_freq: self.inv_freq.clone(),
-            rot: self.rot.detach(),
-            logits_chunk_elems: self.logits_chunk_elems,
-            attn_chunk_rows: self.attn_chunk_rows,
-            force_generic: self.force_generic,
-            dtype: self.dtype,
-            device: self.device.clone(),
-        })
     }
 
     fn walk(&self, batch: &TokenBatch, temperature: f64) -> Result<Walk> {
@@ -325,7 +316,7 @@ impl Qwen {
     }
 
     /// Decoder layer `li` on `[B*T, H]` rows (`x` without a graph). With `graph`, what the
-    /// backward needs: on the fused path the hand-written backward's tape (`layer.rs`); on
+    /// backward needs: on the fused path the hand-written backward's tape (`cpu/layer.rs`); on
     /// the generic path the layer input and the attention output become leaf variables so
     /// their gradients can be read (the caller passes attached weights). Without, nothing is
     /// tracked (detached model).
@@ -360,7 +351,7 @@ impl Qwen {
         let v = v.transpose(1, 2)?.contiguous()?;
         let qkv_d = [q.detach(), k.detach(), v.detach()];
         let scale = 1.0 / (hd as f64).sqrt();
-        let mut flash = flash::forward(
+        let mut flash = attention::forward(
             &qkv_d[0],
             &qkv_d[1],
             &qkv_d[2],
@@ -424,7 +415,7 @@ impl Qwen {
                 let dx1 = remove(&mut st, x.as_tensor(), "a layer input")?;
                 absorb(acc, st, &weights)?;
                 let scale = 1.0 / (self.cfg.head_dim as f64).sqrt();
-                let (dq, dk, dv) = flash::backward(
+                let (dq, dk, dv) = attention::backward(
                     &qkv_d[0],
                     &qkv_d[1],
                     &qkv_d[2],
@@ -449,7 +440,7 @@ impl Qwen {
     /// The final RMSNorm on `[B*T, H]` rows (the same kernel as the rest of the path).
     fn final_norm(&self, x: &Tensor) -> Result<Tensor> {
         if self.uses_fused() {
-            crate::fused::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
+            crate::cpu::kernels::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
         } else {
             rms_norm_train(x, &self.norm, self.cfg.rms_norm_eps)
         }
@@ -508,9 +499,9 @@ impl Qwen {
             let len = chunk.min(w.n - start);
             let z = self.logits_chunk(h, &wt, start, len, temperature)?;
             if let Some(t) = &targets {
-                // CPU: one fused pass per row (fused.rs), the same formulas
+                // CPU: one fused pass per row (cpu/kernels.rs), the same formulas
                 let (lp, lse, ent) =
-                    crate::fused::vocab_rows(&z, &t[start..start + len], with_entropy)?;
+                    crate::cpu::kernels::vocab_rows(&z, &t[start..start + len], with_entropy)?;
                 lps.push(lp);
                 lses.push(lse);
                 ents.extend(ent);
@@ -582,12 +573,12 @@ impl Qwen {
                 _ => self.logits_chunk(h, &wt, start, len, temperature)?,
             };
             if let Some(t) = &targets {
-                // CPU: one fused pass per row (fused.rs), the same formulas
+                // CPU: one fused pass per row (cpu/kernels.rs), the same formulas
                 let ent = match (g_ent, &fwd.entropy) {
                     (Some(ge), Some(ent)) => Some(((rows(ge)? * inv_t)?, rows(ent)?)),
                     _ => None,
                 };
-                let dz = crate::fused::vocab_grad(
+                let dz = crate::cpu::kernels::vocab_grad(
                     &z,
                     &t[start..start + len],
                     &rows(&fwd.lse)?,

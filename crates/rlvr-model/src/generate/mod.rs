@@ -1,13 +1,17 @@
-//! Batched, KV-cached, seeded sampling of `n` responses per prompt.
+//! Batched, KV-cached, seeded sampling of `n` responses per prompt: the loop over steps
+//! ([`generate`]) around the sampling forward of the model's device path and the token
+//! sampler ([`sampler`]).
+
+pub mod sampler;
 
 use candle_core::Tensor;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::decode::{CpuDecoder, DecodeCache};
-use crate::draw::{sample_logits, DrawParams};
+use crate::cpu::decode::{CpuDecoder, DecodeCache};
 use crate::error::{Error, Result};
 use crate::model::{KvCache, Qwen};
+use sampler::{sample_logits, DrawParams};
 
 /// Sampling parameters (names as in vLLM / TRL).
 #[derive(Debug, Clone, PartialEq)]
@@ -126,7 +130,7 @@ pub fn kv_cache_budget(device: &candle_core::Device) -> usize {
 /// prompt plus `max_new_tokens` and written in place: prompts are left-padded and prefilled
 /// once, the cache is repeated `n` times, and rows that finish are dropped from the batch on the
 /// device (they cost no further compute). Each step samples on the logits' device (see
-/// `draw.rs`) and copies only the sampled ids and log-probs to the host. When the KV cache of
+/// `generate/sampler.rs`) and copies only the sampled ids and log-probs to the host. When the KV cache of
 /// all rows would exceed [`kv_cache_budget`], the rows are generated in consecutive batches
 /// that fit (at least one row each).
 ///
@@ -190,7 +194,7 @@ pub fn generate_within(
     }
 }
 
-/// The sampling forward of one batch of rows: the plain-buffer CPU decode (`decode.rs`) for a
+/// The sampling forward of one batch of rows: the plain-buffer CPU decode (`cpu/decode.rs`) for a
 /// CPU model in f32, else the tensor path ([`Qwen::forward_cached`] with a [`KvCache`]). Both
 /// keep each row's key flags (false for the left padding of its prompt).
 enum Forward<'m> {

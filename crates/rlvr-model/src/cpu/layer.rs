@@ -1,5 +1,5 @@
 //! One decoder layer of the CPU fused path with a hand-written backward (the training walk's
-//! step 4 in `train.rs`).
+//! step 4 in `training.rs`).
 //!
 //! Through candle's autograd, every node of a layer's graph costs a zero-filled gradient
 //! buffer and an `add` into it, the surrogate `sum(y * dL/dy)` costs two more passes, and the
@@ -24,9 +24,9 @@
 use candle_core::backprop::GradStore;
 use candle_core::Tensor;
 
+use crate::cpu::kernels::{self, AttnSpec, AttnTape};
+use crate::cpu::matmul::matmul;
 use crate::error::Result;
-use crate::fused::{self, AttnSpec, AttnTape};
-use crate::matmul::matmul;
 use crate::model::{Layer, Linear, Qwen};
 
 /// What [`Qwen::fused_layer_backward`] needs, kept by [`Qwen::fused_layer_forward`].
@@ -71,7 +71,7 @@ fn project(parts: &[&Linear], x: &Tensor) -> Result<(Tensor, Tensor)> {
                 .collect::<Vec<_>>(),
             0,
         )?;
-        fused::add_bias(&y, &b)?
+        kernels::add_bias(&y, &b)?
     } else {
         y
     };
@@ -91,7 +91,7 @@ fn project_grads_into(
     let db = parts
         .iter()
         .all(|l| l.bias.is_some())
-        .then(|| fused::column_sum(dy))
+        .then(|| kernels::column_sum(dy))
         .transpose()?;
     let mut start = 0;
     for l in parts {
@@ -125,27 +125,27 @@ impl Qwen {
         let x = x.detach();
         let n = x.dim(0)?;
         let at = &layer.self_attn;
-        let a = fused::rms_norm(&x, &layer.input_layernorm.detach(), eps)?;
+        let a = kernels::rms_norm(&x, &layer.input_layernorm.detach(), eps)?;
         let (qkv_pre, w_qkv) = project(&[&at.q_proj, &at.k_proj, &at.v_proj], &a)?;
         let (qkv, qkv_pre) = match (&at.q_norm, &at.k_norm) {
             (Some(qn), Some(kn)) => {
                 let (qd, kvd) = (nh * hd, kvh * hd);
                 let q = qkv_pre.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
                 let k = qkv_pre.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
-                let q = fused::rms_norm(&q, &qn.detach(), eps)?.reshape((n, qd))?;
-                let k = fused::rms_norm(&k, &kn.detach(), eps)?.reshape((n, kvd))?;
+                let q = kernels::rms_norm(&q, &qn.detach(), eps)?.reshape((n, qd))?;
+                let k = kernels::rms_norm(&k, &kn.detach(), eps)?.reshape((n, kvd))?;
                 let qkv = Tensor::cat(&[&q, &k, &qkv_pre.narrow(1, qd + kvd, kvd)?], 1)?;
                 (qkv, Some(qkv_pre))
             }
             _ => (qkv_pre, None),
         };
-        let (o, attn) = fused::attention_forward(&qkv, spec)?;
+        let (o, attn) = kernels::attention_forward(&qkv, spec)?;
         drop(qkv);
         let h = (&x + matmul(&o, &at.o_proj.weight_t.detach())?)?;
-        let c = fused::rms_norm(&h, &layer.post_attention_layernorm.detach(), eps)?;
+        let c = kernels::rms_norm(&h, &layer.post_attention_layernorm.detach(), eps)?;
         let m = &layer.mlp;
         let (u, w_gu) = project(&[&m.gate_proj, &m.up_proj], &c)?;
-        let s = fused::swiglu(&u)?;
+        let s = kernels::swiglu(&u)?;
         let y = (&h + matmul(&s, &m.down_proj.weight_t.detach())?)?;
         let tape = keep.then_some(LayerTape {
             x,
@@ -200,21 +200,21 @@ impl Qwen {
         acc.insert(&m.down_proj.weight, matmul(&g.t()?, &s)?);
         drop(s);
         let ds = matmul(&g, &m.down_proj.weight.detach())?;
-        let du = fused::swiglu_backward(&u, &ds)?;
+        let du = kernels::swiglu_backward(&u, &ds)?;
         drop((u, ds));
         project_grads_into(acc, &[&m.gate_proj, &m.up_proj], &du, &c)?;
         drop(c);
         let dc = matmul(&du, &w_gu)?;
         drop((du, w_gu));
         let w_post = &layer.post_attention_layernorm;
-        let (dh, d_post) = fused::rms_norm_backward(&h, &w_post.detach(), &dc, Some(&g), eps)?;
+        let (dh, d_post) = kernels::rms_norm_backward(&h, &w_post.detach(), &dc, Some(&g), eps)?;
         acc.insert(w_post, d_post);
         drop((h, dc, g));
         // attention
         acc.insert(&at.o_proj.weight, matmul(&dh.t()?, &o)?);
         drop(o);
         let d_o = matmul(&dh, &at.o_proj.weight.detach())?;
-        let dqkv = fused::attention_backward(spec, &attn, &d_o)?;
+        let dqkv = kernels::attention_backward(spec, &attn, &d_o)?;
         drop((attn, d_o));
         let dqkv = match (&at.q_norm, &at.k_norm, qkv_pre) {
             (Some(qn), Some(kn), Some(pre)) => {
@@ -222,14 +222,14 @@ impl Qwen {
                 let part = |t: &Tensor, start: usize, len: usize, heads: usize| {
                     t.narrow(1, start, len)?.reshape((n * heads, hd))
                 };
-                let (dq, dqn) = fused::rms_norm_backward(
+                let (dq, dqn) = kernels::rms_norm_backward(
                     &part(&pre, 0, qd, nh)?,
                     &qn.detach(),
                     &part(&dqkv, 0, qd, nh)?,
                     None,
                     eps,
                 )?;
-                let (dk, dkn) = fused::rms_norm_backward(
+                let (dk, dkn) = kernels::rms_norm_backward(
                     &part(&pre, qd, kvd, kvh)?,
                     &kn.detach(),
                     &part(&dqkv, qd, kvd, kvh)?,
@@ -254,7 +254,7 @@ impl Qwen {
         let da = matmul(&dqkv, &w_qkv)?;
         drop((dqkv, w_qkv));
         let w_in = &layer.input_layernorm;
-        let (dx, d_in) = fused::rms_norm_backward(&x, &w_in.detach(), &da, Some(&dh), eps)?;
+        let (dx, d_in) = kernels::rms_norm_backward(&x, &w_in.detach(), &da, Some(&dh), eps)?;
         acc.insert(w_in, d_in);
         Ok(dx)
     }

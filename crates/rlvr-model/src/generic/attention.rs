@@ -1,5 +1,5 @@
 //! Causal grouped-query attention in bounded memory from plain candle tensor ops, so it runs
-//! on every device (the CPU custom op of `fused.rs` does not run on CUDA).
+//! on every device (the CPU custom op of `cpu/kernels.rs` does not run on CUDA).
 //!
 //! [`forward`] walks the queries in chunks of `c` rows. A chunk's scores are
 //! `[B, heads, c, L]` with `L = start + c` (keys after the chunk's last query are causally
