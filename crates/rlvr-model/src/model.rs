@@ -405,6 +405,18 @@ impl Qwen {
         })
     }
 
+    /// True when the training forward runs the CPU custom ops of `cpu/kernels.rs` (CPU, f32 or
+    /// f64, not forced onto the device-generic path).
+    pub(crate) fn uses_fused(&self) -> bool {
+        self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) && !self.force_generic
+    }
+
+    /// True when sampling runs the plain-buffer CPU forward of `cpu/decode.rs`: a CPU model in
+    /// f32 not forced onto the device-generic path.
+    pub(crate) fn uses_cpu_decode(&self) -> bool {
+        self.device.is_cpu() && self.dtype == DType::F32 && !self.force_generic
+    }
+
     /// cos/sin tables `[rows, T, head_dim]` (rotate-half layout) for per-row positions.
     pub(crate) fn rope_tables(&self, positions: &[Vec<u32>]) -> Result<(Tensor, Tensor)> {
         let (rows, t) = (positions.len(), positions.first().map_or(0, Vec::len));

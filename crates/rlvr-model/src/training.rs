@@ -27,7 +27,7 @@
 //! computation either way (tested equal in f32 within 1e-5 relative).
 //!
 //! On the device-generic path (every device but the CPU in f32 / f64, or any device with
-//! [`Qwen::set_force_generic`]) a layer's attention is `generic/attention.rs` (queries in chunks, only the
+//! `Qwen::set_force_generic`, feature `test-hooks`) a layer's attention is `generic/attention.rs` (queries in chunks, only the
 //! output and log-sum-exp stored, its own backward, masks built on the device): a layer's
 //! stored activations and its working memory grow linearly with the sequence length. On the
 //! CPU in f32 / f64 a layer is the fused custom ops of `cpu/kernels.rs`, whose attention keeps the
@@ -40,7 +40,7 @@ use candle_core::backprop::GradStore;
 use candle_core::{DType, Tensor, Var};
 
 use crate::batch::{ResponseLogProbs, TokenBatch};
-use crate::cpu::layer::LayerTape;
+use crate::cpu::layer::{self, LayerTape};
 use crate::cpu::matmul::matmul;
 use crate::error::{Error, Result};
 use crate::generic::attention::{self, FlashOut};
@@ -236,12 +236,6 @@ impl Qwen {
         })
     }
 
-    /// True when the training forward runs the CPU custom ops of `cpu/kernels.rs` (CPU, f32 or
-    /// f64, not forced onto the device-generic path).
-    pub(crate) fn uses_fused(&self) -> bool {
-        self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) && !self.force_generic
-    }
-
     /// Sets the query positions per chunk of the device-generic attention (default 256):
     /// one chunk's scores are `[B, heads, rows, <= T]`.
     pub fn set_attention_chunk_rows(&mut self, rows: usize) {
@@ -251,8 +245,8 @@ impl Qwen {
     /// Runs the training step on the device-generic path even on the CPU in f32 / f64 (the
     /// path CUDA takes: plain tensor ops, `generic/attention.rs` attention), and samples through
     /// [`Qwen::forward_cached`] instead of the CPU decode of `cpu/decode.rs`. For tests and
-    /// measurements.
-    #[doc(hidden)]
+    /// measurements (feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
     pub fn set_force_generic(&mut self, on: bool) {
         self.force_generic = on;
     }
@@ -323,7 +317,7 @@ impl Qwen {
     fn layer_pass(&self, li: usize, x: &Tensor, w: &Walk, graph: bool) -> Result<Tape> {
         let layer = &self.layers[li];
         if let Some(spec) = &w.spec {
-            let (out, tape) = self.fused_layer_forward(layer, x, spec, graph)?;
+            let (out, tape) = layer::forward(&self.cfg, layer, x, spec, graph)?;
             return Ok(Tape::Fused { out, tape });
         }
         let xv = graph.then(|| Var::from_tensor(x)).transpose()?;
@@ -398,7 +392,7 @@ impl Qwen {
             Tape::Fused { tape, .. } => {
                 let tape = tape.expect("a layer tape for the backward has a graph");
                 let spec = w.spec.as_ref().expect("fused walk has an attention spec");
-                self.fused_layer_backward(&self.layers[li], tape, g, spec, acc)
+                layer::backward(&self.cfg, &self.layers[li], tape, g, spec, acc)
             }
             Tape::Generic {
                 x,

@@ -60,7 +60,7 @@ pub struct Blas {
     _lib: libloading::Library,
 }
 
-/// The library behind [`crate::cpu::matmul::matmul`] and [`crate::cpu::matmul::sgemm`].
+/// The library behind the CPU matrix product (`matmul`, `sgemm` of the sibling module).
 pub enum Backend {
     /// A CBLAS loaded at run time.
     Blas(Blas),

@@ -25,9 +25,9 @@
 //!
 //! The result equals the tensor path up to f32 rounding (summation order); tests compare the
 //! two within 1e-4. Only for a CPU model in f32 not forced onto the generic path
-//! ([`Qwen::uses_cpu_decode`]); everything else samples through [`Qwen::forward_cached`].
+//! (`Qwen::uses_cpu_decode`); everything else samples through [`Qwen::forward_cached`].
 
-use candle_core::{DType, Tensor};
+use candle_core::Tensor;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -615,14 +615,6 @@ fn forward_rows(m: &Qwen, mut w: StepRows, geom: &StepPositions, threaded: bool)
         matmul_wt(w.logits, vocab, 0, false, last, rows, hsz, wt, vocab)
     })?;
     Ok(())
-}
-
-impl Qwen {
-    /// True when sampling runs the plain-buffer CPU forward of `cpu/decode.rs`: a CPU model in f32
-    /// not forced onto the device-generic path.
-    pub(crate) fn uses_cpu_decode(&self) -> bool {
-        self.device.is_cpu() && self.dtype == DType::F32 && !self.force_generic
-    }
 }
 
 #[cfg(test)]

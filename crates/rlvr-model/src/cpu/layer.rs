@@ -24,12 +24,13 @@
 use candle_core::backprop::GradStore;
 use candle_core::Tensor;
 
+use crate::config::QwenConfig;
 use crate::cpu::kernels::{self, AttnSpec, AttnTape};
 use crate::cpu::matmul::matmul;
 use crate::error::Result;
-use crate::model::{Layer, Linear, Qwen};
+use crate::model::{Layer, Linear};
 
-/// What [`Qwen::fused_layer_backward`] needs, kept by [`Qwen::fused_layer_forward`].
+/// What [`backward`] needs, kept by [`forward`].
 pub(crate) struct LayerTape {
     /// The layer input `x`, `[N, H]`.
     x: Tensor,
@@ -105,157 +106,153 @@ fn project_grads_into(
     Ok(())
 }
 
-impl Qwen {
-    /// Decoder layer `layer` on `[B*T, H]` rows without a graph; with `keep`, also what its
-    /// backward needs.
-    pub(crate) fn fused_layer_forward(
-        &self,
-        layer: &Layer,
-        x: &Tensor,
-        spec: &AttnSpec,
-        keep: bool,
-    ) -> Result<(Tensor, Option<LayerTape>)> {
-        let cfg = &self.cfg;
-        let eps = cfg.rms_norm_eps;
-        let (nh, kvh, hd) = (
-            cfg.num_attention_heads,
-            cfg.num_key_value_heads,
-            cfg.head_dim,
-        );
-        let x = x.detach();
-        let n = x.dim(0)?;
-        let at = &layer.self_attn;
-        let a = kernels::rms_norm(&x, &layer.input_layernorm.detach(), eps)?;
-        let (qkv_pre, w_qkv) = project(&[&at.q_proj, &at.k_proj, &at.v_proj], &a)?;
-        let (qkv, qkv_pre) = match (&at.q_norm, &at.k_norm) {
-            (Some(qn), Some(kn)) => {
-                let (qd, kvd) = (nh * hd, kvh * hd);
-                let q = qkv_pre.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
-                let k = qkv_pre.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
-                let q = kernels::rms_norm(&q, &qn.detach(), eps)?.reshape((n, qd))?;
-                let k = kernels::rms_norm(&k, &kn.detach(), eps)?.reshape((n, kvd))?;
-                let qkv = Tensor::cat(&[&q, &k, &qkv_pre.narrow(1, qd + kvd, kvd)?], 1)?;
-                (qkv, Some(qkv_pre))
-            }
-            _ => (qkv_pre, None),
-        };
-        let (o, attn) = kernels::attention_forward(&qkv, spec)?;
-        drop(qkv);
-        let h = (&x + matmul(&o, &at.o_proj.weight_t.detach())?)?;
-        let c = kernels::rms_norm(&h, &layer.post_attention_layernorm.detach(), eps)?;
-        let m = &layer.mlp;
-        let (u, w_gu) = project(&[&m.gate_proj, &m.up_proj], &c)?;
-        let s = kernels::swiglu(&u)?;
-        let y = (&h + matmul(&s, &m.down_proj.weight_t.detach())?)?;
-        let tape = keep.then_some(LayerTape {
-            x,
-            a,
-            w_qkv,
-            qkv_pre,
-            attn,
-            o,
-            h,
-            c,
-            w_gu,
-            u,
-            s,
-        });
-        Ok((y, tape))
-    }
+/// Decoder layer `layer` on `[B*T, H]` rows without a graph; with `keep`, also what its
+/// backward needs.
+pub(crate) fn forward(
+    cfg: &QwenConfig,
+    layer: &Layer,
+    x: &Tensor,
+    spec: &AttnSpec,
+    keep: bool,
+) -> Result<(Tensor, Option<LayerTape>)> {
+    let eps = cfg.rms_norm_eps;
+    let (nh, kvh, hd) = (
+        cfg.num_attention_heads,
+        cfg.num_key_value_heads,
+        cfg.head_dim,
+    );
+    let x = x.detach();
+    let n = x.dim(0)?;
+    let at = &layer.self_attn;
+    let a = kernels::rms_norm(&x, &layer.input_layernorm.detach(), eps)?;
+    let (qkv_pre, w_qkv) = project(&[&at.q_proj, &at.k_proj, &at.v_proj], &a)?;
+    let (qkv, qkv_pre) = match (&at.q_norm, &at.k_norm) {
+        (Some(qn), Some(kn)) => {
+            let (qd, kvd) = (nh * hd, kvh * hd);
+            let q = qkv_pre.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
+            let k = qkv_pre.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
+            let q = kernels::rms_norm(&q, &qn.detach(), eps)?.reshape((n, qd))?;
+            let k = kernels::rms_norm(&k, &kn.detach(), eps)?.reshape((n, kvd))?;
+            let qkv = Tensor::cat(&[&q, &k, &qkv_pre.narrow(1, qd + kvd, kvd)?], 1)?;
+            (qkv, Some(qkv_pre))
+        }
+        _ => (qkv_pre, None),
+    };
+    let (o, attn) = kernels::attention_forward(&qkv, spec)?;
+    drop(qkv);
+    let h = (&x + matmul(&o, &at.o_proj.weight_t.detach())?)?;
+    let c = kernels::rms_norm(&h, &layer.post_attention_layernorm.detach(), eps)?;
+    let m = &layer.mlp;
+    let (u, w_gu) = project(&[&m.gate_proj, &m.up_proj], &c)?;
+    let s = kernels::swiglu(&u)?;
+    let y = (&h + matmul(&s, &m.down_proj.weight_t.detach())?)?;
+    let tape = keep.then_some(LayerTape {
+        x,
+        a,
+        w_qkv,
+        qkv_pre,
+        attn,
+        o,
+        h,
+        c,
+        w_gu,
+        u,
+        s,
+    });
+    Ok((y, tape))
+}
 
-    /// The backward of [`Self::fused_layer_forward`] (module docs): the parameter gradients of
-    /// `layer` (keyed by its weight tensors) into `acc`, returns `dL/dx` for `g = dL/dy`.
-    pub(crate) fn fused_layer_backward(
-        &self,
-        layer: &Layer,
-        tape: LayerTape,
-        g: &Tensor,
-        spec: &AttnSpec,
-        acc: &mut GradStore,
-    ) -> Result<Tensor> {
-        let cfg = &self.cfg;
-        let eps = cfg.rms_norm_eps;
-        let (nh, kvh, hd) = (
-            cfg.num_attention_heads,
-            cfg.num_key_value_heads,
-            cfg.head_dim,
-        );
-        let LayerTape {
-            x,
-            a,
-            w_qkv,
-            qkv_pre,
-            attn,
-            o,
-            h,
-            c,
-            w_gu,
-            u,
-            s,
-        } = tape;
-        let n = x.dim(0)?;
-        let g = g.contiguous()?;
-        let (at, m) = (&layer.self_attn, &layer.mlp);
-        // MLP
-        acc.insert(&m.down_proj.weight, matmul(&g.t()?, &s)?);
-        drop(s);
-        let ds = matmul(&g, &m.down_proj.weight.detach())?;
-        let du = kernels::swiglu_backward(&u, &ds)?;
-        drop((u, ds));
-        project_grads_into(acc, &[&m.gate_proj, &m.up_proj], &du, &c)?;
-        drop(c);
-        let dc = matmul(&du, &w_gu)?;
-        drop((du, w_gu));
-        let w_post = &layer.post_attention_layernorm;
-        let (dh, d_post) = kernels::rms_norm_backward(&h, &w_post.detach(), &dc, Some(&g), eps)?;
-        acc.insert(w_post, d_post);
-        drop((h, dc, g));
-        // attention
-        acc.insert(&at.o_proj.weight, matmul(&dh.t()?, &o)?);
-        drop(o);
-        let d_o = matmul(&dh, &at.o_proj.weight.detach())?;
-        let dqkv = kernels::attention_backward(spec, &attn, &d_o)?;
-        drop((attn, d_o));
-        let dqkv = match (&at.q_norm, &at.k_norm, qkv_pre) {
-            (Some(qn), Some(kn), Some(pre)) => {
-                let (qd, kvd) = (nh * hd, kvh * hd);
-                let part = |t: &Tensor, start: usize, len: usize, heads: usize| {
-                    t.narrow(1, start, len)?.reshape((n * heads, hd))
-                };
-                let (dq, dqn) = kernels::rms_norm_backward(
-                    &part(&pre, 0, qd, nh)?,
-                    &qn.detach(),
-                    &part(&dqkv, 0, qd, nh)?,
-                    None,
-                    eps,
-                )?;
-                let (dk, dkn) = kernels::rms_norm_backward(
-                    &part(&pre, qd, kvd, kvh)?,
-                    &kn.detach(),
-                    &part(&dqkv, qd, kvd, kvh)?,
-                    None,
-                    eps,
-                )?;
-                acc.insert(qn, dqn);
-                acc.insert(kn, dkn);
-                Tensor::cat(
-                    &[
-                        &dq.reshape((n, qd))?,
-                        &dk.reshape((n, kvd))?,
-                        &dqkv.narrow(1, qd + kvd, kvd)?,
-                    ],
-                    1,
-                )?
-            }
-            _ => dqkv,
-        };
-        project_grads_into(acc, &[&at.q_proj, &at.k_proj, &at.v_proj], &dqkv, &a)?;
-        drop(a);
-        let da = matmul(&dqkv, &w_qkv)?;
-        drop((dqkv, w_qkv));
-        let w_in = &layer.input_layernorm;
-        let (dx, d_in) = kernels::rms_norm_backward(&x, &w_in.detach(), &da, Some(&dh), eps)?;
-        acc.insert(w_in, d_in);
-        Ok(dx)
-    }
+/// The backward of [`forward`] (module docs): the parameter gradients of `layer` (keyed by
+/// its weight tensors) into `acc`, returns `dL/dx` for `g = dL/dy`.
+pub(crate) fn backward(
+    cfg: &QwenConfig,
+    layer: &Layer,
+    tape: LayerTape,
+    g: &Tensor,
+    spec: &AttnSpec,
+    acc: &mut GradStore,
+) -> Result<Tensor> {
+    let eps = cfg.rms_norm_eps;
+    let (nh, kvh, hd) = (
+        cfg.num_attention_heads,
+        cfg.num_key_value_heads,
+        cfg.head_dim,
+    );
+    let LayerTape {
+        x,
+        a,
+        w_qkv,
+        qkv_pre,
+        attn,
+        o,
+        h,
+        c,
+        w_gu,
+        u,
+        s,
+    } = tape;
+    let n = x.dim(0)?;
+    let g = g.contiguous()?;
+    let (at, m) = (&layer.self_attn, &layer.mlp);
+    // MLP
+    acc.insert(&m.down_proj.weight, matmul(&g.t()?, &s)?);
+    drop(s);
+    let ds = matmul(&g, &m.down_proj.weight.detach())?;
+    let du = kernels::swiglu_backward(&u, &ds)?;
+    drop((u, ds));
+    project_grads_into(acc, &[&m.gate_proj, &m.up_proj], &du, &c)?;
+    drop(c);
+    let dc = matmul(&du, &w_gu)?;
+    drop((du, w_gu));
+    let w_post = &layer.post_attention_layernorm;
+    let (dh, d_post) = kernels::rms_norm_backward(&h, &w_post.detach(), &dc, Some(&g), eps)?;
+    acc.insert(w_post, d_post);
+    drop((h, dc, g));
+    // attention
+    acc.insert(&at.o_proj.weight, matmul(&dh.t()?, &o)?);
+    drop(o);
+    let d_o = matmul(&dh, &at.o_proj.weight.detach())?;
+    let dqkv = kernels::attention_backward(spec, &attn, &d_o)?;
+    drop((attn, d_o));
+    let dqkv = match (&at.q_norm, &at.k_norm, qkv_pre) {
+        (Some(qn), Some(kn), Some(pre)) => {
+            let (qd, kvd) = (nh * hd, kvh * hd);
+            let part = |t: &Tensor, start: usize, len: usize, heads: usize| {
+                t.narrow(1, start, len)?.reshape((n * heads, hd))
+            };
+            let (dq, dqn) = kernels::rms_norm_backward(
+                &part(&pre, 0, qd, nh)?,
+                &qn.detach(),
+                &part(&dqkv, 0, qd, nh)?,
+                None,
+                eps,
+            )?;
+            let (dk, dkn) = kernels::rms_norm_backward(
+                &part(&pre, qd, kvd, kvh)?,
+                &kn.detach(),
+                &part(&dqkv, qd, kvd, kvh)?,
+                None,
+                eps,
+            )?;
+            acc.insert(qn, dqn);
+            acc.insert(kn, dkn);
+            Tensor::cat(
+                &[
+                    &dq.reshape((n, qd))?,
+                    &dk.reshape((n, kvd))?,
+                    &dqkv.narrow(1, qd + kvd, kvd)?,
+                ],
+                1,
+            )?
+        }
+        _ => dqkv,
+    };
+    project_grads_into(acc, &[&at.q_proj, &at.k_proj, &at.v_proj], &dqkv, &a)?;
+    drop(a);
+    let da = matmul(&dqkv, &w_qkv)?;
+    drop((dqkv, w_qkv));
+    let w_in = &layer.input_layernorm;
+    let (dx, d_in) = kernels::rms_norm_backward(&x, &w_in.detach(), &da, Some(&dh), eps)?;
+    acc.insert(w_in, d_in);
+    Ok(dx)
 }
