@@ -16,7 +16,7 @@
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
 //! * [`generate`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
 //!   a forward on plain buffers without a tensor op per step, `cpu/decode.rs`; elsewhere through
-//!   [`Qwen::forward_cached`]).
+//!   [`Qwen::forward_cached`], the device-generic training layer reading a KV cache).
 //! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time
 //!   ([`blas`]: the system OpenBLAS by default), else through the gemm crate.
 //!

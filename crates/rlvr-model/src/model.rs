@@ -1,23 +1,21 @@
-//! The Qwen-family decoder's weights ([`Qwen`], built from Hugging Face tensor names) and the
-//! device-generic KV-cached sampling forward [`Qwen::forward_cached`] with its [`KvCache`].
+//! The Qwen-family decoder's weights ([`Qwen`], built from Hugging Face tensor names), the
+//! choice of device path they run on, and the [`KvCache`] of the device-generic sampling
+//! forward.
 //!
-//! The training forward and backward are [`Qwen::loss_and_grads`] and
-//! [`Qwen::response_logprobs_no_grad`] (`training.rs`); on the CPU in f32 sampling runs the
-//! buffer decode of `cpu/decode.rs` instead of [`Qwen::forward_cached`]. Every path is checked
-//! against the plain autograd decoder of the tests and against transformers' values.
-//! Attention scores, the mask and the softmax are computed in f32. Weight names are the
-//! Hugging Face tensor names (see [`crate::config::param_shapes`]).
+//! Each device path has one forward, used by training, scoring and sampling alike: on the CPU
+//! in f32 / f64 the fused kernels of `cpu/` (the training step's layer, and the buffer decode
+//! of `cpu/decode.rs` for sampling in f32); everywhere else the tensor-op layer of `generic/`
+//! (the training step's, and [`Qwen::forward_cached`] built from it). The training step is
+//! `training.rs`. Every path is checked against the plain autograd decoder of the tests and
+//! against transformers' values. Weight names are the Hugging Face tensor names (see
+//! [`crate::config::param_shapes`]).
 
-use candle_core::{DType, Device, Tensor, D};
+use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 
 use crate::config::QwenConfig;
 use crate::cpu::matmul::matmul;
 use crate::error::Result;
-
-/// Added to masked attention scores. Finite so a fully masked row (a left-pad query in
-/// sampling) gives a uniform, finite softmax instead of NaN; it underflows `exp` to exactly 0.
-const MASK_VALUE: f32 = -1e9;
 
 /// Upper bound on the elements of one `[rows, vocab]` logits chunk in the training forward.
 const LOGITS_CHUNK_ELEMS: usize = 1 << 25;
@@ -26,16 +24,6 @@ const LOGITS_CHUNK_ELEMS: usize = 1 << 25;
 /// are `[B, heads, ATTN_CHUNK_ROWS, <= T]`.
 const ATTN_CHUNK_ROWS: usize = 256;
 
-/// RMSNorm from plain ops (differentiable), computed in f32 as transformers does:
-/// `weight * (x / sqrt(mean(x^2) + eps)).to(dtype)`.
-pub(crate) fn rms_norm_train(xs: &Tensor, weight: &Tensor, eps: f64) -> Result<Tensor> {
-    let dtype = xs.dtype();
-    let x = xs.to_dtype(upcast(dtype))?;
-    let ms = x.sqr()?.mean_keepdim(D::Minus1)?;
-    let normed = x.broadcast_div(&(ms + eps)?.sqrt()?)?.to_dtype(dtype)?;
-    Ok(normed.broadcast_mul(weight)?)
-}
-
 /// The dtype for norms, attention scores and log-softmax: f32, or f64 for an f64 model.
 pub(crate) fn upcast(dtype: DType) -> DType {
     if dtype == DType::F64 {
@@ -43,16 +31,6 @@ pub(crate) fn upcast(dtype: DType) -> DType {
     } else {
         DType::F32
     }
-}
-
-/// `x * cos + rotate_half(x) * sin` with `rotate_half(x) = cat(-x2, x1)`, the rotation done as
-/// a matmul with the fixed signed permutation `rot` (exact, differentiable, and faster in candle
-/// than narrow + cat). `xs` is `[.., d]`, `cos`/`sin` broadcast against it.
-pub(crate) fn apply_rope(xs: &Tensor, cos: &Tensor, sin: &Tensor, rot: &Tensor) -> Result<Tensor> {
-    let dims = xs.dims().to_vec();
-    let d = dims[dims.len() - 1];
-    let rotated = xs.reshape(((), d))?.matmul(rot)?.reshape(dims)?;
-    Ok((xs.broadcast_mul(cos)? + rotated.broadcast_mul(sin)?)?)
 }
 
 /// The `[d, d]` matrix `R` with `x R = cat(-x2, x1)`.
@@ -123,6 +101,29 @@ pub(crate) struct Layer {
     pub(crate) mlp: Mlp,
 }
 
+impl Layer {
+    /// The layer's weights.
+    pub(crate) fn weights(&self) -> Vec<&Tensor> {
+        let (a, m) = (&self.self_attn, &self.mlp);
+        let mut w = vec![&self.input_layernorm, &self.post_attention_layernorm];
+        for lin in [
+            &a.q_proj,
+            &a.k_proj,
+            &a.v_proj,
+            &a.o_proj,
+            &m.gate_proj,
+            &m.up_proj,
+            &m.down_proj,
+        ] {
+            w.push(&lin.weight);
+            w.extend(lin.bias.as_ref());
+        }
+        w.extend(a.q_norm.as_ref());
+        w.extend(a.k_norm.as_ref());
+        w
+    }
+}
+
 /// The key/value cache of the sampling forward: per layer a `[B, kv_heads, capacity, head_dim]`
 /// key and value buffer, of which positions `0..len()` are filled.
 ///
@@ -134,9 +135,9 @@ pub(crate) struct Layer {
 /// the device.
 #[derive(Clone, Default)]
 pub struct KvCache {
-    layers: Vec<Option<(Tensor, Tensor)>>,
-    len: usize,
-    capacity: usize,
+    pub(crate) layers: Vec<Option<(Tensor, Tensor)>>,
+    pub(crate) len: usize,
+    pub(crate) capacity: usize,
 }
 
 impl KvCache {
@@ -197,7 +198,7 @@ impl KvCache {
     /// Writes layer `li`'s new keys and values `[B, kv_heads, T, head_dim]` at positions
     /// `len()..len() + T` and returns views of positions `0..len() + T`. [`Self::advance`]
     /// moves `len()` once every layer has been written.
-    fn write(&mut self, li: usize, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
+    pub(crate) fn write(&mut self, li: usize, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
         let (b, kvh, t, hd) = k.dims4()?;
         let need = self.len + t;
         let grow = |old: Option<&Tensor>, new: &Tensor| -> Result<Tensor> {
@@ -227,7 +228,7 @@ impl KvCache {
     }
 
     /// Marks `t` more positions as filled (after every layer's [`Self::write`]).
-    fn advance(&mut self, t: usize) {
+    pub(crate) fn advance(&mut self, t: usize) {
         self.len += t;
     }
 }
@@ -438,128 +439,5 @@ impl Qwen {
         let cos = Tensor::from_vec(cos, (rows, 1, t, hd), &self.device)?.to_dtype(self.dtype)?;
         let sin = Tensor::from_vec(sin, (rows, 1, t, hd), &self.device)?.to_dtype(self.dtype)?;
         Ok((cos, sin))
-    }
-
-    /// Runs the decoder stack on embeddings `xs` `[B, T, H]` with candle's fused (not
-    /// differentiable) kernels and returns the final-normed hidden states. `mask` is additive
-    /// f32 `[B or 1, 1, 1, T, L]`; `cache` holds the keys and values of earlier positions and
-    /// is extended.
-    fn decoder(
-        &self,
-        mut xs: Tensor,
-        cos: &Tensor,
-        sin: &Tensor,
-        mask: &Tensor,
-        cache: &mut KvCache,
-    ) -> Result<Tensor> {
-        let eps = self.cfg.rms_norm_eps as f32;
-        let norm =
-            |x: &Tensor, w: &Tensor| -> Result<Tensor> { Ok(candle_nn::ops::rms_norm(x, w, eps)?) };
-        let (b, t, _) = xs.dims3()?;
-        let (nh, kvh, hd) = (
-            self.cfg.num_attention_heads,
-            self.cfg.num_key_value_heads,
-            self.cfg.head_dim,
-        );
-        let groups = nh / kvh;
-        let scale = 1.0 / (hd as f64).sqrt();
-        for (li, layer) in self.layers.iter().enumerate() {
-            let residual = xs.clone();
-            let x = norm(&xs, &layer.input_layernorm)?;
-            let at = &layer.self_attn;
-            let q = at.q_proj.forward(&x)?.reshape((b, t, nh, hd))?;
-            let k = at.k_proj.forward(&x)?.reshape((b, t, kvh, hd))?;
-            let v = at.v_proj.forward(&x)?.reshape((b, t, kvh, hd))?;
-            let (q, k) = match (&at.q_norm, &at.k_norm) {
-                (Some(qn), Some(kn)) => (norm(&q, qn)?, norm(&k, kn)?),
-                _ => (q, k),
-            };
-            let q = apply_rope(&q.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
-            let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
-            let v = v.transpose(1, 2)?.contiguous()?;
-            // detached: the weights are variables, so an attached cache would keep every
-            // earlier step's graph alive
-            let (k, v) = cache.write(li, &k.detach(), &v.detach())?;
-            let l = k.dim(2)?;
-            // Grouped-query attention without repeating keys: query heads j*g..(j+1)*g share
-            // key-value head j (transformers' repeat_kv order), so fold them into the rows.
-            let q = q.contiguous()?.reshape((b, kvh, groups * t, hd))?;
-            let scores = (q.matmul(&k.t()?)? * scale)?.to_dtype(upcast(self.dtype))?;
-            let scores = scores
-                .reshape((b, kvh, groups, t, l))?
-                .broadcast_add(mask)?;
-            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
-            let probs = probs
-                .to_dtype(self.dtype)?
-                .reshape((b, kvh, groups * t, l))?;
-            let attn = probs
-                .matmul(&v)?
-                .reshape((b, nh, t, hd))?
-                .transpose(1, 2)?
-                .reshape((b, t, nh * hd))?;
-            xs = (residual + at.o_proj.forward(&attn)?)?;
-            let residual = xs.clone();
-            let x = norm(&xs, &layer.post_attention_layernorm)?;
-            let gate = layer.mlp.gate_proj.forward(&x)?.silu()?;
-            let up = layer.mlp.up_proj.forward(&x)?;
-            xs = (residual + layer.mlp.down_proj.forward(&(gate * up)?)?)?;
-        }
-        cache.advance(t);
-        norm(&xs, &self.norm)
-    }
-
-    /// Additive causal + key-padding mask `[B, 1, 1, T, past + T]` in f32 (f64 for f64 models). Key `j` is visible to
-    /// query `i` (absolute index `past + i`) when `j <= past + i` and `j` is not a pad key; a query
-    /// always sees itself, so no row is fully masked.
-    fn mask(&self, key_ok: &[Vec<bool>], past: usize, t: usize) -> Result<Tensor> {
-        let rows = key_ok.len();
-        let l = past + t;
-        let mut m = vec![0f32; rows * t * l];
-        for (r, ok) in key_ok.iter().enumerate() {
-            for i in 0..t {
-                for j in 0..l {
-                    let visible = j == past + i || (j <= past + i && ok[j]);
-                    if !visible {
-                        m[(r * t + i) * l + j] = MASK_VALUE;
-                    }
-                }
-            }
-        }
-        Ok(Tensor::from_vec(m, (rows, 1, 1, t, l), &self.device)?.to_dtype(upcast(self.dtype))?)
-    }
-
-    /// The sampling forward: runs `input_ids` `[B, T]` (new tokens only) through the model with
-    /// the KV cache, extending it, and returns the f32 logits `[B, vocab]` of the last position.
-    ///
-    /// `positions[b]` holds the T RoPE positions of row b; `key_ok[b]` has one flag per cached
-    /// plus new key (`cache.len() + T`), false for padding keys (left padding of prompts).
-    /// Uses candle's fused kernels: do not differentiate.
-    pub fn forward_cached(
-        &self,
-        input_ids: &Tensor,
-        positions: &[Vec<u32>],
-        key_ok: &[Vec<bool>],
-        cache: &mut KvCache,
-    ) -> Result<Tensor> {
-        let (b, t) = input_ids.dims2()?;
-        if cache.layers.len() != self.layers.len() {
-            *cache = KvCache::with_capacity(self.layers.len(), cache.capacity);
-        }
-        let past = cache.len();
-        let mask = if key_ok.iter().all(|r| r.iter().all(|&x| x)) {
-            self.mask(&[vec![true; past + t]], past, t)?
-        } else {
-            self.mask(key_ok, past, t)?
-        };
-        let (cos, sin) = self.rope_tables(positions)?;
-        // detached weights: sampling builds no autograd graph
-        let m = self.detached()?;
-        let xs = m
-            .embed_tokens
-            .embedding(&input_ids.flatten_all()?)?
-            .reshape((b, t, self.cfg.hidden_size))?;
-        let h = m.decoder(xs, &cos, &sin, &mask, cache)?;
-        let last = h.narrow(1, t - 1, 1)?.squeeze(1)?;
-        Ok(matmul(&last, &m.lm_head.t()?)?.to_dtype(DType::F32)?)
     }
 }

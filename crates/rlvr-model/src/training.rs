@@ -43,8 +43,8 @@ use crate::batch::{ResponseLogProbs, TokenBatch};
 use crate::cpu::layer::{self, LayerTape};
 use crate::cpu::matmul::matmul;
 use crate::error::{Error, Result};
-use crate::generic::attention::{self, FlashOut};
-use crate::model::{apply_rope, rms_norm_train, upcast, Layer, Qwen};
+use crate::generic;
+use crate::model::{upcast, Layer, Qwen};
 
 /// Options of [`Qwen::loss_and_grads`].
 #[derive(Debug, Clone, Copy)]
@@ -115,6 +115,22 @@ struct Walk {
     r: usize,
 }
 
+impl Walk {
+    /// The generic layer's inputs (generic path only).
+    fn inputs<'a>(&'a self, m: &'a Qwen) -> Result<generic::layer::Inputs<'a>> {
+        let (cos, sin) = self.rope.as_ref().ok_or_else(|| {
+            Error::InvalidArgument("training walk: no RoPE tables on the fused path".into())
+        })?;
+        Ok(generic::layer::Inputs {
+            cos,
+            sin,
+            rot: &m.rot,
+            key_ok: self.key_ok.as_ref(),
+            chunk: m.attn_chunk_rows,
+        })
+    }
+}
+
 /// What a layer's backward needs (see the module docs, step 4).
 enum Tape {
     Fused {
@@ -123,16 +139,10 @@ enum Tape {
         tape: Option<LayerTape>,
     },
     Generic {
-        /// The layer input as a leaf variable (`None` without a graph).
-        x: Option<Var>,
-        /// RoPE'd q `[B, heads, T, hd]`, k, v `[B, kv_heads, T, hd]`, attached to the graph.
-        qkv: [Tensor; 3],
-        /// The same, detached, for the attention backward.
-        qkv_d: [Tensor; 3],
-        flash: FlashOut,
-        /// The attention output as a leaf variable (`None` without a graph).
-        o_var: Option<Var>,
+        /// The output `[B*T, H]`.
         out: Tensor,
+        /// What the layer's backward needs (`None` without a graph).
+        tape: Option<generic::layer::Tape>,
     },
 }
 
@@ -142,47 +152,6 @@ impl Tape {
             Tape::Fused { out, .. } | Tape::Generic { out, .. } => out,
         }
     }
-}
-
-/// The weights of one decoder layer.
-fn layer_weights(l: &Layer) -> Vec<&Tensor> {
-    let a = &l.self_attn;
-    let m = &l.mlp;
-    let mut w = vec![&l.input_layernorm, &l.post_attention_layernorm];
-    for lin in [
-        &a.q_proj,
-        &a.k_proj,
-        &a.v_proj,
-        &a.o_proj,
-        &m.gate_proj,
-        &m.up_proj,
-        &m.down_proj,
-    ] {
-        w.push(&lin.weight);
-        w.extend(lin.bias.as_ref());
-    }
-    w.extend(a.q_norm.as_ref());
-    w.extend(a.k_norm.as_ref());
-    w
-}
-
-/// Adds the gradients of `weights` found in `st` to `acc` and drops the rest of `st`.
-///
-/// candle's backward also returns gradients of operands that are not variables (the
-/// broadcast RoPE tables, the detached upstream gradients of the walk's surrogate losses:
-/// tensors as large as a layer's activations); merging them into `acc` would keep them
-/// until the step ends, several per layer.
-fn absorb(acc: &mut GradStore, mut st: GradStore, weights: &[&Tensor]) -> Result<()> {
-    for w in weights {
-        if let Some(g) = st.remove(w) {
-            let g = match acc.remove(w) {
-                Some(prev) => (prev + g)?,
-                None => g,
-            };
-            acc.insert(w, g);
-        }
-    }
-    Ok(())
 }
 
 /// The gradients of `weights` in `st`, nothing else (candle's backward also returns gradients
@@ -195,12 +164,6 @@ fn only(mut st: GradStore, weights: &[&Tensor]) -> GradStore {
         }
     }
     out
-}
-
-fn remove(store: &mut GradStore, t: &Tensor, what: &str) -> Result<Tensor> {
-    store
-        .remove(t)
-        .ok_or_else(|| Error::InvalidArgument(format!("training walk: no gradient for {what}")))
 }
 
 impl Qwen {
@@ -320,61 +283,13 @@ impl Qwen {
             let (out, tape) = layer::forward(&self.cfg, layer, x, spec, graph)?;
             return Ok(Tape::Fused { out, tape });
         }
-        let xv = graph.then(|| Var::from_tensor(x)).transpose()?;
-        let x = xv.as_ref().map_or(x, |v| v.as_tensor());
-        let cfg = &self.cfg;
-        let (b, t, h, eps) = (w.b, w.t, cfg.hidden_size, cfg.rms_norm_eps);
-        let (nh, kvh, hd) = (
-            cfg.num_attention_heads,
-            cfg.num_key_value_heads,
-            cfg.head_dim,
-        );
-        let (cos, sin) = w.rope.as_ref().expect("generic walk has RoPE tables");
-        let xs = x.reshape((b, t, h))?;
-        let at = &layer.self_attn;
-        let xn = rms_norm_train(&xs, &layer.input_layernorm, eps)?;
-        let q = at.q_proj.forward(&xn)?.reshape((b, t, nh, hd))?;
-        let k = at.k_proj.forward(&xn)?.reshape((b, t, kvh, hd))?;
-        let v = at.v_proj.forward(&xn)?.reshape((b, t, kvh, hd))?;
-        let (q, k) = match (&at.q_norm, &at.k_norm) {
-            (Some(qn), Some(kn)) => (rms_norm_train(&q, qn, eps)?, rms_norm_train(&k, kn, eps)?),
-            _ => (q, k),
-        };
-        let q = apply_rope(&q.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
-        let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
-        let v = v.transpose(1, 2)?.contiguous()?;
-        let qkv_d = [q.detach(), k.detach(), v.detach()];
-        let scale = 1.0 / (hd as f64).sqrt();
-        let mut flash = attention::forward(
-            &qkv_d[0],
-            &qkv_d[1],
-            &qkv_d[2],
-            w.key_ok.as_ref(),
-            scale,
-            self.attn_chunk_rows,
-        )?;
-        let (o, o_var) = if graph {
-            let var = Var::from_tensor(&flash.o)?;
-            // the variable's copy serves the backward too: one stored copy of O
-            flash.o = var.as_tensor().detach();
-            (var.as_tensor().clone(), Some(var))
-        } else {
-            (flash.o.clone(), None)
-        };
-        let attn = o.transpose(1, 2)?.reshape((b, t, nh * hd))?;
-        let xs = (&xs + at.o_proj.forward(&attn)?)?;
-        let xn = rms_norm_train(&xs, &layer.post_attention_layernorm, eps)?;
-        let m = &layer.mlp;
-        let gate = m.gate_proj.forward(&xn)?.silu()?;
-        let up = m.up_proj.forward(&xn)?;
-        let out = (&xs + m.down_proj.forward(&(gate * up)?)?)?.reshape((b * t, h))?;
+        let h = self.cfg.hidden_size;
+        let xs = x.reshape((w.b, w.t, h))?;
+        let (out, tape) =
+            generic::layer::forward(&self.cfg, li, layer, &xs, &w.inputs(self)?, None, graph)?;
         Ok(Tape::Generic {
-            x: xv,
-            qkv: [q, k, v],
-            qkv_d,
-            flash,
-            o_var,
-            out,
+            out: out.reshape((w.b * w.t, h))?,
+            tape,
         })
     }
 
@@ -387,46 +302,24 @@ impl Qwen {
         w: &Walk,
         acc: &mut GradStore,
     ) -> Result<Tensor> {
-        let weights = layer_weights(&self.layers[li]);
         match tape {
             Tape::Fused { tape, .. } => {
                 let tape = tape.expect("a layer tape for the backward has a graph");
                 let spec = w.spec.as_ref().expect("fused walk has an attention spec");
                 layer::backward(&self.cfg, &self.layers[li], tape, g, spec, acc)
             }
-            Tape::Generic {
-                x,
-                qkv,
-                qkv_d,
-                flash,
-                o_var,
-                out,
-            } => {
-                let o_var = o_var.expect("a layer tape for the backward has a graph");
-                let x = x.expect("a layer tape for the backward has a graph");
-                let mut st = (out * g)?.sum_all()?.backward()?;
-                let d_o = remove(&mut st, o_var.as_tensor(), "the attention output")?;
-                let dx1 = remove(&mut st, x.as_tensor(), "a layer input")?;
-                absorb(acc, st, &weights)?;
-                let scale = 1.0 / (self.cfg.head_dim as f64).sqrt();
-                let (dq, dk, dv) = attention::backward(
-                    &qkv_d[0],
-                    &qkv_d[1],
-                    &qkv_d[2],
-                    w.key_ok.as_ref(),
-                    scale,
-                    self.attn_chunk_rows,
-                    &flash,
-                    &d_o,
+            Tape::Generic { tape, .. } => {
+                let tape = tape.expect("a layer tape for the backward has a graph");
+                let h = self.cfg.hidden_size;
+                let dx = generic::layer::backward(
+                    &self.cfg,
+                    &self.layers[li],
+                    tape,
+                    &g.reshape((w.b, w.t, h))?,
+                    &w.inputs(self)?,
+                    acc,
                 )?;
-                drop((qkv_d, flash, d_o));
-                let [q, k, v] = qkv;
-                let surrogate = ((q * dq)?.sum_all()? + (k * dk)?.sum_all()?)?;
-                let surrogate = (surrogate + (v * dv)?.sum_all()?)?;
-                let mut st = surrogate.backward()?;
-                let dx2 = remove(&mut st, x.as_tensor(), "a layer input")?;
-                absorb(acc, st, &weights)?;
-                Ok((dx1 + dx2)?)
+                Ok(dx.reshape((w.b * w.t, h))?)
             }
         }
     }
@@ -436,7 +329,7 @@ impl Qwen {
         if self.uses_fused() {
             crate::cpu::kernels::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
         } else {
-            rms_norm_train(x, &self.norm, self.cfg.rms_norm_eps)
+            generic::layer::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
         }
     }
 
@@ -760,7 +653,7 @@ impl Qwen {
         let g_ent = ent_var.as_ref().and_then(|v| st.remove(v.as_tensor()));
         // a loss that reads the weights directly (none of the trainer's do)
         let mut all = vec![&self.embed_tokens, &self.norm, &self.lm_head];
-        all.extend(self.layers.iter().flat_map(layer_weights));
+        all.extend(self.layers.iter().flat_map(Layer::weights));
         sink(only(st, &all))?;
         if w.n == 0 || (g_lp.is_none() && g_ent.is_none()) {
             return Ok(done(out));
@@ -792,7 +685,8 @@ impl Qwen {
             .and_then(|x| x.backward())
             .map_err(Error::from)?;
         drop(lp_var);
-        let mut g = remove(&mut st, x_last.as_tensor(), "the last hidden state")?;
+        let mut g =
+            generic::layer::take_grad(&mut st, x_last.as_tensor(), "the last hidden state")?;
         sink(only(st, &[&self.norm]))?;
         for li in (0..nl).rev() {
             let tape = if ckpt {

@@ -1,8 +1,9 @@
 //! Causal grouped-query attention in bounded memory from plain candle tensor ops, so it runs
-//! on every device (the CPU custom op of `cpu/kernels.rs` does not run on CUDA).
+//! on every device (the CPU kernels of `cpu/kernels.rs` do not run on CUDA); the attention of
+//! the device-generic path's training step and of its KV-cached sampling forward.
 //!
 //! [`forward`] walks the queries in chunks of `c` rows. A chunk's scores are
-//! `[B, heads, c, L]` with `L = start + c` (keys after the chunk's last query are causally
+//! `[B, heads, c, L]` with `L = past + start + c` (keys after the chunk's last query are causally
 //! invisible and never computed); the result keeps only the output `O` and the row
 //! log-sum-exp `lse = m + log(sum exp(S - m))`, so the stored activation memory of one call is
 //! `O(T x head_dim)` and its peak working memory `O(T x c)`: never `T x T`.
@@ -18,8 +19,10 @@
 //! `j` is visible to query `i` when `j == i`, or `j < i` and `j` is not a padding key, the
 //! rule of the other forwards (a query always sees itself, so no row is empty).
 //!
-//! Shapes: `q` `[B, heads, T, hd]` (after RoPE), `k`, `v` `[B, kv_heads, T, hd]`; query head
-//! `h` uses kv head `h / (heads / kv_heads)` (transformers' `repeat_kv` order).
+//! Shapes: `q` `[B, heads, T, hd]` (after RoPE), `k`, `v` `[B, kv_heads, past + T, hd]`: the
+//! queries are the last `T` positions (`past` > 0 only when sampling with a KV cache; the
+//! backward takes `past = 0`); query head `h` uses kv head `h / (heads / kv_heads)`
+//! (transformers' `repeat_kv` order).
 
 use candle_core::{DType, Tensor, D};
 
@@ -42,7 +45,10 @@ struct Geo {
     b: usize,
     kvh: usize,
     g: usize,
+    /// Query positions.
     t: usize,
+    /// Keys before the first query (cached positions when sampling; 0 in training).
+    past: usize,
     hd: usize,
     up: DType,
 }
@@ -50,12 +56,13 @@ struct Geo {
 impl Geo {
     fn of(q: &Tensor, k: &Tensor) -> Result<Self> {
         let (b, nh, t, hd) = q.dims4()?;
-        let kvh = k.dim(1)?;
+        let (kvh, l) = (k.dim(1)?, k.dim(2)?);
         Ok(Self {
             b,
             kvh,
             g: nh / kvh,
             t,
+            past: l - t,
             hd,
             up: upcast(q.dtype()),
         })
@@ -70,8 +77,9 @@ impl Geo {
     }
 }
 
-/// The additive mask `[B or 1, 1, 1, c, L]` (0 visible, MASK_VALUE not) of queries `s..s+c`
-/// against keys `0..L`, built on `device`. `key_ok` is `[B, T]` in `up` (1 real, 0 padding).
+/// The additive mask `[B or 1, 1, 1, c, L]` (0 visible, MASK_VALUE not) of query rows
+/// `s..s+c` (positions `past + s..`) against keys `0..L`, built on `device`. `key_ok` is
+/// `[B, past + T]` in `up` (1 real, 0 padding).
 fn chunk_mask(
     geo: &Geo,
     key_ok: Option<&Tensor>,
@@ -80,7 +88,8 @@ fn chunk_mask(
     l: usize,
     device: &candle_core::Device,
 ) -> Result<Tensor> {
-    let qi = Tensor::arange(s as u32, (s + c) as u32, device)?.reshape((c, 1))?;
+    let p = geo.past + s;
+    let qi = Tensor::arange(p as u32, (p + c) as u32, device)?.reshape((c, 1))?;
     let kj = Tensor::arange(0u32, l as u32, device)?.reshape((1, l))?;
     let before = kj.broadcast_lt(&qi)?.to_dtype(geo.up)?; // j < i
     let same = kj.broadcast_eq(&qi)?.to_dtype(geo.up)?; // j == i
@@ -95,8 +104,8 @@ fn chunk_mask(
     Ok(((visible - 1.0)? * -MASK_VALUE)?)
 }
 
-/// Scores `[B, kv_heads, groups, c, L]` in `up` of query rows `s..s+c` against keys `0..L`,
-/// scaled and masked.
+/// Scores `[B, kv_heads, groups, c, L]` in `up` of query rows `s..s+c` against keys `0..L`
+/// (`L = past + s + c`), scaled and masked.
 fn scores(
     geo: &Geo,
     qc: &Tensor,
@@ -106,7 +115,7 @@ fn scores(
     c: usize,
     scale: f64,
 ) -> Result<Tensor> {
-    let l = s + c;
+    let l = geo.past + s + c;
     let sc =
         (qc.matmul(&kc.t()?)?.to_dtype(geo.up)? * scale)?.reshape((geo.b, geo.kvh, geo.g, c, l))?;
     let mask = chunk_mask(geo, key_ok, s, c, l, qc.device())?;
@@ -129,7 +138,7 @@ pub(crate) fn forward(
     let mut s = 0;
     while s < t {
         let c = chunk.max(1).min(t - s);
-        let l = s + c;
+        let l = geo.past + s + c;
         let qc = geo.rows(q, s, c)?;
         let kc = k.narrow(2, 0, l)?.contiguous()?;
         let vc = v.narrow(2, 0, l)?.contiguous()?;
@@ -166,6 +175,11 @@ pub(crate) fn backward(
     d_o: &Tensor,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let geo = Geo::of(q, k)?;
+    if geo.past != 0 {
+        return Err(crate::error::Error::InvalidArgument(
+            "attention backward: the queries must start at key 0".into(),
+        ));
+    }
     let (b, kvh, g, t, hd, up) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd, geo.up);
     let dt = q.dtype();
     let d_o = d_o.to_dtype(dt)?.contiguous()?;
