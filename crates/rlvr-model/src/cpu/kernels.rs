@@ -53,57 +53,39 @@ trait Fl:
     fn wrap(v: Vec<Self>) -> CpuStorage;
 }
 
-impl Fl for f32 {
-    const ZERO: Self = 0.0;
-    const ONE: Self = 1.0;
-    fn of(x: f64) -> Self {
-        x as f32
-    }
-    fn sqrt(self) -> Self {
-        f32::sqrt(self)
-    }
-    fn exp(self) -> Self {
-        f32::exp(self)
-    }
-    fn ln(self) -> Self {
-        f32::ln(self)
-    }
-    fn slice(s: &CpuStorage) -> Option<&[Self]> {
-        match s {
-            CpuStorage::F32(v) => Some(v),
-            _ => None,
+/// `Fl` for a float type and its `CpuStorage` variant.
+macro_rules! impl_fl {
+    ($t:ident, $variant:ident) => {
+        impl Fl for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            fn of(x: f64) -> Self {
+                x as $t
+            }
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            fn slice(s: &CpuStorage) -> Option<&[Self]> {
+                match s {
+                    CpuStorage::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn wrap(v: Vec<Self>) -> CpuStorage {
+                CpuStorage::$variant(v)
+            }
         }
-    }
-    fn wrap(v: Vec<Self>) -> CpuStorage {
-        CpuStorage::F32(v)
-    }
+    };
 }
 
-impl Fl for f64 {
-    const ZERO: Self = 0.0;
-    const ONE: Self = 1.0;
-    fn of(x: f64) -> Self {
-        x
-    }
-    fn sqrt(self) -> Self {
-        f64::sqrt(self)
-    }
-    fn exp(self) -> Self {
-        f64::exp(self)
-    }
-    fn ln(self) -> Self {
-        f64::ln(self)
-    }
-    fn slice(s: &CpuStorage) -> Option<&[Self]> {
-        match s {
-            CpuStorage::F64(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn wrap(v: Vec<Self>) -> CpuStorage {
-        CpuStorage::F64(v)
-    }
-}
+impl_fl!(f32, F32);
+impl_fl!(f64, F64);
 
 /// Rows per parallel task of the row-wise kernels. A fixed number, not one derived from the
 /// thread count: reductions across rows (`dw` of the RMSNorm backward, bias gradients) sum

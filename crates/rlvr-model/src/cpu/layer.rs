@@ -217,23 +217,13 @@ pub(crate) fn backward(
     let dqkv = match (&at.q_norm, &at.k_norm, qkv_pre) {
         (Some(qn), Some(kn), Some(pre)) => {
             let (qd, kvd) = (nh * hd, kvh * hd);
-            let part = |t: &Tensor, start: usize, len: usize, heads: usize| {
-                t.narrow(1, start, len)?.reshape((n * heads, hd))
+            // per-head RMSNorm backward of the q (or k) part `start..start + len`
+            let norm_back = |w: &Tensor, start: usize, len: usize, heads: usize| {
+                let part = |t: &Tensor| t.narrow(1, start, len)?.reshape((n * heads, hd));
+                kernels::rms_norm_backward(&part(&pre)?, &w.detach(), &part(&dqkv)?, None, eps)
             };
-            let (dq, dqn) = kernels::rms_norm_backward(
-                &part(&pre, 0, qd, nh)?,
-                &qn.detach(),
-                &part(&dqkv, 0, qd, nh)?,
-                None,
-                eps,
-            )?;
-            let (dk, dkn) = kernels::rms_norm_backward(
-                &part(&pre, qd, kvd, kvh)?,
-                &kn.detach(),
-                &part(&dqkv, qd, kvd, kvh)?,
-                None,
-                eps,
-            )?;
+            let (dq, dqn) = norm_back(qn, 0, qd, nh)?;
+            let (dk, dkn) = norm_back(kn, qd, kvd, kvh)?;
             acc.insert(qn, dqn);
             acc.insert(kn, dkn);
             Tensor::cat(

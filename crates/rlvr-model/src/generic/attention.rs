@@ -2,13 +2,13 @@
 //! on every device (the CPU kernels of `cpu/kernels.rs` do not run on CUDA); the attention of
 //! the device-generic path's training step and of its KV-cached sampling forward.
 //!
-//! [`forward`] walks the queries in chunks of `c` rows. A chunk's scores are
+//! [`Attention::forward`] walks the queries in chunks of `c` rows. A chunk's scores are
 //! `[B, heads, c, L]` with `L = past + start + c` (keys after the chunk's last query are causally
 //! invisible and never computed); the result keeps only the output `O` and the row
 //! log-sum-exp `lse = m + log(sum exp(S - m))`, so the stored activation memory of one call is
 //! `O(T x head_dim)` and its peak working memory `O(T x c)`: never `T x T`.
 //!
-//! [`backward`] recomputes each chunk's probabilities `P = exp(S - lse)` and applies, with
+//! [`Attention::backward`] recomputes each chunk's probabilities `P = exp(S - lse)` and applies, with
 //! `S = scale * Q K^T + mask` and `D = rowsum(dO * O)`:
 //! ```text
 //! dV += P^T dO        dP = dO V^T        dS = P * (dP - D)
@@ -32,7 +32,7 @@ use crate::model::upcast;
 /// Added to invisible scores; `exp` of it underflows to exactly 0.
 const MASK_VALUE: f64 = -1e9;
 
-/// What [`backward`] needs besides q, k, v: the output and the row log-sum-exp.
+/// What [`Attention::backward`] needs besides q, k, v: the output and the row log-sum-exp.
 pub(crate) struct FlashOut {
     /// `[B, heads, T, hd]` in the dtype of `v`.
     pub o: Tensor,
@@ -122,100 +122,125 @@ fn scores(
     Ok(sc.broadcast_add(&mask)?)
 }
 
-/// Causal attention output and row log-sum-exp (see the module docs). No graph is built
-/// when the inputs carry none (the training walk passes detached tensors).
-pub(crate) fn forward(
-    q: &Tensor,
-    k: &Tensor,
-    v: &Tensor,
-    key_ok: Option<&Tensor>,
-    scale: f64,
-    chunk: usize,
-) -> Result<FlashOut> {
-    let geo = Geo::of(q, k)?;
-    let (b, kvh, g, t, hd) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd);
-    let (mut os, mut lses) = (Vec::new(), Vec::new());
-    let mut s = 0;
-    while s < t {
-        let c = chunk.max(1).min(t - s);
-        let l = geo.past + s + c;
-        let qc = geo.rows(q, s, c)?;
-        let kc = k.narrow(2, 0, l)?.contiguous()?;
-        let vc = v.narrow(2, 0, l)?.contiguous()?;
-        let sc = scores(&geo, &qc, &kc, key_ok, s, c, scale)?;
-        let m = sc.max_keepdim(D::Minus1)?;
-        let e = sc.broadcast_sub(&m)?.exp()?;
-        let sum = e.sum_keepdim(D::Minus1)?;
-        let p = e.broadcast_div(&sum)?;
-        let oc = p
-            .to_dtype(v.dtype())?
-            .reshape((b, kvh, g * c, l))?
-            .matmul(&vc)?
-            .reshape((b, kvh, g, c, hd))?;
-        os.push(oc);
-        lses.push((m + sum.log()?)?);
-        s += c;
-    }
-    let o = Tensor::cat(&os, 3)?.reshape((b, kvh * g, t, hd))?;
-    let lse = Tensor::cat(&lses, 3)?;
-    Ok(FlashOut { o, lse })
+/// One causal attention call: `q`, `k`, `v` as in the module docs, the key flags (`[B, past
+/// + T]`, 1 real, 0 padding, in the upcast dtype; `None`: every key real), the score scale and
+/// the query rows per chunk.
+pub(crate) struct Attention<'a> {
+    pub q: &'a Tensor,
+    pub k: &'a Tensor,
+    pub v: &'a Tensor,
+    pub key_ok: Option<&'a Tensor>,
+    pub scale: f64,
+    pub chunk: usize,
 }
 
-/// Gradients `(dq, dk, dv)` of `sum(O * d_o)` for the attention [`forward`] computed from the
-/// same `q`, `k`, `v`, `key_ok`, `scale` (any chunk size: the result does not depend on it).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn backward(
-    q: &Tensor,
-    k: &Tensor,
-    v: &Tensor,
-    key_ok: Option<&Tensor>,
-    scale: f64,
-    chunk: usize,
-    out: &FlashOut,
-    d_o: &Tensor,
-) -> Result<(Tensor, Tensor, Tensor)> {
-    let geo = Geo::of(q, k)?;
-    if geo.past != 0 {
-        return Err(crate::error::Error::InvalidArgument(
-            "attention backward: the queries must start at key 0".into(),
-        ));
+/// Query rows `s..s + c` of one chunk with keys and values `0..L` and their masked scores.
+struct Chunk {
+    c: usize,
+    l: usize,
+    qc: Tensor,
+    kc: Tensor,
+    vc: Tensor,
+    sc: Tensor,
+}
+
+impl Attention<'_> {
+    fn chunk_at(&self, geo: &Geo, s: usize) -> Result<Chunk> {
+        let c = self.chunk.max(1).min(geo.t - s);
+        let l = geo.past + s + c;
+        let qc = geo.rows(self.q, s, c)?;
+        let kc = self.k.narrow(2, 0, l)?.contiguous()?;
+        let vc = self.v.narrow(2, 0, l)?.contiguous()?;
+        let sc = scores(geo, &qc, &kc, self.key_ok, s, c, self.scale)?;
+        Ok(Chunk {
+            c,
+            l,
+            qc,
+            kc,
+            vc,
+            sc,
+        })
     }
-    let (b, kvh, g, t, hd, up) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd, geo.up);
-    let dt = q.dtype();
-    let d_o = d_o.to_dtype(dt)?.contiguous()?;
-    // D = rowsum(dO * O), [B, kvh, g, T, 1]
-    let big_d = (d_o.to_dtype(up)? * out.o.to_dtype(up)?)?
-        .sum_keepdim(D::Minus1)?
-        .reshape((b, kvh, g, t, 1))?;
-    let mut dk = Tensor::zeros((b, kvh, t, hd), up, q.device())?;
-    let mut dv = Tensor::zeros((b, kvh, t, hd), up, q.device())?;
-    let mut dqs = Vec::new();
-    let mut s = 0;
-    while s < t {
-        let c = chunk.max(1).min(t - s);
-        let l = s + c;
-        let qc = geo.rows(q, s, c)?;
-        let doc = geo.rows(&d_o, s, c)?;
-        let kc = k.narrow(2, 0, l)?.contiguous()?;
-        let vc = v.narrow(2, 0, l)?.contiguous()?;
-        let sc = scores(&geo, &qc, &kc, key_ok, s, c, scale)?;
-        let p = sc.broadcast_sub(&out.lse.narrow(3, s, c)?)?.exp()?;
-        let p4 = p.reshape((b, kvh, g * c, l))?;
-        let dv_c = p4.to_dtype(dt)?.t()?.matmul(&doc)?.to_dtype(up)?;
-        dv = (dv + dv_c.pad_with_zeros(2, 0, t - l)?)?;
-        let dp = doc
-            .matmul(&vc.t()?)?
-            .to_dtype(up)?
-            .reshape((b, kvh, g, c, l))?;
-        let ds = (p * dp.broadcast_sub(&big_d.narrow(3, s, c)?)?)?
-            .reshape((b, kvh, g * c, l))?
-            .to_dtype(dt)?;
-        let dq_c = (ds.matmul(&kc)? * scale)?.reshape((b, kvh, g, c, hd))?;
-        dqs.push(dq_c);
-        let dk_c = (ds.t()?.matmul(&qc)?.to_dtype(up)? * scale)?;
-        dk = (dk + dk_c.pad_with_zeros(2, 0, t - l)?)?;
-        s += c;
+
+    /// Causal attention output and row log-sum-exp (see the module docs). No graph is built
+    /// when the inputs carry none (the training walk passes detached tensors).
+    pub(crate) fn forward(&self) -> Result<FlashOut> {
+        let geo = Geo::of(self.q, self.k)?;
+        let (b, kvh, g, t, hd) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd);
+        let (mut os, mut lses) = (Vec::new(), Vec::new());
+        let mut s = 0;
+        while s < t {
+            let Chunk { c, l, vc, sc, .. } = self.chunk_at(&geo, s)?;
+            let m = sc.max_keepdim(D::Minus1)?;
+            let e = sc.broadcast_sub(&m)?.exp()?;
+            let sum = e.sum_keepdim(D::Minus1)?;
+            let p = e.broadcast_div(&sum)?;
+            let oc = p
+                .to_dtype(self.v.dtype())?
+                .reshape((b, kvh, g * c, l))?
+                .matmul(&vc)?
+                .reshape((b, kvh, g, c, hd))?;
+            os.push(oc);
+            lses.push((m + sum.log()?)?);
+            s += c;
+        }
+        let o = Tensor::cat(&os, 3)?.reshape((b, kvh * g, t, hd))?;
+        let lse = Tensor::cat(&lses, 3)?;
+        Ok(FlashOut { o, lse })
     }
-    let dq = Tensor::cat(&dqs, 3)?.reshape((b, kvh * g, t, hd))?;
-    Ok((dq, dk.to_dtype(dt)?, dv.to_dtype(dt)?))
+
+    /// Gradients `(dq, dk, dv)` of `sum(O * d_o)` for the [`Self::forward`] that gave `out`
+    /// (any chunk size: the result does not depend on it). Queries must start at key 0.
+    pub(crate) fn backward(
+        &self,
+        out: &FlashOut,
+        d_o: &Tensor,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let geo = Geo::of(self.q, self.k)?;
+        if geo.past != 0 {
+            return Err(crate::error::Error::InvalidArgument(
+                "attention backward: the queries must start at key 0".into(),
+            ));
+        }
+        let (b, kvh, g, t, hd, up) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd, geo.up);
+        let dt = self.q.dtype();
+        let d_o = d_o.to_dtype(dt)?.contiguous()?;
+        // D = rowsum(dO * O), [B, kvh, g, T, 1]
+        let big_d = (d_o.to_dtype(up)? * out.o.to_dtype(up)?)?
+            .sum_keepdim(D::Minus1)?
+            .reshape((b, kvh, g, t, 1))?;
+        let mut dk = Tensor::zeros((b, kvh, t, hd), up, self.q.device())?;
+        let mut dv = Tensor::zeros((b, kvh, t, hd), up, self.q.device())?;
+        let mut dqs = Vec::new();
+        let mut s = 0;
+        while s < t {
+            let Chunk {
+                c,
+                l,
+                qc,
+                kc,
+                vc,
+                sc,
+            } = self.chunk_at(&geo, s)?;
+            let doc = geo.rows(&d_o, s, c)?;
+            let p = sc.broadcast_sub(&out.lse.narrow(3, s, c)?)?.exp()?;
+            let p4 = p.reshape((b, kvh, g * c, l))?;
+            let dv_c = p4.to_dtype(dt)?.t()?.matmul(&doc)?.to_dtype(up)?;
+            dv = (dv + dv_c.pad_with_zeros(2, 0, t - l)?)?;
+            let dp = doc
+                .matmul(&vc.t()?)?
+                .to_dtype(up)?
+                .reshape((b, kvh, g, c, l))?;
+            let ds = (p * dp.broadcast_sub(&big_d.narrow(3, s, c)?)?)?
+                .reshape((b, kvh, g * c, l))?
+                .to_dtype(dt)?;
+            let dq_c = (ds.matmul(&kc)? * self.scale)?.reshape((b, kvh, g, c, hd))?;
+            dqs.push(dq_c);
+            let dk_c = (ds.t()?.matmul(&qc)?.to_dtype(up)? * self.scale)?;
+            dk = (dk + dk_c.pad_with_zeros(2, 0, t - l)?)?;
+            s += c;
+        }
+        let dq = Tensor::cat(&dqs, 3)?.reshape((b, kvh * g, t, hd))?;
+        Ok((dq, dk.to_dtype(dt)?, dv.to_dtype(dt)?))
+    }
 }

@@ -17,7 +17,7 @@ use candle_core::{Tensor, Var, D};
 
 use crate::config::QwenConfig;
 use crate::error::{Error, Result};
-use crate::generic::attention::{self, FlashOut};
+use crate::generic::attention::{Attention, FlashOut};
 use crate::model::{upcast, KvCache, Layer};
 
 /// RMSNorm from plain ops (differentiable), computed in f32 as transformers does:
@@ -110,14 +110,15 @@ pub(crate) fn forward(
         None => (qkv_d[1].clone(), qkv_d[2].clone()),
     };
     let scale = 1.0 / (hd as f64).sqrt();
-    let mut flash = attention::forward(
-        &qkv_d[0],
-        &k_all,
-        &v_all,
-        inputs.key_ok,
+    let mut flash = Attention {
+        q: &qkv_d[0],
+        k: &k_all,
+        v: &v_all,
+        key_ok: inputs.key_ok,
         scale,
-        inputs.chunk,
-    )?;
+        chunk: inputs.chunk,
+    }
+    .forward()?;
     let (o, o_var) = if graph {
         let var = Var::from_tensor(&flash.o)?;
         // the variable's copy serves the backward too: one stored copy of O
@@ -197,16 +198,15 @@ pub(crate) fn backward(
     let dx1 = take_grad(&mut st, x.as_tensor(), "a layer input")?;
     absorb(acc, st, &weights)?;
     let scale = 1.0 / (cfg.head_dim as f64).sqrt();
-    let (dq, dk, dv) = attention::backward(
-        &qkv_d[0],
-        &qkv_d[1],
-        &qkv_d[2],
-        inputs.key_ok,
+    let (dq, dk, dv) = Attention {
+        q: &qkv_d[0],
+        k: &qkv_d[1],
+        v: &qkv_d[2],
+        key_ok: inputs.key_ok,
         scale,
-        inputs.chunk,
-        &flash,
-        &d_o,
-    )?;
+        chunk: inputs.chunk,
+    }
+    .backward(&flash, &d_o)?;
     drop((qkv_d, flash, d_o));
     let [q, k, v] = qkv;
     let surrogate = ((q * dq)?.sum_all()? + (k * dk)?.sum_all()?)?;
