@@ -122,9 +122,9 @@ fn scores(
     Ok(sc.broadcast_add(&mask)?)
 }
 
-/// One causal attention call: `q`, `k`, `v` as in the module docs, the key flags (`[B, past
-/// + T]`, 1 real, 0 padding, in the upcast dtype; `None`: every key real), the score scale and
-/// the query rows per chunk.
+/// One causal attention call: `q`, `k`, `v` as in the module docs, the key flags
+/// (`[B, past + T]`, 1 real, 0 padding, in the upcast dtype; `None`: every key real), the
+/// score scale and the query rows per chunk.
 pub(crate) struct Attention<'a> {
     pub q: &'a Tensor,
     pub k: &'a Tensor,
