@@ -14,7 +14,7 @@
 //! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id from the local cache),
 //!   [`save_model`], and the seeded random [`init_random`].
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
-//! * [`generate`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
+//! * [`generate()`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
 //!   a forward on plain buffers without a tensor op per step, `cpu/decode.rs`; elsewhere through
 //!   [`Qwen::forward_cached`], the device-generic training layer reading a KV cache).
 //! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time

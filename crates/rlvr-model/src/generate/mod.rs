@@ -1,5 +1,5 @@
 //! Batched, KV-cached, seeded sampling of `n` responses per prompt: the loop over steps
-//! ([`generate`]) around the sampling forward of the model's device path and the token
+//! ([`generate()`]) around the sampling forward of the model's device path and the token
 //! sampler ([`sampler`]).
 
 pub mod sampler;
@@ -32,7 +32,7 @@ pub struct SamplingParams {
     /// A response ends at the first token whose decoded text completes one of these strings
     /// (that token is kept). Needs a tokenizer.
     pub stop_strings: Vec<String>,
-    /// Seeds the sampler; see [`generate`] for what is reproducible.
+    /// Seeds the sampler; see [`generate()`] for what is reproducible.
     pub seed: u64,
 }
 
@@ -152,11 +152,11 @@ pub fn generate(
     )
 }
 
-/// [`generate`] with the KV cache of each batch of rows held to `kv_cache_bytes` instead of
+/// [`generate()`] with the KV cache of each batch of rows held to `kv_cache_bytes` instead of
 /// [`kv_cache_budget`]: rows are batched `max(1, kv_cache_bytes / bytes_per_row)` at a time,
 /// `bytes_per_row` = [`KvCache::bytes_per_row`] at the longest prompt plus `max_new_tokens`.
 /// The trainer passes what its memory plan leaves of `model.device_memory_gib`. The responses
-/// do not depend on the budget (see [`generate`]).
+/// do not depend on the budget (see [`generate()`]).
 pub fn generate_within(
     model: &Qwen,
     tokenizer: Option<&tokenizers::Tokenizer>,
@@ -290,7 +290,7 @@ fn index_tensor(idx: &[usize], model: &Qwen) -> Result<Tensor> {
     Ok(Tensor::from_vec(v, idx.len(), model.device())?)
 }
 
-/// [`generate`] for the rows `(prompt index, sample index)` of `rows` (consecutive, grouped by
+/// [`generate()`] for the rows `(prompt index, sample index)` of `rows` (consecutive, grouped by
 /// prompt), in that order.
 fn generate_rows(
     model: &Qwen,
