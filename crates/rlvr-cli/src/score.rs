@@ -67,7 +67,7 @@ pub(crate) fn score(m: &LoadedModel, prompt: &str, response: &str) -> Result<(Ve
         .map_err(model_error)?;
     let lp = m
         .model
-        .response_logprobs(&batch, false)?
+        .response_logprobs_no_grad(&batch, false, 1.0)?
         .logprobs
         .to_dtype(DType::F32)?
         .to_vec2::<f32>()?;

@@ -18,7 +18,9 @@
 use std::time::Instant;
 
 use candle_core::{DType, Device};
-use rlvr_model::{generate, init_random, QwenConfig, SamplingParams, TokenBatch};
+use rlvr_model::{
+    generate, init_random, QwenConfig, SamplingParams, TokenBatch, TrainForwardOptions,
+};
 
 fn vm_hwm_mib() -> f64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -118,11 +120,16 @@ fn main() {
     let mut times = Vec::new();
     for rep in 0..=repeats {
         let t = Instant::now();
-        let out = model.response_logprobs(&batch, true).expect("forward");
-        let loss =
-            (out.logprobs.sum_all().unwrap() + out.entropy.unwrap().sum_all().unwrap()).unwrap();
-        let grads = loss.backward().expect("backward");
-        drop(grads);
+        let opts = TrainForwardOptions {
+            with_entropy: true,
+            ..Default::default()
+        };
+        let step = model
+            .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |out| {
+                Ok((out.logprobs.sum_all()? + out.entropy.as_ref().unwrap().sum_all()?)?)
+            })
+            .expect("training step");
+        drop(step);
         let dt = t.elapsed().as_secs_f64();
         if rep > 0 {
             times.push(dt);

@@ -22,7 +22,7 @@ fn logprob_json(model: &Qwen, tok: &ChatTokenizer) -> serde_json::Value {
         let batch =
             TokenBatch::new(&[(ids[..1].to_vec(), ids[1..].to_vec())], 0, &Device::Cpu).unwrap();
         let lp = model
-            .response_logprobs(&batch, false)
+            .response_logprobs_no_grad(&batch, false, 1.0)
             .unwrap()
             .logprobs
             .to_vec2::<f32>()

@@ -8,8 +8,7 @@
 //!
 //! Arguments: `attn | vocab`, `T` (tokens; 1 prompt token, T - 1 response tokens), the path
 //! (`generic`: `Qwen::loss_and_grads` forced onto the device-generic path, the one CUDA
-//! takes; `fused`: the same on the CPU custom ops; `plain`: the old device-generic training
-//! forward, `response_logprobs_at` + autograd, on the generic ops), and `ckpt | nockpt`.
+//! takes; `fused`: the same on the CPU custom ops), and `ckpt | nockpt`.
 //!
 //! * `attn`: 2 layers, hidden 256, 8 heads on 4 kv heads (head_dim 32), MLP 688, vocab 512:
 //!   the decoder dominates.
@@ -80,7 +79,7 @@ fn vm_hwm_mib() -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: memory <attn|vocab> <T> <generic|fused|plain> <ckpt|nockpt>";
+    let usage = "usage: memory <attn|vocab> <T> <generic|fused> <ckpt|nockpt>";
     let mode = args.get(1).map(String::as_str).expect(usage);
     let t: usize = args.get(2).and_then(|s| s.parse().ok()).expect(usage);
     let path = args.get(3).map(String::as_str).unwrap_or("generic");
@@ -123,27 +122,17 @@ fn main() {
     let live0 = LIVE.load(Relaxed);
     PEAK.store(live0, Relaxed);
     let start = Instant::now();
-    let grads =
-        if path == "plain" {
-            let out = model.response_logprobs_at(&batch, true, 1.0).unwrap();
-            let loss = ((out.logprobs * &w).unwrap().sum_all().unwrap()
-                + out.entropy.unwrap().sum_all().unwrap())
-            .unwrap();
-            loss.backward().unwrap()
-        } else {
-            let opts = TrainForwardOptions {
-                temperature: 1.0,
-                with_entropy: true,
-                gradient_checkpointing: ckpt,
-            };
-            model
-                .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |out| {
-                    Ok(((&out.logprobs * &w)?.sum_all()?
-                        + out.entropy.as_ref().unwrap().sum_all()?)?)
-                })
-                .unwrap()
-                .grads
-        };
+    let opts = TrainForwardOptions {
+        temperature: 1.0,
+        with_entropy: true,
+        gradient_checkpointing: ckpt,
+    };
+    let grads = model
+        .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |out| {
+            Ok(((&out.logprobs * &w)?.sum_all()? + out.entropy.as_ref().unwrap().sum_all()?)?)
+        })
+        .unwrap()
+        .grads;
     let secs = start.elapsed().as_secs_f64();
     // every parameter got a gradient (a check that the step really ran)
     let missing = varmap

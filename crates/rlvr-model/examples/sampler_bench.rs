@@ -1,7 +1,7 @@
 //! Sampling-step throughput on the CPU at Qwen's vocabulary (151,936): tokens drawn per second
 //! from `[rows, vocab]` f32 logits, the old host sampler (`sample_one_reference`: logits copied
 //! to a Vec, two f64 exp passes, a sort of the whole vocabulary for top-p) against the new one
-//! (`sample_logits`, see draw.rs), and the tensor-op path (the GPU's) run on the CPU.
+//! (`sample_logits`, see generate/sampler.rs), and the tensor-op path (the GPU's) run on the CPU.
 //!
 //!     cargo run --release -p rlvr-model --example sampler_bench [ROWS] [REPEATS]
 //!
@@ -13,7 +13,6 @@ use std::time::Instant;
 use candle_core::{Device, Tensor};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use rlvr_model::sample::sample_one_reference;
 use rlvr_model::{sample_logits, sample_logits_tensor, DrawParams, SamplingParams};
 
 const VOCAB: usize = 151_936;
@@ -110,4 +109,81 @@ fn main() {
             );
         }
     }
+}
+
+/// The sampler of rlvr <= 0.1 (the baseline this benchmark measures against): one row of
+/// host logits, two f64 exp passes over the vocabulary, a sort of the whole vocabulary for
+/// top-p; tokens ordered by weight, not by id, for the inverse CDF. Same distribution as
+/// `sample_logits`, another random stream.
+fn sample_one_reference(
+    logits: &[f32],
+    params: &SamplingParams,
+    rng: &mut StdRng,
+    scratch: &mut Vec<(f32, u32)>,
+) -> (u32, f32) {
+    let greedy = params.temperature == 0.0;
+    let inv_t = if greedy {
+        1.0
+    } else {
+        1.0 / params.temperature
+    };
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let sum: f64 = logits
+        .iter()
+        .map(|&x| ((x as f64 - max) * inv_t).exp())
+        .sum();
+    let log_z = sum.ln();
+    let logprob = |i: usize| ((logits[i] as f64 - max) * inv_t - log_z) as f32;
+    if greedy {
+        let best = (0..logits.len()).fold(0, |b, i| if logits[i] > logits[b] { i } else { b });
+        return (best as u32, logprob(best));
+    }
+    let top_k = params.top_k.filter(|&k| k < logits.len());
+    if top_k.is_none() && params.top_p >= 1.0 {
+        // plain sampling: inverse CDF over the unnormalized weights
+        let mut u = rng.random::<f64>() * sum;
+        for (i, &x) in logits.iter().enumerate() {
+            u -= ((x as f64 - max) * inv_t).exp();
+            if u <= 0.0 {
+                return (i as u32, logprob(i));
+            }
+        }
+        let last = logits.len() - 1;
+        return (last as u32, logprob(last));
+    }
+    scratch.clear();
+    scratch.extend(logits.iter().enumerate().map(|(i, &x)| (x, i as u32)));
+    let desc = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if let Some(k) = top_k {
+        scratch.select_nth_unstable_by(k - 1, desc);
+        scratch.truncate(k);
+    }
+    scratch.sort_unstable_by(desc);
+    let weights: Vec<f64> = scratch
+        .iter()
+        .map(|&(x, _)| ((x as f64 - max) * inv_t).exp())
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut keep = weights.len();
+    if params.top_p < 1.0 {
+        let mut acc = 0.0;
+        for (i, w) in weights.iter().enumerate() {
+            acc += w / total;
+            if acc >= params.top_p {
+                keep = i + 1;
+                break;
+            }
+        }
+    }
+    let mass: f64 = weights[..keep].iter().sum();
+    let mut u = rng.random::<f64>() * mass;
+    for i in 0..keep {
+        u -= weights[i];
+        if u <= 0.0 {
+            let tok = scratch[i].1 as usize;
+            return (tok as u32, logprob(tok));
+        }
+    }
+    let tok = scratch[keep - 1].1 as usize;
+    (tok as u32, logprob(tok))
 }

@@ -535,11 +535,49 @@ impl QwenConfig {
 
     /// Number of parameters (the tied embedding counted once).
     pub fn num_parameters(&self) -> usize {
-        crate::model::param_shapes(self)
+        param_shapes(self)
             .iter()
             .map(|(_, s)| s.iter().product::<usize>())
             .sum()
     }
+}
+
+/// The Hugging Face tensor names and shapes `cfg` implies, in a stable order. `lm_head.weight`
+/// is absent when the embeddings are tied.
+pub fn param_shapes(cfg: &QwenConfig) -> Vec<(String, Vec<usize>)> {
+    let (h, v, f) = (cfg.hidden_size, cfg.vocab_size, cfg.intermediate_size);
+    let (qd, kvd) = (
+        cfg.num_attention_heads * cfg.head_dim,
+        cfg.num_key_value_heads * cfg.head_dim,
+    );
+    let mut out = vec![("model.embed_tokens.weight".to_string(), vec![v, h])];
+    for i in 0..cfg.num_hidden_layers {
+        let p = format!("model.layers.{i}");
+        let mut push = |name: &str, shape: Vec<usize>| out.push((format!("{p}.{name}"), shape));
+        push("input_layernorm.weight", vec![h]);
+        push("self_attn.q_proj.weight", vec![qd, h]);
+        push("self_attn.k_proj.weight", vec![kvd, h]);
+        push("self_attn.v_proj.weight", vec![kvd, h]);
+        if cfg.attention_bias {
+            push("self_attn.q_proj.bias", vec![qd]);
+            push("self_attn.k_proj.bias", vec![kvd]);
+            push("self_attn.v_proj.bias", vec![kvd]);
+        }
+        push("self_attn.o_proj.weight", vec![h, qd]);
+        if cfg.qk_norm {
+            push("self_attn.q_norm.weight", vec![cfg.head_dim]);
+            push("self_attn.k_norm.weight", vec![cfg.head_dim]);
+        }
+        push("post_attention_layernorm.weight", vec![h]);
+        push("mlp.gate_proj.weight", vec![f, h]);
+        push("mlp.up_proj.weight", vec![f, h]);
+        push("mlp.down_proj.weight", vec![h, f]);
+    }
+    out.push(("model.norm.weight".to_string(), vec![h]));
+    if !cfg.tie_word_embeddings {
+        out.push(("lm_head.weight".to_string(), vec![v, h]));
+    }
+    out
 }
 
 impl<'de> serde::Deserialize<'de> for QwenConfig {

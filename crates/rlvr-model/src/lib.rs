@@ -2,21 +2,21 @@
 //!
 //! What it provides:
 //! * [`Qwen`]: one implementation of the Qwen2 / Qwen2.5, Qwen3 and (unscaled-RoPE) Llama
-//!   decoders, driven by config.json ([`QwenConfig`]), with two forwards over the same weights:
-//!   the differentiable training forward [`Qwen::response_logprobs`] (per-token log-probs and
-//!   entropies of response tokens) and the KV-cached sampling forward used by [`generate`].
-//! * [`Qwen::loss_and_grads`]: the training step in bounded memory (the trainer's entry
-//!   point): a forward without graph, `loss_fn` on leaf log-probs, then a backward walk layer
-//!   by layer with optional activation checkpointing ([`TrainForwardOptions`]); attention and
-//!   the vocabulary projection in chunks recomputed in the backward on every device, so the
-//!   memory of one sequence grows linearly with its length (docs/memory.md has the measurements).
-//!   [`Qwen::response_logprobs_no_grad`] is the same forward for passes without gradient.
+//!   decoders, driven by config.json ([`QwenConfig`]), with one training forward and one
+//!   sampling forward per device path over the same weights.
+//! * [`Qwen::loss_and_grads`]: the training step in bounded memory (the trainer's, the warm
+//!   start's entry point): a forward without graph, `loss_fn` on leaf log-probs, then a
+//!   backward walk layer by layer with optional activation checkpointing
+//!   ([`TrainForwardOptions`]); attention and the vocabulary projection in chunks recomputed in
+//!   the backward on every device, so the memory of one sequence grows linearly with its
+//!   length (docs/memory.md has the measurements). [`Qwen::response_logprobs_no_grad`] is the
+//!   same forward for passes without gradient (old log-probs, evaluation, `rlvr score`).
 //! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id from the local cache),
 //!   [`save_model`], and the seeded random [`init_random`].
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
-//! * [`generate`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
-//!   a forward on plain buffers without a tensor op per step, `decode.rs`; elsewhere through
-//!   [`Qwen::forward_cached`]).
+//! * [`generate()`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
+//!   a forward on plain buffers without a tensor op per step, `cpu/decode.rs`; elsewhere through
+//!   [`Qwen::forward_cached`], the device-generic training layer reading a KV cache).
 //! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time
 //!   ([`blas`]: the system OpenBLAS by default), else through the gemm crate.
 //!
@@ -24,15 +24,15 @@
 //! GPU-specific kernels (candle's CUDA/Metal devices may work but are untested here).
 //!
 //! # Contract
-//! * Training forward: only ops with a backward (plain ops, or on the CPU fused custom ops
-//!   for RMSNorm, SwiGLU, attention and the chunked log-prob, each with a hand-written
-//!   backward); every trainable parameter gets a
-//!   finite non-zero gradient, and the gradient matches finite differences in f64 (tested).
-//!   Log-probs agree with the sampling forward within 1e-4 in f32, and with transformers on
-//!   tiny random Qwen2, Qwen3 and Llama checkpoints within 1e-4 (committed fixtures, made by
-//!   scripts/model/make_fixtures.py).
+//! * Training step: every trainable parameter gets a finite non-zero gradient; log-probs,
+//!   entropies and gradients equal those of a plain autograd decoder (kept in the tests as
+//!   the reference) on both device paths, and the gradients match finite differences in f64
+//!   (tested). Log-probs agree with the sampling forward within 1e-4 in f32, and with
+//!   transformers on tiny random Qwen2, Qwen3 and Llama checkpoints within 1e-4 (committed
+//!   fixtures, made by scripts/model/make_fixtures.py).
 //! * Sampling log-probs are `log softmax(logits / T)[token]` before top-k / top-p, the value
-//!   [`Qwen::response_logprobs_at`] recomputes at the same temperature (tested within 1e-4).
+//!   [`Qwen::response_logprobs_no_grad`] recomputes at the same temperature (tested within
+//!   1e-4).
 //! * Hub ids resolve through the local cache; an uncached id is downloaded into it by [`hub`]
 //!   (a ureq client that checks every name, size and hash a server sends; `HF_HUB_OFFLINE=1`:
 //!   an error naming the files and the directory they must be in). Pickle weights (`pytorch_model.bin`, `*.pt`) are refused, never opened.
@@ -40,22 +40,17 @@
 //! * Tensor names in the [`candle_nn::VarMap`] are the Hugging Face names.
 
 pub mod batch;
-pub mod blas;
 pub mod config;
-mod decode;
-pub mod draw;
+pub mod cpu;
 pub mod error;
-mod flash;
-mod fused;
-pub mod hub;
+pub mod generate;
+mod generic;
 pub mod io;
-mod layer;
-mod logits;
-pub mod matmul;
 pub mod model;
-pub mod sample;
-pub mod tokenizer;
-mod train;
+mod training;
+
+pub use cpu::{blas, matmul};
+pub use io::{hub, tokenizer};
 
 /// The tensor and tokenizer crates of this API, re-exported so callers use the same versions.
 pub use candle_core;
@@ -65,17 +60,17 @@ pub use tokenizers;
 pub use batch::{ResponseLogProbs, TokenBatch};
 /// candle's gradient store, the type of [`TrainStepOutput::grads`].
 pub use candle_core::backprop::GradStore;
-pub use config::{Architecture, QwenConfig};
-pub use draw::{sample_logits, sample_logits_tensor, DrawParams};
+pub use config::{param_shapes, Architecture, QwenConfig};
 pub use error::{Error, Result};
+pub use generate::sampler::{sample_logits, sample_logits_tensor, DrawParams};
+pub use generate::{
+    generate, generate_within, kv_cache_budget, FinishReason, Generation, SamplingParams,
+};
 pub use io::{
     hub_cache_dir, init_random, load_model, resolve_in_cache, resolve_model_dir,
     resolve_model_dir_local, resolve_model_dir_with, save_model, save_model_with, GenerationConfig,
     LoadedModel,
 };
-pub use model::{param_shapes, KvCache, Qwen};
-pub use sample::{
-    generate, generate_within, kv_cache_budget, FinishReason, Generation, SamplingParams,
-};
+pub use model::{KvCache, Qwen};
 pub use tokenizer::{ChatMessage, ChatTokenizer, TemplateBudget};
-pub use train::{TrainForwardOptions, TrainStepOutput};
+pub use training::{TrainForwardOptions, TrainStepOutput};

@@ -1,90 +1,28 @@
-//! The Qwen-family decoder: one set of weights, two forwards.
+//! The Qwen-family decoder's weights ([`Qwen`], built from Hugging Face tensor names), the
+//! choice of device path they run on, and the [`KvCache`] of the device-generic sampling
+//! forward.
 //!
-//! * [`Qwen::response_logprobs`] is the training forward. It is built only from ops that have a
-//!   backward, so every parameter receives its gradient (candle's fused `softmax_last_dim`,
-//!   `rms_norm` and `rope*` would silently cut the graph): matmuls, plain-op RMSNorm,
-//!   rotate-half RoPE and softmax. On the CPU in f32 / f64 it runs as
-//!   `decoder_train_cpu`: custom ops with hand-written backwards for RMSNorm, SwiGLU and the
-//!   whole attention (RoPE, mask, softmax; `fused.rs`), one matmul over the concatenated
-//!   q/k/v and gate/up weights, and the chunked vocabulary log-prob of `logits.rs`, so that
-//!   autograd tracks a handful of nodes per layer. On other devices (and for bf16 / f16)
-//!   the plain ops remain.
-//!   This forward is autograd end to end: on the device-generic path it keeps `[T, T]`
-//!   scores per layer and every logits chunk until the backward. The trainer uses
-//!   [`Qwen::loss_and_grads`] instead (`train.rs`: chunked attention and vocabulary recomputed
-//!   in its own backward walk, optional activation checkpointing, memory linear in `T`).
-//! * [`Qwen::forward_cached`] is the sampling forward with a [`KvCache`]; it uses the fused
-//!   kernels and must not be differentiated.
-//!
-//! Both compute attention scores, the mask and the softmax in f32 and agree within 1e-4 in f32
-//! (tested). Weight names are the Hugging Face tensor names (see [`param_shapes`]).
+//! Each device path has one forward, used by training, scoring and sampling alike: on the CPU
+//! in f32 / f64 the fused kernels of `cpu/` (the training step's layer, and the buffer decode
+//! of `cpu/decode.rs` for sampling in f32); everywhere else the tensor-op layer of `generic/`
+//! (the training step's, and [`Qwen::forward_cached`] built from it). The training step is
+//! `training.rs`. Every path is checked against the plain autograd decoder of the tests and
+//! against transformers' values. Weight names are the Hugging Face tensor names (see
+//! [`crate::config::param_shapes`]).
 
-use candle_core::{DType, Device, Tensor, D};
+use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 
-use crate::batch::{ResponseLogProbs, TokenBatch};
 use crate::config::QwenConfig;
-use crate::error::{Error, Result};
-use crate::matmul::matmul;
-
-/// Added to masked attention scores. Finite so a fully masked row (a left-pad query in
-/// sampling) gives a uniform, finite softmax instead of NaN; it underflows `exp` to exactly 0.
-const MASK_VALUE: f32 = -1e9;
+use crate::cpu::matmul::matmul;
+use crate::error::Result;
 
 /// Upper bound on the elements of one `[rows, vocab]` logits chunk in the training forward.
 const LOGITS_CHUNK_ELEMS: usize = 1 << 25;
 
-/// Query positions per chunk of the device-generic attention (`flash.rs`): a chunk's scores
+/// Query positions per chunk of the device-generic attention (`generic/attention.rs`): a chunk's scores
 /// are `[B, heads, ATTN_CHUNK_ROWS, <= T]`.
 const ATTN_CHUNK_ROWS: usize = 256;
-
-/// The Hugging Face tensor names and shapes `cfg` implies, in a stable order. `lm_head.weight`
-/// is absent when the embeddings are tied.
-pub fn param_shapes(cfg: &QwenConfig) -> Vec<(String, Vec<usize>)> {
-    let (h, v, f) = (cfg.hidden_size, cfg.vocab_size, cfg.intermediate_size);
-    let (qd, kvd) = (
-        cfg.num_attention_heads * cfg.head_dim,
-        cfg.num_key_value_heads * cfg.head_dim,
-    );
-    let mut out = vec![("model.embed_tokens.weight".to_string(), vec![v, h])];
-    for i in 0..cfg.num_hidden_layers {
-        let p = format!("model.layers.{i}");
-        let mut push = |name: &str, shape: Vec<usize>| out.push((format!("{p}.{name}"), shape));
-        push("input_layernorm.weight", vec![h]);
-        push("self_attn.q_proj.weight", vec![qd, h]);
-        push("self_attn.k_proj.weight", vec![kvd, h]);
-        push("self_attn.v_proj.weight", vec![kvd, h]);
-        if cfg.attention_bias {
-            push("self_attn.q_proj.bias", vec![qd]);
-            push("self_attn.k_proj.bias", vec![kvd]);
-            push("self_attn.v_proj.bias", vec![kvd]);
-        }
-        push("self_attn.o_proj.weight", vec![h, qd]);
-        if cfg.qk_norm {
-            push("self_attn.q_norm.weight", vec![cfg.head_dim]);
-            push("self_attn.k_norm.weight", vec![cfg.head_dim]);
-        }
-        push("post_attention_layernorm.weight", vec![h]);
-        push("mlp.gate_proj.weight", vec![f, h]);
-        push("mlp.up_proj.weight", vec![f, h]);
-        push("mlp.down_proj.weight", vec![h, f]);
-    }
-    out.push(("model.norm.weight".to_string(), vec![h]));
-    if !cfg.tie_word_embeddings {
-        out.push(("lm_head.weight".to_string(), vec![v, h]));
-    }
-    out
-}
-
-/// RMSNorm from plain ops (differentiable), computed in f32 as transformers does:
-/// `weight * (x / sqrt(mean(x^2) + eps)).to(dtype)`.
-pub(crate) fn rms_norm_train(xs: &Tensor, weight: &Tensor, eps: f64) -> Result<Tensor> {
-    let dtype = xs.dtype();
-    let x = xs.to_dtype(upcast(dtype))?;
-    let ms = x.sqr()?.mean_keepdim(D::Minus1)?;
-    let normed = x.broadcast_div(&(ms + eps)?.sqrt()?)?.to_dtype(dtype)?;
-    Ok(normed.broadcast_mul(weight)?)
-}
 
 /// The dtype for norms, attention scores and log-softmax: f32, or f64 for an f64 model.
 pub(crate) fn upcast(dtype: DType) -> DType {
@@ -93,32 +31,6 @@ pub(crate) fn upcast(dtype: DType) -> DType {
     } else {
         DType::F32
     }
-}
-
-/// Softmax over the last dimension from plain ops; the subtracted max is detached (it cancels
-/// mathematically, so this changes no gradient).
-fn softmax_train(xs: &Tensor) -> Result<Tensor> {
-    let max = xs.max_keepdim(D::Minus1)?.detach();
-    let e = xs.broadcast_sub(&max)?.exp()?;
-    Ok(e.broadcast_div(&e.sum_keepdim(D::Minus1)?)?)
-}
-
-/// Log-softmax over the last dimension from plain ops (max detached).
-pub(crate) fn log_softmax_train(xs: &Tensor) -> Result<Tensor> {
-    let max = xs.max_keepdim(D::Minus1)?.detach();
-    let shifted = xs.broadcast_sub(&max)?;
-    let lse = shifted.exp()?.sum_keepdim(D::Minus1)?.log()?;
-    Ok(shifted.broadcast_sub(&lse)?)
-}
-
-/// `x * cos + rotate_half(x) * sin` with `rotate_half(x) = cat(-x2, x1)`, the rotation done as
-/// a matmul with the fixed signed permutation `rot` (exact, differentiable, and faster in candle
-/// than narrow + cat). `xs` is `[.., d]`, `cos`/`sin` broadcast against it.
-pub(crate) fn apply_rope(xs: &Tensor, cos: &Tensor, sin: &Tensor, rot: &Tensor) -> Result<Tensor> {
-    let dims = xs.dims().to_vec();
-    let d = dims[dims.len() - 1];
-    let rotated = xs.reshape(((), d))?.matmul(rot)?.reshape(dims)?;
-    Ok((xs.broadcast_mul(cos)? + rotated.broadcast_mul(sin)?)?)
 }
 
 /// The `[d, d]` matrix `R` with `x R = cat(-x2, x1)`.
@@ -148,26 +60,6 @@ impl Linear {
             weight,
             bias,
         })
-    }
-
-    /// `x W^T + b` for 2-D `x` with the weights (and biases) of `parts` concatenated along the
-    /// output dimension: one matmul instead of several, and the concatenation's backward hands
-    /// each weight its own gradient. CPU training forward only (the bias add is a fused op).
-    pub(crate) fn forward_cat(parts: &[&Linear], x: &Tensor) -> Result<Tensor> {
-        let w = Tensor::cat(&parts.iter().map(|l| &l.weight).collect::<Vec<_>>(), 0)?;
-        let y = matmul(x, &w.t()?)?;
-        if parts.iter().all(|l| l.bias.is_some()) {
-            let b = Tensor::cat(
-                &parts
-                    .iter()
-                    .filter_map(|l| l.bias.as_ref())
-                    .collect::<Vec<_>>(),
-                0,
-            )?;
-            crate::fused::add_bias(&y, &b)
-        } else {
-            Ok(y)
-        }
     }
 
     pub(crate) fn forward(&self, x: &Tensor) -> Result<Tensor> {
@@ -209,6 +101,29 @@ pub(crate) struct Layer {
     pub(crate) mlp: Mlp,
 }
 
+impl Layer {
+    /// The layer's weights.
+    pub(crate) fn weights(&self) -> Vec<&Tensor> {
+        let (a, m) = (&self.self_attn, &self.mlp);
+        let mut w = vec![&self.input_layernorm, &self.post_attention_layernorm];
+        for lin in [
+            &a.q_proj,
+            &a.k_proj,
+            &a.v_proj,
+            &a.o_proj,
+            &m.gate_proj,
+            &m.up_proj,
+            &m.down_proj,
+        ] {
+            w.push(&lin.weight);
+            w.extend(lin.bias.as_ref());
+        }
+        w.extend(a.q_norm.as_ref());
+        w.extend(a.k_norm.as_ref());
+        w
+    }
+}
+
 /// The key/value cache of the sampling forward: per layer a `[B, kv_heads, capacity, head_dim]`
 /// key and value buffer, of which positions `0..len()` are filled.
 ///
@@ -220,9 +135,9 @@ pub(crate) struct Layer {
 /// the device.
 #[derive(Clone, Default)]
 pub struct KvCache {
-    layers: Vec<Option<(Tensor, Tensor)>>,
-    len: usize,
-    capacity: usize,
+    pub(crate) layers: Vec<Option<(Tensor, Tensor)>>,
+    pub(crate) len: usize,
+    pub(crate) capacity: usize,
 }
 
 impl KvCache {
@@ -283,7 +198,7 @@ impl KvCache {
     /// Writes layer `li`'s new keys and values `[B, kv_heads, T, head_dim]` at positions
     /// `len()..len() + T` and returns views of positions `0..len() + T`. [`Self::advance`]
     /// moves `len()` once every layer has been written.
-    fn write(&mut self, li: usize, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
+    pub(crate) fn write(&mut self, li: usize, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
         let (b, kvh, t, hd) = k.dims4()?;
         let need = self.len + t;
         let grow = |old: Option<&Tensor>, new: &Tensor| -> Result<Tensor> {
@@ -313,12 +228,16 @@ impl KvCache {
     }
 
     /// Marks `t` more positions as filled (after every layer's [`Self::write`]).
-    fn advance(&mut self, t: usize) {
+    pub(crate) fn advance(&mut self, t: usize) {
         self.len += t;
     }
 }
 
-/// A Qwen2 / Qwen3 / Llama causal language model (see the module docs for the two forwards).
+fn detach_linear(l: &Linear) -> Result<Linear> {
+    Linear::new(l.weight.detach(), l.bias.as_ref().map(Tensor::detach))
+}
+
+/// A Qwen2 / Qwen3 / Llama causal language model.
 pub struct Qwen {
     pub(crate) cfg: QwenConfig,
     pub(crate) embed_tokens: Tensor,
@@ -328,7 +247,7 @@ pub struct Qwen {
     pub(crate) inv_freq: Vec<f32>,
     pub(crate) rot: Tensor,
     pub(crate) logits_chunk_elems: usize,
-    /// Query rows per chunk of the device-generic attention (`flash.rs`).
+    /// Query rows per chunk of the device-generic attention (`generic/attention.rs`).
     pub(crate) attn_chunk_rows: usize,
     /// Run the device-generic training path on the CPU too (tests, measurements).
     pub(crate) force_generic: bool,
@@ -444,6 +363,61 @@ impl Qwen {
         &self.device
     }
 
+    /// A copy of the model over the same storage with every weight detached: its forwards
+    /// build no autograd graph, and it sees later in-place weight updates.
+    pub(crate) fn detached(&self) -> Result<Qwen> {
+        let layers = self
+            .layers
+            .iter()
+            .map(|l| {
+                let a = &l.self_attn;
+                Ok(Layer {
+                    input_layernorm: l.input_layernorm.detach(),
+                    self_attn: Attention {
+                        q_proj: detach_linear(&a.q_proj)?,
+                        k_proj: detach_linear(&a.k_proj)?,
+                        v_proj: detach_linear(&a.v_proj)?,
+                        o_proj: detach_linear(&a.o_proj)?,
+                        q_norm: a.q_norm.as_ref().map(Tensor::detach),
+                        k_norm: a.k_norm.as_ref().map(Tensor::detach),
+                    },
+                    post_attention_layernorm: l.post_attention_layernorm.detach(),
+                    mlp: Mlp {
+                        gate_proj: detach_linear(&l.mlp.gate_proj)?,
+                        up_proj: detach_linear(&l.mlp.up_proj)?,
+                        down_proj: detach_linear(&l.mlp.down_proj)?,
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Qwen {
+            cfg: self.cfg.clone(),
+            embed_tokens: self.embed_tokens.detach(),
+            layers,
+            norm: self.norm.detach(),
+            lm_head: self.lm_head.detach(),
+            inv_freq: self.inv_freq.clone(),
+            rot: self.rot.detach(),
+            logits_chunk_elems: self.logits_chunk_elems,
+            attn_chunk_rows: self.attn_chunk_rows,
+            force_generic: self.force_generic,
+            dtype: self.dtype,
+            device: self.device.clone(),
+        })
+    }
+
+    /// True when the training forward runs the CPU custom ops of `cpu/kernels.rs` (CPU, f32 or
+    /// f64, not forced onto the device-generic path).
+    pub(crate) fn uses_fused(&self) -> bool {
+        self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) && !self.force_generic
+    }
+
+    /// True when sampling runs the plain-buffer CPU forward of `cpu/decode.rs`: a CPU model in
+    /// f32 not forced onto the device-generic path.
+    pub(crate) fn uses_cpu_decode(&self) -> bool {
+        self.device.is_cpu() && self.dtype == DType::F32 && !self.force_generic
+    }
+
     /// cos/sin tables `[rows, T, head_dim]` (rotate-half layout) for per-row positions.
     pub(crate) fn rope_tables(&self, positions: &[Vec<u32>]) -> Result<(Tensor, Tensor)> {
         let (rows, t) = (positions.len(), positions.first().map_or(0, Vec::len));
@@ -465,422 +439,5 @@ impl Qwen {
         let cos = Tensor::from_vec(cos, (rows, 1, t, hd), &self.device)?.to_dtype(self.dtype)?;
         let sin = Tensor::from_vec(sin, (rows, 1, t, hd), &self.device)?.to_dtype(self.dtype)?;
         Ok((cos, sin))
-    }
-
-    /// Runs the decoder stack on embeddings `xs` `[B, T, H]` and returns the final-normed
-    /// hidden states. `mask` is additive f32 `[B or 1, 1, 1, T, L]`; `cache` (sampling only)
-    /// holds the keys and values of earlier positions and is extended.
-    fn decoder(
-        &self,
-        mut xs: Tensor,
-        cos: &Tensor,
-        sin: &Tensor,
-        mask: &Tensor,
-        mut cache: Option<&mut KvCache>,
-        fused: bool,
-    ) -> Result<Tensor> {
-        let eps = self.cfg.rms_norm_eps;
-        let norm = |x: &Tensor, w: &Tensor| -> Result<Tensor> {
-            if fused {
-                Ok(candle_nn::ops::rms_norm(x, w, eps as f32)?)
-            } else {
-                rms_norm_train(x, w, eps)
-            }
-        };
-        let (b, t, _) = xs.dims3()?;
-        let (nh, kvh, hd) = (
-            self.cfg.num_attention_heads,
-            self.cfg.num_key_value_heads,
-            self.cfg.head_dim,
-        );
-        let groups = nh / kvh;
-        let scale = 1.0 / (hd as f64).sqrt();
-        for (li, layer) in self.layers.iter().enumerate() {
-            let residual = xs.clone();
-            let x = norm(&xs, &layer.input_layernorm)?;
-            let at = &layer.self_attn;
-            let q = at.q_proj.forward(&x)?.reshape((b, t, nh, hd))?;
-            let k = at.k_proj.forward(&x)?.reshape((b, t, kvh, hd))?;
-            let v = at.v_proj.forward(&x)?.reshape((b, t, kvh, hd))?;
-            let (q, k) = match (&at.q_norm, &at.k_norm) {
-                (Some(qn), Some(kn)) => (norm(&q, qn)?, norm(&k, kn)?),
-                _ => (q, k),
-            };
-            let q = apply_rope(&q.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
-            let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
-            let v = v.transpose(1, 2)?.contiguous()?;
-            let (k, v) = match cache.as_deref_mut() {
-                // detached: the weights are variables, so an attached cache would keep every
-                // earlier step's graph alive
-                Some(c) => c.write(li, &k.detach(), &v.detach())?,
-                None => (k, v),
-            };
-            let l = k.dim(2)?;
-            // Grouped-query attention without repeating keys: query heads j*g..(j+1)*g share
-            // key-value head j (transformers' repeat_kv order), so fold them into the rows.
-            let q = q.contiguous()?.reshape((b, kvh, groups * t, hd))?;
-            let scores = (q.matmul(&k.t()?)? * scale)?.to_dtype(upcast(self.dtype))?;
-            let scores = scores
-                .reshape((b, kvh, groups, t, l))?
-                .broadcast_add(mask)?;
-            let probs = if fused {
-                candle_nn::ops::softmax_last_dim(&scores)?
-            } else {
-                if self.device.is_cpu() && !self.force_generic {
-                    crate::logits::softmax_with_grad(&scores)?
-                } else {
-                    softmax_train(&scores)?
-                }
-            };
-            let probs = probs
-                .to_dtype(self.dtype)?
-                .reshape((b, kvh, groups * t, l))?;
-            let attn = probs
-                .matmul(&v)?
-                .reshape((b, nh, t, hd))?
-                .transpose(1, 2)?
-                .reshape((b, t, nh * hd))?;
-            xs = (residual + at.o_proj.forward(&attn)?)?;
-            let residual = xs.clone();
-            let x = norm(&xs, &layer.post_attention_layernorm)?;
-            let gate = layer.mlp.gate_proj.forward(&x)?.silu()?;
-            let up = layer.mlp.up_proj.forward(&x)?;
-            xs = (residual + layer.mlp.down_proj.forward(&(gate * up)?)?)?;
-        }
-        if let Some(c) = cache {
-            c.advance(t);
-        }
-        norm(&xs, &self.norm)
-    }
-
-    /// The training decoder on the CPU in f32 / f64: the same computation as [`Self::decoder`]
-    /// on `[B*T, H]` rows, built from the fused kernels of `fused.rs` (RMSNorm, attention with
-    /// RoPE, SwiGLU; each one graph node with a hand-written backward) and single matmuls over
-    /// the concatenated q/k/v and gate/up weights, so autograd tracks a few nodes per layer
-    /// instead of dozens. `key_ok` is `None` for a right-padded batch.
-    fn decoder_train_cpu(
-        &self,
-        mut xs: Tensor,
-        b: usize,
-        t: usize,
-        key_ok: Option<Vec<Vec<bool>>>,
-    ) -> Result<Tensor> {
-        let spec = self.fused_spec(b, t, key_ok);
-        for layer in &self.layers {
-            xs = self.fused_layer(layer, &xs, &spec)?;
-        }
-        crate::fused::rms_norm(&xs, &self.norm, self.cfg.rms_norm_eps)
-    }
-
-    /// The shapes, RoPE tables and key flags of the fused CPU attention for a `[B, T]` batch.
-    pub(crate) fn fused_spec(
-        &self,
-        b: usize,
-        t: usize,
-        key_ok: Option<Vec<Vec<bool>>>,
-    ) -> std::sync::Arc<crate::fused::AttnSpec> {
-        let hd = self.cfg.head_dim;
-        let (mut cos, mut sin) = (Vec::with_capacity(t * hd), Vec::with_capacity(t * hd));
-        for p in 0..t {
-            for _half in 0..2 {
-                for &f in &self.inv_freq {
-                    // as in `rope_tables`: the angle and its cos/sin in f32
-                    let a = p as f32 * f;
-                    cos.push(a.cos() as f64);
-                    sin.push(a.sin() as f64);
-                }
-            }
-        }
-        std::sync::Arc::new(crate::fused::AttnSpec {
-            b,
-            t,
-            heads: self.cfg.num_attention_heads,
-            kv_heads: self.cfg.num_key_value_heads,
-            head_dim: hd,
-            scale: 1.0 / (hd as f64).sqrt(),
-            cos,
-            sin,
-            key_ok,
-        })
-    }
-
-    /// One decoder layer of [`Self::decoder_train_cpu`] on `[B*T, H]` rows.
-    pub(crate) fn fused_layer(
-        &self,
-        layer: &Layer,
-        xs: &Tensor,
-        spec: &std::sync::Arc<crate::fused::AttnSpec>,
-    ) -> Result<Tensor> {
-        use crate::fused;
-        let cfg = &self.cfg;
-        let eps = cfg.rms_norm_eps;
-        let (nh, kvh, hd) = (
-            cfg.num_attention_heads,
-            cfg.num_key_value_heads,
-            cfg.head_dim,
-        );
-        let n = xs.dim(0)?;
-        let at = &layer.self_attn;
-        let x = fused::rms_norm(xs, &layer.input_layernorm, eps)?;
-        let qkv = Linear::forward_cat(&[&at.q_proj, &at.k_proj, &at.v_proj], &x)?;
-        let qkv = match (&at.q_norm, &at.k_norm) {
-            (Some(qn), Some(kn)) => {
-                let (qd, kvd) = (nh * hd, kvh * hd);
-                let q = qkv.narrow(1, 0, qd)?.reshape((n * nh, hd))?;
-                let k = qkv.narrow(1, qd, kvd)?.reshape((n * kvh, hd))?;
-                let q = fused::rms_norm(&q, qn, eps)?.reshape((n, qd))?;
-                let k = fused::rms_norm(&k, kn, eps)?.reshape((n, kvd))?;
-                Tensor::cat(&[&q, &k, &qkv.narrow(1, qd + kvd, kvd)?], 1)?
-            }
-            _ => qkv,
-        };
-        let attn = fused::attention(&qkv, spec.clone())?;
-        let xs = (xs + matmul(&attn, &at.o_proj.weight_t)?)?;
-        let x = fused::rms_norm(&xs, &layer.post_attention_layernorm, eps)?;
-        let m = &layer.mlp;
-        let gu = Linear::forward_cat(&[&m.gate_proj, &m.up_proj], &x)?;
-        Ok((&xs + matmul(&fused::swiglu(&gu)?, &m.down_proj.weight_t)?)?)
-    }
-
-    /// True when the training forward runs the CPU custom ops of `fused.rs` (CPU, f32 or
-    /// f64, not forced onto the device-generic path).
-    pub(crate) fn uses_fused(&self) -> bool {
-        self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) && !self.force_generic
-    }
-
-    /// Additive causal + key-padding mask `[B, 1, 1, T, past + T]` in f32 (f64 for f64 models). Key `j` is visible to
-    /// query `i` (absolute index `past + i`) when `j <= past + i` and `j` is not a pad key; a query
-    /// always sees itself, so no row is fully masked.
-    fn mask(&self, key_ok: &[Vec<bool>], past: usize, t: usize) -> Result<Tensor> {
-        let rows = key_ok.len();
-        let l = past + t;
-        let mut m = vec![0f32; rows * t * l];
-        for (r, ok) in key_ok.iter().enumerate() {
-            for i in 0..t {
-                for j in 0..l {
-                    let visible = j == past + i || (j <= past + i && ok[j]);
-                    if !visible {
-                        m[(r * t + i) * l + j] = MASK_VALUE;
-                    }
-                }
-            }
-        }
-        Ok(Tensor::from_vec(m, (rows, 1, 1, t, l), &self.device)?.to_dtype(upcast(self.dtype))?)
-    }
-
-    /// Final hidden states `[B, T, H]` of the training forward (differentiable ops only).
-    /// `attention_mask` is `[B, T]` (1 = token, 0 = pad); positions are `0..T` in every row, so
-    /// the batch must be right-padded (as [`TokenBatch`] builds it). Hidden states at padding
-    /// positions are unspecified.
-    pub fn hidden_states(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
-        let (b, t) = input_ids.dims2()?;
-        let am = attention_mask.to_dtype(DType::U32)?.to_vec2::<u32>()?;
-        // Right padding (ones then zeros in every row): a real query at i only sees keys
-        // j <= i, all real, so the causal mask alone gives identical outputs at real positions
-        // and one [T, T] mask serves the whole batch.
-        let right_padded = am
-            .iter()
-            .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
-        if self.uses_fused() {
-            let key_ok = (!right_padded).then(|| {
-                am.iter()
-                    .map(|r| r.iter().map(|&x| x != 0).collect())
-                    .collect()
-            });
-            let xs = self.embed_tokens.embedding(&input_ids.flatten_all()?)?;
-            return Ok(self.decoder_train_cpu(xs, b, t, key_ok)?.reshape((
-                b,
-                t,
-                self.cfg.hidden_size,
-            ))?);
-        }
-        let mask = if right_padded {
-            self.mask(&[vec![true; t]], 0, t)?
-        } else {
-            self.mask(
-                &am.iter()
-                    .map(|r| r.iter().map(|&x| x != 0).collect())
-                    .collect::<Vec<_>>(),
-                0,
-                t,
-            )?
-        };
-        let positions = vec![(0..t as u32).collect::<Vec<_>>()];
-        let (cos, sin) = self.rope_tables(&positions)?;
-        let xs = self
-            .embed_tokens
-            .embedding(&input_ids.flatten_all()?)?
-            .reshape((b, t, self.cfg.hidden_size))?;
-        self.decoder(xs, &cos, &sin, &mask, None, false)
-    }
-
-    /// Logits `[B, T, vocab]` of every position (training forward; for tests and small inputs).
-    pub fn forward_logits(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor> {
-        let h = self.hidden_states(input_ids, attention_mask)?;
-        Ok(h.broadcast_matmul(&self.lm_head.t()?)?)
-    }
-
-    /// The training forward: log-probs (and optionally entropies) of the response tokens of
-    /// `batch` at temperature 1. See [`Self::response_logprobs_at`].
-    pub fn response_logprobs(
-        &self,
-        batch: &TokenBatch,
-        with_entropy: bool,
-    ) -> Result<ResponseLogProbs> {
-        self.response_logprobs_at(batch, with_entropy, 1.0)
-    }
-
-    /// The training forward at a sampling temperature: for response token `r` of row `b`,
-    /// `logprobs[b, r] = log softmax(logits / temperature)[token]`, and `entropy[b, r]` the
-    /// entropy of that same distribution (nats). Both are `[B, R]` f32 (f64 for an f64 model)
-    /// with `R` the longest response and 0 at padding. Differentiable with respect to every
-    /// parameter.
-    ///
-    /// The vocabulary projection runs only at the positions that predict response tokens. On
-    /// the CPU it is a custom op whose forward and backward both work on chunks of at most 2^25
-    /// logits ([`Self::set_logits_chunk_elems`]) and recompute them, so the `B x R x vocab`
-    /// logits never sit in memory, not even for autograd (see `logits.rs`). On other devices
-    /// the same chunks are plain tensor ops, which autograd keeps until the backward.
-    pub fn response_logprobs_at(
-        &self,
-        batch: &TokenBatch,
-        with_entropy: bool,
-        temperature: f64,
-    ) -> Result<ResponseLogProbs> {
-        let fused = self.device.is_cpu() && !self.force_generic;
-        self.response_logprobs_impl(batch, with_entropy, temperature, fused)
-    }
-
-    /// [`Self::response_logprobs_at`] with the vocabulary projection as plain tensor ops on
-    /// every device (the reference the chunked custom op is tested against).
-    #[doc(hidden)]
-    pub fn response_logprobs_plain(
-        &self,
-        batch: &TokenBatch,
-        with_entropy: bool,
-        temperature: f64,
-    ) -> Result<ResponseLogProbs> {
-        self.response_logprobs_impl(batch, with_entropy, temperature, false)
-    }
-
-    fn response_logprobs_impl(
-        &self,
-        batch: &TokenBatch,
-        with_entropy: bool,
-        temperature: f64,
-        fused: bool,
-    ) -> Result<ResponseLogProbs> {
-        if !(temperature > 0.0 && temperature.is_finite()) {
-            return Err(Error::InvalidArgument(format!(
-                "temperature must be positive, got {temperature}"
-            )));
-        }
-        let (b, t) = batch.input_ids.dims2()?;
-        let r = batch.max_response_len();
-        let up = upcast(self.dtype);
-        if r == 0 {
-            let z = Tensor::zeros((b, 0), up, &self.device)?;
-            return Ok(ResponseLogProbs {
-                logprobs: z.clone(),
-                entropy: with_entropy.then_some(z),
-            });
-        }
-        let hidden = self.hidden_states(&batch.input_ids, &batch.attention_mask)?;
-        let ids = batch.input_ids.to_vec2::<u32>()?;
-        let (mut rows, mut targets, mut valid) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, row) in ids.iter().enumerate() {
-            let (start, len) = (batch.response_start[i], batch.response_len[i]);
-            for k in 0..r {
-                let ok = k < len;
-                rows.push(if ok {
-                    (i * t + start - 1 + k) as u32
-                } else {
-                    0
-                });
-                targets.push(if ok { row[start + k] } else { 0 });
-                valid.push(if ok { 1f32 } else { 0f32 });
-            }
-        }
-        let n = rows.len();
-        let rows = Tensor::from_vec(rows, n, &self.device)?;
-        let targets = Tensor::from_vec(targets, (n, 1), &self.device)?;
-        let valid = Tensor::from_vec(valid, (b, r), &self.device)?.to_dtype(up)?;
-        let h = hidden
-            .reshape((b * t, self.cfg.hidden_size))?
-            .index_select(&rows, 0)?;
-        let chunk = (self.logits_chunk_elems / self.cfg.vocab_size).max(1);
-        let (lp, ent) = if fused {
-            let out = crate::logits::target_logprobs(
-                &h,
-                &self.lm_head,
-                &targets,
-                temperature,
-                chunk,
-                up,
-            )?;
-            (
-                out.narrow(1, 0, 1)?.squeeze(1)?,
-                out.narrow(1, 1, 1)?.squeeze(1)?,
-            )
-        } else {
-            let head_t = self.lm_head.t()?;
-            let (mut lps, mut ents) = (Vec::new(), Vec::new());
-            let mut start = 0;
-            while start < n {
-                let len = chunk.min(n - start);
-                let logits =
-                    (matmul(&h.narrow(0, start, len)?, &head_t)?.to_dtype(up)? / temperature)?;
-                let logp = log_softmax_train(&logits)?;
-                lps.push(
-                    logp.gather(&targets.narrow(0, start, len)?, 1)?
-                        .squeeze(1)?,
-                );
-                ents.push((logp.exp()? * &logp)?.sum(1)?.neg()?);
-                start += len;
-            }
-            (Tensor::cat(&lps, 0)?, Tensor::cat(&ents, 0)?)
-        };
-        let logprobs = (lp.reshape((b, r))? * &valid)?;
-        let entropy = if with_entropy {
-            Some((ent.reshape((b, r))? * &valid)?)
-        } else {
-            None
-        };
-        Ok(ResponseLogProbs { logprobs, entropy })
-    }
-
-    /// The sampling forward: runs `input_ids` `[B, T]` (new tokens only) through the model with
-    /// the KV cache, extending it, and returns the f32 logits `[B, vocab]` of the last position.
-    ///
-    /// `positions[b]` holds the T RoPE positions of row b; `key_ok[b]` has one flag per cached
-    /// plus new key (`cache.len() + T`), false for padding keys (left padding of prompts).
-    /// Uses candle's fused kernels: do not differentiate.
-    pub fn forward_cached(
-        &self,
-        input_ids: &Tensor,
-        positions: &[Vec<u32>],
-        key_ok: &[Vec<bool>],
-        cache: &mut KvCache,
-    ) -> Result<Tensor> {
-        let (b, t) = input_ids.dims2()?;
-        if cache.layers.len() != self.layers.len() {
-            *cache = KvCache::with_capacity(self.layers.len(), cache.capacity);
-        }
-        let past = cache.len();
-        let mask = if key_ok.iter().all(|r| r.iter().all(|&x| x)) {
-            self.mask(&[vec![true; past + t]], past, t)?
-        } else {
-            self.mask(key_ok, past, t)?
-        };
-        let (cos, sin) = self.rope_tables(positions)?;
-        // detached weights: sampling builds no autograd graph
-        let m = self.detached()?;
-        let xs = m
-            .embed_tokens
-            .embedding(&input_ids.flatten_all()?)?
-            .reshape((b, t, self.cfg.hidden_size))?;
-        let h = m.decoder(xs, &cos, &sin, &mask, Some(cache), true)?;
-        let last = h.narrow(1, t - 1, 1)?.squeeze(1)?;
-        Ok(matmul(&last, &m.lm_head.t()?)?.to_dtype(DType::F32)?)
     }
 }

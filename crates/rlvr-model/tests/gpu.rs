@@ -27,7 +27,7 @@ fn gpu() -> Option<Device> {
 fn logprobs(model: &Qwen, pairs: &[(Vec<u32>, Vec<u32>)], dev: &Device) -> Vec<Vec<f32>> {
     let batch = TokenBatch::new(pairs, 0, dev).unwrap();
     model
-        .response_logprobs_at(&batch, false, 0.9)
+        .response_logprobs_no_grad(&batch, false, 0.9)
         .unwrap()
         .logprobs
         .to_dtype(DType::F32)
@@ -62,8 +62,8 @@ fn logprobs_match_the_cpu_in_f32_and_bf16() {
     }
 }
 
-/// The GPU's training forward (plain ops) gives the CPU's gradients (fused custom ops, checked
-/// against finite differences in grad.rs) for the same weights.
+/// The GPU's training step (the device-generic path) gives the CPU's gradients (the fused
+/// kernels, checked against finite differences in train_step.rs) for the same weights.
 #[test]
 fn gradients_match_the_cpu() {
     let Some(dev) = gpu() else { return };
@@ -83,16 +83,23 @@ fn gradients_match_the_cpu() {
             Qwen::new(&cfg, VarBuilder::from_varmap(&gpu_vars, DType::F32, &dev)).unwrap();
         let grads = |model: &Qwen, vars: &VarMap, d: &Device| {
             let b = TokenBatch::new(&pairs(50), 0, d).unwrap();
-            let out = model.response_logprobs_at(&b, true, 0.8).unwrap();
             let r = b.max_response_len();
             let w: Vec<f32> = (0..b.len() * r)
                 .map(|i| ((i * 37 % 11) as f32 - 5.0) / 5.0)
                 .collect();
             let w = Tensor::from_vec(w, (b.len(), r), d).unwrap();
-            let loss = ((out.logprobs * w).unwrap().sum_all().unwrap()
-                + (out.entropy.unwrap() * 0.3).unwrap().sum_all().unwrap())
-            .unwrap();
-            let g = loss.backward().unwrap();
+            let opts = rlvr_model::TrainForwardOptions {
+                temperature: 0.8,
+                with_entropy: true,
+                gradient_checkpointing: false,
+            };
+            let g = model
+                .loss_and_grads::<rlvr_model::Error, _>(&b, &opts, |out| {
+                    let ent = out.entropy.as_ref().unwrap();
+                    Ok(((&out.logprobs * &w)?.sum_all()? + (ent * 0.3)?.sum_all()?)?)
+                })
+                .unwrap()
+                .grads;
             let data = vars.data().lock().unwrap();
             let mut v: Vec<(String, Vec<f32>)> = data
                 .iter()
@@ -190,7 +197,7 @@ fn logprobs_at(
 ) -> Vec<Vec<f32>> {
     let batch = TokenBatch::new(pairs, 0, dev).unwrap();
     model
-        .response_logprobs_at(&batch, false, t)
+        .response_logprobs_no_grad(&batch, false, t)
         .unwrap()
         .logprobs
         .to_vec2::<f32>()

@@ -1,5 +1,6 @@
 //! Parity with Hugging Face transformers on the committed tiny random checkpoints
-//! (tests/fixtures, made by scripts/model/make_fixtures.py), and between the two forwards.
+//! (tests/fixtures, made by scripts/model/make_fixtures.py): the training forward, the
+//! sampling forward, and the plain autograd decoder the other tests use as their reference.
 
 mod common;
 
@@ -46,7 +47,10 @@ fn training_forward_matches_transformers() {
             .map(|(ids, _, _)| (ids[..1].to_vec(), ids[1..].to_vec()))
             .collect();
         let batch = TokenBatch::new(&pairs, 0, &Device::Cpu).unwrap();
-        let out = m.model.response_logprobs(&batch, true).unwrap();
+        let out = m
+            .model
+            .response_logprobs_no_grad(&batch, true, 1.0)
+            .unwrap();
         let lp = out.logprobs.to_vec2::<f32>().unwrap();
         let ent = out.entropy.unwrap().to_vec2::<f32>().unwrap();
         for (i, (_, want_lp, want_ent)) in seqs.iter().enumerate() {
@@ -160,7 +164,7 @@ fn bf16_load_is_close_to_reference() {
         TokenBatch::new(&[(ids[..1].to_vec(), ids[1..].to_vec())], 0, &Device::Cpu).unwrap();
     let lp = m
         .model
-        .response_logprobs(&batch, false)
+        .response_logprobs_no_grad(&batch, false, 1.0)
         .unwrap()
         .logprobs
         .to_vec2::<f32>()
@@ -169,27 +173,26 @@ fn bf16_load_is_close_to_reference() {
     assert!(d < 0.25, "bf16 differs from the f32 reference by {d}");
 }
 
-/// `forward_logits` (all positions, full vocabulary) agrees with the reference too.
+/// The tests' reference decoder (all positions, full vocabulary) agrees with transformers
+/// too, on every fixture.
 #[test]
-fn forward_logits_match_transformers() {
-    let m = load_model(
-        fixture("qwen3-tiny").to_str().unwrap(),
-        DType::F32,
-        &Device::Cpu,
-    )
-    .unwrap();
-    for (ids, want, _) in ref_sequences("qwen3-tiny") {
-        let n = ids.len();
-        let input = Tensor::from_vec(ids.clone(), (1, n), &Device::Cpu).unwrap();
-        let mask = Tensor::ones((1, n), DType::U32, &Device::Cpu).unwrap();
-        let logits = m.model.forward_logits(&input, &mask).unwrap();
-        let logp = candle_nn::ops::log_softmax(&logits, 2)
-            .unwrap()
-            .to_vec3::<f32>()
-            .unwrap();
-        let got: Vec<f32> = (0..n - 1)
-            .map(|i| logp[0][i][ids[i + 1] as usize])
-            .collect();
-        assert!(max_abs_diff(&got, &want) < 1e-4);
+fn reference_decoder_matches_transformers() {
+    for name in FIXTURES {
+        let m = load_model(fixture(name).to_str().unwrap(), DType::F32, &Device::Cpu).unwrap();
+        let reference = Reference::new(&m.config, &m.varmap);
+        for (ids, want, _) in ref_sequences(name) {
+            let n = ids.len();
+            let input = Tensor::from_vec(ids.clone(), (1, n), &Device::Cpu).unwrap();
+            let mask = Tensor::ones((1, n), DType::U32, &Device::Cpu).unwrap();
+            let logits = reference.logits(&input, &mask);
+            let logp = candle_nn::ops::log_softmax(&logits, 2)
+                .unwrap()
+                .to_vec3::<f32>()
+                .unwrap();
+            let got: Vec<f32> = (0..n - 1)
+                .map(|i| logp[0][i][ids[i + 1] as usize])
+                .collect();
+            assert!(max_abs_diff(&got, &want) < 1e-4, "{name}");
+        }
     }
 }

@@ -11,7 +11,7 @@ use rlvr_model::{init_random, load_model, resolve_in_cache, save_model, Qwen, Qw
 
 fn logprobs(model: &Qwen, vocab: u32) -> Vec<Vec<f32>> {
     model
-        .response_logprobs(&batch(vocab), true)
+        .response_logprobs_no_grad(&batch(vocab), true, 1.0)
         .unwrap()
         .logprobs
         .to_vec2::<f32>()

@@ -115,7 +115,7 @@ fn sampling_logprobs_match_training_forward() {
         let batch = TokenBatch::new(&pairs, 0, &Device::Cpu).unwrap();
         let lp = m
             .model
-            .response_logprobs_at(&batch, false, if t == 0.0 { 1.0 } else { t })
+            .response_logprobs_no_grad(&batch, false, if t == 0.0 { 1.0 } else { t })
             .unwrap();
         let lp = lp.logprobs.to_vec2::<f32>().unwrap();
         for (i, g) in gens.iter().enumerate() {
@@ -234,7 +234,7 @@ fn rejects_bad_parameters() {
     assert!(generate(&m.model, None, &[vec![100_000]], &SamplingParams::default()).is_err());
 }
 
-/// The plain-buffer CPU decode (`decode.rs`, every CPU f32 model) against the tensor path
+/// The plain-buffer CPU decode (`cpu/decode.rs`, every CPU f32 model) against the tensor path
 /// (`forward_cached`, forced with `set_force_generic`) on the same weights: Qwen2 (biases,
 /// tied head) and Qwen3 (q/k norms, untied head, head_dim 12), prompts of three lengths (left
 /// padding), and eos ids that end rows early (rows dropped from the batch mid-decode). Same

@@ -1,8 +1,8 @@
 //! The memory-bounded training step (`Qwen::loss_and_grads`) and the graph-free forward
-//! (`Qwen::response_logprobs_no_grad`) against plain autograd through the training forward:
-//! both model paths (CPU fused ops, and the device-generic path with the chunked `flash.rs`
-//! attention), with and without activation checkpointing, GQA, Qwen3 q/k norms, right and
-//! key padding, f64 finite differences, bf16.
+//! (`Qwen::response_logprobs_no_grad`) against autograd through the reference decoder
+//! (tests/common/reference.rs): both model paths (CPU fused ops, and the device-generic path
+//! with the chunked `generic/attention.rs` attention), with and without activation checkpointing, GQA,
+//! Qwen3 q/k norms, right and key padding, f64 finite differences, bf16.
 
 mod common;
 
@@ -95,15 +95,15 @@ fn walk(
     )
 }
 
-/// The same from plain autograd through `response_logprobs_at` (on a forced-generic model
-/// this is the old plain-op path: `[T, T]` scores, host-built mask, unchunked softmax).
+/// The same from autograd through the reference decoder (plain ops: `[T, T]` scores,
+/// host-built mask, unchunked softmax and vocabulary).
 fn autograd(
     model: &Qwen,
     varmap: &candle_nn::VarMap,
     batch: &TokenBatch,
 ) -> (Vec<f64>, Vec<f64>, Grads, f64) {
     let w = weights_for(batch);
-    let out = model.response_logprobs_at(batch, true, TEMP).unwrap();
+    let out = Reference::new(model.config(), varmap).response_logprobs(batch, TEMP);
     let loss = loss_of(&out, &w).unwrap();
     let grads = loss.backward().unwrap();
     let flat = |t: &Tensor| {
@@ -171,7 +171,7 @@ fn holed_batch(vocab: u32) -> TokenBatch {
     }
 }
 
-/// The walk equals plain autograd on both paths, with and without checkpointing, with the
+/// The walk equals the reference's autograd on both paths, with and without checkpointing, with the
 /// attention and the vocabulary split into many chunks (3 query rows, 3 logit rows), for
 /// Qwen2 (biases, tied head) and Qwen3 (q/k norms, untied), GQA (4 heads on 2 kv heads), a
 /// right-padded batch and a batch with a padding key inside a prompt.
@@ -250,7 +250,7 @@ fn generic_walk_matches_finite_differences_in_f64() {
     }
 }
 
-/// The same on the CPU fused path (the hand-written decoder-layer backward of `layer.rs`:
+/// The same on the CPU fused path (the hand-written decoder-layer backward of `cpu/layer.rs`:
 /// RMSNorm backward with the residual fused in, SwiGLU, attention, q/k norms, concatenated
 /// projections and their biases), with and without checkpointing, key padding included.
 #[test]
@@ -283,7 +283,7 @@ fn fused_walk_matches_finite_differences_in_f64() {
 /// The fused CPU kernels split rows into fixed blocks (not per thread) and sum per-block
 /// partials in block order: with the gemm crate's products the walk's values and gradients
 /// are bit-identical on 1 and 3 threads. OpenBLAS's products change in the last bits with the
-/// thread count (`matmul.rs`), so when a BLAS is loaded the walk is only checked to
+/// thread count (`cpu/matmul.rs`), so when a BLAS is loaded the walk is only checked to
 /// repeat itself bit for bit on each count.
 #[test]
 fn fused_walk_does_not_depend_on_the_thread_count() {
@@ -319,7 +319,7 @@ fn fused_walk_does_not_depend_on_the_thread_count() {
 }
 
 /// A loss of the log-probs alone (no entropy term, entropies computed or not): the fused
-/// vocabulary backward's `g_ent`-free branch against plain autograd, both paths.
+/// vocabulary backward's `g_ent`-free branch against the reference's autograd, both paths.
 #[test]
 fn walk_without_an_entropy_term_matches_autograd() {
     let cfg = small_config("qwen2", 40);
@@ -334,7 +334,7 @@ fn walk_without_an_entropy_term_matches_autograd() {
                 .broadcast_mul(&w.to_dtype(out.logprobs.dtype())?)?
                 .sum_all()
         };
-        let out = model.response_logprobs_at(&b, false, TEMP).unwrap();
+        let out = Reference::new(&cfg, &varmap).response_logprobs(&b, TEMP);
         let grads = lp_loss(&out).unwrap().backward().unwrap();
         let g_r = collect(&varmap, |v| grads.get(v.as_tensor()).cloned());
         for with_entropy in [false, true] {
@@ -357,17 +357,18 @@ fn walk_without_an_entropy_term_matches_autograd() {
     }
 }
 
-/// The graph-free forward gives the training forward's values and tracks nothing.
+/// The graph-free forward gives the reference's values and tracks nothing.
 #[test]
 fn no_grad_forward_matches_and_builds_no_graph() {
     for generic in [false, true] {
         let cfg = small_config("qwen2", 40);
-        let (mut model, _varmap) = peaky_model(&cfg, 4, DType::F32);
+        let (mut model, varmap) = peaky_model(&cfg, 4, DType::F32);
         model.set_force_generic(generic);
+        let reference = Reference::new(&cfg, &varmap);
         for b in [batch(40), holed_batch(40)] {
-            let a = model.response_logprobs_at(&b, true, TEMP).unwrap();
+            let a = reference.response_logprobs(&b, TEMP);
             let n = model.response_logprobs_no_grad(&b, true, TEMP).unwrap();
-            assert!(a.logprobs.track_op(), "the training forward is tracked");
+            assert!(a.logprobs.track_op(), "the reference is tracked");
             assert!(!n.logprobs.track_op() && !n.entropy.as_ref().unwrap().track_op());
             let f = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
             assert!(max_abs_diff(&f(&a.logprobs), &f(&n.logprobs)) < 1e-5);

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use candle_core::DType;
+use rlvr_model::TrainForwardOptions;
 
 use crate::checkpoint::{mix_seed, SplitMix64};
 use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
@@ -73,17 +73,30 @@ pub fn supervised(
             .collect();
         let batch = policy.batch(&pairs)?;
         let mask = batch.response_mask()?;
-        let lp = policy.model.response_logprobs(&batch, false)?.logprobs;
         let n = mask.sum_all()?.to_scalar::<f32>()? as f64;
-        let loss = ((lp * &mask)?.sum_all()? * (-1.0 / n.max(1.0)))?;
-        let value = loss.to_dtype(DType::F64)?.to_scalar::<f64>()?;
+        // the trainer's forward and backward (rlvr-model's training step), gradients handed
+        // to the f32 accumulator piece by piece
+        let mut grads = GradAccum::new(&policy.params);
+        let params = &policy.params;
+        let value = policy
+            .model
+            .loss_and_grads_into(
+                &batch,
+                &TrainForwardOptions::default(),
+                |out| {
+                    let lp = &out.logprobs;
+                    Ok::<_, TrainError>(
+                        ((lp * mask.to_dtype(lp.dtype())?)?.sum_all()? * (-1.0 / n.max(1.0)))?,
+                    )
+                },
+                |piece| Ok(grads.add(params, &piece)?),
+            )?
+            .loss;
         if !value.is_finite() {
             return Err(TrainError::Msg(format!(
                 "warm start: non-finite loss at step {step}"
             )));
         }
-        let mut grads = GradAccum::new(&policy.params);
-        grads.add(&policy.params, &loss.backward()?)?;
         grads.clip(1.0)?;
         if !opt.step_stays_finite(&policy.params, &grads, schedule.lr_at(step))? {
             return Err(TrainError::Msg(format!(

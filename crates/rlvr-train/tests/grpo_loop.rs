@@ -725,7 +725,7 @@ fn sampler_and_training_forward_agree() {
     let batch = policy.batch(&pairs).unwrap();
     let lp: Vec<Vec<f32>> = policy
         .model
-        .response_logprobs(&batch, false)
+        .response_logprobs_no_grad(&batch, false, 1.0)
         .unwrap()
         .logprobs
         .to_vec2()

@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device};
 use rlvr_model::{init_random, ChatTokenizer, Qwen, QwenConfig, TokenBatch};
 
+pub mod reference;
+#[allow(unused_imports)] // not every test binary uses the reference
+pub use reference::Reference;
+
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")

@@ -1,23 +1,26 @@
-//! Fused CPU kernels with hand-written backwards for the training forward.
+//! Fused CPU kernels of the training forward and their hand-written backwards (CPU, f32 or
+//! f64).
 //!
 //! candle's autograd pays for every graph node: the op itself, a zero-filled gradient buffer
 //! and an `add` into it in the backward, each a pass over a full activation. For a small model
 //! these elementwise passes (and their allocations) cost more than the matmuls, so the
-//! elementwise chains of the training forward are single custom ops here, each with an exact
-//! backward written out (checked against finite differences in f64 by tests/grad.rs):
+//! elementwise chains of a decoder layer are single kernels here, each forward paired with
+//! its exact backward (used by the layer backward of `cpu/layer.rs`; the whole walk is checked
+//! against finite differences in f64 by tests/train_step.rs):
 //!
-//! * [`rms_norm`]: `y = w * x / sqrt(mean(x^2) + eps)` over the last dimension;
-//! * [`add_bias`]: `y + b` with the bias gradient summed row by row;
+//! * [`rms_norm`]: `y = w * x / sqrt(mean(x^2) + eps)` over the last dimension (a custom op
+//!   with an autograd backward: the final norm of the walk is differentiated by candle);
+//! * [`add_bias`]: `y + b`, backward [`column_sum`];
 //! * [`swiglu`]: `silu(g) * u` for `[.., 2F]` input holding `g` then `u` in each row;
-//! * [`attention`]: causal grouped-query self-attention with rotate-half RoPE, from the packed
-//!   `q | k | v` projection `[B*T, (heads + 2 kv_heads) * head_dim]` to the attention output
-//!   `[B*T, heads * head_dim]` (the batched matmuls run through candle, the rest in place).
+//! * [`attention_forward`]: causal grouped-query self-attention with rotate-half RoPE, from
+//!   the packed `q | k | v` projection `[B*T, (heads + 2 kv_heads) * head_dim]` to the
+//!   attention output `[B*T, heads * head_dim]` (the batched matmuls run through candle, the
+//!   rest in place);
+//! * [`vocab_rows`] / [`vocab_grad`]: the log-prob, log-sum-exp and entropy of logits rows and
+//!   their gradient.
 //!
-//! The backward kernels are themselves custom ops applied without a backward, which is how
-//! they reach the CPU slices. CPU only, f32 or f64, contiguous inputs (the wrappers copy
-//! otherwise).
-
-use std::sync::Mutex;
+//! Kernels are custom ops applied without a backward, which is how they reach the CPU
+//! slices. Contiguous inputs (the wrappers copy otherwise).
 
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, Layout, Shape, Tensor};
 use rayon::prelude::*;
@@ -50,57 +53,39 @@ trait Fl:
     fn wrap(v: Vec<Self>) -> CpuStorage;
 }
 
-impl Fl for f32 {
-    const ZERO: Self = 0.0;
-    const ONE: Self = 1.0;
-    fn of(x: f64) -> Self {
-        x as f32
-    }
-    fn sqrt(self) -> Self {
-        f32::sqrt(self)
-    }
-    fn exp(self) -> Self {
-        f32::exp(self)
-    }
-    fn ln(self) -> Self {
-        f32::ln(self)
-    }
-    fn slice(s: &CpuStorage) -> Option<&[Self]> {
-        match s {
-            CpuStorage::F32(v) => Some(v),
-            _ => None,
+/// `Fl` for a float type and its `CpuStorage` variant.
+macro_rules! impl_fl {
+    ($t:ident, $variant:ident) => {
+        impl Fl for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            fn of(x: f64) -> Self {
+                x as $t
+            }
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            fn slice(s: &CpuStorage) -> Option<&[Self]> {
+                match s {
+                    CpuStorage::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn wrap(v: Vec<Self>) -> CpuStorage {
+                CpuStorage::$variant(v)
+            }
         }
-    }
-    fn wrap(v: Vec<Self>) -> CpuStorage {
-        CpuStorage::F32(v)
-    }
+    };
 }
 
-impl Fl for f64 {
-    const ZERO: Self = 0.0;
-    const ONE: Self = 1.0;
-    fn of(x: f64) -> Self {
-        x
-    }
-    fn sqrt(self) -> Self {
-        f64::sqrt(self)
-    }
-    fn exp(self) -> Self {
-        f64::exp(self)
-    }
-    fn ln(self) -> Self {
-        f64::ln(self)
-    }
-    fn slice(s: &CpuStorage) -> Option<&[Self]> {
-        match s {
-            CpuStorage::F64(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn wrap(v: Vec<Self>) -> CpuStorage {
-        CpuStorage::F64(v)
-    }
-}
+impl_fl!(f32, F32);
+impl_fl!(f64, F64);
 
 /// Rows per parallel task of the row-wise kernels. A fixed number, not one derived from the
 /// thread count: reductions across rows (`dw` of the RMSNorm backward, bias gradients) sum
@@ -298,7 +283,7 @@ struct AddBias;
 
 impl CustomOp2 for AddBias {
     fn name(&self) -> &'static str {
-        "add-bias-with-grad"
+        "add-bias"
     }
 
     fn cpu_fwd(
@@ -322,19 +307,6 @@ impl CustomOp2 for AddBias {
             T::wrap(out)
         });
         Ok((out, yl.shape().clone()))
-    }
-
-    fn bwd(
-        &self,
-        _y: &Tensor,
-        b: &Tensor,
-        _res: &Tensor,
-        grad: &Tensor,
-    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        let db = grad
-            .contiguous()?
-            .apply_op1_no_bwd(&ColumnSum(b.elem_count()))?;
-        Ok((Some(grad.clone()), Some(db)))
     }
 }
 
@@ -368,10 +340,12 @@ impl CustomOp1 for ColumnSum {
     }
 }
 
-/// Differentiable `y + b` for `y` `[N, C]` and `b` `[C]` (CPU, f32 or f64); the bias gradient
-/// sums rows in place of candle's strided reduction.
+/// `y + b` for `y` `[N, C]` and `b` `[C]` (CPU, f32 or f64), no graph; its backward is
+/// [`column_sum`] of the upstream gradient (rows summed in place of candle's strided
+/// reduction).
 pub(crate) fn add_bias(y: &Tensor, b: &Tensor) -> Result<Tensor> {
-    Ok(y.contiguous()?.apply_op2(&b.contiguous()?, AddBias)?)
+    Ok(y.contiguous()?
+        .apply_op2_no_bwd(&b.contiguous()?, &AddBias)?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -419,7 +393,7 @@ fn swiglu_bwd<T: Fl>(x: &[T], grad: &[T], f: usize) -> Vec<T> {
 
 impl CustomOp1 for SwiGlu {
     fn name(&self) -> &'static str {
-        "swiglu-with-grad"
+        "swiglu"
     }
 
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
@@ -430,15 +404,6 @@ impl CustomOp1 for SwiGlu {
         let mut out = dims.to_vec();
         *out.last_mut().expect("rank >= 1") = f;
         Ok((y, Shape::from(out)))
-    }
-
-    fn bwd(
-        &self,
-        arg: &Tensor,
-        _res: &Tensor,
-        grad: &Tensor,
-    ) -> candle_core::Result<Option<Tensor>> {
-        Ok(Some(arg.apply_op2_no_bwd(&grad.contiguous()?, &SwiGluBwd)?))
     }
 }
 
@@ -468,10 +433,10 @@ impl CustomOp2 for SwiGluBwd {
     }
 }
 
-/// Differentiable `silu(g) * u` where each row of `x` (`[.., 2F]`) holds `g` then `u`; the
-/// result is `[.., F]` (CPU, f32 or f64).
+/// `silu(g) * u` where each row of `x` (`[.., 2F]`) holds `g` then `u`; the result is
+/// `[.., F]` (CPU, f32 or f64), no graph; its backward is [`swiglu_backward`].
 pub(crate) fn swiglu(x: &Tensor) -> Result<Tensor> {
-    Ok(x.contiguous()?.apply_op1(SwiGlu)?)
+    Ok(x.contiguous()?.apply_op1_no_bwd(&SwiGlu)?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -501,11 +466,6 @@ struct AttnSaved {
     k: Tensor,
     v: Tensor,
     p: Tensor,
-}
-
-struct Attention {
-    spec: std::sync::Arc<AttnSpec>,
-    saved: Mutex<Option<AttnSaved>>,
 }
 
 /// `y = x cos + rotate_half(x) sin` for one head vector (`rotate_half(x) = cat(-x2, x1)`).
@@ -697,63 +657,8 @@ impl AttnSpec {
     }
 }
 
-impl CustomOp1 for Attention {
-    fn name(&self) -> &'static str {
-        "attention-with-grad"
-    }
-
-    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = self.name();
-        let spec = &self.spec;
-        let (out, saved) = by_dtype!(s, op, |T| {
-            let (out, saved) = spec.forward::<T>(view(s, l, op)?)?;
-            (T::wrap(out), saved)
-        });
-        *self.saved.lock().expect("attention: poisoned lock") = Some(saved);
-        Ok((
-            out,
-            Shape::from((spec.b * spec.t, spec.heads * spec.head_dim)),
-        ))
-    }
-
-    fn bwd(
-        &self,
-        arg: &Tensor,
-        _res: &Tensor,
-        grad: &Tensor,
-    ) -> candle_core::Result<Option<Tensor>> {
-        let guard = self.saved.lock().expect("attention: poisoned lock");
-        let saved = guard
-            .as_ref()
-            .ok_or_else(|| candle_core::Error::Msg("attention: backward before forward".into()))?;
-        let grad = grad.contiguous()?;
-        let (gs, gl) = grad.storage_and_layout();
-        let gs = match &*gs {
-            candle_core::Storage::Cpu(c) => c,
-            _ => candle_core::bail!("attention: CPU only"),
-        };
-        let op = self.name();
-        let dx = by_dtype!(gs, op, |T| Tensor::from_vec(
-            self.spec.backward::<T>(saved, view(gs, gl, op)?)?,
-            arg.shape(),
-            arg.device()
-        )?);
-        Ok(Some(dx))
-    }
-}
-
-/// Differentiable causal self-attention (see the module docs): `qkv` is `[B*T, (heads + 2
-/// kv_heads) * head_dim]`, the result `[B*T, heads * head_dim]` (CPU, f32 or f64).
-pub(crate) fn attention(qkv: &Tensor, spec: std::sync::Arc<AttnSpec>) -> Result<Tensor> {
-    let op = Attention {
-        spec,
-        saved: Mutex::new(None),
-    };
-    Ok(qkv.contiguous()?.apply_op1(op)?)
-}
-
 // ---------------------------------------------------------------------------------------------
-// Plain kernels for the hand-written decoder-layer backward (`layer.rs`): no autograd, CPU
+// Plain kernels for the hand-written decoder-layer backward (`cpu/layer.rs`): no autograd, CPU
 // tensors in, CPU tensors out.
 
 /// Runs `$body` with `$x` bound to the contiguous `&[T]` elements of CPU tensor `$t`.
@@ -888,7 +793,7 @@ pub(crate) fn attention_backward(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Vocabulary rows (the training walk's steps 1 and 3, `train.rs`)
+// Vocabulary rows (the training walk's steps 1 and 3, `training.rs`)
 
 /// Per row of logits `z` `[n, V]` (f32 or f64, CPU): `(log p[target], lse, H)`, `[n]` each,
 /// in one pass over the row after its maximum: with `m = max z`, `e = exp(z - m)`,

@@ -4,7 +4,7 @@
 //! transposed view (`w.t()`), with candle's backward `dA = dC B^T`, `dB = A^T dC`. [`sgemm`] is
 //! the same product on plain row-major slices, `C = op(A) op(B) + beta C`.
 //!
-//! Which library computes it is chosen once per process, at run time ([`crate::blas`]):
+//! Which library computes it is chosen once per process, at run time ([`crate::cpu::blas`]):
 //! * a CBLAS loaded with `dlopen` (by default the system OpenBLAS, `libopenblas.so.0`; or
 //!   the library `RLVR_BLAS` names), one call per thread of the rayon pool it is called from
 //!   (`RAYON_NUM_THREADS` for the global one), each on its own rows or columns of the output.
@@ -28,11 +28,11 @@
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 
-use crate::blas::Backend;
+use crate::cpu::blas::Backend;
 
 /// The library that computes [`matmul`] and [`sgemm`] in this process, in one line.
 pub fn backend_description() -> String {
-    crate::blas::backend().describe()
+    crate::cpu::blas::backend().describe()
 }
 
 /// `a b` for 2-D `a` `[m, k]` and `b` `[k, n]` (see the module docs for which library runs
@@ -73,7 +73,7 @@ pub fn sgemm(
     ldc: usize,
 ) {
     sgemm_on(
-        crate::blas::backend(),
+        crate::cpu::blas::backend(),
         trans_a,
         trans_b,
         m,
@@ -242,13 +242,13 @@ fn strided_copy(data: &[f32], layout: &Layout) -> Vec<f32> {
     out
 }
 
-/// A CBLAS loaded at run time (`blas.rs`).
+/// A CBLAS loaded at run time (`cpu/blas.rs`).
 mod blas_backend {
     use std::ffi::c_int;
 
     use rayon::prelude::*;
 
-    use crate::blas::SgemmFn;
+    use crate::cpu::blas::SgemmFn;
 
     /// CBLAS's `CblasRowMajor`, `CblasNoTrans` and `CblasTrans`.
     const ROW_MAJOR: c_int = 101;
@@ -341,7 +341,7 @@ mod blas_backend {
             // SAFETY: `super::sgemm` checked that every slice holds its operand at its
             // leading dimension, so the part's offsets and extents stay inside them; parts
             // write disjoint rows (or columns) of `c`, which is borrowed mutably, so it
-            // aliases neither input; `cblas_sgemm` has CBLAS's C signature (`blas.rs`).
+            // aliases neither input; `cblas_sgemm` has CBLAS's C signature (`cpu/blas.rs`).
             unsafe {
                 cblas_sgemm(
                     ROW_MAJOR,
@@ -453,7 +453,7 @@ mod tests {
         let mut v = vec![Backend::Gemm {
             reason: "tested".into(),
         }];
-        if let b @ Backend::Blas(_) = crate::blas::choose(None) {
+        if let b @ Backend::Blas(_) = crate::cpu::blas::choose(None) {
             v.push(b);
         }
         v

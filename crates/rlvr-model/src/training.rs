@@ -18,7 +18,7 @@
 //! 4. the final norm, then each decoder layer in reverse: its input as a leaf variable `x`,
 //!    its output `y` with a graph, and the backward of `sum(y * dL/dy)` gives the layer's
 //!    parameter gradients and `dL/dx`, the next layer's upstream gradient (on the CPU fused
-//!    path a hand-written backward instead, `layer.rs`, with the same contract);
+//!    path a hand-written backward instead, `cpu/layer.rs`, with the same contract);
 //! 5. the embedding gradient from `dL/dx_0`.
 //!
 //! With `gradient_checkpointing` the forward of step 1 keeps only each layer's input and
@@ -27,10 +27,10 @@
 //! computation either way (tested equal in f32 within 1e-5 relative).
 //!
 //! On the device-generic path (every device but the CPU in f32 / f64, or any device with
-//! [`Qwen::set_force_generic`]) a layer's attention is `flash.rs` (queries in chunks, only the
+//! `Qwen::set_force_generic`, feature `test-hooks`) a layer's attention is `generic/attention.rs` (queries in chunks, only the
 //! output and log-sum-exp stored, its own backward, masks built on the device): a layer's
 //! stored activations and its working memory grow linearly with the sequence length. On the
-//! CPU in f32 / f64 a layer is the fused custom ops of `fused.rs`, whose attention keeps the
+//! CPU in f32 / f64 a layer is the fused custom ops of `cpu/kernels.rs`, whose attention keeps the
 //! `[B, heads, T, T]` probabilities of the layer being differentiated (with checkpointing, of
 //! one layer at a time).
 
@@ -40,11 +40,11 @@ use candle_core::backprop::GradStore;
 use candle_core::{DType, Tensor, Var};
 
 use crate::batch::{ResponseLogProbs, TokenBatch};
+use crate::cpu::layer::{self, LayerTape};
+use crate::cpu::matmul::matmul;
 use crate::error::{Error, Result};
-use crate::flash::{self, FlashOut};
-use crate::layer::LayerTape;
-use crate::matmul::matmul;
-use crate::model::{apply_rope, rms_norm_train, upcast, Attention, Layer, Linear, Mlp, Qwen};
+use crate::generic;
+use crate::model::{upcast, Layer, Qwen};
 
 /// Options of [`Qwen::loss_and_grads`].
 #[derive(Debug, Clone, Copy)]
@@ -100,7 +100,7 @@ struct Walk {
     /// `[B*T]` u32 token ids.
     ids: Tensor,
     /// Fused CPU attention spec (fused path only).
-    spec: Option<Arc<crate::fused::AttnSpec>>,
+    spec: Option<Arc<crate::cpu::kernels::AttnSpec>>,
     /// `[1, 1, T, hd]` RoPE tables (generic path only).
     rope: Option<(Tensor, Tensor)>,
     /// `[B, T]` 1 = real key, 0 = padding, in the upcast dtype; `None` for a right-padded batch.
@@ -115,6 +115,22 @@ struct Walk {
     r: usize,
 }
 
+impl Walk {
+    /// The generic layer's inputs (generic path only).
+    fn inputs<'a>(&'a self, m: &'a Qwen) -> Result<generic::layer::Inputs<'a>> {
+        let (cos, sin) = self.rope.as_ref().ok_or_else(|| {
+            Error::InvalidArgument("training walk: no RoPE tables on the fused path".into())
+        })?;
+        Ok(generic::layer::Inputs {
+            cos,
+            sin,
+            rot: &m.rot,
+            key_ok: self.key_ok.as_ref(),
+            chunk: m.attn_chunk_rows,
+        })
+    }
+}
+
 /// What a layer's backward needs (see the module docs, step 4).
 enum Tape {
     Fused {
@@ -123,16 +139,10 @@ enum Tape {
         tape: Option<LayerTape>,
     },
     Generic {
-        /// The layer input as a leaf variable (`None` without a graph).
-        x: Option<Var>,
-        /// RoPE'd q `[B, heads, T, hd]`, k, v `[B, kv_heads, T, hd]`, attached to the graph.
-        qkv: [Tensor; 3],
-        /// The same, detached, for the attention backward.
-        qkv_d: [Tensor; 3],
-        flash: FlashOut,
-        /// The attention output as a leaf variable (`None` without a graph).
-        o_var: Option<Var>,
+        /// The output `[B*T, H]`.
         out: Tensor,
+        /// What the layer's backward needs (`None` without a graph).
+        tape: Option<generic::layer::Tape>,
     },
 }
 
@@ -142,51 +152,6 @@ impl Tape {
             Tape::Fused { out, .. } | Tape::Generic { out, .. } => out,
         }
     }
-}
-
-fn detach_linear(l: &Linear) -> Result<Linear> {
-    Linear::new(l.weight.detach(), l.bias.as_ref().map(Tensor::detach))
-}
-
-/// The weights of one decoder layer.
-fn layer_weights(l: &Layer) -> Vec<&Tensor> {
-    let a = &l.self_attn;
-    let m = &l.mlp;
-    let mut w = vec![&l.input_layernorm, &l.post_attention_layernorm];
-    for lin in [
-        &a.q_proj,
-        &a.k_proj,
-        &a.v_proj,
-        &a.o_proj,
-        &m.gate_proj,
-        &m.up_proj,
-        &m.down_proj,
-    ] {
-        w.push(&lin.weight);
-        w.extend(lin.bias.as_ref());
-    }
-    w.extend(a.q_norm.as_ref());
-    w.extend(a.k_norm.as_ref());
-    w
-}
-
-/// Adds the gradients of `weights` found in `st` to `acc` and drops the rest of `st`.
-///
-/// candle's backward also returns gradients of operands that are not variables (the
-/// broadcast RoPE tables, the detached upstream gradients of the walk's surrogate losses:
-/// tensors as large as a layer's activations); merging them into `acc` would keep them
-/// until the step ends, several per layer.
-fn absorb(acc: &mut GradStore, mut st: GradStore, weights: &[&Tensor]) -> Result<()> {
-    for w in weights {
-        if let Some(g) = st.remove(w) {
-            let g = match acc.remove(w) {
-                Some(prev) => (prev + g)?,
-                None => g,
-            };
-            acc.insert(w, g);
-        }
-    }
-    Ok(())
 }
 
 /// The gradients of `weights` in `st`, nothing else (candle's backward also returns gradients
@@ -201,13 +166,39 @@ fn only(mut st: GradStore, weights: &[&Tensor]) -> GradStore {
     out
 }
 
-fn remove(store: &mut GradStore, t: &Tensor, what: &str) -> Result<Tensor> {
-    store
-        .remove(t)
-        .ok_or_else(|| Error::InvalidArgument(format!("training walk: no gradient for {what}")))
-}
-
 impl Qwen {
+    /// The shapes, RoPE tables and key flags of the fused CPU attention for a `[B, T]` batch.
+    pub(crate) fn fused_spec(
+        &self,
+        b: usize,
+        t: usize,
+        key_ok: Option<Vec<Vec<bool>>>,
+    ) -> std::sync::Arc<crate::cpu::kernels::AttnSpec> {
+        let hd = self.cfg.head_dim;
+        let (mut cos, mut sin) = (Vec::with_capacity(t * hd), Vec::with_capacity(t * hd));
+        for p in 0..t {
+            for _half in 0..2 {
+                for &f in &self.inv_freq {
+                    // as in `rope_tables`: the angle and its cos/sin in f32
+                    let a = p as f32 * f;
+                    cos.push(a.cos() as f64);
+                    sin.push(a.sin() as f64);
+                }
+            }
+        }
+        std::sync::Arc::new(crate::cpu::kernels::AttnSpec {
+            b,
+            t,
+            heads: self.cfg.num_attention_heads,
+            kv_heads: self.cfg.num_key_value_heads,
+            head_dim: hd,
+            scale: 1.0 / (hd as f64).sqrt(),
+            cos,
+            sin,
+            key_ok,
+        })
+    }
+
     /// Sets the query positions per chunk of the device-generic attention (default 256):
     /// one chunk's scores are `[B, heads, rows, <= T]`.
     pub fn set_attention_chunk_rows(&mut self, rows: usize) {
@@ -215,55 +206,12 @@ impl Qwen {
     }
 
     /// Runs the training step on the device-generic path even on the CPU in f32 / f64 (the
-    /// path CUDA takes: plain tensor ops, `flash.rs` attention), and samples through
-    /// [`Qwen::forward_cached`] instead of the CPU decode of `decode.rs`. For tests and
-    /// measurements.
-    #[doc(hidden)]
+    /// path CUDA takes: plain tensor ops, `generic/attention.rs` attention), and samples through
+    /// [`Qwen::forward_cached`] instead of the CPU decode of `cpu/decode.rs`. For tests and
+    /// measurements (feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
     pub fn set_force_generic(&mut self, on: bool) {
         self.force_generic = on;
-    }
-
-    /// A copy of the model over the same storage with every weight detached: its forwards
-    /// build no autograd graph, and it sees later in-place weight updates.
-    pub(crate) fn detached(&self) -> Result<Qwen> {
-        let layers = self
-            .layers
-            .iter()
-            .map(|l| {
-                let a = &l.self_attn;
-                Ok(Layer {
-                    input_layernorm: l.input_layernorm.detach(),
-                    self_attn: Attention {
-                        q_proj: detach_linear(&a.q_proj)?,
-                        k_proj: detach_linear(&a.k_proj)?,
-                        v_proj: detach_linear(&a.v_proj)?,
-                        o_proj: detach_linear(&a.o_proj)?,
-                        q_norm: a.q_norm.as_ref().map(Tensor::detach),
-                        k_norm: a.k_norm.as_ref().map(Tensor::detach),
-                    },
-                    post_attention_layernorm: l.post_attention_layernorm.detach(),
-                    mlp: Mlp {
-                        gate_proj: detach_linear(&l.mlp.gate_proj)?,
-                        up_proj: detach_linear(&l.mlp.up_proj)?,
-                        down_proj: detach_linear(&l.mlp.down_proj)?,
-                    },
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Qwen {
-            cfg: self.cfg.clone(),
-            embed_tokens: self.embed_tokens.detach(),
-            layers,
-            norm: self.norm.detach(),
-            lm_head: self.lm_head.detach(),
-            inv_freq: self.inv_freq.clone(),
-            rot: self.rot.detach(),
-            logits_chunk_elems: self.logits_chunk_elems,
-            attn_chunk_rows: self.attn_chunk_rows,
-            force_generic: self.force_generic,
-            dtype: self.dtype,
-            device: self.device.clone(),
-        })
     }
 
     fn walk(&self, batch: &TokenBatch, temperature: f64) -> Result<Walk> {
@@ -325,71 +273,23 @@ impl Qwen {
     }
 
     /// Decoder layer `li` on `[B*T, H]` rows (`x` without a graph). With `graph`, what the
-    /// backward needs: on the fused path the hand-written backward's tape (`layer.rs`); on
+    /// backward needs: on the fused path the hand-written backward's tape (`cpu/layer.rs`); on
     /// the generic path the layer input and the attention output become leaf variables so
     /// their gradients can be read (the caller passes attached weights). Without, nothing is
     /// tracked (detached model).
     fn layer_pass(&self, li: usize, x: &Tensor, w: &Walk, graph: bool) -> Result<Tape> {
         let layer = &self.layers[li];
         if let Some(spec) = &w.spec {
-            let (out, tape) = self.fused_layer_forward(layer, x, spec, graph)?;
+            let (out, tape) = layer::forward(&self.cfg, layer, x, spec, graph)?;
             return Ok(Tape::Fused { out, tape });
         }
-        let xv = graph.then(|| Var::from_tensor(x)).transpose()?;
-        let x = xv.as_ref().map_or(x, |v| v.as_tensor());
-        let cfg = &self.cfg;
-        let (b, t, h, eps) = (w.b, w.t, cfg.hidden_size, cfg.rms_norm_eps);
-        let (nh, kvh, hd) = (
-            cfg.num_attention_heads,
-            cfg.num_key_value_heads,
-            cfg.head_dim,
-        );
-        let (cos, sin) = w.rope.as_ref().expect("generic walk has RoPE tables");
-        let xs = x.reshape((b, t, h))?;
-        let at = &layer.self_attn;
-        let xn = rms_norm_train(&xs, &layer.input_layernorm, eps)?;
-        let q = at.q_proj.forward(&xn)?.reshape((b, t, nh, hd))?;
-        let k = at.k_proj.forward(&xn)?.reshape((b, t, kvh, hd))?;
-        let v = at.v_proj.forward(&xn)?.reshape((b, t, kvh, hd))?;
-        let (q, k) = match (&at.q_norm, &at.k_norm) {
-            (Some(qn), Some(kn)) => (rms_norm_train(&q, qn, eps)?, rms_norm_train(&k, kn, eps)?),
-            _ => (q, k),
-        };
-        let q = apply_rope(&q.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
-        let k = apply_rope(&k.transpose(1, 2)?.contiguous()?, cos, sin, &self.rot)?;
-        let v = v.transpose(1, 2)?.contiguous()?;
-        let qkv_d = [q.detach(), k.detach(), v.detach()];
-        let scale = 1.0 / (hd as f64).sqrt();
-        let mut flash = flash::forward(
-            &qkv_d[0],
-            &qkv_d[1],
-            &qkv_d[2],
-            w.key_ok.as_ref(),
-            scale,
-            self.attn_chunk_rows,
-        )?;
-        let (o, o_var) = if graph {
-            let var = Var::from_tensor(&flash.o)?;
-            // the variable's copy serves the backward too: one stored copy of O
-            flash.o = var.as_tensor().detach();
-            (var.as_tensor().clone(), Some(var))
-        } else {
-            (flash.o.clone(), None)
-        };
-        let attn = o.transpose(1, 2)?.reshape((b, t, nh * hd))?;
-        let xs = (&xs + at.o_proj.forward(&attn)?)?;
-        let xn = rms_norm_train(&xs, &layer.post_attention_layernorm, eps)?;
-        let m = &layer.mlp;
-        let gate = m.gate_proj.forward(&xn)?.silu()?;
-        let up = m.up_proj.forward(&xn)?;
-        let out = (&xs + m.down_proj.forward(&(gate * up)?)?)?.reshape((b * t, h))?;
+        let h = self.cfg.hidden_size;
+        let xs = x.reshape((w.b, w.t, h))?;
+        let (out, tape) =
+            generic::layer::forward(&self.cfg, li, layer, &xs, &w.inputs(self)?, None, graph)?;
         Ok(Tape::Generic {
-            x: xv,
-            qkv: [q, k, v],
-            qkv_d,
-            flash,
-            o_var,
-            out,
+            out: out.reshape((w.b * w.t, h))?,
+            tape,
         })
     }
 
@@ -402,46 +302,24 @@ impl Qwen {
         w: &Walk,
         acc: &mut GradStore,
     ) -> Result<Tensor> {
-        let weights = layer_weights(&self.layers[li]);
         match tape {
             Tape::Fused { tape, .. } => {
                 let tape = tape.expect("a layer tape for the backward has a graph");
                 let spec = w.spec.as_ref().expect("fused walk has an attention spec");
-                self.fused_layer_backward(&self.layers[li], tape, g, spec, acc)
+                layer::backward(&self.cfg, &self.layers[li], tape, g, spec, acc)
             }
-            Tape::Generic {
-                x,
-                qkv,
-                qkv_d,
-                flash,
-                o_var,
-                out,
-            } => {
-                let o_var = o_var.expect("a layer tape for the backward has a graph");
-                let x = x.expect("a layer tape for the backward has a graph");
-                let mut st = (out * g)?.sum_all()?.backward()?;
-                let d_o = remove(&mut st, o_var.as_tensor(), "the attention output")?;
-                let dx1 = remove(&mut st, x.as_tensor(), "a layer input")?;
-                absorb(acc, st, &weights)?;
-                let scale = 1.0 / (self.cfg.head_dim as f64).sqrt();
-                let (dq, dk, dv) = flash::backward(
-                    &qkv_d[0],
-                    &qkv_d[1],
-                    &qkv_d[2],
-                    w.key_ok.as_ref(),
-                    scale,
-                    self.attn_chunk_rows,
-                    &flash,
-                    &d_o,
+            Tape::Generic { tape, .. } => {
+                let tape = tape.expect("a layer tape for the backward has a graph");
+                let h = self.cfg.hidden_size;
+                let dx = generic::layer::backward(
+                    &self.cfg,
+                    &self.layers[li],
+                    tape,
+                    &g.reshape((w.b, w.t, h))?,
+                    &w.inputs(self)?,
+                    acc,
                 )?;
-                drop((qkv_d, flash, d_o));
-                let [q, k, v] = qkv;
-                let surrogate = ((q * dq)?.sum_all()? + (k * dk)?.sum_all()?)?;
-                let surrogate = (surrogate + (v * dv)?.sum_all()?)?;
-                let mut st = surrogate.backward()?;
-                let dx2 = remove(&mut st, x.as_tensor(), "a layer input")?;
-                absorb(acc, st, &weights)?;
-                Ok((dx1 + dx2)?)
+                Ok(dx.reshape((w.b * w.t, h))?)
             }
         }
     }
@@ -449,9 +327,9 @@ impl Qwen {
     /// The final RMSNorm on `[B*T, H]` rows (the same kernel as the rest of the path).
     fn final_norm(&self, x: &Tensor) -> Result<Tensor> {
         if self.uses_fused() {
-            crate::fused::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
+            crate::cpu::kernels::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
         } else {
-            rms_norm_train(x, &self.norm, self.cfg.rms_norm_eps)
+            generic::layer::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
         }
     }
 
@@ -508,9 +386,9 @@ impl Qwen {
             let len = chunk.min(w.n - start);
             let z = self.logits_chunk(h, &wt, start, len, temperature)?;
             if let Some(t) = &targets {
-                // CPU: one fused pass per row (fused.rs), the same formulas
+                // CPU: one fused pass per row (cpu/kernels.rs), the same formulas
                 let (lp, lse, ent) =
-                    crate::fused::vocab_rows(&z, &t[start..start + len], with_entropy)?;
+                    crate::cpu::kernels::vocab_rows(&z, &t[start..start + len], with_entropy)?;
                 lps.push(lp);
                 lses.push(lse);
                 ents.extend(ent);
@@ -582,12 +460,12 @@ impl Qwen {
                 _ => self.logits_chunk(h, &wt, start, len, temperature)?,
             };
             if let Some(t) = &targets {
-                // CPU: one fused pass per row (fused.rs), the same formulas
+                // CPU: one fused pass per row (cpu/kernels.rs), the same formulas
                 let ent = match (g_ent, &fwd.entropy) {
                     (Some(ge), Some(ent)) => Some(((rows(ge)? * inv_t)?, rows(ent)?)),
                     _ => None,
                 };
-                let dz = crate::fused::vocab_grad(
+                let dz = crate::cpu::kernels::vocab_grad(
                     &z,
                     &t[start..start + len],
                     &rows(&fwd.lse)?,
@@ -642,9 +520,11 @@ impl Qwen {
         Ok(full.reshape((w.b, w.r))?)
     }
 
-    /// The training forward without any autograd graph: the same values as
-    /// [`Self::response_logprobs_at`] (log-probs, and entropies when asked, `[B, R]`, 0 at
-    /// padding), for the old-log-prob, reference and evaluation passes. Memory: the
+    /// The training forward without any autograd graph: the log-probs `log softmax(logits /
+    /// temperature)[token]` of the response tokens of `batch` (and the entropies of those
+    /// distributions, in nats, when asked), `[B, R]` with `R` the longest response, 0 at
+    /// padding, f32 (f64 for an f64 model): the values [`Self::loss_and_grads`] hands its loss,
+    /// for the old-log-prob, reference, evaluation and scoring passes. Memory: the
     /// activations of one layer at a time, the attention and vocabulary in chunks.
     pub fn response_logprobs_no_grad(
         &self,
@@ -671,9 +551,10 @@ impl Qwen {
     ///
     /// `loss_fn` receives the response log-probs (and entropies, with `with_entropy`) as
     /// `[B, R]` leaf tensors, 0 at padding, exactly the values of
-    /// [`Self::response_logprobs_at`], and returns a scalar loss built from them with candle
-    /// ops. The result holds those values detached, the loss, and `dL/dw` for every weight,
-    /// which equal the autograd gradients of `loss_fn(response_logprobs_at(..))` (tested).
+    /// [`Self::response_logprobs_no_grad`], and returns a scalar loss built from them with
+    /// candle ops. The result holds those values detached, the loss, and `dL/dw` for every
+    /// weight, which equal the autograd gradients of the loss through a plain-op decoder
+    /// (tested, and against finite differences in f64).
     /// When the loss is not finite, no backward runs and `grads` is empty.
     pub fn loss_and_grads<E, F>(
         &self,
@@ -772,7 +653,7 @@ impl Qwen {
         let g_ent = ent_var.as_ref().and_then(|v| st.remove(v.as_tensor()));
         // a loss that reads the weights directly (none of the trainer's do)
         let mut all = vec![&self.embed_tokens, &self.norm, &self.lm_head];
-        all.extend(self.layers.iter().flat_map(layer_weights));
+        all.extend(self.layers.iter().flat_map(Layer::weights));
         sink(only(st, &all))?;
         if w.n == 0 || (g_lp.is_none() && g_ent.is_none()) {
             return Ok(done(out));
@@ -804,7 +685,8 @@ impl Qwen {
             .and_then(|x| x.backward())
             .map_err(Error::from)?;
         drop(lp_var);
-        let mut g = remove(&mut st, x_last.as_tensor(), "the last hidden state")?;
+        let mut g =
+            generic::layer::take_grad(&mut st, x_last.as_tensor(), "the last hidden state")?;
         sink(only(st, &[&self.norm]))?;
         for li in (0..nl).rev() {
             let tape = if ckpt {

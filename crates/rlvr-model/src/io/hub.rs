@@ -42,6 +42,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::io::files::{index_shards, is_pickle_weight, pickle_refused, unsafe_path_reason};
 
 /// The kind of a hub repository; it decides the URL prefix and the cache folder's prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +147,7 @@ impl HubOptions {
             .ok()
             .filter(|e| !e.trim().is_empty())
             .unwrap_or_else(|| "https://huggingface.co".to_string());
-        let cache = crate::io::hub_cache_dir();
+        let cache = hub_cache_dir();
         let token = std::env::var("HF_TOKEN")
             .or_else(|_| std::env::var("HUGGING_FACE_HUB_TOKEN"))
             .ok()
@@ -211,44 +212,23 @@ impl HubOptions {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Validation of names that become paths
-
-/// Why `name` is not a plain relative path inside a directory, or `None` when it is one:
-/// `/`-separated components, none empty, `.` or `..`, no leading `/`, no backslash, NUL or
-/// other control character, at most 1024 bytes.
-pub(crate) fn unsafe_path_reason(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        return Some("it is empty");
+/// The Hugging Face hub cache directory: `HF_HUB_CACHE`, else `HF_HOME/hub`, else
+/// `~/.cache/huggingface/hub`.
+pub fn hub_cache_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("HF_HUB_CACHE").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
     }
-    if name.len() > 1024 {
-        return Some("it is longer than 1024 bytes");
+    if let Some(p) = std::env::var_os("HF_HOME").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p).join("hub");
     }
-    if name.contains('\\') {
-        return Some("it contains a backslash");
-    }
-    if name.contains('\0') {
-        return Some("it contains a NUL byte");
-    }
-    if name.chars().any(char::is_control) {
-        return Some("it contains a control character");
-    }
-    if name.starts_with('/') {
-        return Some("it is an absolute path");
-    }
-    for c in name.split('/') {
-        match c {
-            "" => return Some("it has an empty path component"),
-            "." | ".." => return Some("it has a `.` or `..` path component"),
-            _ => {}
-        }
-    }
-    // a drive prefix (`C:`) would make the path absolute on Windows
-    if name.as_bytes().get(1) == Some(&b':') {
-        return Some("it starts with a drive prefix");
-    }
-    None
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache").join("huggingface").join("hub")
 }
+
+// ---------------------------------------------------------------------------------------------
+// Validation of names that become paths (see also `files.rs`)
 
 /// True for a commit sha: exactly 40 hex digits.
 pub(crate) fn is_commit(s: &str) -> bool {
@@ -996,14 +976,11 @@ fn model_files(repo: &str, listed: &[String]) -> Result<Vec<String>> {
     } else {
         let pickles: Vec<String> = listed
             .iter()
-            .filter(|n| crate::io::is_pickle_weight(n))
+            .filter(|n| is_pickle_weight(n))
             .cloned()
             .collect();
         if !pickles.is_empty() {
-            return Err(crate::io::pickle_refused(
-                &format!("hub model {repo}"),
-                &pickles,
-            ));
+            return Err(pickle_refused(&format!("hub model {repo}"), &pickles));
         }
         return Err(Error::Hub(format!(
             "hub model {repo} has no model.safetensors or model.safetensors.index.json"
@@ -1039,7 +1016,7 @@ pub fn download_model(opts: &HubOptions, repo: &str) -> Result<PathBuf> {
             dir = path.parent().map(Path::to_path_buf);
         }
         if f == "model.safetensors.index.json" {
-            let shards = crate::io::index_shards(&path).map_err(|e| match e {
+            let shards = index_shards(&path).map_err(|e| match e {
                 Error::BadFile { reason, .. } => at.server_error(format!(
                     "sent a model.safetensors.index.json that rlvr refuses: {reason}"
                 )),

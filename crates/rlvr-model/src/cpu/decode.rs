@@ -4,7 +4,7 @@
 //! Decoding one token for 64 rows of a small model is a few hundred small products; through
 //! candle each of the ~40 ops of a layer allocates its output, dispatches to the thread pool and
 //! (for the attention) transposes and copies, which cost several times the arithmetic. Here a
-//! step is, per layer, four matrix products ([`crate::matmul::sgemm`]: OpenBLAS, or the gemm
+//! step is, per layer, four matrix products ([`crate::cpu::matmul::sgemm`]: OpenBLAS, or the gemm
 //! crate candle's CPU matmul calls, on the weights' own buffers: q|k|v and gate|up written
 //! into one buffer each) and loops over reused buffers:
 //!
@@ -25,13 +25,13 @@
 //!
 //! The result equals the tensor path up to f32 rounding (summation order); tests compare the
 //! two within 1e-4. Only for a CPU model in f32 not forced onto the generic path
-//! ([`Qwen::uses_cpu_decode`]); everything else samples through [`Qwen::forward_cached`].
+//! (`Qwen::uses_cpu_decode`); everything else samples through [`Qwen::forward_cached`].
 
-use candle_core::{DType, Tensor};
+use candle_core::Tensor;
 use rayon::prelude::*;
 
-use crate::draw::fast_exp;
 use crate::error::{Error, Result};
+use crate::generate::sampler::fast_exp;
 use crate::model::{Linear, Qwen};
 
 /// Calls `f` with the f32 elements of a CPU tensor in row-major order (a copy only when `t`
@@ -71,7 +71,7 @@ fn matmul_wt(
         return;
     }
     let beta = if accumulate { 1.0 } else { 0.0 };
-    crate::matmul::sgemm(
+    crate::cpu::matmul::sgemm(
         false,
         true,
         m,
@@ -453,7 +453,7 @@ struct StepRows<'a> {
 
 /// The forward of a [`StepRows`] (module docs): writes its keys and values into the cache at
 /// positions `past..past + t` and its logits `[rows, vocab]` of each row's last new position.
-/// The products run through [`crate::matmul::sgemm`]; the attention runs rows in parallel when
+/// The products run through [`crate::cpu::matmul::sgemm`]; the attention runs rows in parallel when
 /// `threaded`.
 fn forward_rows(m: &Qwen, mut w: StepRows, geom: &StepPositions, threaded: bool) -> Result<()> {
     let cfg = m.config();
@@ -615,14 +615,6 @@ fn forward_rows(m: &Qwen, mut w: StepRows, geom: &StepPositions, threaded: bool)
         matmul_wt(w.logits, vocab, 0, false, last, rows, hsz, wt, vocab)
     })?;
     Ok(())
-}
-
-impl Qwen {
-    /// True when sampling runs the plain-buffer CPU forward of `decode.rs`: a CPU model in f32
-    /// not forced onto the device-generic path.
-    pub(crate) fn uses_cpu_decode(&self) -> bool {
-        self.device.is_cpu() && self.dtype == DType::F32 && !self.force_generic
-    }
 }
 
 #[cfg(test)]

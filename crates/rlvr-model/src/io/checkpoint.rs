@@ -13,10 +13,13 @@ use candle_nn::{VarBuilder, VarMap};
 use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value};
 
+use crate::config::param_shapes;
 use crate::config::QwenConfig;
 use crate::error::{Error, Result};
-use crate::model::{param_shapes, Qwen};
-use crate::tokenizer::ChatTokenizer;
+use crate::io::files::{index_shards, is_pickle_weight, pickle_refused};
+use crate::io::hub::hub_cache_dir;
+use crate::io::tokenizer::ChatTokenizer;
+use crate::model::Qwen;
 
 /// The parts of `generation_config.json` rlvr uses, plus the whole file (written back on save).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -201,51 +204,6 @@ fn read_weights(dir: &Path, device: &Device) -> Result<(HashMap<String, Tensor>,
     Ok((all, index_path))
 }
 
-/// The shard files `model.safetensors.index.json` at `index_path` names in its `weight_map`,
-/// sorted and without repeats. Each must be a plain relative path inside the model directory
-/// (no `..`, no absolute path, no empty component, no backslash or NUL): the index may come
-/// from a hub server, and its names become paths.
-pub(crate) fn index_shards(index_path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(index_path).map_err(|e| Error::io(index_path, e))?;
-    let bad = |reason: String| Error::BadFile {
-        path: index_path.to_path_buf(),
-        reason,
-    };
-    let index: Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-    let map = index
-        .get("weight_map")
-        .and_then(Value::as_object)
-        .ok_or_else(|| bad("no weight_map object".into()))?;
-    let mut files = Vec::new();
-    for (tensor, v) in map {
-        let f = v.as_str().ok_or_else(|| {
-            bad(format!(
-                "weight_map entry {tensor:?} is not a file name but {v}"
-            ))
-        })?;
-        if let Some(why) = crate::hub::unsafe_path_reason(f) {
-            return Err(bad(format!(
-                "weight_map names the shard {f:?} (for tensor {tensor:?}), which is not a plain \
-                 relative path inside the model directory: {why}"
-            )));
-        }
-        files.push(f.to_string());
-    }
-    files.sort_unstable();
-    files.dedup();
-    Ok(files)
-}
-
-/// Whether a weight file name is PyTorch's pickle format: `pytorch_model*.bin`, `*.pt`,
-/// `*.pth`, `*.ckpt`.
-pub(crate) fn is_pickle_weight(name: &str) -> bool {
-    (name.starts_with("pytorch_model") && name.ends_with(".bin"))
-        || [".pt", ".pth", ".ckpt"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
-}
-
 /// Weight files in PyTorch's pickle format in `dir` (sorted). Only names are looked at;
 /// nothing is opened.
 fn pickle_weights(dir: &Path) -> Option<Vec<String>> {
@@ -257,30 +215,6 @@ fn pickle_weights(dir: &Path) -> Option<Vec<String>> {
         .collect();
     found.sort();
     (!found.is_empty()).then_some(found)
-}
-
-/// Weights that exist only as pickles (in directory or hub repository `dir`): refused
-/// (unpickling runs arbitrary code), with the two lines of Python that convert them to
-/// safetensors.
-pub(crate) fn pickle_refused(dir: &str, found: &[String]) -> Error {
-    let dir = Path::new(dir);
-    Error::Unsupported {
-        path: dir.join(&found[0]),
-        what: format!(
-            "weight format: {} {} PyTorch pickle (not loaded: unpickling can run arbitrary \
-             code). Convert the directory to safetensors once, with transformers:\n  \
-             python -c \"from transformers import AutoModelForCausalLM as M; \
-             M.from_pretrained('{d}').save_pretrained('{d}', safe_serialization=True)\"\n\
-             or, for a plain state dict, with safetensors:\n  \
-             python -c \"import torch; from safetensors.torch import save_file; \
-             save_file({{k: v.contiguous() for k, v in torch.load('{f}', weights_only=True).items()}}, \
-             '{d}/model.safetensors', metadata={{'format': 'pt'}})\"",
-            found.join(", "),
-            if found.len() == 1 { "is" } else { "are" },
-            d = dir.display(),
-            f = dir.join(&found[0]).display(),
-        ),
-    }
 }
 
 fn dtype_name(dtype: DType) -> Result<&'static str> {
@@ -471,21 +405,6 @@ fn normal_vec(rng: &mut rand::rngs::StdRng, n: usize, std: f32) -> Vec<f32> {
     out
 }
 
-/// The Hugging Face hub cache directory: `HF_HUB_CACHE`, else `HF_HOME/hub`, else
-/// `~/.cache/huggingface/hub`.
-pub fn hub_cache_dir() -> PathBuf {
-    if let Some(p) = std::env::var_os("HF_HUB_CACHE").filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
-    }
-    if let Some(p) = std::env::var_os("HF_HOME").filter(|p| !p.is_empty()) {
-        return PathBuf::from(p).join("hub");
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    home.join(".cache").join("huggingface").join("hub")
-}
-
 fn looks_like_hub_id(s: &str) -> bool {
     let parts: Vec<&str> = s.split('/').collect();
     parts.len() == 2
@@ -508,17 +427,17 @@ fn snapshot_complete(dir: &Path) -> bool {
 
 /// Resolves a directory, or a hub id through the local cache
 /// (`<cache>/models--owner--name/snapshots/<refs/main>/`), downloading it when not cached
-/// ([`crate::hub::download_model`]; `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` honoured).
+/// ([`crate::io::hub::download_model`]; `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` honoured).
 ///
 /// Offline and not cached: an error naming the files needed and where they must be.
 pub fn resolve_model_dir(dir_or_hub_id: &str) -> Result<PathBuf> {
-    resolve_model_dir_with(dir_or_hub_id, &crate::hub::HubOptions::from_env())
+    resolve_model_dir_with(dir_or_hub_id, &crate::io::hub::HubOptions::from_env())
 }
 
 /// [`resolve_model_dir`] with explicit hub options.
 pub fn resolve_model_dir_with(
     dir_or_hub_id: &str,
-    opts: &crate::hub::HubOptions,
+    opts: &crate::io::hub::HubOptions,
 ) -> Result<PathBuf> {
     let path = Path::new(dir_or_hub_id);
     if path.is_dir() {
@@ -532,7 +451,7 @@ pub fn resolve_model_dir_with(
         Err(Error::Hub(miss)) if opts.offline => Err(Error::Hub(format!(
             "HF_HUB_OFFLINE is set, so nothing is downloaded: {miss}"
         ))),
-        Err(_) => crate::hub::download_model(opts, dir_or_hub_id),
+        Err(_) => crate::io::hub::download_model(opts, dir_or_hub_id),
     }
 }
 
@@ -556,7 +475,7 @@ pub fn resolve_in_cache(hub_id: &str, cache: &Path) -> Result<PathBuf> {
     // refs/main must name a commit (40 hex) before it is used as a path
     let by_ref = std::fs::read_to_string(repo.join("refs").join("main"))
         .ok()
-        .filter(|rev| crate::hub::is_commit(rev.trim()))
+        .filter(|rev| crate::io::hub::is_commit(rev.trim()))
         .map(|rev| snapshots.join(rev.trim()));
     let candidates: Vec<PathBuf> = match by_ref {
         Some(p) => vec![p],

@@ -1,13 +1,17 @@
-//! Batched, KV-cached, seeded sampling of `n` responses per prompt.
+//! Batched, KV-cached, seeded sampling of `n` responses per prompt: the loop over steps
+//! ([`generate()`]) around the sampling forward of the model's device path and the token
+//! sampler ([`sampler`]).
+
+pub mod sampler;
 
 use candle_core::Tensor;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::decode::{CpuDecoder, DecodeCache};
-use crate::draw::{sample_logits, DrawParams};
+use crate::cpu::decode::{CpuDecoder, DecodeCache};
 use crate::error::{Error, Result};
 use crate::model::{KvCache, Qwen};
+use sampler::{sample_logits, DrawParams};
 
 /// Sampling parameters (names as in vLLM / TRL).
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +32,7 @@ pub struct SamplingParams {
     /// A response ends at the first token whose decoded text completes one of these strings
     /// (that token is kept). Needs a tokenizer.
     pub stop_strings: Vec<String>,
-    /// Seeds the sampler; see [`generate`] for what is reproducible.
+    /// Seeds the sampler; see [`generate()`] for what is reproducible.
     pub seed: u64,
 }
 
@@ -67,7 +71,7 @@ pub struct Generation {
     pub tokens: Vec<u32>,
     /// Per token: `log softmax(logits / T)[token]`, the log-prob under the model's
     /// temperature-T distribution before top-k / top-p truncation, as verl and TRL compute
-    /// "old" log-probs (`Qwen::response_logprobs_at(.., T)` recomputes it). For greedy
+    /// "old" log-probs (`Qwen::response_logprobs_no_grad(.., T)` recomputes it). For greedy
     /// decoding (T = 0) the temperature-1 log-prob.
     pub logprobs: Vec<f32>,
     /// True when cut off by `max_new_tokens` without eos or stop string.
@@ -126,7 +130,7 @@ pub fn kv_cache_budget(device: &candle_core::Device) -> usize {
 /// prompt plus `max_new_tokens` and written in place: prompts are left-padded and prefilled
 /// once, the cache is repeated `n` times, and rows that finish are dropped from the batch on the
 /// device (they cost no further compute). Each step samples on the logits' device (see
-/// `draw.rs`) and copies only the sampled ids and log-probs to the host. When the KV cache of
+/// `generate/sampler.rs`) and copies only the sampled ids and log-probs to the host. When the KV cache of
 /// all rows would exceed [`kv_cache_budget`], the rows are generated in consecutive batches
 /// that fit (at least one row each).
 ///
@@ -148,11 +152,11 @@ pub fn generate(
     )
 }
 
-/// [`generate`] with the KV cache of each batch of rows held to `kv_cache_bytes` instead of
+/// [`generate()`] with the KV cache of each batch of rows held to `kv_cache_bytes` instead of
 /// [`kv_cache_budget`]: rows are batched `max(1, kv_cache_bytes / bytes_per_row)` at a time,
 /// `bytes_per_row` = [`KvCache::bytes_per_row`] at the longest prompt plus `max_new_tokens`.
 /// The trainer passes what its memory plan leaves of `model.device_memory_gib`. The responses
-/// do not depend on the budget (see [`generate`]).
+/// do not depend on the budget (see [`generate()`]).
 pub fn generate_within(
     model: &Qwen,
     tokenizer: Option<&tokenizers::Tokenizer>,
@@ -190,7 +194,7 @@ pub fn generate_within(
     }
 }
 
-/// The sampling forward of one batch of rows: the plain-buffer CPU decode (`decode.rs`) for a
+/// The sampling forward of one batch of rows: the plain-buffer CPU decode (`cpu/decode.rs`) for a
 /// CPU model in f32, else the tensor path ([`Qwen::forward_cached`] with a [`KvCache`]). Both
 /// keep each row's key flags (false for the left padding of its prompt).
 enum Forward<'m> {
@@ -286,7 +290,7 @@ fn index_tensor(idx: &[usize], model: &Qwen) -> Result<Tensor> {
     Ok(Tensor::from_vec(v, idx.len(), model.device())?)
 }
 
-/// [`generate`] for the rows `(prompt index, sample index)` of `rows` (consecutive, grouped by
+/// [`generate()`] for the rows `(prompt index, sample index)` of `rows` (consecutive, grouped by
 /// prompt), in that order.
 fn generate_rows(
     model: &Qwen,
@@ -462,84 +466,6 @@ fn validate(
         }
     }
     Ok(())
-}
-
-/// The sampler of rlvr <= 0.1 (kept as the benchmark's and the tests' reference): one row of
-/// host logits, two f64 exp passes over the vocabulary, a sort of the whole vocabulary for
-/// top-p; tokens ordered by weight, not by id, for the inverse CDF. Same distribution as
-/// [`crate::draw::sample_logits`], another random stream.
-#[doc(hidden)]
-pub fn sample_one_reference(
-    logits: &[f32],
-    params: &SamplingParams,
-    rng: &mut StdRng,
-    scratch: &mut Vec<(f32, u32)>,
-) -> (u32, f32) {
-    let greedy = params.temperature == 0.0;
-    let inv_t = if greedy {
-        1.0
-    } else {
-        1.0 / params.temperature
-    };
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let sum: f64 = logits
-        .iter()
-        .map(|&x| ((x as f64 - max) * inv_t).exp())
-        .sum();
-    let log_z = sum.ln();
-    let logprob = |i: usize| ((logits[i] as f64 - max) * inv_t - log_z) as f32;
-    if greedy {
-        let best = (0..logits.len()).fold(0, |b, i| if logits[i] > logits[b] { i } else { b });
-        return (best as u32, logprob(best));
-    }
-    let top_k = params.top_k.filter(|&k| k < logits.len());
-    if top_k.is_none() && params.top_p >= 1.0 {
-        // plain sampling: inverse CDF over the unnormalized weights
-        let mut u = rng.random::<f64>() * sum;
-        for (i, &x) in logits.iter().enumerate() {
-            u -= ((x as f64 - max) * inv_t).exp();
-            if u <= 0.0 {
-                return (i as u32, logprob(i));
-            }
-        }
-        let last = logits.len() - 1;
-        return (last as u32, logprob(last));
-    }
-    scratch.clear();
-    scratch.extend(logits.iter().enumerate().map(|(i, &x)| (x, i as u32)));
-    let desc = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    if let Some(k) = top_k {
-        scratch.select_nth_unstable_by(k - 1, desc);
-        scratch.truncate(k);
-    }
-    scratch.sort_unstable_by(desc);
-    let weights: Vec<f64> = scratch
-        .iter()
-        .map(|&(x, _)| ((x as f64 - max) * inv_t).exp())
-        .collect();
-    let total: f64 = weights.iter().sum();
-    let mut keep = weights.len();
-    if params.top_p < 1.0 {
-        let mut acc = 0.0;
-        for (i, w) in weights.iter().enumerate() {
-            acc += w / total;
-            if acc >= params.top_p {
-                keep = i + 1;
-                break;
-            }
-        }
-    }
-    let mass: f64 = weights[..keep].iter().sum();
-    let mut u = rng.random::<f64>() * mass;
-    for i in 0..keep {
-        u -= weights[i];
-        if u <= 0.0 {
-            let tok = scratch[i].1 as usize;
-            return (tok as u32, logprob(tok));
-        }
-    }
-    let tok = scratch[keep - 1].1 as usize;
-    (tok as u32, logprob(tok))
 }
 
 #[cfg(test)]

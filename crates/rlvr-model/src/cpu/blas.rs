@@ -14,7 +14,7 @@
 //! # Contract
 //! * The choice is made once per process and never changes.
 //! * A library that exports `openblas_set_num_threads` is set to one thread: rlvr splits a large
-//!   product among its own rayon threads instead (`matmul.rs`). Other CBLAS libraries keep their
+//!   product among its own rayon threads instead (`cpu/matmul.rs`). Other CBLAS libraries keep their
 //!   own threading.
 //! * Loading never panics: any failure selects the gemm crate and says why.
 
@@ -60,7 +60,7 @@ pub struct Blas {
     _lib: libloading::Library,
 }
 
-/// The library behind [`crate::matmul::matmul`] and [`crate::matmul::sgemm`].
+/// The library behind the CPU matrix product (`matmul`, `sgemm` of the sibling module).
 pub enum Backend {
     /// A CBLAS loaded at run time.
     Blas(Blas),

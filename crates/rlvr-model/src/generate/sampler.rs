@@ -623,6 +623,16 @@ mod tests {
         }
     }
 
+    /// The uniforms `u` as the tensor path takes them (`[rows]` f32).
+    fn uniforms(u: &[f64]) -> Tensor {
+        Tensor::from_vec(
+            u.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+            u.len(),
+            &Device::Cpu,
+        )
+        .unwrap()
+    }
+
     fn normal_logits(n: usize, sd: f32, seed: u64) -> Vec<f32> {
         let mut rng = StdRng::seed_from_u64(seed);
         (0..n)
@@ -788,12 +798,7 @@ mod tests {
                 .unwrap()
                 .contiguous()
                 .unwrap();
-            let ut = Tensor::from_vec(
-                u.iter().map(|&v| v as f32).collect::<Vec<_>>(),
-                draws,
-                &Device::Cpu,
-            )
-            .unwrap();
+            let ut = uniforms(&u);
             let (ids, lps) = sample_logits_tensor(&rows, &ut, &d).unwrap();
             let mut counts = vec![0usize; x.len()];
             for (tok, lp) in ids
@@ -836,12 +841,7 @@ mod tests {
             for _ in 0..3 {
                 let u: Vec<f64> = (0..rows).map(|_| rng.random::<f64>()).collect();
                 let (a, la) = sample_logits(&logits, &u, &d).unwrap();
-                let ut = Tensor::from_vec(
-                    u.iter().map(|&v| v as f32).collect::<Vec<_>>(),
-                    rows,
-                    &Device::Cpu,
-                )
-                .unwrap();
+                let ut = uniforms(&u);
                 let (b, lb) = sample_logits_tensor(&logits, &ut, &d).unwrap();
                 let (b, lb) = (b.to_vec1::<u32>().unwrap(), lb.to_vec1::<f32>().unwrap());
                 // the inverse CDF sums in f64 on the CPU and in f32 blocks on the tensor path:

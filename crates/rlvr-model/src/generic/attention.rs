@@ -1,0 +1,246 @@
+//! Causal grouped-query attention in bounded memory from plain candle tensor ops, so it runs
+//! on every device (the CPU kernels of `cpu/kernels.rs` do not run on CUDA); the attention of
+//! the device-generic path's training step and of its KV-cached sampling forward.
+//!
+//! [`Attention::forward`] walks the queries in chunks of `c` rows. A chunk's scores are
+//! `[B, heads, c, L]` with `L = past + start + c` (keys after the chunk's last query are causally
+//! invisible and never computed); the result keeps only the output `O` and the row
+//! log-sum-exp `lse = m + log(sum exp(S - m))`, so the stored activation memory of one call is
+//! `O(T x head_dim)` and its peak working memory `O(T x c)`: never `T x T`.
+//!
+//! [`Attention::backward`] recomputes each chunk's probabilities `P = exp(S - lse)` and applies, with
+//! `S = scale * Q K^T + mask` and `D = rowsum(dO * O)`:
+//! ```text
+//! dV += P^T dO        dP = dO V^T        dS = P * (dP - D)
+//! dQ  = scale * dS K  dK += scale * dS^T Q
+//! ```
+//! Scores, softmax, `lse` and `D` are f32 (f64 for an f64 model); the matmuls run in the
+//! model's dtype (bf16 works). Masks are built on the device from `arange` comparisons: key
+//! `j` is visible to query `i` when `j == i`, or `j < i` and `j` is not a padding key, the
+//! rule of the other forwards (a query always sees itself, so no row is empty).
+//!
+//! Shapes: `q` `[B, heads, T, hd]` (after RoPE), `k`, `v` `[B, kv_heads, past + T, hd]`: the
+//! queries are the last `T` positions (`past` > 0 only when sampling with a KV cache; the
+//! backward takes `past = 0`); query head `h` uses kv head `h / (heads / kv_heads)`
+//! (transformers' `repeat_kv` order).
+
+use candle_core::{DType, Tensor, D};
+
+use crate::error::Result;
+use crate::model::upcast;
+
+/// Added to invisible scores; `exp` of it underflows to exactly 0.
+const MASK_VALUE: f64 = -1e9;
+
+/// What [`Attention::backward`] needs besides q, k, v: the output and the row log-sum-exp.
+pub(crate) struct FlashOut {
+    /// `[B, heads, T, hd]` in the dtype of `v`.
+    pub o: Tensor,
+    /// `[B, kv_heads, groups, T, 1]` f32 (f64 for f64 inputs).
+    pub lse: Tensor,
+}
+
+/// Problem geometry shared by both passes.
+struct Geo {
+    b: usize,
+    kvh: usize,
+    g: usize,
+    /// Query positions.
+    t: usize,
+    /// Keys before the first query (cached positions when sampling; 0 in training).
+    past: usize,
+    hd: usize,
+    up: DType,
+}
+
+impl Geo {
+    fn of(q: &Tensor, k: &Tensor) -> Result<Self> {
+        let (b, nh, t, hd) = q.dims4()?;
+        let (kvh, l) = (k.dim(1)?, k.dim(2)?);
+        Ok(Self {
+            b,
+            kvh,
+            g: nh / kvh,
+            t,
+            past: l - t,
+            hd,
+            up: upcast(q.dtype()),
+        })
+    }
+
+    /// Rows `s..s+c` of a `[B, heads, T, hd]` tensor as `[B, kv_heads, groups * c, hd]`.
+    fn rows(&self, x: &Tensor, s: usize, c: usize) -> Result<Tensor> {
+        Ok(x.reshape((self.b, self.kvh, self.g, self.t, self.hd))?
+            .narrow(3, s, c)?
+            .contiguous()?
+            .reshape((self.b, self.kvh, self.g * c, self.hd))?)
+    }
+}
+
+/// The additive mask `[B or 1, 1, 1, c, L]` (0 visible, MASK_VALUE not) of query rows
+/// `s..s+c` (positions `past + s..`) against keys `0..L`, built on `device`. `key_ok` is
+/// `[B, past + T]` in `up` (1 real, 0 padding).
+fn chunk_mask(
+    geo: &Geo,
+    key_ok: Option<&Tensor>,
+    s: usize,
+    c: usize,
+    l: usize,
+    device: &candle_core::Device,
+) -> Result<Tensor> {
+    let p = geo.past + s;
+    let qi = Tensor::arange(p as u32, (p + c) as u32, device)?.reshape((c, 1))?;
+    let kj = Tensor::arange(0u32, l as u32, device)?.reshape((1, l))?;
+    let before = kj.broadcast_lt(&qi)?.to_dtype(geo.up)?; // j < i
+    let same = kj.broadcast_eq(&qi)?.to_dtype(geo.up)?; // j == i
+    let visible = match key_ok {
+        None => (before + same)?.reshape((1, 1, 1, c, l))?,
+        Some(ok) => {
+            let ok = ok.narrow(1, 0, l)?.reshape((geo.b, 1, 1, 1, l))?;
+            ok.broadcast_mul(&before.reshape((1, 1, 1, c, l))?)?
+                .broadcast_add(&same.reshape((1, 1, 1, c, l))?)?
+        }
+    };
+    Ok(((visible - 1.0)? * -MASK_VALUE)?)
+}
+
+/// Scores `[B, kv_heads, groups, c, L]` in `up` of query rows `s..s+c` against keys `0..L`
+/// (`L = past + s + c`), scaled and masked.
+fn scores(
+    geo: &Geo,
+    qc: &Tensor,
+    kc: &Tensor,
+    key_ok: Option<&Tensor>,
+    s: usize,
+    c: usize,
+    scale: f64,
+) -> Result<Tensor> {
+    let l = geo.past + s + c;
+    let sc =
+        (qc.matmul(&kc.t()?)?.to_dtype(geo.up)? * scale)?.reshape((geo.b, geo.kvh, geo.g, c, l))?;
+    let mask = chunk_mask(geo, key_ok, s, c, l, qc.device())?;
+    Ok(sc.broadcast_add(&mask)?)
+}
+
+/// One causal attention call: `q`, `k`, `v` as in the module docs, the key flags
+/// (`[B, past + T]`, 1 real, 0 padding, in the upcast dtype; `None`: every key real), the
+/// score scale and the query rows per chunk.
+pub(crate) struct Attention<'a> {
+    pub q: &'a Tensor,
+    pub k: &'a Tensor,
+    pub v: &'a Tensor,
+    pub key_ok: Option<&'a Tensor>,
+    pub scale: f64,
+    pub chunk: usize,
+}
+
+/// Query rows `s..s + c` of one chunk with keys and values `0..L` and their masked scores.
+struct Chunk {
+    c: usize,
+    l: usize,
+    qc: Tensor,
+    kc: Tensor,
+    vc: Tensor,
+    sc: Tensor,
+}
+
+impl Attention<'_> {
+    fn chunk_at(&self, geo: &Geo, s: usize) -> Result<Chunk> {
+        let c = self.chunk.max(1).min(geo.t - s);
+        let l = geo.past + s + c;
+        let qc = geo.rows(self.q, s, c)?;
+        let kc = self.k.narrow(2, 0, l)?.contiguous()?;
+        let vc = self.v.narrow(2, 0, l)?.contiguous()?;
+        let sc = scores(geo, &qc, &kc, self.key_ok, s, c, self.scale)?;
+        Ok(Chunk {
+            c,
+            l,
+            qc,
+            kc,
+            vc,
+            sc,
+        })
+    }
+
+    /// Causal attention output and row log-sum-exp (see the module docs). No graph is built
+    /// when the inputs carry none (the training walk passes detached tensors).
+    pub(crate) fn forward(&self) -> Result<FlashOut> {
+        let geo = Geo::of(self.q, self.k)?;
+        let (b, kvh, g, t, hd) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd);
+        let (mut os, mut lses) = (Vec::new(), Vec::new());
+        let mut s = 0;
+        while s < t {
+            let Chunk { c, l, vc, sc, .. } = self.chunk_at(&geo, s)?;
+            let m = sc.max_keepdim(D::Minus1)?;
+            let e = sc.broadcast_sub(&m)?.exp()?;
+            let sum = e.sum_keepdim(D::Minus1)?;
+            let p = e.broadcast_div(&sum)?;
+            let oc = p
+                .to_dtype(self.v.dtype())?
+                .reshape((b, kvh, g * c, l))?
+                .matmul(&vc)?
+                .reshape((b, kvh, g, c, hd))?;
+            os.push(oc);
+            lses.push((m + sum.log()?)?);
+            s += c;
+        }
+        let o = Tensor::cat(&os, 3)?.reshape((b, kvh * g, t, hd))?;
+        let lse = Tensor::cat(&lses, 3)?;
+        Ok(FlashOut { o, lse })
+    }
+
+    /// Gradients `(dq, dk, dv)` of `sum(O * d_o)` for the [`Self::forward`] that gave `out`
+    /// (any chunk size: the result does not depend on it). Queries must start at key 0.
+    pub(crate) fn backward(
+        &self,
+        out: &FlashOut,
+        d_o: &Tensor,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let geo = Geo::of(self.q, self.k)?;
+        if geo.past != 0 {
+            return Err(crate::error::Error::InvalidArgument(
+                "attention backward: the queries must start at key 0".into(),
+            ));
+        }
+        let (b, kvh, g, t, hd, up) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd, geo.up);
+        let dt = self.q.dtype();
+        let d_o = d_o.to_dtype(dt)?.contiguous()?;
+        // D = rowsum(dO * O), [B, kvh, g, T, 1]
+        let big_d = (d_o.to_dtype(up)? * out.o.to_dtype(up)?)?
+            .sum_keepdim(D::Minus1)?
+            .reshape((b, kvh, g, t, 1))?;
+        let mut dk = Tensor::zeros((b, kvh, t, hd), up, self.q.device())?;
+        let mut dv = Tensor::zeros((b, kvh, t, hd), up, self.q.device())?;
+        let mut dqs = Vec::new();
+        let mut s = 0;
+        while s < t {
+            let Chunk {
+                c,
+                l,
+                qc,
+                kc,
+                vc,
+                sc,
+            } = self.chunk_at(&geo, s)?;
+            let doc = geo.rows(&d_o, s, c)?;
+            let p = sc.broadcast_sub(&out.lse.narrow(3, s, c)?)?.exp()?;
+            let p4 = p.reshape((b, kvh, g * c, l))?;
+            let dv_c = p4.to_dtype(dt)?.t()?.matmul(&doc)?.to_dtype(up)?;
+            dv = (dv + dv_c.pad_with_zeros(2, 0, t - l)?)?;
+            let dp = doc
+                .matmul(&vc.t()?)?
+                .to_dtype(up)?
+                .reshape((b, kvh, g, c, l))?;
+            let ds = (p * dp.broadcast_sub(&big_d.narrow(3, s, c)?)?)?
+                .reshape((b, kvh, g * c, l))?
+                .to_dtype(dt)?;
+            let dq_c = (ds.matmul(&kc)? * self.scale)?.reshape((b, kvh, g, c, hd))?;
+            dqs.push(dq_c);
+            let dk_c = (ds.t()?.matmul(&qc)?.to_dtype(up)? * self.scale)?;
+            dk = (dk + dk_c.pad_with_zeros(2, 0, t - l)?)?;
+            s += c;
+        }
+        let dq = Tensor::cat(&dqs, 3)?.reshape((b, kvh * g, t, hd))?;
+        Ok((dq, dk.to_dtype(dt)?, dv.to_dtype(dt)?))
+    }
+}
