@@ -27,7 +27,12 @@ fn tables(md: &str) -> &str {
 fn committed_regime_report_is_recomputed_from_its_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/regimes");
     let runs = run_dirs(&root.join("runs"));
-    assert!(runs.len() >= 6, "{} runs under {}", runs.len(), root.display());
+    assert!(
+        runs.len() >= 24,
+        "{} runs under {}",
+        runs.len(),
+        root.display()
+    );
     let tmp = tempfile::tempdir().unwrap();
     rlvr_report::write_report(&runs, tmp.path()).unwrap();
     let fresh = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
