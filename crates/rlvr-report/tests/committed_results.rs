@@ -28,7 +28,7 @@ fn committed_regime_report_is_recomputed_from_its_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/regimes");
     let runs = run_dirs(&root.join("runs"));
     assert!(
-        runs.len() >= 24,
+        runs.len() >= 30,
         "{} runs under {}",
         runs.len(),
         root.display()
