@@ -56,6 +56,20 @@ fn colour(label: &str, i: usize) -> RGBColor {
     }
 }
 
+/// Registers the font, then runs `draw`; either failure becomes a [`ReportError::Plot`] naming
+/// the PNG.
+fn render_png(
+    path: &Path,
+    draw: impl FnOnce() -> Result<(), Box<dyn std::error::Error>>,
+) -> Result<(), ReportError> {
+    let err = |reason: String| ReportError::Plot {
+        path: path.to_path_buf(),
+        reason,
+    };
+    ensure_font().map_err(err)?;
+    draw().map_err(|e| err(e.to_string()))
+}
+
 /// Draws `curves` (mean line, min-max band) into a PNG at `path`.
 pub(crate) fn line_band_plot(
     path: &Path,
@@ -63,12 +77,7 @@ pub(crate) fn line_band_plot(
     y_label: &str,
     curves: &[Curve],
 ) -> Result<(), ReportError> {
-    let err = |reason: String| ReportError::Plot {
-        path: path.to_path_buf(),
-        reason,
-    };
-    ensure_font().map_err(err)?;
-    draw(path, title, y_label, curves).map_err(|e| err(e.to_string()))
+    render_png(path, || draw(path, title, y_label, curves))
 }
 
 fn draw(
@@ -176,12 +185,7 @@ pub(crate) fn regime_map_plot(
     y_label: &str,
     points: &[MapPoint],
 ) -> Result<(), ReportError> {
-    let err = |reason: String| ReportError::Plot {
-        path: path.to_path_buf(),
-        reason,
-    };
-    ensure_font().map_err(err)?;
-    draw_map(path, title, y_label, points).map_err(|e| err(e.to_string()))
+    render_png(path, || draw_map(path, title, y_label, points))
 }
 
 fn span(values: impl Iterator<Item = f64>, pad_min: f64) -> (f64, f64) {

@@ -103,14 +103,7 @@ pub fn rule_summaries(runs: &[&Run]) -> Vec<RuleSummary> {
 /// The spread over `runs` of each run's mean of the train metric `key` over its steps
 /// (runs without the metric are left out).
 pub(crate) fn mean_over_runs(runs: &[&Run], key: &str) -> Option<Spread> {
-    let v: Vec<f64> = runs
-        .iter()
-        .filter_map(|r| {
-            let s = r.series(key);
-            (!s.is_empty()).then(|| s.iter().map(|p| p.1).sum::<f64>() / s.len() as f64)
-        })
-        .collect();
-    Spread::of(&v)
+    window_over_runs(runs, key, 0, usize::MAX)
 }
 
 /// The spread over `runs` of each run's mean of the train metric `key` over the steps in

@@ -348,13 +348,18 @@ pub fn sample_terms(cfg: &TestbedConfig, split: Split, rng: &mut StdRng) -> Vec<
     }
 }
 
+/// The seed offset of a split's problem stream (train and held-out draw from different streams).
+fn stream_seed(split: Split) -> u64 {
+    match split {
+        Split::Train => 0x7261_696e,
+        Split::Heldout => 0x6865_6c64,
+    }
+}
+
 /// `count` problems of `split`, deterministic in `(cfg.seed, split, count)`. Train and held-out
 /// streams use different seeds, and never share a problem.
 pub fn problems(cfg: &TestbedConfig, split: Split, count: usize) -> Vec<Problem> {
-    let stream = match split {
-        Split::Train => 0x7261_696e,
-        Split::Heldout => 0x6865_6c64,
-    };
+    let stream = stream_seed(split);
     let mut rng = StdRng::seed_from_u64(cfg.seed ^ stream);
     (0..count)
         .map(|_| problem(&sample_terms(cfg, split, &mut rng)))
@@ -369,10 +374,7 @@ pub fn problems(cfg: &TestbedConfig, split: Split, count: usize) -> Vec<Problem>
 /// Spaces of up to [`ENUMERATE_LIMIT`] sequences are enumerated; larger ones are drawn by
 /// rejection of repeats (they have far more distinct problems than any evaluation needs).
 pub fn distinct_problems(cfg: &TestbedConfig, split: Split, count: usize) -> (Vec<Problem>, usize) {
-    let stream = match split {
-        Split::Train => 0x7261_696e,
-        Split::Heldout => 0x6865_6c64,
-    };
+    let stream = stream_seed(split);
     let mut rng = StdRng::seed_from_u64(cfg.seed ^ stream ^ 0x6469_7374);
     let mut seqs: Vec<Vec<u32>> = Vec::new();
     if cfg.space_size() <= ENUMERATE_LIMIT {
