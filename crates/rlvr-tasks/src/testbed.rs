@@ -79,17 +79,28 @@ pub enum Regime {
     HighVariation,
     /// No gap, low length variation: one style, errors that keep the length.
     Control,
+    /// Wrong answers longer, through the model's own slips: every solution checks its sum by a
+    /// second pass in reverse order and, when the two disagree, makes a third pass and answers
+    /// it ([`write_rechecked_solution`]). A wrong answer needs a disagreement, so it is always
+    /// three passes long; a right one is two passes unless it was rescued.
+    WrongLongRecheck,
+    /// Right answers longer, through the model's own slips: every step is checked by a
+    /// subtraction, and a step whose check fails stops the solution without an answer
+    /// ([`write_step_checked_solution`]). A wrong answer is cut short at its slip.
+    RightLongAbort,
 }
 
 impl Regime {
     /// Every regime.
-    pub const ALL: [Regime; 6] = [
+    pub const ALL: [Regime; 8] = [
         Regime::LengthVariation,
         Regime::PosNegGap,
         Regime::WrongLong,
         Regime::RightLong,
         Regime::HighVariation,
         Regime::Control,
+        Regime::WrongLongRecheck,
+        Regime::RightLongAbort,
     ];
 
     /// The name users type.
@@ -101,6 +112,8 @@ impl Regime {
             Regime::RightLong => "right-long",
             Regime::HighVariation => "high-variation",
             Regime::Control => "control",
+            Regime::WrongLongRecheck => "wrong-long-recheck",
+            Regime::RightLongAbort => "right-long-abort",
         }
     }
 
@@ -129,6 +142,13 @@ impl Regime {
             Regime::RightLong => per_solution(ErrorKind::StopEarly, 0.0),
             Regime::HighVariation => per_solution(ErrorKind::Slip, 0.5),
             Regime::Control => per_solution(ErrorKind::Slip, 0.0),
+            Regime::WrongLongRecheck => ErrorModel {
+                p_verbose: 0.0,
+                kind: ErrorKind::Recheck,
+                rate_concise: 0.3,
+                rate_verbose: 0.3,
+            },
+            Regime::RightLongAbort => per_solution(ErrorKind::CheckStep, 0.0),
         }
     }
 }
@@ -163,6 +183,14 @@ pub enum ErrorKind {
     /// With the style's rate per solution, the solution answers after a uniform number of
     /// steps `s` < steps (the partial sum of the first `s + 1` terms).
     StopEarly,
+    /// The solution is checked ([`write_rechecked_solution`]); each pass, independently with
+    /// the style's rate, has one running sum off by 1 or 2 (uniform step), carried to the end
+    /// of the pass.
+    Recheck,
+    /// Every step is checked ([`write_step_checked_solution`]); with the style's rate per
+    /// solution, one running sum (uniform step) is off by 1 or 2, its check fails and the
+    /// solution stops there.
+    CheckStep,
 }
 
 /// The most extra steps of one [`ErrorKind::Repeat`].
@@ -505,10 +533,13 @@ pub fn draw_mistake(
     }
     let step = rng.random_range(0..steps);
     Some(match model.kind {
-        ErrorKind::StepSlip | ErrorKind::Slip => Mistake::Slip {
-            step,
-            delta: slip(rng),
-        },
+        // (for `Recheck`, the slip of one pass)
+        ErrorKind::StepSlip | ErrorKind::Slip | ErrorKind::Recheck | ErrorKind::CheckStep => {
+            Mistake::Slip {
+                step,
+                delta: slip(rng),
+            }
+        }
         ErrorKind::Repeat => {
             let mut times = 1;
             while times < MAX_REPEATS && rng.random_bool(0.5) {
@@ -520,10 +551,119 @@ pub fn draw_mistake(
     })
 }
 
+/// The most passes of a checked solution ([`write_rechecked_solution`]).
+pub const RECHECK_PASSES: usize = 3;
+
+/// A checked solution: pass 0 adds the terms in order, pass 1 (` check`) adds them in reverse
+/// order; when the two sums agree the solution answers, otherwise pass 2 (` check`, in order
+/// again) is made and its sum is the answer. `slips[p] = Some((step, delta))` writes the
+/// running sum after step `step` (0-based) of pass `p` off by `delta` (not below 0), carried
+/// to the end of that pass. Returns the text and the answer it states.
+///
+/// ```text
+/// no slip:            " 7+9=16 16+5=21 check 5+9=14 14+7=21 Answer: 21"
+/// pass 0, (0, +1):    " 7+9=17 17+5=22 check 5+9=14 14+7=21 check 7+9=16 16+5=21 Answer: 21"
+/// pass 1, (1, -1) and
+/// pass 2, (0, +2):    " 7+9=16 16+5=21 check 5+9=14 14+7=20 check 7+9=18 18+5=23 Answer: 23"
+/// ```
+///
+/// A wrong answer needs two slipped passes, one of them the last pass, so it is three passes
+/// long, unless passes 0 and 1 slip to the same wrong sum.
+pub fn write_rechecked_solution(
+    terms: &[u32],
+    slips: [Option<(usize, i64)>; RECHECK_PASSES],
+) -> (String, i64) {
+    let mut out = String::new();
+    let mut sums = Vec::with_capacity(RECHECK_PASSES);
+    for (pass, slip) in slips.iter().enumerate() {
+        if pass == 2 && sums[0] == sums[1] {
+            break;
+        }
+        if pass > 0 {
+            out.push_str(" check");
+        }
+        let order: Vec<u32> = if pass % 2 == 0 {
+            terms.to_vec()
+        } else {
+            terms.iter().rev().copied().collect()
+        };
+        let mut acc = i64::from(order[0]);
+        for (step, &t) in order[1..].iter().enumerate() {
+            let mut next = acc + i64::from(t);
+            if let Some((s, delta)) = *slip {
+                if s == step {
+                    next = (next + delta).max(0);
+                }
+            }
+            out.push_str(&format!(" {acc}+{t}={next}"));
+            acc = next;
+        }
+        sums.push(acc);
+    }
+    let answer = *sums.last().expect("at least two passes");
+    out.push_str(&format!(" Answer: {answer}"));
+    (out, answer)
+}
+
+/// A solution whose every step is checked by subtracting its term again: the check gives back
+/// the previous running sum, or, after a slipped step (`slip = Some((step, delta))`, the sum
+/// written off by `delta`, not below 0), it does not, and the solution stops there without an
+/// answer. Returns the text and the answer it states (`None` when it stopped).
+///
+/// ```text
+/// no slip:  " 7+9=16 16-9=7 16+5=21 21-5=16 Answer: 21"
+/// (1, -1):  " 7+9=16 16-9=7 16+5=20 20-5=15 stop"
+/// ```
+pub fn write_step_checked_solution(
+    terms: &[u32],
+    slip: Option<(usize, i64)>,
+) -> (String, Option<i64>) {
+    let mut out = String::new();
+    let mut acc = i64::from(terms[0]);
+    for (step, &t) in terms[1..].iter().enumerate() {
+        let mut next = acc + i64::from(t);
+        if let Some((s, delta)) = slip {
+            if s == step {
+                next = (next + delta).max(0);
+            }
+        }
+        let back = next - i64::from(t);
+        out.push_str(&format!(" {acc}+{t}={next} {next}-{t}={back}"));
+        if back != acc {
+            out.push_str(" stop");
+            return (out, None);
+        }
+        acc = next;
+    }
+    out.push_str(&format!(" Answer: {acc}"));
+    (out, Some(acc))
+}
+
 /// One warm-start solution for `terms`, drawn from the regime's [`ErrorModel`]: the style,
-/// then the mistake. Returns the text (without EOS) and whether it is correct.
+/// then the mistake (for [`ErrorKind::Recheck`], a slip or none for each pass, independently).
+/// Returns the text (without EOS) and whether it is correct.
 pub fn worked_solution(cfg: &TestbedConfig, terms: &[u32], rng: &mut StdRng) -> (String, bool) {
     let model = cfg.regime.error_model();
+    let truth: i64 = terms.iter().map(|&t| i64::from(t)).sum();
+    if model.kind == ErrorKind::Recheck {
+        let mut slips = [None; RECHECK_PASSES];
+        for slip in &mut slips {
+            *slip = match draw_mistake(&model, Style::Concise, terms.len() - 1, rng) {
+                Some(Mistake::Slip { step, delta }) => Some((step, delta)),
+                _ => None,
+            };
+        }
+        let (text, answer) = write_rechecked_solution(terms, slips);
+        return (text, answer == truth);
+    }
+    if model.kind == ErrorKind::CheckStep {
+        let slip = match draw_mistake(&model, Style::Concise, terms.len() - 1, rng) {
+            Some(Mistake::Slip { step, delta }) => Some((step, delta)),
+            _ => None,
+        };
+        let (text, answer) = write_step_checked_solution(terms, slip);
+        return (text, answer == Some(truth));
+    }
     let style = if rng.random_bool(model.p_verbose) {
         Style::Verbose
     } else {
@@ -531,7 +671,6 @@ pub fn worked_solution(cfg: &TestbedConfig, terms: &[u32], rng: &mut StdRng) -> 
     };
     let mistake = draw_mistake(&model, style, terms.len() - 1, rng);
     let (text, answer) = write_solution(terms, style, mistake);
-    let truth: i64 = terms.iter().map(|&t| i64::from(t)).sum();
     (text, answer == truth)
 }
 
@@ -608,23 +747,25 @@ where
     Ok(tok)
 }
 
-/// The testbed tokenizer for `cfg`: trained on prompts and solutions of both styles
-/// (deterministic in `cfg.seed`), 128 tokens at most.
+/// The testbed tokenizer for `cfg`: trained on prompts and solutions of both styles (concise and
+/// checked solutions for the checked regimes), deterministic in `cfg.seed`, 128 tokens at most.
 pub fn testbed_tokenizer(cfg: &TestbedConfig) -> Result<Tokenizer, String> {
     let mut rng = StdRng::seed_from_u64(cfg.seed ^ 0x746f_6b65);
     let mut texts = Vec::new();
+    let kind = cfg.regime.error_model().kind;
     for i in 0..2000 {
         let terms = sample_terms(cfg, Split::Train, &mut rng);
-        let style = if i % 2 == 0 {
-            Style::Concise
+        let solution = if i % 2 == 0 {
+            write_solution(&terms, Style::Concise, None).0
+        } else if kind == ErrorKind::Recheck {
+            write_rechecked_solution(&terms, [None; RECHECK_PASSES]).0
+        } else if kind == ErrorKind::CheckStep {
+            // the stop word too
+            write_step_checked_solution(&terms, Some((i % (terms.len() - 1), 1))).0
         } else {
-            Style::Verbose
+            write_solution(&terms, Style::Verbose, None).0
         };
-        texts.push(format!(
-            "{}{}",
-            prompt_text(&terms),
-            write_solution(&terms, style, None).0
-        ));
+        texts.push(format!("{}{solution}", prompt_text(&terms)));
     }
     train_tokenizer(texts.into_iter(), 128)
 }
@@ -891,6 +1032,99 @@ mod tests {
             hv.length_cv > 0.15 && ctl.length_cv < 0.06,
             "{hv:?} {ctl:?}"
         );
+    }
+
+    #[test]
+    fn rechecked_solutions_by_hand() {
+        let none = [None; RECHECK_PASSES];
+        assert_eq!(
+            write_rechecked_solution(&[7, 9, 5], none),
+            (" 7+9=16 16+5=21 check 5+9=14 14+7=21 Answer: 21".into(), 21)
+        );
+        // a slipped first pass disagrees with the check: a third pass decides
+        assert_eq!(
+            write_rechecked_solution(&[7, 9, 5], [Some((0, 1)), None, None]),
+            (
+                " 7+9=17 17+5=22 check 5+9=14 14+7=21 check 7+9=16 16+5=21 Answer: 21".into(),
+                21
+            )
+        );
+        // the check slips and so does the third pass: wrong, and three passes long
+        assert_eq!(
+            write_rechecked_solution(&[7, 9, 5], [None, Some((1, -1)), Some((0, 2))]),
+            (
+                " 7+9=16 16+5=21 check 5+9=14 14+7=20 check 7+9=18 18+5=23 Answer: 23".into(),
+                23
+            )
+        );
+        // the first two passes slip to the same sum: they agree, wrong after two passes
+        assert_eq!(
+            write_rechecked_solution(&[7, 9, 5], [Some((1, 2)), Some((0, 2)), Some((0, 1))]),
+            (" 7+9=16 16+5=23 check 5+9=16 16+7=23 Answer: 23".into(), 23)
+        );
+        // a slip never goes below 0
+        assert_eq!(
+            write_rechecked_solution(&[1, 1], [Some((0, -2)), None, None]).0,
+            " 1+1=0 check 1+1=2 check 1+1=2 Answer: 2"
+        );
+    }
+
+    /// The checked regime's warm-start data: with a slip in each pass at rate q = 0.3, a
+    /// solution is right when both first passes are clean (0.49) or they disagree (everything
+    /// but both clean and both slipped by the same delta, 0.09 / 4) and the third is clean:
+    /// 0.49 + (1 - 0.49 - 0.0225) * 0.7 = 0.831. Wrong answers are the longer ones, and every
+    /// checked solution fits the study's 96-token responses.
+    #[test]
+    fn the_checked_regime_makes_wrong_answers_longer() {
+        let cfg = study(Regime::WrongLongRecheck);
+        let tok = testbed_tokenizer(&cfg).unwrap();
+        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
+        let s = solution_stats(&cfg, 2000, 8, &tokens);
+        eprintln!("wrong-long-recheck {s:?}");
+        assert!((s.accuracy - 0.831).abs() < 0.015, "{s:?}");
+        assert!(s.mixed_groups > 1000, "{s:?}");
+        assert!(s.pos_neg_gap / s.mean_length < -0.15, "{s:?}");
+        // "check" is one token, and the longest solution (three passes, two-digit sums) plus
+        // eos fits in 96 tokens
+        assert_eq!(tokens(" check"), 2);
+        let longest = write_rechecked_solution(&[9, 9, 9, 9], [Some((0, 1)), None, Some((0, 1))]).0;
+        assert!(tokens(&longest) + 1 <= 96, "{}", tokens(&longest));
+    }
+
+    #[test]
+    fn step_checked_solutions_by_hand() {
+        assert_eq!(
+            write_step_checked_solution(&[7, 9, 5], None),
+            (" 7+9=16 16-9=7 16+5=21 21-5=16 Answer: 21".into(), Some(21))
+        );
+        assert_eq!(
+            write_step_checked_solution(&[7, 9, 5], Some((1, -1))),
+            (" 7+9=16 16-9=7 16+5=20 20-5=15 stop".into(), None)
+        );
+        // a slip below 0 is written as 0 and its check is negative
+        assert_eq!(
+            write_step_checked_solution(&[1, 1], Some((0, -2))).0,
+            " 1+1=0 0-1=-1 stop"
+        );
+        // the verifier finds no answer in a stopped solution
+        let p = problem(&[7, 9, 5]);
+        let stopped = write_step_checked_solution(&[7, 9, 5], Some((0, 2))).0;
+        assert_eq!(TestbedVerifier.score(&stopped, &p).reward, 0.0);
+    }
+
+    /// The step-checked regime's warm-start data: 40% of solutions slip once and stop at the
+    /// slipped step (a uniform one of three), so right answers are the longer ones.
+    #[test]
+    fn the_step_checked_regime_makes_right_answers_longer() {
+        let cfg = study(Regime::RightLongAbort);
+        let tok = testbed_tokenizer(&cfg).unwrap();
+        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
+        let s = solution_stats(&cfg, 2000, 8, &tokens);
+        eprintln!("right-long-abort {s:?}");
+        assert!((s.accuracy - 0.6).abs() < 0.015, "{s:?}");
+        assert!(s.mixed_groups > 1500, "{s:?}");
+        assert!(s.pos_neg_gap / s.mean_length > 0.25, "{s:?}");
+        assert_eq!(tokens(" stop"), 2);
     }
 
     #[test]

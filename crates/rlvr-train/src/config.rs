@@ -167,7 +167,7 @@ pub struct DataConfig {
     /// Testbed only: 1 in this many term sequences is held out for evaluation (2..=1000).
     pub testbed_heldout_modulus: u64,
     /// Testbed only: the length regime: `length-variation`, `pos-neg-gap` (warm-start styles),
-    /// or `wrong-long`, `right-long`, `high-variation`, `control` (the length of an error is
+    /// or `wrong-long`, `right-long`, `high-variation`, `control`, `wrong-long-recheck` (the length of an error is
     /// tied to its kind); see `rlvr_tasks::testbed` and docs/regimes.md.
     pub testbed_regime: String,
     /// Testbed only: number of distinct training problems generated.

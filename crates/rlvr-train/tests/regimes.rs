@@ -58,10 +58,24 @@ fn wrong_long_has_longer_wrong_answers() {
 }
 
 #[test]
+fn wrong_long_recheck_has_longer_wrong_answers() {
+    let (gap, cv) = live_stats("wrong-long-recheck");
+    assert!(gap < -0.08, "{gap}");
+    assert!(cv > 0.1, "{cv}");
+}
+
+#[test]
 fn right_long_has_longer_right_answers() {
     let (gap, cv) = live_stats("right-long");
     assert!(gap > 0.12, "{gap}");
     assert!(cv > 0.2, "{cv}");
+}
+
+#[test]
+fn right_long_abort_has_longer_right_answers() {
+    let (gap, cv) = live_stats("right-long-abort");
+    assert!(gap > 0.12, "{gap}");
+    assert!(cv > 0.1, "{cv}");
 }
 
 #[test]
