@@ -6,8 +6,8 @@
 //! rule `algorithm.loss_agg_mode`, the seed `trainer.seed` and the regime `data.testbed_regime`
 //! are read; a run without `config.toml` is labelled by its directory name).
 //!
-//! Runs are grouped by condition (the regime, and the learning rate `optim.lr` when the runs
-//! differ in it), then by rule; curves are the mean over seeds with a min-max band. The
+//! Runs are grouped by condition (the regime, and the learning rate `optim.lr` and the warm-start
+//! length `trainer.warm_start_steps` when the runs differ in them), then by rule; curves are the mean over seeds with a min-max band. The
 //! per-rule table gives peak accuracy (the best evaluation of a run), last-step accuracy, the
 //! drop between them and the mean of the last five evaluations, each as the mean over seeds with
 //! its min-max spread; the paired table gives each rule's seed-by-seed difference against

@@ -184,6 +184,7 @@ mod tests {
             seed,
             regime: "r".into(),
             lr: None,
+            warm_start_steps: None,
             train: Vec::new(),
             eval: acc
                 .iter()

@@ -65,14 +65,7 @@ pub fn write_report(run_dirs: &[PathBuf], out_dir: &Path) -> Result<Vec<PathBuf>
         .map(|d| load_run(d))
         .collect::<Result<_, _>>()?;
     std::fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
-    let lrs: std::collections::BTreeSet<String> = runs.iter().map(|r| fmt_lr(r.lr)).collect();
-    let condition = |r: &Run| {
-        if lrs.len() > 1 {
-            format!("{} lr={}", r.regime, fmt_lr(r.lr))
-        } else {
-            r.regime.clone()
-        }
-    };
+    let condition = condition_namer(&runs);
     let mut by_condition: BTreeMap<String, Vec<&Run>> = BTreeMap::new();
     for r in &runs {
         by_condition.entry(condition(r)).or_default().push(r);
@@ -133,6 +126,33 @@ struct Section {
 }
 
 /// A learning rate as configs write it (`5e-5`), or `?`.
+/// Names each run's condition: its regime, then every setting the runs differ in among the
+/// learning rate (`lr=`) and the warm-start length (`warm-start=`, in steps).
+fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
+    let differ = |f: &dyn Fn(&Run) -> String| {
+        runs.iter()
+            .map(f)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1
+    };
+    let warm = |r: &Run| {
+        r.warm_start_steps
+            .map_or_else(|| "?".into(), |n| n.to_string())
+    };
+    let (lr_differs, warm_differs) = (differ(&|r| fmt_lr(r.lr)), differ(&warm));
+    move |r: &Run| {
+        let mut name = r.regime.clone();
+        if lr_differs {
+            name += &format!(" lr={}", fmt_lr(r.lr));
+        }
+        if warm_differs {
+            name += &format!(" warm-start={}", warm(r));
+        }
+        name
+    }
+}
+
 fn fmt_lr(lr: Option<f64>) -> String {
     lr.map_or_else(|| "?".into(), |x| format!("{x:e}"))
 }
@@ -561,6 +581,38 @@ mod tests {
         assert!(md.contains("![Regime map](regime-map.png)"), "{md}");
         let html = std::fs::read_to_string(out.join("report.html")).unwrap();
         assert_eq!(html.matches("data:image/png;base64,").count(), 10);
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn runs_that_differ_in_warm_start_or_lr_are_separate_conditions() {
+        let tmp = std::env::temp_dir().join(format!("rlvr-report-cond-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let mut runs = Vec::new();
+        for (i, extra) in [
+            "[trainer]\nwarm_start_steps = 450\n[optim]\nlr = 5e-5\n",
+            "[trainer]\nwarm_start_steps = 1200\n[optim]\nlr = 5e-5\n",
+            "[trainer]\nwarm_start_steps = 1200\n[optim]\nlr = 5e-5\n",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let d = tmp.join(format!("r{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(
+                d.join("config.toml"),
+                format!("[data]\ntestbed_regime = \"gap\"\n{extra}"),
+            )
+            .unwrap();
+            std::fs::write(d.join("metrics.jsonl"), "").unwrap();
+            runs.push(crate::runs::load_run(&d).unwrap());
+        }
+        let name = condition_namer(&runs);
+        // the lr is the same everywhere, so it is not named
+        assert_eq!(name(&runs[0]), "gap warm-start=450");
+        assert_eq!(name(&runs[1]), "gap warm-start=1200");
+        let same = condition_namer(&runs[1..]);
+        assert_eq!(same(&runs[1]), "gap");
         let _ = std::fs::remove_dir_all(&tmp);
     }
 

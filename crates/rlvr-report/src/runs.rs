@@ -19,6 +19,8 @@ pub struct Run {
     pub regime: String,
     /// Learning rate (`optim.lr`), when the config gives one.
     pub lr: Option<f64>,
+    /// Supervised warm-start steps (`trainer.warm_start_steps`), when the config gives them.
+    pub warm_start_steps: Option<u64>,
     /// `"kind":"train"` lines, in step order: (step, line).
     pub train: Vec<(usize, Value)>,
     /// Evaluation points, in step order: (step, dataset, mean@k).
@@ -109,23 +111,43 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let (rule, seed, regime, lr) = labels(&dir.join("config.toml"), &name)?;
+    let Labels {
+        rule,
+        seed,
+        regime,
+        lr,
+        warm_start_steps,
+    } = labels(&dir.join("config.toml"), &name)?;
     Ok(Run {
         dir: dir.to_path_buf(),
         rule,
         seed,
         regime,
         lr,
+        warm_start_steps,
         train,
         eval,
     })
 }
 
-type Labels = (String, u64, String, Option<f64>);
+/// What a run's config says about its place in a comparison.
+struct Labels {
+    rule: String,
+    seed: u64,
+    regime: String,
+    lr: Option<f64>,
+    warm_start_steps: Option<u64>,
+}
 
 fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
     if !config.exists() {
-        return Ok((name.to_string(), 0, "default".into(), None));
+        return Ok(Labels {
+            rule: name.to_string(),
+            seed: 0,
+            regime: "default".into(),
+            lr: None,
+            warm_start_steps: None,
+        });
     }
     let text = std::fs::read_to_string(config).map_err(io_err(config))?;
     let t: toml::Table = text
@@ -148,5 +170,14 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
         .or_else(|| get("data", "train_files").and_then(|v| v.as_str().map(String::from)))
         .unwrap_or_else(|| "default".into());
     let lr = get("optim", "lr").and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
-    Ok((rule, seed, regime, lr))
+    let warm_start_steps = get("trainer", "warm_start_steps")
+        .and_then(|v| v.as_integer())
+        .and_then(|i| u64::try_from(i).ok());
+    Ok(Labels {
+        rule,
+        seed,
+        regime,
+        lr,
+        warm_start_steps,
+    })
 }
