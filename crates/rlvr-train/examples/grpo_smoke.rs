@@ -16,7 +16,8 @@ use candle_core::{DType, Device};
 use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
 use rlvr_tasks::{Problem, Prompt, Score, Verifier};
 use rlvr_train::optim::Params;
-use rlvr_train::policy::{Policy, Task};
+use rlvr_train::policy::Policy;
+use rlvr_train::task::Task;
 use rlvr_train::{TrainConfig, Trainer};
 
 /// Reward 1 when the FNV-1a hash of the response text is odd.

@@ -2,7 +2,8 @@
 //!
 //! [`grpo`] holds the algorithm, one function per phase (rollout, reward, advantage, old
 //! log-probs, update, report), each phase's output a named struct. Around it: [`config`] (the
-//! TOML file, every key documented), [`optim`] (AdamW with f32 moments, clipping, schedule),
+//! TOML file, every key documented), [`policy`] (the model being trained, with its tokenizer),
+//! [`task`] (problems, their tokenized prompts and verifier), [`optim`] (AdamW with f32 moments, clipping, schedule),
 //! [`loss`] (the per-token policy loss on tensors, mirroring `rlvr_core::policy_loss`),
 //! [`checkpoint`] (atomic, exactly resumable), [`metrics`] (`metrics.jsonl`), [`eval`]
 //! (mean@k / pass@k on held-out problems), [`warm_start`] (supervised start of the testbed
@@ -34,13 +35,15 @@ pub mod optim;
 pub mod policy;
 pub mod run;
 mod setup;
+pub mod task;
 pub mod testbed;
 mod ui;
 pub mod warm_start;
 
 pub use config::{ConfigError, TrainConfig};
 pub use grpo::Trainer;
-pub use policy::{Policy, Task};
+pub use policy::Policy;
+pub use task::Task;
 
 /// Errors of rlvr-train. [`TrainError::is_user_input`] tells bad input (config, data, model
 /// files) from failures.

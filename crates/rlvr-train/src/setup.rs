@@ -8,7 +8,8 @@ use candle_core::{DType, Device};
 use rlvr_tasks::{Dataset, Problem, PromptTemplate, Verifier};
 
 use crate::config::TrainConfig;
-use crate::policy::{build_task, Policy, PromptFormat, Task};
+use crate::policy::Policy;
+use crate::task::{build_task, PromptFormat, Task};
 use crate::ui::Ui;
 use crate::TrainError;
 

@@ -19,8 +19,9 @@ use rlvr_tasks::{Problem, PromptTemplate};
 
 use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
-use crate::policy::{build_task, Policy, PromptFormat, Task};
+use crate::policy::Policy;
 use crate::setup::{load_dataset, reward_fn, Setup};
+use crate::task::{build_task, PromptFormat, Task};
 use crate::ui::Ui;
 use crate::warm_start::{self, WarmStartSpec};
 use crate::TrainError;

@@ -7,8 +7,8 @@ use rlvr_tasks::Dataset;
 use super::run_dir::resolve_config;
 use super::TrainOptions;
 use crate::memory_plan::memory_plan_text;
-use crate::policy::PromptFormat;
 use crate::setup::{load_dataset, template, unsandboxed_notice};
+use crate::task::PromptFormat;
 use crate::TrainError;
 
 /// `rlvr train --dry-run`: checks the config, the model's config.json (when available), the
