@@ -8,7 +8,8 @@
 //! [`checkpoint`] (atomic, exactly resumable), [`metrics`] (`metrics.jsonl`), [`eval`]
 //! (mean@k / pass@k on held-out problems), [`warm_start`] (supervised start of the testbed
 //! model) and [`run`] (what `rlvr train` does end to end, over the set-up every task shares in
-//! `setup.rs` and the progress output in `ui.rs`).
+//! `setup.rs`, the task sources of `source.rs` (the testbed, or a checkpoint and datasets:
+//! `datasets.rs`) and the progress output in `ui.rs`).
 //!
 //! Out of scope: the math of advantages, aggregation weights and diagnostics (rlvr-core), the
 //! model and sampler (rlvr-model), datasets and verifiers (rlvr-tasks).
@@ -25,6 +26,7 @@
 
 pub mod checkpoint;
 pub mod config;
+mod datasets;
 pub mod dump;
 pub mod eval;
 pub mod grpo;
@@ -35,6 +37,7 @@ pub mod optim;
 pub mod policy;
 pub mod run;
 mod setup;
+mod source;
 pub mod task;
 pub mod testbed;
 mod ui;
