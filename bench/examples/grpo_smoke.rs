@@ -4,7 +4,7 @@
 //! token per id (`t0` .. `t151935`), prompts are random ids, and the reward is a hash of the
 //! response text (so groups have reward variation whatever the random model writes).
 //!
-//!     cargo run --release -p rlvr-train --features cuda --example grpo_smoke -- \
+//!     cargo run --release -p rlvr-bench --features cuda --example grpo_smoke -- \
 //!         [--device cuda] [--dtype bf16] [--steps 3] [--response-len 1024] [--layers 24]
 //!
 //! Defaults: cuda, bf16, 3 steps, 1024-token responses, 8 prompts x 8 responses, micro-batch 8.
