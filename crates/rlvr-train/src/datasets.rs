@@ -12,8 +12,8 @@ use crate::memory_plan::memory_plan_text;
 use crate::policy::Policy;
 use crate::setup::{
     data_file, load_dataset, no_usable_prompts, reward_fn, template, unsandboxed_notice, Setup,
+    SetupInputs,
 };
-use crate::source::SetupInputs;
 use crate::task::{build_task, PromptFormat};
 use crate::TrainError;
 

@@ -65,7 +65,7 @@ pub fn setup(
 ) -> Result<Setup, TrainError> {
     let dev = device(&cfg.model.device)?;
     let dt = dtype(&cfg.model.dtype);
-    let inputs = crate::source::SetupInputs {
+    let inputs = crate::setup::SetupInputs {
         cfg,
         data_dir,
         initial,

@@ -10,6 +10,7 @@ use rlvr_tasks::{Dataset, Problem, PromptTemplate, Verifier};
 use crate::config::TrainConfig;
 use crate::policy::Policy;
 use crate::task::Task;
+use crate::ui::Ui;
 use crate::TrainError;
 
 /// The device named by `model.device`.
@@ -252,6 +253,17 @@ pub struct Setup {
     pub warm_start: Option<String>,
     pub setup_s: f64,
     pub warm_start_s: f64,
+}
+
+/// What a task source's set-up is given: the config, the data directory, a checkpoint to load
+/// instead of the config's model (`initial`: resume), the device and dtype, the progress output.
+pub(crate) struct SetupInputs<'a> {
+    pub cfg: &'a TrainConfig,
+    pub data_dir: Option<&'a Path>,
+    pub initial: Option<&'a Path>,
+    pub dev: &'a Device,
+    pub dt: DType,
+    pub ui: &'a Ui,
 }
 
 #[cfg(test)]

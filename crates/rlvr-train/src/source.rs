@@ -6,23 +6,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use candle_core::{DType, Device};
-
 use crate::config::TrainConfig;
-use crate::setup::Setup;
-use crate::ui::Ui;
+use crate::setup::{Setup, SetupInputs};
 use crate::TrainError;
-
-/// What a task source's set-up is given: the config, the data directory, a checkpoint to load
-/// instead of the config's model (`initial`: resume), the device and dtype, the progress output.
-pub(crate) struct SetupInputs<'a> {
-    pub cfg: &'a TrainConfig,
-    pub data_dir: Option<&'a Path>,
-    pub initial: Option<&'a Path>,
-    pub dev: &'a Device,
-    pub dt: DType,
-    pub ui: &'a Ui,
-}
 
 /// What differs between the task sources of a run.
 pub(crate) trait TaskSource {
