@@ -6,7 +6,7 @@
 #      with the CPU (f32 within 1e-4, bf16 within 0.1 nats max and 0.02 mean), gradients
 #      against the CPU's, sampling on the GPU against the training forward and the CPU sampler;
 #   3. 3 GRPO steps of a random Qwen2.5-0.5B-shaped policy (bf16) with 1024-token responses
-#      (crates/rlvr-train/examples/grpo_smoke.rs), printing sampling and training tokens/s,
+#      (bench/examples/grpo_smoke.rs), printing sampling and training tokens/s,
 #      and the peak GPU memory (nvidia-smi, sampled every 200 ms).
 #
 # Needs: the Rust toolchain and the crates of Cargo.lock (`cargo fetch` beforehand: the build
@@ -45,7 +45,7 @@ export CARGO_TARGET_DIR="${CUDA_TARGET_DIR:-$PWD/target-cuda}"
 features=rlvr-model/cuda,rlvr-train/cuda
 
 stamp "build (release, --features cuda, compute cap $CUDA_COMPUTE_CAP)"
-cargo build --release -p rlvr-model -p rlvr-train --features "$features" --tests --examples
+cargo build --release -p rlvr-model -p rlvr-train -p rlvr-bench --features "$features" --tests --examples
 
 peak_file="$(mktemp)"
 nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$peak_file" &
@@ -57,7 +57,7 @@ RLVR_TEST_CUDA=1 timeout 180 cargo test --release -p rlvr-model --features "$fea
     --test gpu -- --nocapture --test-threads 1
 
 stamp "3 GRPO steps, random Qwen2.5-0.5B shape, bf16, 1024-token responses"
-timeout 300 cargo run --release -p rlvr-train --features "$features" --example grpo_smoke -- \
+timeout 300 cargo run --release -p rlvr-bench --features "$features" --example grpo_smoke -- \
     --device cuda --dtype bf16 --steps 3 --response-len 1024 "$@"
 
 kill $smi_pid 2>/dev/null || true

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use rlvr_train::eval::{evaluate, EvalResult, EvalSpec};
-use rlvr_train::policy::{build_task, Policy, PromptFormat, Task};
+use rlvr_train::policy::Policy;
 use rlvr_train::run::{device, dtype, load_dataset, reward_fn};
+use rlvr_train::task::{build_task, PromptFormat, Task};
 use rlvr_train::TrainError;
 
 use crate::train::wrap;

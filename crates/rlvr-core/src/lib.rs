@@ -13,6 +13,7 @@
 //! | [`kl`] | the k1, k2, k3 KL estimators with their derivative (the scalar reference of rlvr-train's tensor form, and its clamp) |
 //! | [`diagnostics`] | length variation, pos-neg length gap, positive share per rule (docs/architecture.md §3) |
 //! | [`estimators`] | pass@k (unbiased), mean@k, maj@k |
+//! | [`chat`] | the chat message type rlvr-tasks (data) and rlvr-model (chat templates) share: not math, here because it is the one crate both depend on |
 //!
 //! # Contract
 //!
@@ -25,6 +26,7 @@
 
 pub mod advantage;
 pub mod aggregation;
+pub mod chat;
 pub mod diagnostics;
 mod error;
 pub mod estimators;
@@ -35,6 +37,7 @@ mod sequence;
 pub mod split;
 
 pub use advantage::{AdvEstimator, AdvantageConfig, StdScope};
+pub use chat::ChatMessage;
 pub use error::CoreError;
 pub use rule::AggRule;
 pub use sequence::Sequence;

@@ -14,9 +14,10 @@
 //! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id from the local cache),
 //!   [`save_model`], and the seeded random [`init_random`].
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
-//! * [`generate()`]: batched, seeded sampling of n responses per prompt (on the CPU in f32 through
-//!   a forward on plain buffers without a tensor op per step, `cpu/decode.rs`; elsewhere through
-//!   [`Qwen::forward_cached`], the device-generic training layer reading a KV cache).
+//! * [`generate()`]: batched, seeded sampling of n responses per prompt through
+//!   [`Qwen::forward_cached`] and one [`KvCache`]: on the CPU in f32 the training forward's row
+//!   kernels on plain buffers without a tensor op per step (`cpu/decode.rs`), elsewhere the
+//!   device-generic training layer reading the cache (`generic/decode.rs`).
 //! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time
 //!   ([`blas`]: the system OpenBLAS by default), else through the gemm crate.
 //!
@@ -46,6 +47,7 @@ pub mod error;
 pub mod generate;
 mod generic;
 pub mod io;
+mod kv_cache;
 pub mod model;
 mod training;
 
@@ -71,6 +73,7 @@ pub use io::{
     resolve_model_dir_local, resolve_model_dir_with, save_model, save_model_with, GenerationConfig,
     LoadedModel,
 };
-pub use model::{KvCache, Qwen};
+pub use kv_cache::KvCache;
+pub use model::Qwen;
 pub use tokenizer::{ChatMessage, ChatTokenizer, TemplateBudget};
 pub use training::{TrainForwardOptions, TrainStepOutput};

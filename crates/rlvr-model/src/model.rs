@@ -1,11 +1,10 @@
 //! The Qwen-family decoder's weights ([`Qwen`], built from Hugging Face tensor names), the
-//! choice of device path they run on, and the [`KvCache`] of the device-generic sampling
-//! forward.
+//! choice of device path they run on.
 //!
 //! Each device path has one forward, used by training, scoring and sampling alike: on the CPU
 //! in f32 / f64 the fused kernels of `cpu/` (the training step's layer, and the buffer decode
 //! of `cpu/decode.rs` for sampling in f32); everywhere else the tensor-op layer of `generic/`
-//! (the training step's, and [`Qwen::forward_cached`] built from it). The training step is
+//! (the training step's, and the KV-cached sampling forward built from it). The training step is
 //! `training.rs`. Every path is checked against the plain autograd decoder of the tests and
 //! against transformers' values. Weight names are the Hugging Face tensor names (see
 //! [`crate::config::param_shapes`]).
@@ -121,115 +120,6 @@ impl Layer {
         w.extend(a.q_norm.as_ref());
         w.extend(a.k_norm.as_ref());
         w
-    }
-}
-
-/// The key/value cache of the sampling forward: per layer a `[B, kv_heads, capacity, head_dim]`
-/// key and value buffer, of which positions `0..len()` are filled.
-///
-/// Buffers are allocated once, for `capacity` positions ([`KvCache::with_capacity`]; sampling
-/// sizes them for the longest prompt plus `max_new_tokens`), and every step writes its new keys
-/// and values in place (`slice_set`); attention reads the filled prefix as a view. A cache from
-/// [`KvCache::new`] has no capacity yet and grows by doubling (amortized O(1) copies per
-/// position). Dropping or repeating batch rows ([`KvCache::select_rows`]) is an index-select on
-/// the device.
-#[derive(Clone, Default)]
-pub struct KvCache {
-    pub(crate) layers: Vec<Option<(Tensor, Tensor)>>,
-    pub(crate) len: usize,
-    pub(crate) capacity: usize,
-}
-
-impl KvCache {
-    /// An empty cache for `num_layers` layers that grows on demand.
-    pub fn new(num_layers: usize) -> Self {
-        Self::with_capacity(num_layers, 0)
-    }
-
-    /// An empty cache for `num_layers` layers whose buffers, allocated at the first write, hold
-    /// `capacity` positions (more only by growing, i.e. copying).
-    pub fn with_capacity(num_layers: usize, capacity: usize) -> Self {
-        Self {
-            layers: vec![None; num_layers],
-            len: 0,
-            capacity,
-        }
-    }
-
-    /// Bytes of keys and values one batch row holds for `positions` positions:
-    /// `layers * 2 * kv_heads * head_dim * positions * dtype size`.
-    pub fn bytes_per_row(cfg: &QwenConfig, dtype: DType, positions: usize) -> usize {
-        cfg.num_hidden_layers
-            * 2
-            * cfg.num_key_value_heads
-            * cfg.head_dim
-            * positions
-            * dtype.size_in_bytes()
-    }
-
-    /// Cached sequence length (0 when empty).
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Positions the allocated buffers hold (0 before the first write).
-    pub fn capacity(&self) -> usize {
-        self.layers
-            .iter()
-            .flatten()
-            .next()
-            .map_or(0, |(k, _)| k.dim(2).unwrap_or(0))
-    }
-
-    /// Keeps (and reorders, or repeats) batch rows: row `i` of the result is row `rows[i]`.
-    pub fn select_rows(&mut self, rows: &Tensor) -> Result<()> {
-        for (k, v) in self.layers.iter_mut().flatten() {
-            *k = k.index_select(rows, 0)?;
-            *v = v.index_select(rows, 0)?;
-        }
-        Ok(())
-    }
-
-    /// Writes layer `li`'s new keys and values `[B, kv_heads, T, head_dim]` at positions
-    /// `len()..len() + T` and returns views of positions `0..len() + T`. [`Self::advance`]
-    /// moves `len()` once every layer has been written.
-    pub(crate) fn write(&mut self, li: usize, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
-        let (b, kvh, t, hd) = k.dims4()?;
-        let need = self.len + t;
-        let grow = |old: Option<&Tensor>, new: &Tensor| -> Result<Tensor> {
-            let cap = match old {
-                Some(o) if o.dim(2)? >= need => return Ok(o.clone()),
-                Some(o) => (2 * o.dim(2)?).max(need),
-                None if self.capacity >= need => self.capacity,
-                None => need.max(self.capacity),
-            };
-            let buf = Tensor::zeros((b, kvh, cap, hd), new.dtype(), new.device())?;
-            if let Some(o) = old {
-                if self.len > 0 {
-                    buf.slice_set(&o.narrow(2, 0, self.len)?.contiguous()?, 2, 0)?;
-                }
-            }
-            Ok(buf)
-        };
-        let (kb, vb) = match &self.layers[li] {
-            Some((kb, vb)) => (grow(Some(kb), k)?, grow(Some(vb), v)?),
-            None => (grow(None, k)?, grow(None, v)?),
-        };
-        kb.slice_set(&k.contiguous()?, 2, self.len)?;
-        vb.slice_set(&v.contiguous()?, 2, self.len)?;
-        let views = (kb.narrow(2, 0, need)?, vb.narrow(2, 0, need)?);
-        self.layers[li] = Some((kb, vb));
-        Ok(views)
-    }
-
-    /// Marks `t` more positions as filled (after every layer's [`Self::write`]).
-    pub(crate) fn advance(&mut self, t: usize) {
-        self.len += t;
     }
 }
 

@@ -175,17 +175,8 @@ impl Qwen {
         key_ok: Option<Vec<Vec<bool>>>,
     ) -> std::sync::Arc<crate::cpu::kernels::AttnSpec> {
         let hd = self.cfg.head_dim;
-        let (mut cos, mut sin) = (Vec::with_capacity(t * hd), Vec::with_capacity(t * hd));
-        for p in 0..t {
-            for _half in 0..2 {
-                for &f in &self.inv_freq {
-                    // as in `rope_tables`: the angle and its cos/sin in f32
-                    let a = p as f32 * f;
-                    cos.push(a.cos() as f64);
-                    sin.push(a.sin() as f64);
-                }
-            }
-        }
+        let positions: Vec<u32> = (0..t as u32).collect();
+        let (cos, sin) = crate::cpu::kernels::rope_tables(&self.inv_freq, &positions);
         std::sync::Arc::new(crate::cpu::kernels::AttnSpec {
             b,
             t,
@@ -207,8 +198,8 @@ impl Qwen {
 
     /// Runs the training step on the device-generic path even on the CPU in f32 / f64 (the
     /// path CUDA takes: plain tensor ops, `generic/attention.rs` attention), and samples through
-    /// [`Qwen::forward_cached`] instead of the CPU decode of `cpu/decode.rs`. For tests and
-    /// measurements (feature `test-hooks`).
+    /// the device-generic KV-cached forward (`generic/decode.rs`) instead of the CPU decode of
+    /// `cpu/decode.rs`. For tests and measurements (feature `test-hooks`).
     #[cfg(feature = "test-hooks")]
     pub fn set_force_generic(&mut self, on: bool) {
         self.force_generic = on;

@@ -94,7 +94,7 @@ fn sampling_forward_matches_training_forward() {
                 let input = Tensor::new(&[[tok]], &Device::Cpu).unwrap();
                 logits = m
                     .model
-                    .forward_cached(&input, &[vec![k as u32]], &[vec![true; k + 1]], &mut cache)
+                    .forward_cached(&input, &[vec![k as u32]], &[vec![true]], &mut cache)
                     .unwrap();
             }
             let d = max_abs_diff(&got, &want[1..]);

@@ -44,11 +44,7 @@ pub use reward::{RewardConfig, RewardError, RewardFn, RewardKind};
 use serde::{Deserialize, Serialize};
 
 /// One chat message (`role` is `system`, `user` or `assistant` in verl/TRL files).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
-}
+pub use rlvr_core::ChatMessage;
 
 /// A prompt as stored in the data: plain text, or chat messages (verl's `prompt` column).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

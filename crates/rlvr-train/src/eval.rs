@@ -15,7 +15,8 @@ use rlvr_core::estimators::{mean_at_k, pass_at_k};
 use rlvr_model::{generate_within, kv_cache_budget, SamplingParams};
 
 use crate::metrics::EvalLine;
-use crate::policy::{Policy, Task};
+use crate::policy::Policy;
+use crate::task::Task;
 use crate::TrainError;
 
 /// Sampling settings of an evaluation.

@@ -34,7 +34,8 @@ use crate::config::TrainConfig;
 use crate::loss::{policy_loss, LossInputs, LossSpec};
 use crate::metrics::TrainLine;
 use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
-use crate::policy::{Policy, Task};
+use crate::policy::Policy;
+use crate::task::Task;
 use crate::TrainError;
 
 /// Test hooks: make a step produce a non-finite reward or loss (the skip path must catch it).

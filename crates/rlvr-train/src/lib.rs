@@ -2,12 +2,14 @@
 //!
 //! [`grpo`] holds the algorithm, one function per phase (rollout, reward, advantage, old
 //! log-probs, update, report), each phase's output a named struct. Around it: [`config`] (the
-//! TOML file, every key documented), [`optim`] (AdamW with f32 moments, clipping, schedule),
+//! TOML file, every key documented), [`policy`] (the model being trained, with its tokenizer),
+//! [`task`] (problems, their tokenized prompts and verifier), [`optim`] (AdamW with f32 moments, clipping, schedule),
 //! [`loss`] (the per-token policy loss on tensors, mirroring `rlvr_core::policy_loss`),
 //! [`checkpoint`] (atomic, exactly resumable), [`metrics`] (`metrics.jsonl`), [`eval`]
 //! (mean@k / pass@k on held-out problems), [`warm_start`] (supervised start of the testbed
 //! model) and [`run`] (what `rlvr train` does end to end, over the set-up every task shares in
-//! `setup.rs` and the progress output in `ui.rs`).
+//! `setup.rs`, the task sources of `source.rs` (the testbed, or a checkpoint and datasets:
+//! `datasets.rs`) and the progress output in `ui.rs`).
 //!
 //! Out of scope: the math of advantages, aggregation weights and diagnostics (rlvr-core), the
 //! model and sampler (rlvr-model), datasets and verifiers (rlvr-tasks).
@@ -24,6 +26,7 @@
 
 pub mod checkpoint;
 pub mod config;
+mod datasets;
 pub mod dump;
 pub mod eval;
 pub mod grpo;
@@ -34,13 +37,16 @@ pub mod optim;
 pub mod policy;
 pub mod run;
 mod setup;
+mod source;
+pub mod task;
 pub mod testbed;
 mod ui;
 pub mod warm_start;
 
 pub use config::{ConfigError, TrainConfig};
 pub use grpo::Trainer;
-pub use policy::{Policy, Task};
+pub use policy::Policy;
+pub use task::Task;
 
 /// Errors of rlvr-train. [`TrainError::is_user_input`] tells bad input (config, data, model
 /// files) from failures.

@@ -54,8 +54,9 @@ pub struct TrainOptions {
     pub faults: Faults,
 }
 
-/// Builds the policy and the tasks: the testbed's, or a checkpoint's and datasets'. `initial`
-/// is a checkpoint to load instead of the config's model (resume).
+/// Builds the policy and the tasks through the run's task source (`source.rs`: the testbed,
+/// or a checkpoint and datasets). `initial` is a checkpoint to load instead of the config's
+/// model (resume).
 pub fn setup(
     cfg: &TrainConfig,
     data_dir: Option<&Path>,
@@ -64,10 +65,15 @@ pub fn setup(
 ) -> Result<Setup, TrainError> {
     let dev = device(&cfg.model.device)?;
     let dt = dtype(&cfg.model.dtype);
-    if cfg.model.path == "testbed" || cfg.is_testbed() {
-        return crate::testbed::setup(cfg, initial, &dev, dt, ui);
-    }
-    crate::setup::from_datasets(cfg, data_dir, initial, &dev, dt, ui)
+    let inputs = crate::setup::SetupInputs {
+        cfg,
+        data_dir,
+        initial,
+        dev: &dev,
+        dt,
+        ui,
+    };
+    crate::source::task_source(cfg).setup(&inputs)
 }
 
 /// `rlvr train`: a fresh run, or `--resume`.

@@ -1,14 +1,15 @@
-//! Set-up shared by every task: device, dtype, datasets, reward functions, the [`Setup`] itself.
+//! Set-up shared by every task source (`source.rs`): device, dtype, datasets, reward functions,
+//! the [`Setup`] itself.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use candle_core::{DType, Device};
 use rlvr_tasks::{Dataset, Problem, PromptTemplate, Verifier};
 
 use crate::config::TrainConfig;
-use crate::policy::{build_task, Policy, PromptFormat, Task};
+use crate::policy::Policy;
+use crate::task::Task;
 use crate::ui::Ui;
 use crate::TrainError;
 
@@ -154,7 +155,7 @@ pub fn load_dataset_with(
 
 /// The file behind `data.train_files`: the preset's file in the data directory, else the
 /// value itself.
-fn data_file(name: &str, data_dir: Option<&Path>) -> PathBuf {
+pub(crate) fn data_file(name: &str, data_dir: Option<&Path>) -> PathBuf {
     match (
         rlvr_tasks::data::preset(name),
         rlvr_tasks::resolve_data_dir(data_dir),
@@ -254,72 +255,15 @@ pub struct Setup {
     pub warm_start_s: f64,
 }
 
-/// Builds the policy from `model.path` (or `initial`, a checkpoint to load instead: resume)
-/// and the tasks from `data.train_files` and `eval.datasets`: the set-up of every run that is
-/// not the testbed.
-pub(crate) fn from_datasets(
-    cfg: &TrainConfig,
-    data_dir: Option<&Path>,
-    initial: Option<&Path>,
-    dev: &Device,
-    dt: DType,
-    ui: &Ui,
-) -> Result<Setup, TrainError> {
-    let t = Instant::now();
-    let mut policy = match initial {
-        Some(dir) => Policy::load(&dir.to_string_lossy(), dt, dev)?,
-        None => Policy::load(&cfg.model.path, dt, dev)?,
-    };
-    policy.tokenizer.template_kwargs = cfg.data.chat_template_kwargs.clone();
-    let format = PromptFormat {
-        template: template(cfg)?,
-        chat: cfg.data.apply_chat_template,
-    };
-    let ds = load_dataset(
-        &cfg.data.train_files,
-        data_dir.or(cfg.data.data_dir.as_deref()),
-    )?;
-    let verifier = reward_fn(&cfg.reward, &ds.problems)?;
-    let (read, no_answer) = (ds.problems.len(), ds.skipped.len());
-    let (train, dropped) = build_task(
-        &ds.name,
-        ds.problems,
-        format,
-        &policy.tokenizer,
-        cfg.data.max_prompt_length,
-        verifier.clone(),
-    )?;
-    if train.is_empty() {
-        let file = data_file(
-            &cfg.data.train_files,
-            data_dir.or(cfg.data.data_dir.as_deref()),
-        );
-        return Err(no_usable_prompts(&file, read, no_answer, dropped, cfg));
-    }
-    if dropped > 0 {
-        ui.println(format!(
-            "{}: dropped {dropped} prompts longer than data.max_prompt_length = {}",
-            train.name, cfg.data.max_prompt_length
-        ));
-    }
-    let mut evals = Vec::new();
-    for name in &cfg.eval.datasets {
-        let mut ds = load_dataset(name, data_dir.or(cfg.data.data_dir.as_deref()))?;
-        if cfg.eval.n_problems > 0 {
-            ds.problems.truncate(cfg.eval.n_problems);
-        }
-        let verifier = reward_fn(&cfg.reward, &ds.problems)?;
-        let (task, _) = build_task(name, ds.problems, format, &policy.tokenizer, 0, verifier)?;
-        evals.push(task);
-    }
-    Ok(Setup {
-        policy,
-        train,
-        evals,
-        warm_start: None,
-        setup_s: t.elapsed().as_secs_f64(),
-        warm_start_s: 0.0,
-    })
+/// What a task source's set-up is given: the config, the data directory, a checkpoint to load
+/// instead of the config's model (`initial`: resume), the device and dtype, the progress output.
+pub(crate) struct SetupInputs<'a> {
+    pub cfg: &'a TrainConfig,
+    pub data_dir: Option<&'a Path>,
+    pub initial: Option<&'a Path>,
+    pub dev: &'a Device,
+    pub dt: DType,
+    pub ui: &'a Ui,
 }
 
 #[cfg(test)]

@@ -9,19 +9,17 @@
 //! different seeds evaluate on the same problems), and never overlap the training problems.
 
 use std::io::Write;
-use std::path::Path;
 use std::time::Instant;
 
-use candle_core::{DType, Device};
 use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
 use rlvr_tasks::testbed::{self as tb, Regime, Split, TestbedConfig};
 use rlvr_tasks::{Problem, PromptTemplate};
 
 use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
-use crate::policy::{build_task, Policy, PromptFormat, Task};
-use crate::setup::{load_dataset, reward_fn, Setup};
-use crate::ui::Ui;
+use crate::policy::Policy;
+use crate::setup::{load_dataset, reward_fn, Setup, SetupInputs};
+use crate::task::{build_task, PromptFormat, Task};
 use crate::warm_start::{self, WarmStartSpec};
 use crate::TrainError;
 
@@ -134,19 +132,17 @@ fn raw() -> PromptFormat {
 
 /// Tokenizer, model (from the warm-start cache, or built, warm-started and cached; through
 /// the Hugging Face save/load path either way), training and evaluation tasks.
-pub fn setup(
-    cfg: &TrainConfig,
-    initial: Option<&Path>,
-    dev: &Device,
-    dt: DType,
-    ui: &Ui,
-) -> Result<Setup, TrainError> {
+/// The testbed's set-up (module docs); `inputs.data_dir` serves only the evaluation datasets
+/// other than `testbed`.
+pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
+    let (cfg, ui) = (inputs.cfg, inputs.ui);
+    let (dev, dt) = (inputs.dev, inputs.dt);
     let tcfg = check(cfg)?;
     let t = Instant::now();
     let problems = train_problems(cfg, &tcfg);
     let mut warm_note = None;
     let mut warm_s = 0.0;
-    let policy = match initial {
+    let policy = match inputs.initial {
         Some(dir) => Policy::load(&dir.to_string_lossy(), dt, dev)?,
         None => {
             let key = warm_start::cache_key(&format!(
@@ -257,7 +253,7 @@ pub fn setup(
         if name == "testbed" {
             evals.push(heldout_task(cfg, &policy)?);
         } else {
-            let mut ds = load_dataset(name, cfg.data.data_dir.as_deref())?;
+            let mut ds = load_dataset(name, inputs.data_dir.or(cfg.data.data_dir.as_deref()))?;
             if cfg.eval.n_problems > 0 {
                 ds.problems.truncate(cfg.eval.n_problems);
             }

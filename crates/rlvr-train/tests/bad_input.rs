@@ -10,8 +10,8 @@ use common::Fixture;
 use rlvr_model::ChatTokenizer;
 use rlvr_tasks::{Problem, Prompt, PromptTemplate};
 use rlvr_train::checkpoint::{self, DataOrderState, PhaseTimes, TrainState};
-use rlvr_train::policy::{build_task, PromptFormat, PROMPT_BYTES_PER_TOKEN};
 use rlvr_train::run::{dry_run, TrainOptions};
+use rlvr_train::task::{build_task, PromptFormat, PROMPT_BYTES_PER_TOKEN};
 
 #[test]
 fn dry_run_names_a_zero_size_in_the_checkpoint_config() {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rlvr_model::ChatTokenizer;
 use rlvr_tasks::{ChatMessage, Problem, Prompt, PromptTemplate};
-use rlvr_train::policy::PromptFormat;
+use rlvr_train::task::PromptFormat;
 use rlvr_train::TrainConfig;
 
 fn fixtures() -> PathBuf {

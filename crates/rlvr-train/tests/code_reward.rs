@@ -15,8 +15,8 @@ use rlvr_model::{init_random, save_model, ChatTokenizer, FinishReason, Generatio
 use rlvr_tasks::code::SandboxConfig;
 use rlvr_train::eval::{score_responses, summarize, Response};
 use rlvr_train::grpo::{Rollouts, Trainer};
-use rlvr_train::policy::Task;
 use rlvr_train::run::{reward_fn, setup, unsandboxed_notice, Ui};
+use rlvr_train::task::Task;
 use rlvr_train::TrainConfig;
 
 fn ci() -> bool {

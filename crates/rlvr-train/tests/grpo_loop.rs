@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use candle_core::{DType, Device};
 use common::{read_params, Fixture};
 use rlvr_train::checkpoint;
-use rlvr_train::policy::{build_task, Policy, PromptFormat};
+use rlvr_train::policy::Policy;
 use rlvr_train::run::{train, TrainOptions};
+use rlvr_train::task::{build_task, PromptFormat};
 use rlvr_train::{TrainConfig, Trainer};
 
 fn trainer(fx: &Fixture, cfg: &TrainConfig) -> Trainer {

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// The float types the kernels run on.
-trait Fl:
+pub(crate) trait Fl:
     candle_core::WithDType
     + Copy
     + Send
@@ -42,15 +42,30 @@ trait Fl:
     + std::ops::AddAssign
     + std::ops::MulAssign
     + std::ops::DivAssign
+    + PartialOrd
 {
     const ZERO: Self;
     const ONE: Self;
     fn of(x: f64) -> Self;
     fn sqrt(self) -> Self;
     fn exp(self) -> Self;
+    /// `exp(x)` for `x <= 0`: [`fast_exp`] in f32, exact in f64.
+    fn exp_neg(self) -> Self;
+    fn abs(self) -> Self;
     fn ln(self) -> Self;
     fn slice(s: &CpuStorage) -> Option<&[Self]>;
     fn wrap(v: Vec<Self>) -> CpuStorage;
+}
+
+/// `exp(x <= 0)` per float type: the vectorizable [`fast_exp`] in f32, `exp` in f64 (the
+/// finite-difference checks need its precision).
+macro_rules! exp_neg_impl {
+    (f32, $x:expr) => {
+        fast_exp($x)
+    };
+    (f64, $x:expr) => {
+        f64::exp($x)
+    };
 }
 
 /// `Fl` for a float type and its `CpuStorage` variant.
@@ -67,6 +82,12 @@ macro_rules! impl_fl {
             }
             fn exp(self) -> Self {
                 $t::exp(self)
+            }
+            fn exp_neg(self) -> Self {
+                exp_neg_impl!($t, self)
+            }
+            fn abs(self) -> Self {
+                $t::abs(self)
             }
             fn ln(self) -> Self {
                 $t::ln(self)
@@ -131,6 +152,123 @@ macro_rules! by_dtype {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Row kernels, shared by the training forward's ops and the CPU decode (`cpu/decode.rs`)
+
+/// `exp(x)` for `x <= 0` in f32, vectorizable: Cody-Waite reduction `x = n ln2 + r`,
+/// `|r| <= ln2/2`, a degree-7 Taylor polynomial for `e^r` (relative error below 2e-7), and `2^n`
+/// from the exponent bits; 0 below -87 (where `e^x` is subnormal).
+#[inline(always)]
+pub(crate) fn fast_exp(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    const ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding and subtracting rounds to an integer
+    let xc = x.max(-87.0);
+    let n = (xc * LOG2E + ROUND) - ROUND;
+    let r = (xc - n * LN2_HI) - n * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r / 5040.0))))));
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    if x < -87.0 {
+        0.0
+    } else {
+        p * scale
+    }
+}
+
+/// `1 / (1 + exp(-g))` with the exponential of `-|g|` only (so it never overflows, and in f32
+/// the loop vectorizes): `1 / (1 + e)` for `g >= 0`, `e / (1 + e)` below, `e = exp(-|g|)`.
+#[inline(always)]
+fn sigmoid<T: Fl>(g: T) -> T {
+    let e = (-g.abs()).exp_neg();
+    (if g >= T::ZERO { T::ONE } else { e }) / (T::ONE + e)
+}
+
+/// `y = w * x / sqrt(mean(x^2) + eps)` for one row `x` (the RMSNorm of the training forward
+/// and the CPU decode).
+#[inline]
+pub(crate) fn rms_norm_row<T: Fl>(x: &[T], w: &[T], eps: f64, y: &mut [T]) {
+    let mut ss = T::ZERO;
+    for &v in x {
+        ss += v * v;
+    }
+    let d = (ss * T::of(1.0 / w.len() as f64) + T::of(eps)).sqrt();
+    for ((o, &v), &wi) in y.iter_mut().zip(x).zip(w) {
+        *o = (v / d) * wi;
+    }
+}
+
+/// [`rms_norm_row`] over every `w.len()`-wide row of `x` into `y`, blocks of rows in parallel.
+pub(crate) fn rms_norm_rows<T: Fl>(x: &[T], w: &[T], eps: f64, y: &mut [T]) {
+    let h = w.len();
+    y.par_chunks_mut(h * BLOCK_ROWS)
+        .zip(x.par_chunks(h * BLOCK_ROWS))
+        .for_each(|(yb, xb)| {
+            for (yrow, row) in yb.chunks_exact_mut(h).zip(xb.chunks_exact(h)) {
+                rms_norm_row(row, w, eps, yrow);
+            }
+        });
+}
+
+/// `y = silu(g) * u` for every row of `x` (`[.., 2F]`, `g` then `u`) into `y` (`[.., F]`),
+/// blocks of rows in parallel.
+pub(crate) fn swiglu_rows<T: Fl>(x: &[T], f: usize, y: &mut [T]) {
+    y.par_chunks_mut(f * BLOCK_ROWS)
+        .zip(x.par_chunks(2 * f * BLOCK_ROWS))
+        .for_each(|(yb, xb)| {
+            for (yrow, row) in yb.chunks_exact_mut(f).zip(xb.chunks_exact(2 * f)) {
+                let (g, u) = row.split_at(f);
+                for ((o, &g), &u) in yrow.iter_mut().zip(g).zip(u) {
+                    *o = g * sigmoid(g) * u;
+                }
+            }
+        });
+}
+
+/// RoPE tables `[positions, head_dim]` (rotate-half layout: each half holds
+/// `p * inv_freq[i]`'s cos or sin, the angle and its cos / sin in f32 as in the tensor
+/// path's tables), for the fused attention and the CPU decode.
+pub(crate) fn rope_tables(inv_freq: &[f32], positions: &[u32]) -> (Vec<f64>, Vec<f64>) {
+    let n = positions.len() * 2 * inv_freq.len();
+    let (mut cos, mut sin) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for &p in positions {
+        for _half in 0..2 {
+            for &f in inv_freq {
+                let a = p as f32 * f;
+                cos.push(a.cos() as f64);
+                sin.push(a.sin() as f64);
+            }
+        }
+    }
+    (cos, sin)
+}
+
+/// `softmax` of one row of scores in place, `-inf` for a hidden key (at least one finite):
+/// `p_j = exp(s_j - max s) / sum_l exp(s_l - max s)`. Always inlined, so that it vectorizes
+/// as its caller is compiled (the CPU decode's AVX2 attention).
+#[inline(always)]
+pub(crate) fn softmax_row<T: Fl>(s: &mut [T]) {
+    let mut max = T::of(f64::NEG_INFINITY);
+    for &x in s.iter() {
+        if x > max {
+            max = x;
+        }
+    }
+    let mut sum = T::ZERO;
+    for x in s.iter_mut() {
+        *x = (*x - max).exp_neg();
+        sum += *x;
+    }
+    let inv = T::ONE / sum;
+    for x in s.iter_mut() {
+        *x *= inv;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // RMSNorm
 
 struct RmsNorm {
@@ -138,23 +276,8 @@ struct RmsNorm {
 }
 
 fn rms_norm_fwd<T: Fl>(x: &[T], w: &[T], eps: f64) -> Vec<T> {
-    let h = w.len();
     let mut y = vec![T::ZERO; x.len()];
-    let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
-    y.par_chunks_mut(h * BLOCK_ROWS)
-        .zip(x.par_chunks(h * BLOCK_ROWS))
-        .for_each(|(yb, xb)| {
-            for (yrow, row) in yb.chunks_exact_mut(h).zip(xb.chunks_exact(h)) {
-                let mut ss = T::ZERO;
-                for &v in row {
-                    ss += v * v;
-                }
-                let d = (ss * inv_h + eps).sqrt();
-                for ((o, &v), &wi) in yrow.iter_mut().zip(row).zip(w) {
-                    *o = (v / d) * wi;
-                }
-            }
-        });
+    rms_norm_rows(x, w, eps, &mut y);
     y
 }
 
@@ -355,16 +478,7 @@ struct SwiGlu;
 
 fn swiglu_fwd<T: Fl>(x: &[T], f: usize) -> Vec<T> {
     let mut y = vec![T::ZERO; x.len() / 2];
-    y.par_chunks_mut(f * BLOCK_ROWS)
-        .zip(x.par_chunks(2 * f * BLOCK_ROWS))
-        .for_each(|(yb, xb)| {
-            for (yrow, row) in yb.chunks_exact_mut(f).zip(xb.chunks_exact(2 * f)) {
-                let (g, u) = row.split_at(f);
-                for ((o, &g), &u) in yrow.iter_mut().zip(g).zip(u) {
-                    *o = (g / (T::ONE + (-g).exp())) * u;
-                }
-            }
-        });
+    swiglu_rows(x, f, &mut y);
     y
 }
 
@@ -382,7 +496,7 @@ fn swiglu_bwd<T: Fl>(x: &[T], grad: &[T], f: usize) -> Vec<T> {
                 let (g, u) = row.split_at(f);
                 let (dg, du) = drow.split_at_mut(f);
                 for j in 0..f {
-                    let s = T::ONE / (T::ONE + (-g[j]).exp());
+                    let s = sigmoid(g[j]);
                     dg[j] = go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s));
                     du[j] = go[j] * g[j] * s;
                 }
@@ -470,7 +584,7 @@ struct AttnSaved {
 
 /// `y = x cos + rotate_half(x) sin` for one head vector (`rotate_half(x) = cat(-x2, x1)`).
 #[inline]
-fn rope_row<T: Fl>(x: &[T], cos: &[f64], sin: &[f64], y: &mut [T]) {
+pub(crate) fn rope_row<T: Fl>(x: &[T], cos: &[f64], sin: &[f64], y: &mut [T]) {
     let h = x.len() / 2;
     for j in 0..h {
         y[j] = x[j] * T::of(cos[j]) - x[j + h] * T::of(sin[j]);
@@ -547,27 +661,14 @@ impl AttnSpec {
             .enumerate()
             .for_each(|(r, srow)| {
                 let (i, bi) = (r % t, r / (kvh * g * t));
-                let mut max = T::of(f64::NEG_INFINITY);
                 for (j, x) in srow.iter_mut().enumerate() {
-                    if self.visible(bi, i, j) {
-                        *x *= scale;
-                        if *x > max {
-                            max = *x;
-                        }
-                    }
-                }
-                let mut sum = T::ZERO;
-                for (j, x) in srow.iter_mut().enumerate() {
-                    if self.visible(bi, i, j) {
-                        *x = (*x - max).exp();
-                        sum += *x;
+                    *x = if self.visible(bi, i, j) {
+                        *x * scale
                     } else {
-                        *x = T::ZERO;
-                    }
+                        T::of(f64::NEG_INFINITY)
+                    };
                 }
-                for x in srow.iter_mut() {
-                    *x /= sum;
-                }
+                softmax_row(srow);
             });
         let p = Tensor::from_vec(s, (b, kvh, g * t, t), &dev)?;
         let o = to_vec::<T>(&p.matmul(&v)?)?;
@@ -947,4 +1048,60 @@ fn vocab_grad_t<T: Fl>(
             row[targets[r] as usize] += a;
         });
     cpu_tensor(dz, (n, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_exp_is_accurate() {
+        for i in 0..=200_000 {
+            let x = -(i as f32) * 0.000_5; // [-100, 0]
+            let want = (x as f64).exp();
+            let got = fast_exp(x) as f64;
+            if x < -87.0 {
+                assert_eq!(got, 0.0);
+            } else {
+                assert!(
+                    ((got - want) / want).abs() < 5e-7,
+                    "exp({x}) = {want}, got {got}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sigmoid_and_silu_match_their_formulas() {
+        for i in -2000..=2000 {
+            let g = i as f64 * 0.05; // -100 ..= 100
+            let exact = 1.0 / (1.0 + (-g).exp());
+            assert!((sigmoid(g) - exact).abs() <= 1e-15 * exact.max(1e-300));
+            if g > -80.0 {
+                // against the exact value at the f32 input
+                let gf = g as f32;
+                let exact = 1.0 / (1.0 + (-(gf as f64)).exp());
+                let got = sigmoid(gf) as f64;
+                assert!(
+                    (got - exact).abs() <= 1e-6 * exact,
+                    "sigmoid({gf}) = {got} vs {exact}"
+                );
+            }
+        }
+        let mut y = [0f32; 3];
+        swiglu_rows(&[0.0, -200.0, 200.0, 1.0, 1.0, 1.0], 3, &mut y);
+        assert_eq!(y, [0.0, 0.0, 200.0]);
+    }
+
+    #[test]
+    fn softmax_row_sums_to_one_and_hides_masked_keys() {
+        let mut s = [1.0f32, f32::NEG_INFINITY, 3.0, -2.0];
+        softmax_row(&mut s);
+        let e = [1f64.exp(), 0.0, 3f64.exp(), (-2f64).exp()];
+        let z: f64 = e.iter().sum();
+        for (got, want) in s.iter().zip(e) {
+            assert!((*got as f64 - want / z).abs() < 1e-6, "{s:?}");
+        }
+        assert_eq!(s[1], 0.0);
+    }
 }

@@ -1,16 +1,17 @@
 //! Batched, KV-cached, seeded sampling of `n` responses per prompt: the loop over steps
-//! ([`generate()`]) around the sampling forward of the model's device path and the token
-//! sampler ([`sampler`]).
+//! ([`generate()`]) around the sampling forward of the model's device path
+//! ([`Qwen::forward_cached`], `forward.rs`) and the token sampler ([`sampler`]).
 
+mod forward;
 pub mod sampler;
 
 use candle_core::Tensor;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::cpu::decode::{CpuDecoder, DecodeCache};
 use crate::error::{Error, Result};
-use crate::model::{KvCache, Qwen};
+use crate::kv_cache::KvCache;
+use crate::model::Qwen;
 use sampler::{sample_logits, DrawParams};
 
 /// Sampling parameters (names as in vLLM / TRL).
@@ -194,97 +195,6 @@ pub fn generate_within(
     }
 }
 
-/// The sampling forward of one batch of rows: the plain-buffer CPU decode (`cpu/decode.rs`) for a
-/// CPU model in f32, else the tensor path ([`Qwen::forward_cached`] with a [`KvCache`]). Both
-/// keep each row's key flags (false for the left padding of its prompt).
-enum Forward<'m> {
-    Cpu {
-        decoder: Box<CpuDecoder<'m>>,
-        cache: DecodeCache,
-    },
-    Tensors {
-        model: &'m Qwen,
-        cache: KvCache,
-        key_ok: Vec<Vec<bool>>,
-    },
-}
-
-impl<'m> Forward<'m> {
-    /// Prefills the distinct prompts (`ids` `[prompts, p]` left-padded, their RoPE positions
-    /// and key flags), then repeats prompt `expand[i]`'s cache as row `i`. Returns the forward
-    /// and the rows' logits `[rows, vocab]`.
-    fn prefill(
-        model: &'m Qwen,
-        ids: Vec<u32>,
-        positions: &[Vec<u32>],
-        key_ok: &[Vec<bool>],
-        capacity: usize,
-        expand: &[usize],
-    ) -> Result<(Self, Tensor)> {
-        let (prompts, p) = (positions.len(), positions.first().map_or(0, Vec::len));
-        if model.uses_cpu_decode() {
-            let mut decoder = Box::new(CpuDecoder::new(model));
-            let mut cache = DecodeCache::new(model, prompts, capacity);
-            let pos: Vec<u32> = positions.concat();
-            let ok: Vec<bool> = key_ok.concat();
-            let logits = decoder.step(&mut cache, &ids, &pos, &ok, p)?;
-            cache.select_rows(expand);
-            let idx = index_tensor(expand, model)?;
-            let logits = logits.index_select(&idx, 0)?;
-            return Ok((Forward::Cpu { decoder, cache }, logits));
-        }
-        let input = Tensor::from_vec(ids, (prompts, p), model.device())?;
-        let mut cache = KvCache::with_capacity(model.config().num_hidden_layers, capacity);
-        let logits = model.forward_cached(&input, positions, key_ok, &mut cache)?;
-        let idx = index_tensor(expand, model)?;
-        cache.select_rows(&idx)?;
-        let key_ok = expand.iter().map(|&u| key_ok[u].clone()).collect();
-        let forward = Forward::Tensors {
-            model,
-            cache,
-            key_ok,
-        };
-        Ok((forward, logits.index_select(&idx, 0)?))
-    }
-
-    /// Keeps the rows `keep` (increasing batch indices), dropping the others.
-    fn select_rows(&mut self, keep: &[usize]) -> Result<()> {
-        match self {
-            Forward::Cpu { cache, .. } => cache.select_rows(keep),
-            Forward::Tensors {
-                model,
-                cache,
-                key_ok,
-            } => {
-                cache.select_rows(&index_tensor(keep, model)?)?;
-                *key_ok = keep.iter().map(|&b| key_ok[b].clone()).collect();
-            }
-        }
-        Ok(())
-    }
-
-    /// Feeds one new token per row at the given RoPE positions; returns the next logits.
-    fn step(&mut self, next: &[u32], pos: &[u32]) -> Result<Tensor> {
-        match self {
-            Forward::Cpu { decoder, cache } => {
-                decoder.step(cache, next, pos, &vec![true; next.len()], 1)
-            }
-            Forward::Tensors {
-                model,
-                cache,
-                key_ok,
-            } => {
-                let input = Tensor::from_vec(next.to_vec(), (next.len(), 1), model.device())?;
-                for ok in key_ok.iter_mut() {
-                    ok.push(true);
-                }
-                let pos: Vec<Vec<u32>> = pos.iter().map(|&p| vec![p]).collect();
-                model.forward_cached(&input, &pos, key_ok, cache)
-            }
-        }
-    }
-}
-
 fn index_tensor(idx: &[usize], model: &Qwen) -> Result<Tensor> {
     let v: Vec<u32> = idx.iter().map(|&i| i as u32).collect();
     Ok(Tensor::from_vec(v, idx.len(), model.device())?)
@@ -337,8 +247,12 @@ fn generate_rows(
     let capacity = p_max + params.max_new_tokens;
     let slot = |u: usize| distinct.iter().position(|&d| d == u).expect("listed");
     let expand: Vec<usize> = rows_wanted.iter().map(|&(u, _)| slot(u)).collect();
-    let (mut forward, mut logits) =
-        Forward::prefill(model, ids, &positions, &key_ok, capacity, &expand)?;
+    let input = Tensor::from_vec(ids, (distinct.len(), p_max), model.device())?;
+    let mut cache = KvCache::with_capacity(model.config().num_hidden_layers, capacity);
+    let logits = model.forward_cached(&input, &positions, &key_ok, &mut cache)?;
+    // 2. repeat each prompt's cache and logits for its rows
+    cache.select_rows(&expand)?;
+    let mut logits = logits.index_select(&index_tensor(&expand, model)?, 0)?;
     let mut rows: Vec<Row> = rows_wanted
         .iter()
         .map(|&(u, j)| Row {
@@ -398,7 +312,7 @@ fn generate_rows(
             break;
         }
         if keep.len() < active.len() {
-            forward.select_rows(&keep)?;
+            cache.select_rows(&keep)?;
             active = keep.iter().map(|&b| active[b]).collect();
         }
         let next: Vec<u32> = active
@@ -413,7 +327,9 @@ fn generate_rows(
                 row.next_pos - 1
             })
             .collect();
-        logits = forward.step(&next, &pos)?;
+        let input = Tensor::from_vec(next, (active.len(), 1), model.device())?;
+        let pos: Vec<Vec<u32>> = pos.into_iter().map(|p| vec![p]).collect();
+        logits = model.forward_cached(&input, &pos, &vec![vec![true]; active.len()], &mut cache)?;
     }
 
     Ok(rows

@@ -24,6 +24,7 @@
 
 use candle_core::{DType, Device, Tensor, D};
 
+use crate::cpu::kernels::fast_exp;
 use crate::error::{Error, Result};
 
 /// Truncation and temperature of one sampling call.
@@ -96,7 +97,7 @@ pub fn sample_logits(
 
 /// Scratch buffers of [`sample_row`], reused across rows.
 #[derive(Default)]
-pub struct RowWork {
+struct RowWork {
     w: Vec<f32>,
     cand: Vec<f32>,
     count: Vec<u32>,
@@ -110,31 +111,6 @@ const BUCKETS: usize = (0x3F80_0000u32 >> SHIFT) as usize + 1;
 
 fn bucket(w: f32) -> usize {
     (w.to_bits() >> SHIFT) as usize
-}
-
-/// `exp(x)` for `x <= 0` in f32, vectorizable: Cody-Waite reduction `x = n ln2 + r`,
-/// `|r| <= ln2/2`, a degree-7 Taylor polynomial for `e^r` (relative error below 2e-7), and `2^n`
-/// from the exponent bits; 0 below -87 (where `e^x` is subnormal).
-#[inline(always)]
-pub fn fast_exp(x: f32) -> f32 {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    const LN2_HI: f32 = 0.693_145_75;
-    const LN2_LO: f32 = 1.428_606_8e-6;
-    const ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding and subtracting rounds to an integer
-    let xc = x.max(-87.0);
-    let n = (xc * LOG2E + ROUND) - ROUND;
-    let r = (xc - n * LN2_HI) - n * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0
-                    + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r / 5040.0))))));
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
-    if x < -87.0 {
-        0.0
-    } else {
-        p * scale
-    }
 }
 
 /// Max of a slice, 8 lanes at a time (vectorizes; NaN-free input assumed).
@@ -229,7 +205,7 @@ fn kth_largest(vals: &mut [f32], k: usize) -> f32 {
 }
 
 /// One row on the CPU: returns the token and its log-prob (module docs).
-pub fn sample_row(x: &[f32], u: f64, params: &DrawParams, work: &mut RowWork) -> (u32, f32) {
+fn sample_row(x: &[f32], u: f64, params: &DrawParams, work: &mut RowWork) -> (u32, f32) {
     let vocab = x.len();
     let inv_t = params.inv_t() as f32;
     let m = max_f32(x);
@@ -514,13 +490,7 @@ pub fn sample_logits_tensor(
             if top_p {
                 let cum = vals.matmul(&triu(k, device)?)?;
                 let target = (cum.narrow(1, k - 1, 1)? * params.top_p)?;
-                let at = cum
-                    .broadcast_lt(&target)?
-                    .to_dtype(DType::F32)?
-                    .sum_keepdim(D::Minus1)?
-                    .clamp(0.0, (k - 1) as f64)?
-                    .to_dtype(DType::U32)?;
-                vals.gather(&at, 1)?
+                heavy_prefix_last(&vals, &cum, &target)?
             } else {
                 vals.narrow(1, k - 1, 1)?
             }
@@ -545,13 +515,7 @@ pub fn sample_logits_tensor(
             let (vals, _) = top_k_sorted(&w, k)?;
             let cum = vals.matmul(&triu(k, device)?)?;
             let enough = cum.narrow(1, k - 1, 1)?.ge(&target)?;
-            let at = cum
-                .broadcast_lt(&target)?
-                .to_dtype(DType::F32)?
-                .sum_keepdim(D::Minus1)?
-                .clamp(0.0, (k - 1) as f64)?
-                .to_dtype(DType::U32)?;
-            let tau_sorted = vals.gather(&at, 1)?;
+            let tau_sorted = heavy_prefix_last(&vals, &cum, &target)?;
             // one scalar to the host: does any row need the bisection?
             let all_enough = enough.to_dtype(DType::F32)?.min_all()?.to_scalar::<f32>()? > 0.5;
             if all_enough {
@@ -567,6 +531,20 @@ pub fn sample_logits_tensor(
     let ids = inverse_cdf(&kept, uniforms)?;
     let lp = logprob_of(&ids)?;
     Ok((ids, lp))
+}
+
+/// Per row of `vals` `[rows, k]` sorted in decreasing order with running sums `cum`: the last
+/// value of the shortest prefix whose sum reaches `target` `[rows, 1]` (the last value when
+/// none does), `[rows, 1]`.
+fn heavy_prefix_last(vals: &Tensor, cum: &Tensor, target: &Tensor) -> Result<Tensor> {
+    let k = vals.dim(1)?;
+    let at = cum
+        .broadcast_lt(target)?
+        .to_dtype(DType::F32)?
+        .sum_keepdim(D::Minus1)?
+        .clamp(0.0, (k - 1) as f64)?
+        .to_dtype(DType::U32)?;
+    Ok(vals.gather(&at, 1)?)
 }
 
 /// Per row of the non-negative `kept` `[rows, n]`, the first column where the running sum
@@ -711,23 +689,6 @@ mod tests {
             p(0.8, Some(20), 0.9),
             p(1.3, Some(3), 0.5),
         ]
-    }
-
-    #[test]
-    fn fast_exp_is_accurate() {
-        for i in 0..=200_000 {
-            let x = -(i as f32) * 0.000_5; // [-100, 0]
-            let want = (x as f64).exp();
-            let got = fast_exp(x) as f64;
-            if x < -87.0 {
-                assert_eq!(got, 0.0);
-            } else {
-                assert!(
-                    ((got - want) / want).abs() < 5e-7,
-                    "exp({x}) = {want}, got {got}"
-                );
-            }
-        }
     }
 
     #[test]

@@ -18,7 +18,8 @@ use candle_core::{Tensor, Var, D};
 use crate::config::QwenConfig;
 use crate::error::{Error, Result};
 use crate::generic::attention::{Attention, FlashOut};
-use crate::model::{upcast, KvCache, Layer};
+use crate::kv_cache::KvCache;
+use crate::model::{upcast, Layer};
 
 /// RMSNorm from plain ops (differentiable), computed in f32 as transformers does:
 /// `weight * (x / sqrt(mean(x^2) + eps)).to(dtype)`.

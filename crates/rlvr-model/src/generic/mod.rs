@@ -3,5 +3,5 @@
 //! the KV-cached sampling forward built from the same layer (`decode`).
 
 pub(crate) mod attention;
-mod decode;
+pub(crate) mod decode;
 pub(crate) mod layer;

@@ -7,22 +7,8 @@ use tokenizers::Tokenizer;
 
 use crate::error::{Error, Result};
 
-/// One chat message, as in transformers' `apply_chat_template`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
-}
-
-impl ChatMessage {
-    /// A message with `role` and `content`.
-    pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
-        Self {
-            role: role.into(),
-            content: content.into(),
-        }
-    }
-}
+/// One chat message, as in transformers' `apply_chat_template` (the workspace's one type).
+pub use rlvr_core::ChatMessage;
 
 /// A tokenizer with its chat template and special tokens.
 ///

@@ -4,7 +4,8 @@ use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
 use crate::eval::{evaluate, EvalResult, EvalSpec};
 use crate::metrics::MetricsWriter;
-use crate::policy::{Policy, Task};
+use crate::policy::Policy;
+use crate::task::Task;
 use crate::ui::Ui;
 use crate::TrainError;
 

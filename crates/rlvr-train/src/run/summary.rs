@@ -108,14 +108,7 @@ pub(super) fn summarize(
         steps,
         total_steps: cfg.trainer.total_training_steps,
         rule: cfg.algorithm.loss_agg_mode.to_string(),
-        task: if cfg.is_testbed() {
-            format!(
-                "testbed, regime {}, sums of {} to {} terms",
-                cfg.data.testbed_regime, cfg.data.testbed_min_terms, cfg.data.testbed_difficulty
-            )
-        } else {
-            cfg.data.train_files.clone()
-        },
+        task: crate::source::task_source(cfg).describe(cfg),
         before: eval_at(0),
         after: if steps > 0 {
             eval_at(steps as u64)

@@ -3,7 +3,7 @@
 //! table in docs/memory.md.
 //!
 //! ```text
-//! cargo run -p rlvr-train --example plan_table -- configs/dapo17k-qwen2.5-math-7b.toml [key=value ...]
+//! cargo run -p rlvr-bench --example plan_table -- configs/dapo17k-qwen2.5-math-7b.toml [key=value ...]
 //! ```
 
 use std::path::Path;

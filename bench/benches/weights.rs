@@ -1,7 +1,7 @@
 //! Weights of every rule plus the full diagnostics for a batch of 512 prompts x 16 responses
 //! (the paper's batch shape), with binary rewards and GRPO advantages.
 //!
-//! Run: `cargo bench -p rlvr-core --bench weights`.
+//! Run: `cargo bench -p rlvr-bench --bench weights`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rlvr_core::{advantage, aggregation, diagnostics, AdvantageConfig, AggRule, Sequence};

@@ -3,7 +3,7 @@
 //! to a Vec, two f64 exp passes, a sort of the whole vocabulary for top-p) against the new one
 //! (`sample_logits`, see generate/sampler.rs), and the tensor-op path (the GPU's) run on the CPU.
 //!
-//!     cargo run --release -p rlvr-model --example sampler_bench [ROWS] [REPEATS]
+//!     cargo run --release -p rlvr-bench --example sampler_bench [ROWS] [REPEATS]
 //!
 //! Logits: "peaked" rows are N(0, 3^2) (a trained model's top-heavy distribution), "flat" rows
 //! N(0, 0.5^2) (a random-weight model: top-p keeps most of the vocabulary). One thread.

@@ -2,7 +2,7 @@
 //! training on the CPU, on the device-generic path (the one CUDA takes).
 //!
 //! ```text
-//! cargo build --release -p rlvr-train --example mem_probe
+//! cargo build --release -p rlvr-bench --example mem_probe
 //! target/release/examples/mem_probe              # the table: every default shape
 //! target/release/examples/mem_probe VOCAB HIDDEN LAYERS HEADS KV_HEADS FFN SEQS TOKENS DTYPE CKPT
 //! ```

@@ -2,8 +2,8 @@
 //! on real rollout dumps or on DAPO-like lengths.
 //!
 //! ```text
-//! cargo run --release -p rlvr-train --example padding -- dump DUMP_DIR TOKENIZER_DIR MICRO BUDGET
-//! cargo run --release -p rlvr-train --example padding -- dapo N SEED MAX_RESPONSE MICRO BUDGET
+//! cargo run --release -p rlvr-bench --example padding -- dump DUMP_DIR TOKENIZER_DIR MICRO BUDGET
+//! cargo run --release -p rlvr-bench --example padding -- dapo N SEED MAX_RESPONSE MICRO BUDGET
 //! ```
 //!
 //! `dump`: every `<step>.jsonl` of a `trainer.rollout_data_dir` (one optimizer batch per file;

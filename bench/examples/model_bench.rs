@@ -1,12 +1,12 @@
 //! Throughput benchmark (not a test): sampling tokens/s and training forward+backward tokens/s,
 //! with peak resident memory (VmHWM), on random-weight models.
 //!
-//!     cargo build --release -p rlvr-model --example bench
-//!     target/release/examples/bench tiny          # QwenConfig::tiny(512)
-//!     target/release/examples/bench bench-tiny    # TRL's bench-tiny shape (BENCHMARKS.md)
-//!     target/release/examples/bench bench-small   # and its bench-small shape
-//!     target/release/examples/bench testbed       # tiny(256), 128 x 44 tokens (the GRPO testbed)
-//!     target/release/examples/bench qwen2.5-0.5b [LAYERS]
+//!     cargo build --release -p rlvr-bench --example model_bench
+//!     target/release/examples/model_bench tiny          # QwenConfig::tiny(512)
+//!     target/release/examples/model_bench bench-tiny    # TRL's bench-tiny shape (BENCHMARKS.md)
+//!     target/release/examples/model_bench bench-small   # and its bench-small shape
+//!     target/release/examples/model_bench testbed       # tiny(256), 128 x 44 tokens (the GRPO testbed)
+//!     target/release/examples/model_bench qwen2.5-0.5b [LAYERS]
 //!
 //! Work, as in BENCHMARKS.md (the TRL reference harness): sampling 8 prompts x 8 responses x 128 new tokens
 //! (12-token prompts, no eos, temperature 1); training 64 sequences x 140 tokens (12 prompt +

@@ -1,7 +1,7 @@
 //! Peak resident memory of one training forward + backward of one sequence (not a test).
 //! Run one shape per process: VmHWM is the process peak.
 //!
-//!     cargo build --release -p rlvr-model --example memory
+//!     cargo build --release -p rlvr-bench --example memory
 //!     for t in 1024 2048 4096 8192; do
 //!         target/release/examples/memory attn $t generic ckpt
 //!     done

@@ -4,7 +4,7 @@
 //! token per id (`t0` .. `t151935`), prompts are random ids, and the reward is a hash of the
 //! response text (so groups have reward variation whatever the random model writes).
 //!
-//!     cargo run --release -p rlvr-train --features cuda --example grpo_smoke -- \
+//!     cargo run --release -p rlvr-bench --features cuda --example grpo_smoke -- \
 //!         [--device cuda] [--dtype bf16] [--steps 3] [--response-len 1024] [--layers 24]
 //!
 //! Defaults: cuda, bf16, 3 steps, 1024-token responses, 8 prompts x 8 responses, micro-batch 8.
@@ -16,7 +16,8 @@ use candle_core::{DType, Device};
 use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
 use rlvr_tasks::{Problem, Prompt, Score, Verifier};
 use rlvr_train::optim::Params;
-use rlvr_train::policy::{Policy, Task};
+use rlvr_train::policy::Policy;
+use rlvr_train::task::Task;
 use rlvr_train::{TrainConfig, Trainer};
 
 /// Reward 1 when the FNV-1a hash of the response text is odd.

@@ -2,7 +2,7 @@
 //! on TRL's bench shapes, 64 sequences x (12 prompt + 128 response) tokens, a token-mean
 //! log-prob loss, the gradients dropped as they arrive (as the trainer's sink would take them).
 //!
-//!     cargo build --release -p rlvr-model --example train_fb
+//!     cargo build --release -p rlvr-bench --example train_fb
 //!     RAYON_NUM_THREADS=1 target/release/examples/train_fb bench-small [REPEATS]
 //!
 //! Prints per repeat the wall seconds and the process CPU seconds (user + system, all

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Peak resident memory of one training forward + backward of one sequence per length T, one
-# process per shape (crates/rlvr-model/examples/memory.rs), and least-squares fits per series
+# process per shape (bench/examples/memory.rs), and least-squares fits per series
 # (of the RSS step and of the live-heap peak): linear a + b T against quadratic a + c T^2 (their
 # rms residuals), and a + b T + c T^2 with the size of its T^2 term.
-# Usage: [LAYERS=n] scripts/model/memory.sh [attn|vocab] [path] [ckpt] [T...]
+# Usage: [LAYERS=n] bench/memory.sh [attn|vocab] [path] [ckpt] [T...]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 mode=${1:-attn}; path=${2:-generic}; ckpt=${3:-ckpt}; shift 3 || true
 ts=${*:-1024 2048 4096 8192}
 bin=${CARGO_TARGET_DIR:-target}/release/examples/memory
-cargo build --release -q -p rlvr-model --example memory
+cargo build --release -q -p rlvr-bench --example memory
 out=$(for t in $ts; do "$bin" "$mode" "$t" "$path" "$ckpt"; done)
 echo "mode T path ckpt base_MiB peak_MiB step_MiB heap_MiB secs"
 echo "$out"
