@@ -645,23 +645,19 @@ pub fn write_step_checked_solution(
 pub fn worked_solution(cfg: &TestbedConfig, terms: &[u32], rng: &mut StdRng) -> (String, bool) {
     let model = cfg.regime.error_model();
     let truth: i64 = terms.iter().map(|&t| i64::from(t)).sum();
+    // a checked solution's slip in one pass (concise style only)
+    let draw_slip =
+        |rng: &mut StdRng| match draw_mistake(&model, Style::Concise, terms.len() - 1, rng) {
+            Some(Mistake::Slip { step, delta }) => Some((step, delta)),
+            _ => None,
+        };
     if model.kind == ErrorKind::Recheck {
-        let mut slips = [None; RECHECK_PASSES];
-        for slip in &mut slips {
-            *slip = match draw_mistake(&model, Style::Concise, terms.len() - 1, rng) {
-                Some(Mistake::Slip { step, delta }) => Some((step, delta)),
-                _ => None,
-            };
-        }
+        let slips: [Option<(usize, i64)>; RECHECK_PASSES] = std::array::from_fn(|_| draw_slip(rng));
         let (text, answer) = write_rechecked_solution(terms, slips);
         return (text, answer == truth);
     }
     if model.kind == ErrorKind::CheckStep {
-        let slip = match draw_mistake(&model, Style::Concise, terms.len() - 1, rng) {
-            Some(Mistake::Slip { step, delta }) => Some((step, delta)),
-            _ => None,
-        };
-        let (text, answer) = write_step_checked_solution(terms, slip);
+        let (text, answer) = write_step_checked_solution(terms, draw_slip(rng));
         return (text, answer == Some(truth));
     }
     let style = if rng.random_bool(model.p_verbose) {
