@@ -318,7 +318,11 @@ impl Qwen {
     /// The final RMSNorm on `[B*T, H]` rows (the same kernel as the rest of the path).
     fn final_norm(&self, x: &Tensor) -> Result<Tensor> {
         if self.uses_fused() {
-            crate::cpu::kernels::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
+            Ok(crate::cpu::kernels::rms_norm(
+                x,
+                &self.norm,
+                self.cfg.rms_norm_eps,
+            )?)
         } else {
             generic::layer::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
         }

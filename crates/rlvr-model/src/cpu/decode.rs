@@ -29,7 +29,7 @@ use candle_core::{Device, Tensor};
 use rayon::prelude::*;
 
 use crate::cpu::kernels;
-use crate::cpu::matmul::sgemm;
+use crate::cpu::matmul::{sgemm, Operand};
 use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
 use crate::model::{Linear, Qwen};
@@ -70,20 +70,8 @@ fn project_into(
         let k = lin.weight.dim(1)?;
         if m > 0 && n > 0 {
             with_f32(&lin.weight, |w| {
-                sgemm(
-                    false,
-                    true,
-                    m,
-                    n,
-                    k,
-                    a,
-                    k,
-                    w,
-                    k,
-                    beta,
-                    &mut dst[col0..],
-                    stride,
-                )
+                let (a, w) = (Operand::plain(a, k), Operand::transposed(w, k));
+                sgemm([m, n, k], a, w, beta, &mut dst[col0..], stride)
             })?;
         }
         if let Some(b) = &lin.bias {
@@ -376,20 +364,8 @@ fn forward_rows(
     with_f32(&m.norm, |w| kernels::rms_norm_rows(last, w, eps, normed))?;
     let mut logits = vec![0f32; rows * vocab];
     with_f32(&m.lm_head, |wt| {
-        sgemm(
-            false,
-            true,
-            rows,
-            vocab,
-            hsz,
-            normed,
-            hsz,
-            wt,
-            hsz,
-            0.0,
-            &mut logits,
-            vocab,
-        )
+        let (a, w) = (Operand::plain(normed, hsz), Operand::transposed(wt, hsz));
+        sgemm([rows, vocab, hsz], a, w, 0.0, &mut logits, vocab)
     })?;
     Ok(Tensor::from_vec(logits, (rows, vocab), &Device::Cpu)?)
 }

@@ -19,13 +19,15 @@
 //! * [`vocab_rows`] / [`vocab_grad`]: the log-prob, log-sum-exp and entropy of logits rows and
 //!   their gradient.
 //!
-//! Kernels are custom ops applied without a backward, which is how they reach the CPU
-//! slices. Contiguous inputs (the wrappers copy otherwise).
+//! Each kernel reads the CPU slices of contiguous tensors (the wrappers copy otherwise) and
+//! returns new tensors, in f32 or f64 by the input's dtype; only [`rms_norm`] is a candle op,
+//! for its autograd backward.
 
-use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, Layout, Shape, Tensor};
+use candle_core::backend::BackendStorage;
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 use rayon::prelude::*;
 
-use crate::error::Result;
+type Result<T> = candle_core::Result<T>;
 
 /// The float types the kernels run on.
 pub(crate) trait Fl:
@@ -125,7 +127,7 @@ fn sum_partials<T: Fl>(parts: Vec<Vec<T>>, c: usize) -> Vec<T> {
 }
 
 /// The contiguous elements of a tensor argument of a custom op.
-fn view<'a, T: Fl>(s: &'a CpuStorage, l: &Layout, op: &str) -> candle_core::Result<&'a [T]> {
+fn view<'a, T: Fl>(s: &'a CpuStorage, l: &Layout, op: &str) -> Result<&'a [T]> {
     let data = T::slice(s)
         .ok_or_else(|| candle_core::Error::Msg(format!("{op}: mixed or unsupported dtypes")))?;
     match l.contiguous_offsets() {
@@ -134,21 +136,38 @@ fn view<'a, T: Fl>(s: &'a CpuStorage, l: &Layout, op: &str) -> candle_core::Resu
     }
 }
 
-/// Dispatches `$body` with `$t` bound to f32 or f64 by the dtype of storage `$s`.
-macro_rules! by_dtype {
-    ($s:expr, $op:expr, |$t:ident| $body:expr) => {
-        match $s {
-            CpuStorage::F32(_) => {
+/// Runs `$body` with `$t` bound to f32 or f64 by `$dtype`; other dtypes are refused.
+macro_rules! by_float {
+    ($dtype:expr, $op:expr, |$t:ident| $body:expr) => {
+        match $dtype {
+            DType::F32 => {
                 type $t = f32;
                 $body
             }
-            CpuStorage::F64(_) => {
+            DType::F64 => {
                 type $t = f64;
                 $body
             }
-            _ => candle_core::bail!("{}: unsupported dtype (f32 or f64 only)", $op),
+            other => candle_core::bail!("{}: {other:?} is not f32 or f64", $op),
         }
     };
+}
+
+/// Runs `$body` with `$x` bound to the contiguous `&[T]` elements of CPU tensor `$t`.
+macro_rules! with_slice {
+    ($t:expr, $T:ty, $op:expr, |$x:ident| $body:expr) => {{
+        let (s, l) = $t.storage_and_layout();
+        let cs = match &*s {
+            candle_core::Storage::Cpu(c) => c,
+            _ => candle_core::bail!("{}: CPU only", $op),
+        };
+        let $x = view::<$T>(cs, l, $op)?;
+        $body
+    }};
+}
+
+fn cpu_tensor<T: Fl>(v: Vec<T>, shape: impl Into<Shape>) -> Result<Tensor> {
+    Tensor::from_vec(v, shape, &candle_core::Device::Cpu)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,15 +333,6 @@ fn rms_norm_bwd_into<T: Fl>(x: &[T], w: &[T], g: &[T], dx: &mut [T], eps: f64) -
     sum_partials(parts, h)
 }
 
-/// `[N + 1, H]`: rows `0..N` are `dx`, row `N` is `dw`.
-fn rms_norm_bwd<T: Fl>(x: &[T], w: &[T], g: &[T], eps: f64) -> Vec<T> {
-    let mut out = vec![T::ZERO; x.len() + w.len()];
-    let (dx, dw_out) = out.split_at_mut(x.len());
-    let dw = rms_norm_bwd_into(x, w, g, dx, eps);
-    dw_out.copy_from_slice(&dw);
-    out
-}
-
 impl CustomOp2 for RmsNorm {
     fn name(&self) -> &'static str {
         "rms-norm-with-grad"
@@ -334,9 +344,9 @@ impl CustomOp2 for RmsNorm {
         xl: &Layout,
         ws: &CpuStorage,
         wl: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
+    ) -> Result<(CpuStorage, Shape)> {
         let op = self.name();
-        let y = by_dtype!(xs, op, |T| T::wrap(rms_norm_fwd::<T>(
+        let y = by_float!(xs.dtype(), op, |T| T::wrap(rms_norm_fwd::<T>(
             view(xs, xl, op)?,
             view(ws, wl, op)?,
             self.eps
@@ -350,207 +360,146 @@ impl CustomOp2 for RmsNorm {
         w: &Tensor,
         _res: &Tensor,
         grad: &Tensor,
-    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        let h = w.elem_count();
-        let n = x.elem_count() / h;
-        let both = x.apply_op3_no_bwd(w, &grad.contiguous()?, &RmsNormBwd { eps: self.eps })?;
-        let dx = both.narrow(0, 0, n)?.reshape(x.shape())?;
-        let dw = both.narrow(0, n, 1)?.reshape(w.shape())?;
+    ) -> Result<(Option<Tensor>, Option<Tensor>)> {
+        let (dx, dw) = rms_norm_backward(x, w, grad, None, self.eps)?;
         Ok((Some(dx), Some(dw)))
-    }
-}
-
-struct RmsNormBwd {
-    eps: f64,
-}
-
-impl CustomOp3 for RmsNormBwd {
-    fn name(&self) -> &'static str {
-        "rms-norm-bwd"
-    }
-
-    fn cpu_fwd(
-        &self,
-        xs: &CpuStorage,
-        xl: &Layout,
-        ws: &CpuStorage,
-        wl: &Layout,
-        gs: &CpuStorage,
-        gl: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = self.name();
-        let h = wl.shape().elem_count();
-        let n = xl.shape().elem_count() / h;
-        let out = by_dtype!(xs, op, |T| T::wrap(rms_norm_bwd::<T>(
-            view(xs, xl, op)?,
-            view(ws, wl, op)?,
-            view(gs, gl, op)?,
-            self.eps
-        )));
-        Ok((out, Shape::from((n + 1, h))))
     }
 }
 
 /// Differentiable RMSNorm over the last dimension: `w * x / sqrt(mean(x^2) + eps)` (CPU, f32
 /// or f64, `x` and `w` of one dtype).
 pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f64) -> Result<Tensor> {
-    let x = x.contiguous()?;
-    let w = w.contiguous()?;
-    Ok(x.apply_op2(&w, RmsNorm { eps })?)
+    x.contiguous()?.apply_op2(&w.contiguous()?, RmsNorm { eps })
+}
+
+/// `(dx, dw)` of [`rms_norm`] for upstream gradient `g`, plus `resid` added to `dx` when given
+/// (the residual branch's gradient, so the sum costs no extra pass): with `r = 1 /
+/// sqrt(mean(x^2) + eps)` per row, `dx = g w r - x r^3 mean(g w x) (+ resid)`,
+/// `dw = sum_rows g x r`.
+pub(crate) fn rms_norm_backward(
+    x: &Tensor,
+    w: &Tensor,
+    g: &Tensor,
+    resid: Option<&Tensor>,
+    eps: f64,
+) -> Result<(Tensor, Tensor)> {
+    let (x, w, g) = (x.contiguous()?, w.contiguous()?, g.contiguous()?);
+    let op = "rms-norm-backward";
+    by_float!(x.dtype(), op, |T| {
+        let mut dx = match resid {
+            Some(r) => {
+                let r = r.contiguous()?;
+                with_slice!(r, T, op, |r| r.to_vec())
+            }
+            None => vec![T::ZERO; x.elem_count()],
+        };
+        let dw = with_slice!(x, T, op, |xs| with_slice!(w, T, op, |ws| with_slice!(
+            g,
+            T,
+            op,
+            |gs| rms_norm_bwd_into(xs, ws, gs, &mut dx, eps)
+        )));
+        Ok((cpu_tensor(dx, x.shape())?, cpu_tensor(dw, w.shape())?))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
 // Bias
 
-struct AddBias;
-
-impl CustomOp2 for AddBias {
-    fn name(&self) -> &'static str {
-        "add-bias"
-    }
-
-    fn cpu_fwd(
-        &self,
-        ys: &CpuStorage,
-        yl: &Layout,
-        bs: &CpuStorage,
-        bl: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = self.name();
-        let out = by_dtype!(ys, op, |T| {
-            let (y, b) = (view::<T>(ys, yl, op)?, view::<T>(bs, bl, op)?);
-            let mut out = y.to_vec();
-            out.par_chunks_mut(b.len() * BLOCK_ROWS).for_each(|ob| {
-                for row in ob.chunks_exact_mut(b.len()) {
-                    for (o, &bi) in row.iter_mut().zip(b) {
-                        *o += bi;
-                    }
-                }
-            });
-            T::wrap(out)
-        });
-        Ok((out, yl.shape().clone()))
-    }
-}
-
-/// Sums of the columns of a row-major `[.., C]` tensor, row after row.
-struct ColumnSum(usize);
-
-impl CustomOp1 for ColumnSum {
-    fn name(&self) -> &'static str {
-        "column-sum"
-    }
-
-    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = self.name();
-        let c = self.0;
-        let out = by_dtype!(s, op, |T| {
-            let parts: Vec<Vec<T>> = view::<T>(s, l, op)?
-                .par_chunks(c * BLOCK_ROWS)
-                .map(|xb| {
-                    let mut acc = vec![T::ZERO; c];
-                    for row in xb.chunks_exact(c) {
-                        for (a, &v) in acc.iter_mut().zip(row) {
-                            *a += v;
-                        }
-                    }
-                    acc
-                })
-                .collect();
-            T::wrap(sum_partials(parts, c))
-        });
-        Ok((out, Shape::from(c)))
-    }
-}
-
 /// `y + b` for `y` `[N, C]` and `b` `[C]` (CPU, f32 or f64), no graph; its backward is
 /// [`column_sum`] of the upstream gradient (rows summed in place of candle's strided
 /// reduction).
 pub(crate) fn add_bias(y: &Tensor, b: &Tensor) -> Result<Tensor> {
-    Ok(y.contiguous()?
-        .apply_op2_no_bwd(&b.contiguous()?, &AddBias)?)
+    let (y, b) = (y.contiguous()?, b.contiguous()?);
+    let op = "add-bias";
+    let c = b.elem_count();
+    if y.dim(y.rank() - 1)? != c {
+        candle_core::bail!("{op}: rows of {:?} against a bias of {c}", y.dims());
+    }
+    by_float!(y.dtype(), op, |T| {
+        let mut out = with_slice!(y, T, op, |ys| ys.to_vec());
+        with_slice!(b, T, op, |b| out.par_chunks_mut(c * BLOCK_ROWS).for_each(
+            |ob| {
+                for row in ob.chunks_exact_mut(c) {
+                    for (o, &bi) in row.iter_mut().zip(b) {
+                        *o += bi;
+                    }
+                }
+            }
+        ));
+        cpu_tensor(out, y.shape())
+    })
+}
+
+/// Column sums of a `[N, C]` tensor (a bias gradient), row after row in blocks.
+pub(crate) fn column_sum(x: &Tensor) -> Result<Tensor> {
+    let x = x.contiguous()?;
+    let op = "column-sum";
+    let c = x.dim(x.rank() - 1)?;
+    by_float!(x.dtype(), op, |T| {
+        let parts: Vec<Vec<T>> = with_slice!(x, T, op, |xs| xs
+            .par_chunks(c * BLOCK_ROWS)
+            .map(|xb| {
+                let mut acc = vec![T::ZERO; c];
+                for row in xb.chunks_exact(c) {
+                    for (a, &v) in acc.iter_mut().zip(row) {
+                        *a += v;
+                    }
+                }
+                acc
+            })
+            .collect());
+        cpu_tensor(sum_partials(parts, c), c)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
 // SwiGLU
 
-struct SwiGlu;
-
-fn swiglu_fwd<T: Fl>(x: &[T], f: usize) -> Vec<T> {
-    let mut y = vec![T::ZERO; x.len() / 2];
-    swiglu_rows(x, f, &mut y);
-    y
-}
-
-fn swiglu_bwd<T: Fl>(x: &[T], grad: &[T], f: usize) -> Vec<T> {
-    let mut dx = vec![T::ZERO; x.len()];
-    let b = 2 * f * BLOCK_ROWS;
-    dx.par_chunks_mut(b)
-        .zip(x.par_chunks(b).zip(grad.par_chunks(f * BLOCK_ROWS)))
-        .for_each(|(db, (xb, gb))| {
-            for ((row, go), drow) in xb
-                .chunks_exact(2 * f)
-                .zip(gb.chunks_exact(f))
-                .zip(db.chunks_exact_mut(2 * f))
-            {
-                let (g, u) = row.split_at(f);
-                let (dg, du) = drow.split_at_mut(f);
-                for j in 0..f {
-                    let s = sigmoid(g[j]);
-                    dg[j] = go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s));
-                    du[j] = go[j] * g[j] * s;
-                }
-            }
-        });
-    dx
-}
-
-impl CustomOp1 for SwiGlu {
-    fn name(&self) -> &'static str {
-        "swiglu"
-    }
-
-    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = self.name();
-        let dims = l.dims();
-        let f = dims[dims.len() - 1] / 2;
-        let y = by_dtype!(s, op, |T| T::wrap(swiglu_fwd::<T>(view(s, l, op)?, f)));
-        let mut out = dims.to_vec();
-        *out.last_mut().expect("rank >= 1") = f;
-        Ok((y, Shape::from(out)))
-    }
-}
-
-struct SwiGluBwd;
-
-impl CustomOp2 for SwiGluBwd {
-    fn name(&self) -> &'static str {
-        "swiglu-bwd"
-    }
-
-    fn cpu_fwd(
-        &self,
-        xs: &CpuStorage,
-        xl: &Layout,
-        gs: &CpuStorage,
-        gl: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = self.name();
-        let dims = xl.dims();
-        let f = dims[dims.len() - 1] / 2;
-        let dx = by_dtype!(xs, op, |T| T::wrap(swiglu_bwd::<T>(
-            view(xs, xl, op)?,
-            view(gs, gl, op)?,
-            f
-        )));
-        Ok((dx, xl.shape().clone()))
-    }
-}
-
 /// `silu(g) * u` where each row of `x` (`[.., 2F]`) holds `g` then `u`; the result is
 /// `[.., F]` (CPU, f32 or f64), no graph; its backward is [`swiglu_backward`].
 pub(crate) fn swiglu(x: &Tensor) -> Result<Tensor> {
-    Ok(x.contiguous()?.apply_op1_no_bwd(&SwiGlu)?)
+    let x = x.contiguous()?;
+    let op = "swiglu";
+    let mut dims = x.dims().to_vec();
+    let f = x.dim(x.rank() - 1)? / 2;
+    *dims.last_mut().expect("rank >= 1") = f;
+    by_float!(x.dtype(), op, |T| {
+        let mut y = vec![T::ZERO; x.elem_count() / 2];
+        with_slice!(x, T, op, |xs| swiglu_rows(xs, f, &mut y));
+        cpu_tensor(y, dims)
+    })
+}
+
+/// `dL/dx` of [`swiglu`] for `x` `[N, 2F]` and upstream gradient `[N, F]`: with `s =
+/// sigmoid(g)`, `dg = go u s (1 + g (1 - s))`, `du = go g s`.
+pub(crate) fn swiglu_backward(x: &Tensor, grad: &Tensor) -> Result<Tensor> {
+    let (x, grad) = (x.contiguous()?, grad.contiguous()?);
+    let op = "swiglu-backward";
+    let f = x.dim(x.rank() - 1)? / 2;
+    by_float!(x.dtype(), op, |T| {
+        let mut dx = vec![T::ZERO; x.elem_count()];
+        let b = 2 * f * BLOCK_ROWS;
+        with_slice!(x, T, op, |xs| with_slice!(grad, T, op, |gs| dx
+            .par_chunks_mut(b)
+            .zip(xs.par_chunks(b).zip(gs.par_chunks(f * BLOCK_ROWS)))
+            .for_each(|(db, (xb, gb))| {
+                for ((row, go), drow) in xb
+                    .chunks_exact(2 * f)
+                    .zip(gb.chunks_exact(f))
+                    .zip(db.chunks_exact_mut(2 * f))
+                {
+                    let (g, u) = row.split_at(f);
+                    let (dg, du) = drow.split_at_mut(f);
+                    for j in 0..f {
+                        let s = sigmoid(g[j]);
+                        dg[j] = go[j] * u[j] * s * (T::ONE + g[j] * (T::ONE - s));
+                        du[j] = go[j] * g[j] * s;
+                    }
+                }
+            })));
+        cpu_tensor(dx, x.shape())
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -602,11 +551,34 @@ fn unrope_row<T: Fl>(g: &[T], cos: &[f64], sin: &[f64], dx: &mut [T]) {
     }
 }
 
-fn to_vec<T: Fl>(t: &Tensor) -> candle_core::Result<Vec<T>> {
+fn to_vec<T: Fl>(t: &Tensor) -> Result<Vec<T>> {
     t.flatten_all()?.to_vec1::<T>()
 }
 
+/// Which projection a head belongs to.
+#[derive(Clone, Copy)]
+enum Part {
+    Q,
+    K,
+    V,
+}
+
 impl AttnSpec {
+    /// Calls `f(part, packed, head_major)` for every head of position `i`: `packed` is the
+    /// head's offset in the position's packed `q | k | v` row, `head_major` its offset in the
+    /// sequence's head-major `[heads, T, head_dim]` block of that part.
+    fn for_each_head(&self, i: usize, mut f: impl FnMut(Part, usize, usize)) {
+        let (t, nh, kvh, hd) = (self.t, self.heads, self.kv_heads, self.head_dim);
+        for h in 0..nh {
+            f(Part::Q, h * hd, (h * t + i) * hd);
+        }
+        for h in 0..kvh {
+            let o = (h * t + i) * hd;
+            f(Part::K, (nh + h) * hd, o);
+            f(Part::V, (nh + kvh + h) * hd, o);
+        }
+    }
+
     fn visible(&self, row: usize, i: usize, j: usize) -> bool {
         j == i
             || (j < i
@@ -616,7 +588,7 @@ impl AttnSpec {
                     .is_none_or(|ok| ok[row].get(j).copied().unwrap_or(true)))
     }
 
-    fn forward<T: Fl>(&self, qkv: &[T]) -> candle_core::Result<(Vec<T>, AttnSaved)> {
+    fn forward<T: Fl>(&self, qkv: &[T]) -> Result<(Vec<T>, AttnSaved)> {
         let (b, t, nh, kvh, hd) = (self.b, self.t, self.heads, self.kv_heads, self.head_dim);
         let g = nh / kvh;
         let width = (nh + 2 * kvh) * hd;
@@ -637,17 +609,14 @@ impl AttnSpec {
                         &self.cos[i * hd..(i + 1) * hd],
                         &self.sin[i * hd..(i + 1) * hd],
                     );
-                    for h in 0..nh {
-                        let o = (h * t + i) * hd;
-                        rope_row(&row[h * hd..(h + 1) * hd], cos, sin, &mut q[o..o + hd]);
-                    }
-                    for h in 0..kvh {
-                        let o = (h * t + i) * hd;
-                        let src = (nh + h) * hd;
-                        rope_row(&row[src..src + hd], cos, sin, &mut k[o..o + hd]);
-                        let src = (nh + kvh + h) * hd;
-                        v[o..o + hd].copy_from_slice(&row[src..src + hd]);
-                    }
+                    self.for_each_head(i, |part, p, o| {
+                        let src = &row[p..p + hd];
+                        match part {
+                            Part::Q => rope_row(src, cos, sin, &mut q[o..o + hd]),
+                            Part::K => rope_row(src, cos, sin, &mut k[o..o + hd]),
+                            Part::V => v[o..o + hd].copy_from_slice(src),
+                        }
+                    });
                 }
             });
         let q = Tensor::from_vec(q, (b, kvh, g * t, hd), &dev)?;
@@ -672,40 +641,16 @@ impl AttnSpec {
             });
         let p = Tensor::from_vec(s, (b, kvh, g * t, t), &dev)?;
         let o = to_vec::<T>(&p.matmul(&v)?)?;
-        // [B, kvh, g, T, hd] -> [B, T, (kvh g) hd]
-        let mut out = vec![T::ZERO; b * t * nh * hd];
-        out.par_chunks_mut(t * nh * hd)
-            .zip(o.par_chunks(nh * t * hd))
-            .for_each(|(out, o)| {
-                for h in 0..nh {
-                    for i in 0..t {
-                        let src = (h * t + i) * hd;
-                        let dst = i * nh * hd + h * hd;
-                        out[dst..dst + hd].copy_from_slice(&o[src..src + hd]);
-                    }
-                }
-            });
+        let out = permute_heads(&o, t, nh, hd, false);
         Ok((out, AttnSaved { q, k, v, p }))
     }
 
-    fn backward<T: Fl>(&self, saved: &AttnSaved, grad: &[T]) -> candle_core::Result<Vec<T>> {
+    fn backward<T: Fl>(&self, saved: &AttnSaved, grad: &[T]) -> Result<Vec<T>> {
         let (b, t, nh, kvh, hd) = (self.b, self.t, self.heads, self.kv_heads, self.head_dim);
         let g = nh / kvh;
         let width = (nh + 2 * kvh) * hd;
         let dev = candle_core::Device::Cpu;
-        // [B, T, nh hd] -> [B, kvh, g T, hd]
-        let mut d_o = vec![T::ZERO; b * nh * t * hd];
-        d_o.par_chunks_mut(nh * t * hd)
-            .zip(grad.par_chunks(t * nh * hd))
-            .for_each(|(d_o, grad)| {
-                for h in 0..nh {
-                    for i in 0..t {
-                        let dst = (h * t + i) * hd;
-                        let src = i * nh * hd + h * hd;
-                        d_o[dst..dst + hd].copy_from_slice(&grad[src..src + hd]);
-                    }
-                }
-            });
+        let d_o = permute_heads(grad, t, nh, hd, true);
         let d_o = Tensor::from_vec(d_o, (b, kvh, g * t, hd), &dev)?;
         let dv = to_vec::<T>(&saved.p.t()?.matmul(&d_o)?)?;
         let dp = to_vec::<T>(&d_o.matmul(&saved.v.t()?)?)?;
@@ -741,17 +686,14 @@ impl AttnSpec {
                         &self.cos[i * hd..(i + 1) * hd],
                         &self.sin[i * hd..(i + 1) * hd],
                     );
-                    for h in 0..nh {
-                        let o = (h * t + i) * hd;
-                        unrope_row(&dq[o..o + hd], cos, sin, &mut row[h * hd..(h + 1) * hd]);
-                    }
-                    for h in 0..kvh {
-                        let o = (h * t + i) * hd;
-                        let dst = (nh + h) * hd;
-                        unrope_row(&dk[o..o + hd], cos, sin, &mut row[dst..dst + hd]);
-                        let dst = (nh + kvh + h) * hd;
-                        row[dst..dst + hd].copy_from_slice(&dv[o..o + hd]);
-                    }
+                    self.for_each_head(i, |part, p, o| {
+                        let dst = &mut row[p..p + hd];
+                        match part {
+                            Part::Q => unrope_row(&dq[o..o + hd], cos, sin, dst),
+                            Part::K => unrope_row(&dk[o..o + hd], cos, sin, dst),
+                            Part::V => dst.copy_from_slice(&dv[o..o + hd]),
+                        }
+                    });
                 }
             });
         Ok(out)
@@ -759,87 +701,7 @@ impl AttnSpec {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Plain kernels for the hand-written decoder-layer backward (`cpu/layer.rs`): no autograd, CPU
-// tensors in, CPU tensors out.
-
-/// Runs `$body` with `$x` bound to the contiguous `&[T]` elements of CPU tensor `$t`.
-macro_rules! with_slice {
-    ($t:expr, $T:ty, $op:expr, |$x:ident| $body:expr) => {{
-        let (s, l) = $t.storage_and_layout();
-        let cs = match &*s {
-            candle_core::Storage::Cpu(c) => c,
-            _ => candle_core::bail!("{}: CPU only", $op),
-        };
-        let $x = view::<$T>(cs, l, $op)?;
-        $body
-    }};
-}
-
-fn cpu_tensor<T: Fl>(v: Vec<T>, shape: impl Into<Shape>) -> candle_core::Result<Tensor> {
-    Tensor::from_vec(v, shape, &candle_core::Device::Cpu)
-}
-
-/// `(dx, dw)` of [`rms_norm`] for upstream gradient `g`, plus `resid` added to `dx` when given
-/// (the residual branch's gradient, so the sum costs no extra pass): with `r = 1 /
-/// sqrt(mean(x^2) + eps)` per row, `dx = g w r - x r^3 mean(g w x) (+ resid)`,
-/// `dw = sum_rows g x r`.
-pub(crate) fn rms_norm_backward(
-    x: &Tensor,
-    w: &Tensor,
-    g: &Tensor,
-    resid: Option<&Tensor>,
-    eps: f64,
-) -> Result<(Tensor, Tensor)> {
-    let (x, w, g) = (x.contiguous()?, w.contiguous()?, g.contiguous()?);
-    let resid = resid.map(Tensor::contiguous).transpose()?;
-    let op = "rms-norm-backward";
-    let run = || -> candle_core::Result<(Tensor, Tensor)> {
-        let s = x.storage_and_layout().0;
-        match &*s {
-            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
-                rms_norm_backward_t::<f32>(&x, &w, &g, resid.as_ref(), eps, op)
-            }
-            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
-                rms_norm_backward_t::<f64>(&x, &w, &g, resid.as_ref(), eps, op)
-            }
-            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
-        }
-    };
-    Ok(run()?)
-}
-
-fn rms_norm_backward_t<T: Fl>(
-    x: &Tensor,
-    w: &Tensor,
-    g: &Tensor,
-    resid: Option<&Tensor>,
-    eps: f64,
-    op: &str,
-) -> candle_core::Result<(Tensor, Tensor)> {
-    let mut dx = match resid {
-        Some(r) => with_slice!(r, T, op, |r| r.to_vec()),
-        None => vec![T::ZERO; x.elem_count()],
-    };
-    let dw = with_slice!(x, T, op, |xs| with_slice!(w, T, op, |ws| with_slice!(
-        g,
-        T,
-        op,
-        |gs| rms_norm_bwd_into(xs, ws, gs, &mut dx, eps)
-    )));
-    Ok((cpu_tensor(dx, x.shape())?, cpu_tensor(dw, w.shape())?))
-}
-
-/// `dL/dx` of [`swiglu`] for `x` `[N, 2F]` and upstream gradient `[N, F]`.
-pub(crate) fn swiglu_backward(x: &Tensor, grad: &Tensor) -> Result<Tensor> {
-    Ok(x.contiguous()?
-        .apply_op2_no_bwd(&grad.contiguous()?, &SwiGluBwd)?)
-}
-
-/// Column sums of a `[N, C]` tensor (a bias gradient).
-pub(crate) fn column_sum(x: &Tensor) -> Result<Tensor> {
-    let c = x.dim(x.rank() - 1)?;
-    Ok(x.contiguous()?.apply_op1_no_bwd(&ColumnSum(c))?)
-}
+// Attention as a forward and a backward for the hand-written decoder-layer walk (`cpu/layer.rs`)
 
 /// What [`attention_backward`] needs from [`attention_forward`].
 pub(crate) struct AttnTape(AttnSaved);
@@ -848,23 +710,11 @@ pub(crate) struct AttnTape(AttnSaved);
 pub(crate) fn attention_forward(qkv: &Tensor, spec: &AttnSpec) -> Result<(Tensor, AttnTape)> {
     let qkv = qkv.contiguous()?;
     let op = "attention-forward";
-    let run = || -> candle_core::Result<(Tensor, AttnSaved)> {
-        let (s, l) = qkv.storage_and_layout();
-        let shape = (spec.b * spec.t, spec.heads * spec.head_dim);
-        match &*s {
-            candle_core::Storage::Cpu(c @ CpuStorage::F32(_)) => {
-                let (o, saved) = spec.forward::<f32>(view(c, l, op)?)?;
-                Ok((cpu_tensor(o, shape)?, saved))
-            }
-            candle_core::Storage::Cpu(c @ CpuStorage::F64(_)) => {
-                let (o, saved) = spec.forward::<f64>(view(c, l, op)?)?;
-                Ok((cpu_tensor(o, shape)?, saved))
-            }
-            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
-        }
-    };
-    let (o, saved) = run()?;
-    Ok((o, AttnTape(saved)))
+    let shape = (spec.b * spec.t, spec.heads * spec.head_dim);
+    by_float!(qkv.dtype(), op, |T| {
+        let (o, saved) = with_slice!(qkv, T, op, |q| spec.forward::<T>(q))?;
+        Ok((cpu_tensor(o, shape)?, AttnTape(saved)))
+    })
 }
 
 /// `dL/dqkv` `[B*T, (heads + 2 kv_heads) * head_dim]` of [`attention`] from the upstream
@@ -876,21 +726,14 @@ pub(crate) fn attention_backward(
 ) -> Result<Tensor> {
     let grad = grad.contiguous()?;
     let op = "attention-backward";
-    let width = (spec.heads + 2 * spec.kv_heads) * spec.head_dim;
-    let shape = (spec.b * spec.t, width);
-    let run = || -> candle_core::Result<Tensor> {
-        let (s, l) = grad.storage_and_layout();
-        match &*s {
-            candle_core::Storage::Cpu(c @ CpuStorage::F32(_)) => {
-                cpu_tensor(spec.backward::<f32>(&tape.0, view(c, l, op)?)?, shape)
-            }
-            candle_core::Storage::Cpu(c @ CpuStorage::F64(_)) => {
-                cpu_tensor(spec.backward::<f64>(&tape.0, view(c, l, op)?)?, shape)
-            }
-            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
-        }
-    };
-    Ok(run()?)
+    let shape = (
+        spec.b * spec.t,
+        (spec.heads + 2 * spec.kv_heads) * spec.head_dim,
+    );
+    by_float!(grad.dtype(), op, |T| {
+        let dqkv = with_slice!(grad, T, op, |g| spec.backward::<T>(&tape.0, g))?;
+        cpu_tensor(dqkv, shape)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -907,19 +750,12 @@ pub(crate) fn vocab_rows(
 ) -> Result<(Tensor, Tensor, Option<Tensor>)> {
     let z = z.contiguous()?;
     let op = "vocab-rows";
-    let run = || -> candle_core::Result<(Tensor, Tensor, Option<Tensor>)> {
-        let s = z.storage_and_layout().0;
-        match &*s {
-            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
-                vocab_rows_t::<f32>(&z, targets, with_entropy, op)
-            }
-            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
-                vocab_rows_t::<f64>(&z, targets, with_entropy, op)
-            }
-            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
-        }
-    };
-    Ok(run()?)
+    by_float!(z.dtype(), op, |T| vocab_rows_t::<T>(
+        &z,
+        targets,
+        with_entropy,
+        op
+    ))
 }
 
 fn vocab_rows_t<T: Fl>(
@@ -927,7 +763,7 @@ fn vocab_rows_t<T: Fl>(
     targets: &[u32],
     with_entropy: bool,
     op: &str,
-) -> candle_core::Result<(Tensor, Tensor, Option<Tensor>)> {
+) -> Result<(Tensor, Tensor, Option<Tensor>)> {
     let (n, v) = z.dims2()?;
     if targets.len() != n {
         candle_core::bail!("{op}: {} targets for {n} rows", targets.len());
@@ -985,19 +821,9 @@ pub(crate) fn vocab_grad(
 ) -> Result<Tensor> {
     let z = z.contiguous()?;
     let op = "vocab-grad";
-    let run = || -> candle_core::Result<Tensor> {
-        let s = z.storage_and_layout().0;
-        match &*s {
-            candle_core::Storage::Cpu(CpuStorage::F32(_)) => {
-                vocab_grad_t::<f32>(&z, targets, lse, a, ent, op)
-            }
-            candle_core::Storage::Cpu(CpuStorage::F64(_)) => {
-                vocab_grad_t::<f64>(&z, targets, lse, a, ent, op)
-            }
-            _ => candle_core::bail!("{op}: CPU f32 or f64 only"),
-        }
-    };
-    Ok(run()?)
+    by_float!(z.dtype(), op, |T| vocab_grad_t::<T>(
+        &z, targets, lse, a, ent, op
+    ))
 }
 
 fn vocab_grad_t<T: Fl>(
@@ -1007,9 +833,9 @@ fn vocab_grad_t<T: Fl>(
     a: &Tensor,
     ent: Option<(&Tensor, &Tensor)>,
     op: &str,
-) -> candle_core::Result<Tensor> {
+) -> Result<Tensor> {
     let (n, v) = z.dims2()?;
-    let col = |t: &Tensor| -> candle_core::Result<Vec<T>> {
+    let col = |t: &Tensor| -> Result<Vec<T>> {
         let t = t.flatten_all()?.to_vec1::<T>()?;
         if t.len() != n {
             candle_core::bail!("{op}: {} values for {n} rows", t.len());
@@ -1048,6 +874,30 @@ fn vocab_grad_t<T: Fl>(
             row[targets[r] as usize] += a;
         });
     cpu_tensor(dz, (n, v))
+}
+
+/// Moves attention values between token-major rows `[B, T, nh hd]` and head-major rows
+/// `[B, nh, T, hd]` (`[B, kvh, g T, hd]` for grouped heads): into head-major order with
+/// `to_heads`, else back.
+fn permute_heads<T: Fl>(src: &[T], t: usize, nh: usize, hd: usize, to_heads: bool) -> Vec<T> {
+    let mut dst = vec![T::ZERO; src.len()];
+    let per = t * nh * hd;
+    dst.par_chunks_mut(per)
+        .zip(src.par_chunks(per))
+        .for_each(|(dst, src)| {
+            for h in 0..nh {
+                for i in 0..t {
+                    let (head_major, token_major) = ((h * t + i) * hd, i * nh * hd + h * hd);
+                    let (from, to) = if to_heads {
+                        (token_major, head_major)
+                    } else {
+                        (head_major, token_major)
+                    };
+                    dst[to..to + hd].copy_from_slice(&src[from..from + hd]);
+                }
+            }
+        });
+    dst
 }
 
 #[cfg(test)]

@@ -200,14 +200,10 @@ pub(crate) fn backward(
     let ds = matmul(&g, &m.down_proj.weight.detach())?;
     let du = kernels::swiglu_backward(&u, &ds)?;
     drop((u, ds));
-    project_grads_into(acc, &[&m.gate_proj, &m.up_proj], &du, &c)?;
-    drop(c);
-    let dc = matmul(&du, &w_gu)?;
-    drop((du, w_gu));
-    let w_post = &layer.post_attention_layernorm;
-    let (dh, d_post) = kernels::rms_norm_backward(&h, &w_post.detach(), &dc, Some(&g), eps)?;
-    acc.insert(w_post, d_post);
-    drop((h, dc, g));
+    let post = (&layer.post_attention_layernorm, &h, c);
+    let dh =
+        norm_and_projections_backward(acc, post, (&[&m.gate_proj, &m.up_proj], w_gu), du, &g, eps)?;
+    drop((h, g));
     // attention
     acc.insert(&at.o_proj.weight, matmul(&dh.t()?, &o)?);
     drop(o);
@@ -237,12 +233,28 @@ pub(crate) fn backward(
         }
         _ => dqkv,
     };
-    project_grads_into(acc, &[&at.q_proj, &at.k_proj, &at.v_proj], &dqkv, &a)?;
-    drop(a);
-    let da = matmul(&dqkv, &w_qkv)?;
-    drop((dqkv, w_qkv));
-    let w_in = &layer.input_layernorm;
-    let (dx, d_in) = kernels::rms_norm_backward(&x, &w_in.detach(), &da, Some(&dh), eps)?;
-    acc.insert(w_in, d_in);
+    let input = (&layer.input_layernorm, &x, a);
+    let projs = (&[&at.q_proj, &at.k_proj, &at.v_proj][..], w_qkv);
+    norm_and_projections_backward(acc, input, projs, dqkv, &dh, eps)
+}
+
+/// `dL/dx` of `n = rms_norm(x, norm)` followed by the packed projections `y = n W^T`, `W`
+/// the projections' weights stacked by rows, from `dy = dL/dy` plus the residual branch's
+/// `resid`; the gradients of the projections and of `norm` go into `acc`. `n`, `W` and `dy`
+/// are taken by value and freed as soon as they are used.
+fn norm_and_projections_backward(
+    acc: &mut GradStore,
+    (norm, x, n): (&Tensor, &Tensor, Tensor),
+    (projs, w): (&[&Linear], Tensor),
+    dy: Tensor,
+    resid: &Tensor,
+    eps: f64,
+) -> Result<Tensor> {
+    project_grads_into(acc, projs, &dy, &n)?;
+    drop(n);
+    let dn = matmul(&dy, &w)?;
+    drop((dy, w));
+    let (dx, dw) = kernels::rms_norm_backward(x, &norm.detach(), &dn, Some(resid), eps)?;
+    acc.insert(norm, dw);
     Ok(dx)
 }

@@ -50,66 +50,75 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> candle_core::Result<Tensor> {
     }
 }
 
-/// `c = op(a) op(b) + beta c` on row-major slices, where `op(x)` is `x` or, with `trans_x`,
-/// `x^T`: `op(a)` is `[m, k]`, stored as `m` rows (or, transposed, `k` rows) of `lda`
-/// elements; likewise `op(b)` `[k, n]` with `ldb`, and `c` `[m, n]` in rows of `ldc`. With
-/// `beta == 0` the old contents of `c` are ignored (also NaNs).
+/// One operand of [`sgemm`]: the matrix `op(x)`, where `x` is stored row-major in `data`
+/// with its rows `ld` elements apart (BLAS's leading dimension), and `op(x)` is `x`, or `x^T`
+/// when `trans`.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand<'a> {
+    pub data: &'a [f32],
+    pub ld: usize,
+    pub trans: bool,
+}
+
+impl<'a> Operand<'a> {
+    /// `op(x) = x`, stored in rows of `ld`.
+    pub fn plain(data: &'a [f32], ld: usize) -> Self {
+        Operand {
+            data,
+            ld,
+            trans: false,
+        }
+    }
+
+    /// `op(x) = x^T`, with `x` stored in rows of `ld`.
+    pub fn transposed(data: &'a [f32], ld: usize) -> Self {
+        Operand {
+            data,
+            ld,
+            trans: true,
+        }
+    }
+
+    /// `(rows, columns)` of the stored `x` when `op(x)` is `[r, c]`.
+    fn stored(&self, r: usize, c: usize) -> (usize, usize) {
+        if self.trans {
+            (c, r)
+        } else {
+            (r, c)
+        }
+    }
+}
+
+/// `c = op(a) op(b) + beta c` on row-major slices: `op(a)` is `[m, k]`, `op(b)` `[k, n]`
+/// ([`Operand`]), and `c` `[m, n]` in rows of `ldc`. With `beta == 0` the old contents of `c`
+/// are ignored (also NaNs).
 ///
 /// Panics if a slice is too short for its shape and leading dimension, or a leading dimension
 /// is smaller than its row.
-#[allow(clippy::too_many_arguments)]
 pub fn sgemm(
-    trans_a: bool,
-    trans_b: bool,
-    m: usize,
-    n: usize,
-    k: usize,
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    ldb: usize,
+    dims: [usize; 3],
+    a: Operand<'_>,
+    b: Operand<'_>,
     beta: f32,
     c: &mut [f32],
     ldc: usize,
 ) {
-    sgemm_on(
-        crate::cpu::blas::backend(),
-        trans_a,
-        trans_b,
-        m,
-        n,
-        k,
-        a,
-        lda,
-        b,
-        ldb,
-        beta,
-        c,
-        ldc,
-    );
+    sgemm_on(crate::cpu::blas::backend(), dims, a, b, beta, c, ldc);
 }
 
 /// [`sgemm`] on a given backend.
-#[allow(clippy::too_many_arguments)]
 fn sgemm_on(
     backend: &Backend,
-    trans_a: bool,
-    trans_b: bool,
-    m: usize,
-    n: usize,
-    k: usize,
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    ldb: usize,
+    [m, n, k]: [usize; 3],
+    a: Operand<'_>,
+    b: Operand<'_>,
     beta: f32,
     c: &mut [f32],
     ldc: usize,
 ) {
-    let (a_rows, a_cols) = if trans_a { (k, m) } else { (m, k) };
-    let (b_rows, b_cols) = if trans_b { (n, k) } else { (k, n) };
-    check_operand("a", a.len(), a_rows, a_cols, lda);
-    check_operand("b", b.len(), b_rows, b_cols, ldb);
+    let ((a_rows, a_cols), (b_rows, b_cols)) = (a.stored(m, k), b.stored(k, n));
+    check_operand("a", a.data.len(), a_rows, a_cols, a.ld);
+    check_operand("b", b.data.len(), b_rows, b_cols, b.ld);
     check_operand("c", c.len(), m, n, ldc);
     if m == 0 || n == 0 {
         return;
@@ -123,12 +132,8 @@ fn sgemm_on(
         return;
     }
     match backend {
-        Backend::Blas(blas) => blas_backend::sgemm(
-            blas.sgemm, trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc,
-        ),
-        Backend::Gemm { .. } => {
-            gemm_backend::sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc)
-        }
+        Backend::Blas(blas) => blas_backend::sgemm(blas.sgemm, [m, n, k], a, b, beta, c, ldc),
+        Backend::Gemm { .. } => gemm_backend::sgemm([m, n, k], a, b, beta, c, ldc),
     }
 }
 
@@ -144,17 +149,17 @@ fn check_operand(name: &str, len: usize, rows: usize, cols: usize, ld: usize) {
     );
 }
 
-/// How a 2-D strided view reads as a row-major BLAS operand: `(transposed, leading dimension)`,
+/// How a 2-D strided view, whose elements start at `data`, reads as a row-major BLAS operand,
 /// or `None` when neither dimension is contiguous (the caller copies it first).
-fn blas_view(layout: &Layout) -> Option<(bool, usize)> {
+fn blas_view<'a>(data: &'a [f32], layout: &Layout) -> Option<Operand<'a>> {
     let (dims, strides) = (layout.dims(), layout.stride());
     let ((rows, cols), (s0, s1)) = ((dims[0], dims[1]), (strides[0], strides[1]));
     if s1 == 1 || cols <= 1 {
         let ld = if rows <= 1 { cols.max(1) } else { s0 };
-        (ld >= cols.max(1)).then_some((false, ld))
+        (ld >= cols.max(1)).then_some(Operand::plain(data, ld))
     } else if s0 == 1 || rows <= 1 {
         let ld = if cols <= 1 { rows.max(1) } else { s1 };
-        (ld >= rows.max(1)).then_some((true, ld))
+        (ld >= rows.max(1)).then_some(Operand::transposed(data, ld))
     } else {
         None
     }
@@ -184,37 +189,23 @@ impl CustomOp2 for CpuMatmul {
                 "rlvr-cpu-matmul: [{m}, {k}] x [{k2}, {n}]: inner dimensions differ"
             );
         }
-        let a_copy;
-        let (a, (trans_a, lda)) = match blas_view(l1) {
-            Some(view) => (&a[l1.start_offset()..], view),
+        let (a_copy, b_copy);
+        let a = match blas_view(&a[l1.start_offset()..], l1) {
+            Some(op) => op,
             None => {
                 a_copy = strided_copy(a, l1);
-                (&a_copy[..], (false, k.max(1)))
+                Operand::plain(&a_copy, k.max(1))
             }
         };
-        let b_copy;
-        let (b, (trans_b, ldb)) = match blas_view(l2) {
-            Some(view) => (&b[l2.start_offset()..], view),
+        let b = match blas_view(&b[l2.start_offset()..], l2) {
+            Some(op) => op,
             None => {
                 b_copy = strided_copy(b, l2);
-                (&b_copy[..], (false, n.max(1)))
+                Operand::plain(&b_copy, n.max(1))
             }
         };
         let mut c = vec![0f32; m * n];
-        sgemm(
-            trans_a,
-            trans_b,
-            m,
-            n,
-            k,
-            a,
-            lda,
-            b,
-            ldb,
-            0.0,
-            &mut c,
-            n.max(1),
-        );
+        sgemm([m, n, k], a, b, 0.0, &mut c, n.max(1));
         Ok((CpuStorage::F32(c), Shape::from((m, n))))
     }
 
@@ -248,6 +239,7 @@ mod blas_backend {
 
     use rayon::prelude::*;
 
+    use super::Operand;
     use crate::cpu::blas::SgemmFn;
 
     /// CBLAS's `CblasRowMajor`, `CblasNoTrans` and `CblasTrans`.
@@ -292,22 +284,16 @@ mod blas_backend {
     /// split by columns, which OpenBLAS splits by its 64 rows. On a 2-core AVX-512 Xeon,
     /// OpenBLAS's own threads win on a lone 64-row product (`bench/probe_openblas_split.c`) but
     /// not in bench-small's decode loop (BENCHMARKS.md, Intel VM).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn sgemm(
         cblas_sgemm: SgemmFn,
-        trans_a: bool,
-        trans_b: bool,
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[f32],
-        ldb: usize,
+        [m, n, k]: [usize; 3],
+        a: Operand<'_>,
+        b: Operand<'_>,
         beta: f32,
         c: &mut [f32],
         ldc: usize,
     ) {
+        let (trans_a, lda, trans_b, ldb) = (a.trans, a.ld, b.trans, b.ld);
         let parts = if m * n * k < PARALLEL_MIN {
             1
         } else {
@@ -351,9 +337,9 @@ mod blas_backend {
                     dim(pn, "n"),
                     dim(k, "k"),
                     1.0,
-                    a.as_ptr().add(a_off),
+                    a.data.as_ptr().add(a_off),
                     dim(lda, "lda"),
-                    b.as_ptr().add(b_off),
+                    b.data.as_ptr().add(b_off),
                     dim(ldb, "ldb"),
                     beta,
                     out.at(c_off),
@@ -375,17 +361,12 @@ mod blas_backend {
 
 /// The pure-Rust gemm crate, as candle's CPU matmul calls it.
 mod gemm_backend {
-    #[allow(clippy::too_many_arguments)]
+    use super::Operand;
+
     pub(super) fn sgemm(
-        trans_a: bool,
-        trans_b: bool,
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        lda: usize,
-        b: &[f32],
-        ldb: usize,
+        [m, n, k]: [usize; 3],
+        a: Operand<'_>,
+        b: Operand<'_>,
         beta: f32,
         c: &mut [f32],
         ldc: usize,
@@ -404,7 +385,7 @@ mod gemm_backend {
                 (ld as isize, 1)
             }
         };
-        let ((a_rs, a_cs), (b_rs, b_cs)) = (strides(trans_a, lda), strides(trans_b, ldb));
+        let ((a_rs, a_cs), (b_rs, b_cs)) = (strides(a.trans, a.ld), strides(b.trans, b.ld));
         // SAFETY: `super::sgemm` checked that every slice holds its operand at its leading
         // dimension, and `c` is borrowed mutably, so it aliases neither input.
         unsafe {
@@ -416,10 +397,10 @@ mod gemm_backend {
                 1,
                 ldc as isize,
                 beta != 0.0,
-                a.as_ptr(),
+                a.data.as_ptr(),
                 a_cs,
                 a_rs,
-                b.as_ptr(),
+                b.data.as_ptr(),
                 b_cs,
                 b_rs,
                 beta,
@@ -489,9 +470,17 @@ mod tests {
                         c[0] = f32::NAN; // ignored with beta = 0
                     }
                     let c0 = c.clone();
-                    sgemm_on(
-                        backend, trans_a, trans_b, m, n, k, &a, lda, &b, ldb, beta, &mut c, ldc,
-                    );
+                    let op_a = Operand {
+                        data: &a,
+                        ld: lda,
+                        trans: trans_a,
+                    };
+                    let op_b = Operand {
+                        data: &b,
+                        ld: ldb,
+                        trans: trans_b,
+                    };
+                    sgemm_on(backend, [m, n, k], op_a, op_b, beta, &mut c, ldc);
                     let what = format!(
                         "{}: {m}x{n}x{k} ta={trans_a} tb={trans_b} beta={beta}",
                         backend.describe()
@@ -533,14 +522,11 @@ mod tests {
         let (a, b) = (Vec::new(), Vec::new());
         for backend in backends() {
             let mut c = vec![2.0f32, f32::NAN, 4.0, 8.0];
-            sgemm_on(
-                &backend, false, false, 2, 2, 0, &a, 1, &b, 2, 0.0, &mut c, 2,
-            );
+            let (op_a, op_b) = (Operand::plain(&a, 1), Operand::plain(&b, 2));
+            sgemm_on(&backend, [2, 2, 0], op_a, op_b, 0.0, &mut c, 2);
             assert_eq!(c, [0.0; 4]);
             let mut c = vec![2.0f32, 6.0, 4.0, 8.0];
-            sgemm_on(
-                &backend, false, false, 2, 2, 0, &a, 1, &b, 2, 0.5, &mut c, 2,
-            );
+            sgemm_on(&backend, [2, 2, 0], op_a, op_b, 0.5, &mut c, 2);
             assert_eq!(c, [1.0, 3.0, 2.0, 4.0]);
         }
     }
@@ -549,18 +535,16 @@ mod tests {
     #[should_panic(expected = "sgemm: b holds 11 elements, < 4 rows of 3 at a stride of 3")]
     fn sgemm_refuses_a_short_operand() {
         let mut c = vec![0.0; 6];
-        sgemm(
-            false, false, 2, 3, 4, &[0.0; 8], 4, &[0.0; 11], 3, 0.0, &mut c, 3,
-        );
+        let (a, b) = (Operand::plain(&[0.0; 8], 4), Operand::plain(&[0.0; 11], 3));
+        sgemm([2, 3, 4], a, b, 0.0, &mut c, 3);
     }
 
     #[test]
     #[should_panic(expected = "sgemm: c's leading dimension 2 < 3 columns")]
     fn sgemm_refuses_a_leading_dimension_below_the_row() {
         let mut c = vec![0.0; 6];
-        sgemm(
-            false, false, 2, 3, 4, &[0.0; 8], 4, &[0.0; 12], 3, 0.0, &mut c, 2,
-        );
+        let (a, b) = (Operand::plain(&[0.0; 8], 4), Operand::plain(&[0.0; 12], 3));
+        sgemm([2, 3, 4], a, b, 0.0, &mut c, 2);
     }
 
     /// The same operands and thread count give the same bits on each backend; with the gemm
@@ -577,7 +561,8 @@ mod tests {
                     .build()
                     .unwrap()
                     .install(|| {
-                        sgemm_on(&backend, false, true, m, n, k, &a, k, &b, k, 0.0, &mut c, n)
+                        let (op_a, op_b) = (Operand::plain(&a, k), Operand::transposed(&b, k));
+                        sgemm_on(&backend, [m, n, k], op_a, op_b, 0.0, &mut c, n)
                     });
                 c.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
             };

@@ -122,13 +122,11 @@ fn scores(
     Ok(sc.broadcast_add(&mask)?)
 }
 
-/// One causal attention call: `q`, `k`, `v` as in the module docs, the key flags
+/// One causal attention call: `[q, k, v]` as in the module docs, the key flags
 /// (`[B, past + T]`, 1 real, 0 padding, in the upcast dtype; `None`: every key real), the
 /// score scale and the query rows per chunk.
 pub(crate) struct Attention<'a> {
-    pub q: &'a Tensor,
-    pub k: &'a Tensor,
-    pub v: &'a Tensor,
+    pub qkv: [&'a Tensor; 3],
     pub key_ok: Option<&'a Tensor>,
     pub scale: f64,
     pub chunk: usize,
@@ -148,9 +146,9 @@ impl Attention<'_> {
     fn chunk_at(&self, geo: &Geo, s: usize) -> Result<Chunk> {
         let c = self.chunk.max(1).min(geo.t - s);
         let l = geo.past + s + c;
-        let qc = geo.rows(self.q, s, c)?;
-        let kc = self.k.narrow(2, 0, l)?.contiguous()?;
-        let vc = self.v.narrow(2, 0, l)?.contiguous()?;
+        let qc = geo.rows(self.qkv[0], s, c)?;
+        let kc = self.qkv[1].narrow(2, 0, l)?.contiguous()?;
+        let vc = self.qkv[2].narrow(2, 0, l)?.contiguous()?;
         let sc = scores(geo, &qc, &kc, self.key_ok, s, c, self.scale)?;
         Ok(Chunk {
             c,
@@ -165,7 +163,7 @@ impl Attention<'_> {
     /// Causal attention output and row log-sum-exp (see the module docs). No graph is built
     /// when the inputs carry none (the training walk passes detached tensors).
     pub(crate) fn forward(&self) -> Result<FlashOut> {
-        let geo = Geo::of(self.q, self.k)?;
+        let geo = Geo::of(self.qkv[0], self.qkv[1])?;
         let (b, kvh, g, t, hd) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd);
         let (mut os, mut lses) = (Vec::new(), Vec::new());
         let mut s = 0;
@@ -176,7 +174,7 @@ impl Attention<'_> {
             let sum = e.sum_keepdim(D::Minus1)?;
             let p = e.broadcast_div(&sum)?;
             let oc = p
-                .to_dtype(self.v.dtype())?
+                .to_dtype(self.qkv[2].dtype())?
                 .reshape((b, kvh, g * c, l))?
                 .matmul(&vc)?
                 .reshape((b, kvh, g, c, hd))?;
@@ -196,21 +194,21 @@ impl Attention<'_> {
         out: &FlashOut,
         d_o: &Tensor,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        let geo = Geo::of(self.q, self.k)?;
+        let geo = Geo::of(self.qkv[0], self.qkv[1])?;
         if geo.past != 0 {
             return Err(crate::error::Error::InvalidArgument(
                 "attention backward: the queries must start at key 0".into(),
             ));
         }
         let (b, kvh, g, t, hd, up) = (geo.b, geo.kvh, geo.g, geo.t, geo.hd, geo.up);
-        let dt = self.q.dtype();
+        let dt = self.qkv[0].dtype();
         let d_o = d_o.to_dtype(dt)?.contiguous()?;
         // D = rowsum(dO * O), [B, kvh, g, T, 1]
         let big_d = (d_o.to_dtype(up)? * out.o.to_dtype(up)?)?
             .sum_keepdim(D::Minus1)?
             .reshape((b, kvh, g, t, 1))?;
-        let mut dk = Tensor::zeros((b, kvh, t, hd), up, self.q.device())?;
-        let mut dv = Tensor::zeros((b, kvh, t, hd), up, self.q.device())?;
+        let mut dk = Tensor::zeros((b, kvh, t, hd), up, self.qkv[0].device())?;
+        let mut dv = Tensor::zeros((b, kvh, t, hd), up, self.qkv[0].device())?;
         let mut dqs = Vec::new();
         let mut s = 0;
         while s < t {

@@ -55,6 +55,25 @@ pub(crate) struct Inputs<'a> {
     pub chunk: usize,
 }
 
+impl Inputs<'_> {
+    /// The attention call of a layer on these inputs: rotated queries `q` and keys `k`,
+    /// values `v` (`generic/attention.rs` has the shapes), scores scaled by `1 / sqrt(head_dim)`.
+    fn attention<'b>(
+        &'b self,
+        q: &'b Tensor,
+        k: &'b Tensor,
+        v: &'b Tensor,
+        head_dim: usize,
+    ) -> Attention<'b> {
+        Attention {
+            qkv: [q, k, v],
+            key_ok: self.key_ok,
+            scale: 1.0 / (head_dim as f64).sqrt(),
+            chunk: self.chunk,
+        }
+    }
+}
+
 /// What [`backward`] needs, kept by a [`forward`] with `graph`.
 pub(crate) struct Tape {
     /// The layer input as a leaf variable.
@@ -110,16 +129,7 @@ pub(crate) fn forward(
         Some(c) => c.write(li, &qkv_d[1], &qkv_d[2])?,
         None => (qkv_d[1].clone(), qkv_d[2].clone()),
     };
-    let scale = 1.0 / (hd as f64).sqrt();
-    let mut flash = Attention {
-        q: &qkv_d[0],
-        k: &k_all,
-        v: &v_all,
-        key_ok: inputs.key_ok,
-        scale,
-        chunk: inputs.chunk,
-    }
-    .forward()?;
+    let mut flash = inputs.attention(&qkv_d[0], &k_all, &v_all, hd).forward()?;
     let (o, o_var) = if graph {
         let var = Var::from_tensor(&flash.o)?;
         // the variable's copy serves the backward too: one stored copy of O
@@ -198,16 +208,9 @@ pub(crate) fn backward(
     let d_o = take_grad(&mut st, o_var.as_tensor(), "the attention output")?;
     let dx1 = take_grad(&mut st, x.as_tensor(), "a layer input")?;
     absorb(acc, st, &weights)?;
-    let scale = 1.0 / (cfg.head_dim as f64).sqrt();
-    let (dq, dk, dv) = Attention {
-        q: &qkv_d[0],
-        k: &qkv_d[1],
-        v: &qkv_d[2],
-        key_ok: inputs.key_ok,
-        scale,
-        chunk: inputs.chunk,
-    }
-    .backward(&flash, &d_o)?;
+    let (dq, dk, dv) = inputs
+        .attention(&qkv_d[0], &qkv_d[1], &qkv_d[2], cfg.head_dim)
+        .backward(&flash, &d_o)?;
     drop((qkv_d, flash, d_o));
     let [q, k, v] = qkv;
     let surrogate = ((q * dq)?.sum_all()? + (k * dk)?.sum_all()?)?;
