@@ -109,7 +109,7 @@ pub fn run(args: Args) -> Result<()> {
         .map_err(|e| wrap(e.into()))?;
     let dev = device(&args.device).map_err(wrap)?;
     let policy = Policy::load(&args.model, dtype(&args.dtype), &dev).map_err(wrap)?;
-    let task = if args.data == "testbed" {
+    let task = if args.data == rlvr_tasks::testbed::NAME {
         let mut t = rlvr_train::testbed::heldout_task(&cfg, &policy).map_err(wrap)?;
         if args.n_problems > 0 {
             t.problems.truncate(args.n_problems);

@@ -398,7 +398,7 @@ impl RewardFn {
 /// The [`RewardKind::Auto`] route of one problem (module docs).
 fn auto_route(p: &Problem) -> RewardKind {
     let src = p.data_source.trim().to_ascii_lowercase();
-    if src == "testbed" {
+    if src == crate::testbed::NAME {
         RewardKind::Testbed
     } else if CODE_SOURCES.contains(&src.as_str()) || looks_like_code_tests(&p.answer) {
         RewardKind::Code

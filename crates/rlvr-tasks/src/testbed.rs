@@ -350,15 +350,20 @@ pub fn parse_prompt(prompt: &str) -> Option<Vec<u32>> {
     terms.filter(|t| t.len() >= 2)
 }
 
+/// The testbed's one name, wherever a config or a problem names it: `model.path`,
+/// `data.train_files` and `eval.datasets` of a run, `rlvr eval --data`, and the `data_source`
+/// of its problems (which routes them to [`TestbedVerifier`] under `reward.kind = "auto"`).
+pub const NAME: &str = "testbed";
+
 /// A problem from its terms.
 pub fn problem(terms: &[u32]) -> Problem {
     let ids: Vec<String> = terms.iter().map(u32::to_string).collect();
     Problem {
-        id: format!("testbed-{}", ids.join("-")),
+        id: format!("{NAME}-{}", ids.join("-")),
         prompt: Prompt::Text(prompt_text(terms)),
         answer: terms.iter().map(|&t| u64::from(t)).sum::<u64>().to_string(),
         solution: None,
-        data_source: "testbed".into(),
+        data_source: NAME.into(),
     }
 }
 

@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use rlvr_core::{AdvEstimator, AggRule};
+use rlvr_tasks::testbed::NAME as TESTBED;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// An error in a configuration file or override; it names the file, section and key.
@@ -122,7 +123,7 @@ pub struct ModelConfig {
 impl Default for ModelConfig {
     fn default() -> Self {
         Self {
-            path: "testbed".into(),
+            path: TESTBED.into(),
             dtype: "f32".into(),
             device: "cpu".into(),
             device_memory_gib: 0.0,
@@ -177,7 +178,7 @@ pub struct DataConfig {
 impl Default for DataConfig {
     fn default() -> Self {
         Self {
-            train_files: "testbed".into(),
+            train_files: TESTBED.into(),
             data_dir: None,
             prompt_template: "raw".into(),
             apply_chat_template: false,
@@ -538,7 +539,7 @@ pub struct EvalConfig {
 impl Default for EvalConfig {
     fn default() -> Self {
         Self {
-            datasets: vec!["testbed".into()],
+            datasets: vec![TESTBED.into()],
             test_freq: 50,
             before_train: true,
             n_problems: 400,
@@ -797,10 +798,7 @@ impl TrainConfig {
         self.validate_sizes()?;
         // the testbed model and the testbed task go together: either one alone would silently
         // ignore the other setting (the testbed set-up builds its own model and problems)
-        match (
-            self.model.path == "testbed",
-            self.data.train_files == "testbed",
-        ) {
+        match (self.model.path == TESTBED, self.data.train_files == TESTBED) {
             (true, false) => {
                 return bad(
                     "data.train_files",
@@ -910,7 +908,7 @@ impl TrainConfig {
 
     /// Whether the run trains on the generated testbed task.
     pub fn is_testbed(&self) -> bool {
-        self.data.train_files == "testbed"
+        self.data.train_files == TESTBED
     }
 
     /// Max tokens of an evaluation response.

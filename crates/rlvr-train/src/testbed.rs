@@ -12,7 +12,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
-use rlvr_tasks::testbed::{self as tb, Regime, Split, TestbedConfig};
+use rlvr_tasks::testbed::{self as tb, Regime, Split, TestbedConfig, NAME};
 use rlvr_tasks::{Problem, PromptTemplate};
 
 use crate::checkpoint::mix_seed;
@@ -120,7 +120,7 @@ pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainErr
     };
     let (problems, _) = tb::distinct_problems(&fixed, Split::Heldout, n);
     let verifier = reward_fn(&cfg.reward, &problems)?;
-    Ok(build_task("testbed", problems, raw(), &policy.tokenizer, 0, verifier)?.0)
+    Ok(build_task(NAME, problems, raw(), &policy.tokenizer, 0, verifier)?.0)
 }
 
 fn raw() -> PromptFormat {
@@ -241,7 +241,7 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
     };
     let verifier = reward_fn(&cfg.reward, &problems)?;
     let (train_task, _) = build_task(
-        "testbed",
+        NAME,
         problems,
         raw(),
         &policy.tokenizer,
@@ -250,7 +250,7 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
     )?;
     let mut evals = Vec::new();
     for name in &cfg.eval.datasets {
-        if name == "testbed" {
+        if name == NAME {
             evals.push(heldout_task(cfg, &policy)?);
         } else {
             let mut ds = load_dataset(name, inputs.data_dir.or(cfg.data.data_dir.as_deref()))?;
