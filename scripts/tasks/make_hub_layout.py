@@ -5,7 +5,7 @@ and nesting, DAPO-Math-17k's prompt wrapper and block repetition, and LiveCodeBe
 tests as base64 of zlib of `pickle.dumps` of a JSON string (Python's own pickle, so rlvr's
 reader is tested on bytes it did not write). The output directory is laid out as a hub root,
 `datasets/<owner>/<name>/<file>`, the layout the loopback hub of the tests serves
-(crates/rlvr-model/tests/common/hub_server.rs).
+(crates/rlvr-hub/tests/common/hub_server.rs).
 
 Content comes from the local rows, so where a hub copy has rows we do not hold, the output has
 ours instead (documented in docs/data.md, "Checking the hub readers"):

@@ -4,7 +4,7 @@
 //! and a hub id is fetched from `HF_ENDPOINT` (a loopback
 //! server) into `HF_HUB_CACHE`, or refused under `HF_HUB_OFFLINE=1`.
 
-#[path = "../../rlvr-model/tests/common/hub_server.rs"]
+#[path = "../../rlvr-hub/tests/common/hub_server.rs"]
 mod hub_server;
 
 use std::path::{Path, PathBuf};

@@ -33,9 +33,14 @@ pub enum Error {
     /// A tensor the configuration needs is absent from the checkpoint.
     #[error("{}: tensor {name} is missing from the checkpoint", .path.display())]
     MissingTensor { path: PathBuf, name: String },
-    /// A hub id is not in the local cache and could not be downloaded.
+    /// A hub id is not in the local cache, and nothing was downloaded (offline, or a lookup
+    /// that never downloads).
     #[error("{0}")]
-    Hub(String),
+    NotCached(String),
+    /// From rlvr-hub: a hub id that could not be downloaded, or a checkpoint's file names that
+    /// break its rules (a shard name outside the directory, pickle-only weights).
+    #[error(transparent)]
+    Hub(#[from] rlvr_hub::Error),
     /// A chat template failed to render.
     #[error("chat template: {0}")]
     Template(String),

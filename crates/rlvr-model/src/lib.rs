@@ -11,8 +11,8 @@
 //!   the backward on every device, so the memory of one sequence grows linearly with its
 //!   length (docs/memory.md has the measurements). [`Qwen::response_logprobs_no_grad`] is the
 //!   same forward for passes without gradient (old log-probs, evaluation, `rlvr score`).
-//! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id from the local cache),
-//!   [`save_model`], and the seeded random [`init_random`].
+//! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id through the local
+//!   cache), [`save_model`], and the seeded random [`init_random`].
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
 //! * [`generate()`]: batched, seeded sampling of n responses per prompt through
 //!   [`Qwen::forward_cached`] and one [`KvCache`]: on the CPU in f32 the training forward's row
@@ -34,9 +34,10 @@
 //! * Sampling log-probs are `log softmax(logits / T)[token]` before top-k / top-p, the value
 //!   [`Qwen::response_logprobs_no_grad`] recomputes at the same temperature (tested within
 //!   1e-4).
-//! * Hub ids resolve through the local cache; an uncached id is downloaded into it by [`hub`]
-//!   (a ureq client that checks every name, size and hash a server sends; `HF_HUB_OFFLINE=1`:
-//!   an error naming the files and the directory they must be in). Pickle weights (`pytorch_model.bin`, `*.pt`) are refused, never opened.
+//! * Hub ids resolve through the local cache; an uncached id is downloaded into it by
+//!   rlvr-hub ([`rlvr_hub::download_model`]: a ureq client that checks every name, size and
+//!   hash a server sends; `HF_HUB_OFFLINE=1`: an error naming the files and the directory they
+//!   must be in). Pickle weights (`pytorch_model.bin`, `*.pt`) are refused, never opened.
 //! * Save then load reproduces log-probs bit for bit (tested).
 //! * Tensor names in the [`candle_nn::VarMap`] are the Hugging Face names.
 
@@ -52,7 +53,7 @@ pub mod model;
 mod training;
 
 pub use cpu::{blas, matmul};
-pub use io::{hub, tokenizer};
+pub use io::tokenizer;
 
 /// The tensor and tokenizer crates of this API, re-exported so callers use the same versions.
 pub use candle_core;
@@ -69,9 +70,8 @@ pub use generate::{
     generate, generate_within, kv_cache_budget, FinishReason, Generation, SamplingParams,
 };
 pub use io::{
-    hub_cache_dir, init_random, load_model, resolve_in_cache, resolve_model_dir,
-    resolve_model_dir_local, resolve_model_dir_with, save_model, save_model_with, GenerationConfig,
-    LoadedModel,
+    init_random, load_model, resolve_in_cache, resolve_model_dir, resolve_model_dir_local,
+    resolve_model_dir_with, save_model, save_model_with, GenerationConfig, LoadedModel,
 };
 pub use kv_cache::KvCache;
 pub use model::Qwen;

@@ -12,7 +12,7 @@
 //! # Hub copies
 //! Every preset in [`PRESETS`] has a pinned [`HubSource`]: a dataset repository, a revision,
 //! the files of that revision, and a reader for that copy's own layout ([`HubLayout`]). The
-//! caller downloads the files (rlvr-train, through `rlvr_model::hub::fetch_file`) and hands
+//! caller downloads the files (rlvr-train, through `rlvr_hub::fetch_file`) and hands
 //! them to [`load_hub_files`]. A preset's post-processing ([`Preset::dedup`]) applies to the
 //! local and the hub copy alike.
 //!

@@ -77,14 +77,14 @@ pub(crate) fn template(cfg: &TrainConfig) -> Result<PromptTemplate, TrainError> 
 /// can be read, one error per preset names the local path, the repository, the revision, why
 /// the hub copy failed, and the `hf download` command that fetches it (docs/data.md).
 pub fn load_dataset(name: &str, data_dir: Option<&Path>) -> Result<Dataset, TrainError> {
-    load_dataset_with(name, data_dir, &rlvr_model::hub::HubOptions::from_env())
+    load_dataset_with(name, data_dir, &rlvr_hub::HubOptions::from_env())
 }
 
 /// [`load_dataset`] with explicit hub options.
 pub fn load_dataset_with(
     name: &str,
     data_dir: Option<&Path>,
-    hub: &rlvr_model::hub::HubOptions,
+    hub: &rlvr_hub::HubOptions,
 ) -> Result<Dataset, TrainError> {
     let path = Path::new(name);
     let looks_like_file = path.extension().is_some() || name.contains('/');
@@ -124,30 +124,29 @@ pub fn load_dataset_with(
         }
         (local, _) => return Ok(local?),
     };
-    let kind = rlvr_model::hub::RepoType::Dataset;
+    let kind = rlvr_hub::RepoType::Dataset;
     let mut files = Vec::with_capacity(src.files.len());
     for file in src.files {
-        let path =
-            rlvr_model::hub::fetch_file(hub, kind, src.repo, src.revision, file).map_err(|e| {
-                rlvr_tasks::DataError::HubUnavailable(Box::new(rlvr_tasks::data::HubMiss {
-                    preset: name.to_string(),
-                    local: missing.clone(),
-                    repo: src.repo.to_string(),
-                    revision: src.revision.to_string(),
-                    files: src.files.join(" "),
-                    file: preset.file.to_string(),
-                    // offline, a cache miss is the only failure: say so without hub.rs's advice
-                    reason: if hub.offline {
-                        format!(
-                            "HF_HUB_OFFLINE is set and the Hugging Face cache ({}) does not hold \
-                             {file} at that revision",
-                            hub.cache.display()
-                        )
-                    } else {
-                        e.to_string()
-                    },
-                }))
-            })?;
+        let path = rlvr_hub::fetch_file(hub, kind, src.repo, src.revision, file).map_err(|e| {
+            rlvr_tasks::DataError::HubUnavailable(Box::new(rlvr_tasks::data::HubMiss {
+                preset: name.to_string(),
+                local: missing.clone(),
+                repo: src.repo.to_string(),
+                revision: src.revision.to_string(),
+                files: src.files.join(" "),
+                file: preset.file.to_string(),
+                // offline, a cache miss is the only failure: say so without the hub client's advice
+                reason: if hub.offline {
+                    format!(
+                        "HF_HUB_OFFLINE is set and the Hugging Face cache ({}) does not hold \
+                         {file} at that revision",
+                        hub.cache.display()
+                    )
+                } else {
+                    e.to_string()
+                },
+            }))
+        })?;
         files.push(path);
     }
     Ok(rlvr_tasks::load_hub_files(name, &files)?)

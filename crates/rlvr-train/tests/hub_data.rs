@@ -1,12 +1,12 @@
 //! Dataset presets missing from the data directory come from their Hugging Face dataset
-//! repository, here a loopback server (rlvr-model's tests/common/hub_server.rs) serving the
+//! repository, here a loopback server (rlvr-hub's tests/common/hub_server.rs) serving the
 //! hub's URL layout from a temporary directory.
 
-#[path = "../../rlvr-model/tests/common/hub_server.rs"]
+#[path = "../../rlvr-hub/tests/common/hub_server.rs"]
 mod hub_server;
 
 use hub_server::HubServer;
-use rlvr_model::hub::HubOptions;
+use rlvr_hub::HubOptions;
 use rlvr_train::run::load_dataset_with;
 
 #[test]

@@ -1,19 +1,19 @@
 //! Every preset with a hub copy loads through the path of a real download: fetched at its
 //! pinned revision from a loopback hub into a temporary cache, then read in that copy's own
-//! layout, from a loopback hub (rlvr-model's tests/common/hub_server.rs). The hub files are tests/fixtures/hub, written by scripts/tasks/make_hub_layout.py
+//! layout, from a loopback hub (rlvr-hub's tests/common/hub_server.rs). The hub files are tests/fixtures/hub, written by scripts/tasks/make_hub_layout.py
 //! (`--small`) from rows of the development data: pyarrow parquet, DAPO's wrapper and block
 //! repetition, LiveCodeBench's base64/zlib/`pickle.dumps` private tests. Its MANIFEST.json
 //! holds what the script computed from the rows it wrote (problems, duplicates, skipped rows,
 //! first answers); the readers here must agree.
 
-#[path = "../../rlvr-model/tests/common/hub_server.rs"]
+#[path = "../../rlvr-hub/tests/common/hub_server.rs"]
 mod hub_server;
 
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use hub_server::{commit_of, HubServer};
-use rlvr_model::hub::HubOptions;
+use rlvr_hub::HubOptions;
 use rlvr_tasks::code::{parse_tests, Tests};
 use rlvr_tasks::{HubSource, PromptTemplate, PRESETS};
 use rlvr_train::run::load_dataset_with;

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor, Var};
 use candle_nn::{VarBuilder, VarMap};
 use rand::{RngExt, SeedableRng};
+use rlvr_hub::files::{index_shards, is_pickle_weight, pickle_refused};
+use rlvr_hub::{hub_cache_dir, HubOptions};
 use serde_json::{Map, Value};
 
 use crate::config::param_shapes;
 use crate::config::QwenConfig;
 use crate::error::{Error, Result};
-use crate::io::files::{index_shards, is_pickle_weight, pickle_refused};
-use crate::io::hub::hub_cache_dir;
 use crate::io::tokenizer::ChatTokenizer;
 use crate::model::Qwen;
 
@@ -180,7 +180,7 @@ fn read_weights(dir: &Path, device: &Device) -> Result<(HashMap<String, Tensor>,
     let index_path = dir.join("model.safetensors.index.json");
     if !index_path.is_file() {
         if let Some(found) = pickle_weights(dir) {
-            return Err(pickle_refused(&dir.to_string_lossy(), &found));
+            return Err(pickle_refused(&dir.to_string_lossy(), &found).into());
         }
         return Err(missing(
             dir,
@@ -427,18 +427,15 @@ fn snapshot_complete(dir: &Path) -> bool {
 
 /// Resolves a directory, or a hub id through the local cache
 /// (`<cache>/models--owner--name/snapshots/<refs/main>/`), downloading it when not cached
-/// ([`crate::io::hub::download_model`]; `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` honoured).
+/// ([`rlvr_hub::download_model`]; `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` honoured).
 ///
 /// Offline and not cached: an error naming the files needed and where they must be.
 pub fn resolve_model_dir(dir_or_hub_id: &str) -> Result<PathBuf> {
-    resolve_model_dir_with(dir_or_hub_id, &crate::io::hub::HubOptions::from_env())
+    resolve_model_dir_with(dir_or_hub_id, &HubOptions::from_env())
 }
 
 /// [`resolve_model_dir`] with explicit hub options.
-pub fn resolve_model_dir_with(
-    dir_or_hub_id: &str,
-    opts: &crate::io::hub::HubOptions,
-) -> Result<PathBuf> {
+pub fn resolve_model_dir_with(dir_or_hub_id: &str, opts: &HubOptions) -> Result<PathBuf> {
     let path = Path::new(dir_or_hub_id);
     if path.is_dir() {
         return Ok(path.to_path_buf());
@@ -448,10 +445,10 @@ pub fn resolve_model_dir_with(
     }
     match resolve_in_cache(dir_or_hub_id, &opts.cache) {
         Ok(dir) => Ok(dir),
-        Err(Error::Hub(miss)) if opts.offline => Err(Error::Hub(format!(
+        Err(Error::NotCached(miss)) if opts.offline => Err(Error::NotCached(format!(
             "HF_HUB_OFFLINE is set, so nothing is downloaded: {miss}"
         ))),
-        Err(_) => crate::io::hub::download_model(opts, dir_or_hub_id),
+        Err(_) => Ok(rlvr_hub::download_model(opts, dir_or_hub_id)?),
     }
 }
 
@@ -475,7 +472,7 @@ pub fn resolve_in_cache(hub_id: &str, cache: &Path) -> Result<PathBuf> {
     // refs/main must name a commit (40 hex) before it is used as a path
     let by_ref = std::fs::read_to_string(repo.join("refs").join("main"))
         .ok()
-        .filter(|rev| crate::io::hub::is_commit(rev.trim()))
+        .filter(|rev| rlvr_hub::is_commit(rev.trim()))
         .map(|rev| snapshots.join(rev.trim()));
     let candidates: Vec<PathBuf> = match by_ref {
         Some(p) => vec![p],
@@ -486,7 +483,7 @@ pub fn resolve_in_cache(hub_id: &str, cache: &Path) -> Result<PathBuf> {
     if let Some(found) = candidates.into_iter().find(|p| snapshot_complete(p)) {
         return Ok(found);
     }
-    Err(Error::Hub(format!(
+    Err(Error::NotCached(format!(
         "model {dir_or_hub_id} is not in the local Hugging Face cache: \
          need config.json, tokenizer.json, tokenizer_config.json, model.safetensors (or \
          model.safetensors.index.json and its model-*.safetensors shards) and, if the model has one, \

@@ -1,5 +1,5 @@
-//! The rules for a checkpoint directory's file names, shared by the loader and the hub client:
-//! names that become paths, the shard list of a sharded checkpoint, and refused pickle
+//! The rules for a checkpoint directory's file names, shared by rlvr-model's loader and the hub
+//! client: names that become paths, the shard list of a sharded checkpoint, and refused pickle
 //! weights.
 
 use std::path::Path;
@@ -48,7 +48,7 @@ pub(crate) fn unsafe_path_reason(name: &str) -> Option<&'static str> {
 /// sorted and without repeats. Each must be a plain relative path inside the model directory
 /// (no `..`, no absolute path, no empty component, no backslash or NUL): the index may come
 /// from a hub server, and its names become paths.
-pub(crate) fn index_shards(index_path: &Path) -> Result<Vec<String>> {
+pub fn index_shards(index_path: &Path) -> Result<Vec<String>> {
     let text = std::fs::read_to_string(index_path).map_err(|e| Error::io(index_path, e))?;
     let bad = |reason: String| Error::BadFile {
         path: index_path.to_path_buf(),
@@ -82,7 +82,7 @@ pub(crate) fn index_shards(index_path: &Path) -> Result<Vec<String>> {
 
 /// Whether a weight file name is PyTorch's pickle format: `pytorch_model*.bin`, `*.pt`,
 /// `*.pth`, `*.ckpt`.
-pub(crate) fn is_pickle_weight(name: &str) -> bool {
+pub fn is_pickle_weight(name: &str) -> bool {
     (name.starts_with("pytorch_model") && name.ends_with(".bin"))
         || [".pt", ".pth", ".ckpt"]
             .iter()
@@ -92,7 +92,7 @@ pub(crate) fn is_pickle_weight(name: &str) -> bool {
 /// Weights that exist only as pickles (in directory or hub repository `dir`): refused
 /// (unpickling runs arbitrary code), with the two lines of Python that convert them to
 /// safetensors.
-pub(crate) fn pickle_refused(dir: &str, found: &[String]) -> Error {
+pub fn pickle_refused(dir: &str, found: &[String]) -> Error {
     let dir = Path::new(dir);
     Error::Unsupported {
         path: dir.join(&found[0]),

@@ -1,0 +1,480 @@
+//! Downloads from the hub over HTTP ([`fetch_file`]), on `ureq` (rustls), trusting no server.
+//!
+//! What a server sends is checked before it is used (see `docs/hub.md`):
+//!
+//! - every name that becomes a path (file names of the listing, shard names of
+//!   `model.safetensors.index.json`, ETags, commit shas, revisions) must be a plain relative
+//!   path inside the cache: no `..`, no absolute path, no empty component, no backslash or NUL;
+//!   a commit is exactly 40 hex digits, an ETag a short `[A-Za-z0-9._-]` token. Otherwise the
+//!   download fails with an error naming the server and the name;
+//! - connections and reads time out ([`HubOptions::connect_timeout`],
+//!   [`HubOptions::read_timeout`]);
+//! - a file is complete only when its byte count equals the announced size (`X-Linked-Size`,
+//!   else `Content-Length`) and, for LFS files (whose `X-Linked-Etag` is the SHA-256 of the
+//!   content), its SHA-256 matches.
+//!
+//! Downloads are resumable: a file is written to `blobs/<etag>.part`, synced and renamed when
+//! complete; an interrupted download leaves the `.part` file, and the next call asks the
+//! server for the remaining bytes only (HTTP `Range`). A progress bar per file is drawn on
+//! stderr when `progress` is on.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::cache::{lock, sync_dir};
+use crate::error::{Error, Result};
+use crate::files::unsafe_path_reason;
+use crate::names::{is_commit, shown, unsafe_etag_reason, url_path};
+use crate::options::HubOptions;
+use crate::repo::{Remote, RepoType};
+
+impl Remote<'_> {
+    /// The path prefix of the repository's files: `owner/name` or `datasets/owner/name`.
+    fn url_repo(&self) -> String {
+        match self.kind {
+            RepoType::Model => self.repo.to_string(),
+            _ => format!("{}/{}", self.kind.plural(), self.repo),
+        }
+    }
+
+    /// `{endpoint}/{repo}/resolve/{revision}/{file}`.
+    fn file_url(&self, file: &str) -> String {
+        format!(
+            "{}/{}/resolve/{}/{}",
+            self.opts.endpoint,
+            self.url_repo(),
+            self.revision.replace('/', "%2F"),
+            url_path(file)
+        )
+    }
+
+    /// Describes a failed request: the server, and what the status or the transport says.
+    fn http_error(&self, what: &str, e: ureq::Error) -> Error {
+        let why = match &e {
+            ureq::Error::Status(404, _) => {
+                "not found (404): check the repository id, the revision and the file name; a \
+                 gated or private repository needs HF_TOKEN"
+                    .to_string()
+            }
+            ureq::Error::Status(code @ (401 | 403), _) => {
+                format!("access denied ({code}): the repository is gated or private; set HF_TOKEN")
+            }
+            ureq::Error::Status(code, r) => format!("HTTP {code} {}", r.status_text()),
+            ureq::Error::Transport(t) => {
+                let timed_out = std::error::Error::source(t)
+                    .and_then(|s| s.downcast_ref::<std::io::Error>())
+                    .is_some_and(|io| {
+                        matches!(
+                            io.kind(),
+                            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                        )
+                    });
+                if timed_out {
+                    format!(
+                        "no answer in time (connect timeout {:?}, read timeout {:?}): {t}",
+                        self.opts.connect_timeout, self.opts.read_timeout
+                    )
+                } else {
+                    t.to_string()
+                }
+            }
+        };
+        Error::Download(format!(
+            "{}: cannot {what} from {}: {why}",
+            self.what(),
+            self.opts.endpoint
+        ))
+    }
+
+    /// The value of header `name`: `Ok(None)` when absent, an error when it is not text.
+    fn header<'r>(
+        &self,
+        resp: &'r ureq::Response,
+        name: &str,
+        file: &str,
+    ) -> Result<Option<&'r str>> {
+        match resp.header(name) {
+            Some(v) => Ok(Some(v)),
+            None if resp
+                .headers_names()
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(name)) =>
+            {
+                Err(self.server_error(format!(
+                    "sent the {name} header for {file} as bytes that are not printable ASCII text"
+                )))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// What the server says about `file`: HEAD of its resolve URL, following relative
+    /// redirects only (a renamed repository), as `huggingface_hub` does; an absolute redirect
+    /// (to the LFS storage) carries the `X-Linked-*` headers.
+    fn metadata(&self, file: &str) -> Result<Metadata> {
+        let agent = self.opts.agent(0);
+        let mut url = self.file_url(file);
+        let mut hops = 0;
+        let resp = loop {
+            let resp = self
+                .opts
+                .request(&agent, "HEAD", &url)
+                .call()
+                .map_err(|e| self.http_error(&format!("get the metadata of {file}"), e))?;
+            let relative = (300..400)
+                .contains(&resp.status())
+                .then(|| resp.header("Location"))
+                .flatten()
+                .filter(|l| l.starts_with('/') && !l.starts_with("//"));
+            match relative {
+                Some(loc) if hops < 5 => {
+                    hops += 1;
+                    url = format!("{}{loc}", origin(&self.opts.endpoint));
+                }
+                Some(_) => {
+                    return Err(self.server_error(format!("redirected {file} more than 5 times")))
+                }
+                None => break resp,
+            }
+        };
+        let commit = self
+            .header(&resp, "X-Repo-Commit", file)?
+            .ok_or_else(|| {
+                self.server_error(format!(
+                    "sent no X-Repo-Commit header for {file}: not a Hugging Face hub endpoint?"
+                ))
+            })?
+            .trim();
+        if !is_commit(commit) {
+            return Err(self.server_error(format!(
+                "sent X-Repo-Commit {} for {file}, which is not a commit (40 hex digits); \
+                 refusing to use it as a path",
+                shown(commit)
+            )));
+        }
+        let commit = commit.to_ascii_lowercase();
+        if is_commit(self.revision) && !commit.eq_ignore_ascii_case(self.revision) {
+            return Err(self.server_error(format!(
+                "answered commit {commit} for {file} when asked for commit {}",
+                self.revision
+            )));
+        }
+        let linked = self.header(&resp, "X-Linked-Etag", file)?;
+        let raw = match linked {
+            Some(e) => e,
+            None => self.header(&resp, "ETag", file)?.ok_or_else(|| {
+                self.server_error(format!("sent no ETag or X-Linked-Etag header for {file}"))
+            })?,
+        };
+        let etag = raw.trim().trim_start_matches("W/").trim_matches('"');
+        if let Some(why) = unsafe_etag_reason(etag) {
+            return Err(self.server_error(format!(
+                "sent the ETag {} for {file} ({why}); refusing to use it as a blob name",
+                shown(raw)
+            )));
+        }
+        let sha256 =
+            (linked.is_some() && etag.len() == 64 && etag.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| etag.to_ascii_lowercase());
+        let size_header = match self.header(&resp, "X-Linked-Size", file)? {
+            Some(s) => Some(("X-Linked-Size", s)),
+            None => self
+                .header(&resp, "Content-Length", file)?
+                .map(|s| ("Content-Length", s)),
+        };
+        let (name, value) = size_header.ok_or_else(|| {
+            self.server_error(format!(
+                "announced no size for {file} (no X-Linked-Size or Content-Length header), so a \
+                 complete download cannot be told from a truncated one"
+            ))
+        })?;
+        let size = value.trim().parse::<u64>().map_err(|_| {
+            self.server_error(format!(
+                "sent {name} {} for {file}, which is not a byte count",
+                shown(value)
+            ))
+        })?;
+        Ok(Metadata {
+            commit,
+            etag: etag.to_string(),
+            size,
+            sha256,
+        })
+    }
+
+    /// Downloads `file` into `blobs/<etag>` (resuming `blobs/<etag>.part`) and returns the
+    /// blob's path. The blob is renamed into place only when its size, and its SHA-256 where
+    /// the server gave one, match.
+    fn download_blob(&self, file: &str, meta: &Metadata) -> Result<PathBuf> {
+        let blobs = self.dir().join("blobs");
+        std::fs::create_dir_all(&blobs).map_err(|e| Error::io(&blobs, e))?;
+        let blob = blobs.join(&meta.etag);
+        // where `huggingface_hub` keeps its locks, so the two tools exclude each other too
+        let locks = self
+            .opts
+            .cache
+            .join(".locks")
+            .join(self.dir().file_name().unwrap_or_default());
+        std::fs::create_dir_all(&locks).map_err(|e| Error::io(&locks, e))?;
+        let _lock = lock(&locks.join(format!("{}.lock", meta.etag)))?;
+        if std::fs::metadata(&blob).is_ok_and(|m| m.is_file() && m.len() == meta.size) {
+            return Ok(blob);
+        }
+        let part = blobs.join(format!("{}.part", meta.etag));
+        let mut start = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+        if start > meta.size {
+            // longer than announced: not a prefix of this file
+            std::fs::remove_file(&part).map_err(|e| Error::io(&part, e))?;
+            start = 0;
+        }
+        let mut hasher = meta.sha256.as_ref().map(|_| Sha256::new());
+        if start < meta.size {
+            let url = self.file_url(file);
+            let resp = self
+                .opts
+                .request(&self.opts.agent(5), "GET", &url)
+                .set("Range", &format!("bytes={start}-"))
+                .call()
+                .map_err(|e| self.http_error(&format!("download {file}"), e))?;
+            match resp.status() {
+                206 => {
+                    let range = self.header(&resp, "Content-Range", file)?.unwrap_or("");
+                    let expect = format!("bytes {start}-");
+                    let total = range.rsplit('/').next().and_then(|t| t.parse::<u64>().ok());
+                    if !range.starts_with(&expect) || total.is_some_and(|t| t != meta.size) {
+                        return Err(self.server_error(format!(
+                            "answered the request for bytes {start}- of {file} ({} bytes) with \
+                             Content-Range {}: the file changed, or the server is broken",
+                            meta.size,
+                            shown(range)
+                        )));
+                    }
+                }
+                200 if start > 0 => {
+                    // the server ignored the range: start over
+                    std::fs::remove_file(&part).map_err(|e| Error::io(&part, e))?;
+                    start = 0;
+                }
+                200 => {}
+                code => {
+                    return Err(self
+                        .server_error(format!("answered the download of {file} with HTTP {code}")))
+                }
+            }
+            if let Some(h) = hasher.as_mut() {
+                hash_prefix(h, &part, start)?;
+            }
+            let mut out = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&part)
+                .map_err(|e| Error::io(&part, e))?;
+            let progress = self.opts.progress.then(|| {
+                let bar = indicatif::ProgressBar::new(meta.size);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                bar.set_message(file.to_string());
+                bar.set_position(start);
+                bar
+            });
+            // one byte more than announced is read, to notice a server that sends too much
+            let mut body = resp.into_reader().take(meta.size - start + 1);
+            let mut got = start;
+            let mut buf = vec![0u8; 1 << 16];
+            let read_error = loop {
+                let n = match body.read(&mut buf) {
+                    Ok(0) => break None,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => break Some(e),
+                };
+                out.write_all(&buf[..n]).map_err(|e| Error::io(&part, e))?;
+                if let Some(h) = hasher.as_mut() {
+                    h.update(&buf[..n]);
+                }
+                got += n as u64;
+                if let Some(bar) = &progress {
+                    bar.set_position(got);
+                }
+            };
+            if let Some(bar) = progress {
+                bar.finish_and_clear();
+            }
+            out.sync_all().map_err(|e| Error::io(&part, e))?;
+            drop(out);
+            if got > meta.size {
+                let _ = std::fs::remove_file(&part);
+                return Err(self.server_error(format!(
+                    "sent more than the {} bytes it announced for {file}; the partial file was \
+                     removed",
+                    meta.size
+                )));
+            }
+            if got < meta.size {
+                let why = match read_error {
+                    Some(e) => format!("the transfer broke off ({e})"),
+                    None => "the server's answer ended early".to_string(),
+                };
+                return Err(Error::Download(format!(
+                    "{}: download of {file} from {} is incomplete: {got} of {} bytes received, \
+                     {why}; the partial file {} is kept and the next call resumes it",
+                    self.what(),
+                    self.opts.endpoint,
+                    meta.size,
+                    part.display()
+                )));
+            }
+        } else if let Some(h) = hasher.as_mut() {
+            hash_prefix(h, &part, start)?;
+        }
+        if let (Some(h), Some(want)) = (hasher, &meta.sha256) {
+            let got: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            if &got != want {
+                let _ = std::fs::remove_file(&part);
+                return Err(self.server_error(format!(
+                    "sent {file} with SHA-256 {got}, but announced {want} (X-Linked-Etag); the \
+                     download was removed"
+                )));
+            }
+        }
+        std::fs::rename(&part, &blob).map_err(|e| Error::io(&blob, e))?;
+        sync_dir(&blobs);
+        Ok(blob)
+    }
+
+    /// Downloads `file` (checked as a path) and links it into the snapshot of the commit the
+    /// server names; records `refs/<revision>`.
+    pub(crate) fn download(&self, file: &str) -> Result<PathBuf> {
+        let meta = self.metadata(file)?;
+        let blob = self.download_blob(file, &meta)?;
+        let pointer = self.link_snapshot(&meta.commit, file, &blob)?;
+        self.write_ref(&meta.commit)?;
+        Ok(pointer)
+    }
+
+    /// The repository's commit and file names at the revision
+    /// (`{endpoint}/api/{models|datasets}/{repo}/revision/{revision}`); every name is checked.
+    pub(crate) fn list(&self) -> Result<(String, Vec<String>)> {
+        #[derive(serde::Deserialize)]
+        struct Sibling {
+            rfilename: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Info {
+            sha: Option<String>,
+            #[serde(default)]
+            siblings: Vec<Sibling>,
+        }
+        let url = format!(
+            "{}/api/{}/{}/revision/{}",
+            self.opts.endpoint,
+            self.kind.plural(),
+            self.repo,
+            self.revision.replace('/', "%2F")
+        );
+        let resp = self
+            .opts
+            .request(&self.opts.agent(5), "GET", &url)
+            .call()
+            .map_err(|e| self.http_error("list its files", e))?;
+        let mut body = Vec::new();
+        resp.into_reader()
+            .take(64 << 20)
+            .read_to_end(&mut body)
+            .map_err(|e| self.server_error(format!("broke off the file listing: {e}")))?;
+        let info: Info = serde_json::from_slice(&body).map_err(|e| {
+            self.server_error(format!(
+                "sent a file listing that is not the hub's JSON: {e}"
+            ))
+        })?;
+        let sha = info.sha.unwrap_or_default();
+        if !is_commit(&sha) {
+            return Err(self.server_error(format!(
+                "sent the commit {} in the file listing, which is not 40 hex digits",
+                shown(&sha)
+            )));
+        }
+        let names: Vec<String> = info.siblings.into_iter().map(|s| s.rfilename).collect();
+        for n in &names {
+            self.check_name(n, "the file listing")?;
+        }
+        Ok((sha.to_ascii_lowercase(), names))
+    }
+}
+
+/// What the server announced for one file.
+#[derive(Debug)]
+struct Metadata {
+    /// The commit the revision resolved to (40 hex, lower case).
+    commit: String,
+    /// The blob name: `X-Linked-Etag`, else `ETag`, without quotes (checked).
+    etag: String,
+    /// The file's size in bytes.
+    size: u64,
+    /// The content's SHA-256 (lower-case hex) for LFS files.
+    sha256: Option<String>,
+}
+
+/// `scheme://host[:port]` of a URL.
+fn origin(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    match url[after..].find('/') {
+        Some(i) => &url[..after + i],
+        None => url,
+    }
+}
+
+/// Feeds the first `len` bytes of `path` to `h`.
+fn hash_prefix(h: &mut Sha256, path: &Path, len: u64) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut r = std::io::BufReader::new(f).take(len);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+}
+
+/// One file of a hub repository at `revision` (a branch, a tag or a 40-hex commit): from the
+/// cache when there, else downloaded (resuming a `.part` file left by an interrupted
+/// download). Returns its path in the snapshot. The file name, the revision and everything the
+/// server sends are checked before they become paths.
+pub fn fetch_file(
+    opts: &HubOptions,
+    kind: RepoType,
+    repo: &str,
+    revision: &str,
+    file: &str,
+) -> Result<PathBuf> {
+    let remote = Remote::new(opts, kind, repo, revision)?;
+    if let Some(why) = unsafe_path_reason(file) {
+        return Err(Error::Download(format!(
+            "{}: file name {} is not a plain relative path: {why}",
+            remote.what(),
+            shown(file)
+        )));
+    }
+    if let Some(p) = remote.cached(file) {
+        return Ok(p);
+    }
+    if opts.offline {
+        return Err(opts.offline_error(&format!(
+            "{} file {file} at revision {revision}",
+            remote.what()
+        )));
+    }
+    remote.download(file)
+}
