@@ -62,7 +62,8 @@ struct Rollout {
 pub fn run(args: Args) -> Result<()> {
     let tokenizer = match &args.tokenizer {
         Some(m) => {
-            let dir = rlvr_model::resolve_model_dir(m).map_err(crate::score::model_error)?;
+            let dir =
+                rlvr_hub::resolve_model_dir(m).map_err(|e| crate::score::model_error(e.into()))?;
             Some(rlvr_model::ChatTokenizer::from_dir(&dir).map_err(crate::score::model_error)?)
         }
         None => None,

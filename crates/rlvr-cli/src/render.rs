@@ -80,7 +80,7 @@ pub fn parse_kwargs(s: Option<&str>) -> Result<serde_json::Map<String, Value>> {
 pub fn run(args: Args) -> Result<()> {
     let messages = read_messages(&args.messages)?;
     let kwargs = parse_kwargs(args.kwargs.as_deref())?;
-    let dir = rlvr_model::resolve_model_dir(&args.model).map_err(model_error)?;
+    let dir = rlvr_hub::resolve_model_dir(&args.model).map_err(|e| model_error(e.into()))?;
     let mut tok = ChatTokenizer::from_dir(&dir).map_err(model_error)?;
     tok.template_kwargs = kwargs;
     let prompt = tok

@@ -11,6 +11,13 @@ pub enum Error {
     /// another process holds.
     #[error("{0}")]
     Download(String),
+    /// The model argument is neither an existing directory nor a hub id.
+    #[error("{}: no such model directory (and not a hub id owner/name)", .path.display())]
+    NotFound { path: PathBuf },
+    /// A hub id is not in the local cache, and nothing was downloaded (offline, or a lookup
+    /// that never downloads).
+    #[error("{0}")]
+    NotCached(String),
     /// A file system operation failed.
     #[error("{}: {source}", .path.display())]
     Io {

@@ -11,6 +11,7 @@
 //! | `cache` | the cache layout on disk: [`cached_file`], snapshots, refs, locks |
 //! | `client` | HTTP downloads: [`fetch_file`], resumable, checked, with a progress bar |
 //! | `model` | [`download_model`]: the files of a model repository rlvr reads, at one commit |
+//! | `resolve` | [`resolve_model_dir`]: a model directory, or a hub id through the cache |
 //! | `names` | the checks on commits, ETags, repository ids and revisions ([`is_commit`]) |
 //! | [`files`] | the rules for a checkpoint's file names, shared with rlvr-model's loader |
 
@@ -22,6 +23,7 @@ mod model;
 mod names;
 mod options;
 mod repo;
+mod resolve;
 
 pub use cache::cached_file;
 pub use client::fetch_file;
@@ -30,3 +32,6 @@ pub use model::download_model;
 pub use names::is_commit;
 pub use options::{hub_cache_dir, HubOptions, CONNECT_TIMEOUT, READ_TIMEOUT};
 pub use repo::RepoType;
+pub use resolve::{
+    resolve_in_cache, resolve_model_dir, resolve_model_dir_local, resolve_model_dir_with,
+};

@@ -191,37 +191,16 @@ impl QwenConfig {
         let obj = value
             .as_object()
             .ok_or_else(|| bad("config.json is not a JSON object".into()))?;
-        let usize_key = |key: &str| -> Result<Option<usize>> {
-            match obj.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => v.as_u64().map(|x| Some(x as usize)).ok_or_else(|| {
-                    bad(format!(
-                        "key {key}: expected a non-negative integer, got {v}"
-                    ))
-                }),
-            }
+        let usize_key = |key: &str| {
+            key_as(obj, path, key, "a non-negative integer", |v| {
+                v.as_u64().map(|x| x as usize)
+            })
         };
         let need = |key: &str| -> Result<usize> {
             usize_key(key)?.ok_or_else(|| bad(format!("key {key} is missing")))
         };
-        let f64_key = |key: &str| -> Result<Option<f64>> {
-            match obj.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => v
-                    .as_f64()
-                    .map(Some)
-                    .ok_or_else(|| bad(format!("key {key}: expected a number, got {v}"))),
-            }
-        };
-        let bool_key = |key: &str| -> Result<Option<bool>> {
-            match obj.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => v
-                    .as_bool()
-                    .map(Some)
-                    .ok_or_else(|| bad(format!("key {key}: expected true or false, got {v}"))),
-            }
-        };
+        let f64_key = |key: &str| key_as(obj, path, key, "a number", Value::as_f64);
+        let bool_key = |key: &str| key_as(obj, path, key, "true or false", Value::as_bool);
         let ids_key = |key: &str| -> Result<Vec<u32>> {
             match obj.get(key) {
                 None | Some(Value::Null) => Ok(Vec::new()),
@@ -590,6 +569,24 @@ impl<'de> serde::Deserialize<'de> for QwenConfig {
 impl serde::Serialize for QwenConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         self.to_json().serialize(s)
+    }
+}
+
+/// `obj[key]` as `read` takes it: `None` when absent or null, else an error naming the key and
+/// what was `expected` when `read` refuses the value.
+fn key_as<T>(
+    obj: &Map<String, Value>,
+    path: &Path,
+    key: &str,
+    expected: &str,
+    read: fn(&Value) -> Option<T>,
+) -> Result<Option<T>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => read(v).map(Some).ok_or_else(|| Error::BadFile {
+            path: path.into(),
+            reason: format!("key {key}: expected {expected}, got {v}"),
+        }),
     }
 }
 

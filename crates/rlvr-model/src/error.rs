@@ -13,9 +13,6 @@ pub enum Error {
         file: String,
         needed: String,
     },
-    /// The model argument is neither an existing directory nor a hub id.
-    #[error("{}: no such model directory (and not a hub id owner/name)", .path.display())]
-    NotFound { path: PathBuf },
     /// A file exists but could not be read or parsed.
     #[error("{}: {reason}", .path.display())]
     BadFile { path: PathBuf, reason: String },
@@ -33,12 +30,8 @@ pub enum Error {
     /// A tensor the configuration needs is absent from the checkpoint.
     #[error("{}: tensor {name} is missing from the checkpoint", .path.display())]
     MissingTensor { path: PathBuf, name: String },
-    /// A hub id is not in the local cache, and nothing was downloaded (offline, or a lookup
-    /// that never downloads).
-    #[error("{0}")]
-    NotCached(String),
-    /// From rlvr-hub: a hub id that could not be downloaded, or a checkpoint's file names that
-    /// break its rules (a shard name outside the directory, pickle-only weights).
+    /// From rlvr-hub: a model argument that is no directory and no hub id, a hub id not cached
+    /// or not downloadable, or a checkpoint's file names that break its rules (a shard name outside the directory, pickle-only weights).
     #[error(transparent)]
     Hub(#[from] rlvr_hub::Error),
     /// A chat template failed to render.

@@ -69,10 +69,7 @@ pub use generate::sampler::{sample_logits, sample_logits_tensor, DrawParams};
 pub use generate::{
     generate, generate_within, kv_cache_budget, FinishReason, Generation, SamplingParams,
 };
-pub use io::{
-    init_random, load_model, resolve_in_cache, resolve_model_dir, resolve_model_dir_local,
-    resolve_model_dir_with, save_model, save_model_with, GenerationConfig, LoadedModel,
-};
+pub use io::{init_random, load_model, save_model, save_model_with, GenerationConfig, LoadedModel};
 pub use kv_cache::KvCache;
 pub use model::Qwen;
 pub use tokenizer::{ChatMessage, ChatTokenizer, TemplateBudget};

@@ -296,7 +296,7 @@ impl Qwen {
         })
     }
 
-    /// True when the training forward runs the CPU custom ops of `cpu/kernels.rs` (CPU, f32 or
+    /// True when the training forward runs the fused CPU kernels of `cpu/kernels.rs` (CPU, f32 or
     /// f64, not forced onto the device-generic path).
     pub(crate) fn uses_fused(&self) -> bool {
         self.device.is_cpu() && matches!(self.dtype, DType::F32 | DType::F64) && !self.force_generic

@@ -30,7 +30,7 @@
 //! `Qwen::set_force_generic`, feature `test-hooks`) a layer's attention is `generic/attention.rs` (queries in chunks, only the
 //! output and log-sum-exp stored, its own backward, masks built on the device): a layer's
 //! stored activations and its working memory grow linearly with the sequence length. On the
-//! CPU in f32 / f64 a layer is the fused custom ops of `cpu/kernels.rs`, whose attention keeps the
+//! CPU in f32 / f64 a layer is the fused kernels of `cpu/kernels.rs`, whose attention keeps the
 //! `[B, heads, T, T]` probabilities of the layer being differentiated (with checkpointing, of
 //! one layer at a time).
 

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device};
 use common::{fixture, temp_dir};
 use hub_server::{HubServer, COMMIT};
+use rlvr_hub::resolve_model_dir_with;
 use rlvr_hub::HubOptions;
-use rlvr_model::{load_model, resolve_model_dir_with};
+use rlvr_model::load_model;
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -87,7 +88,8 @@ fn a_local_index_naming_a_shard_outside_its_directory_is_refused() {
 fn offline_and_missing_hub_ids_give_errors_naming_them() {
     let (root, server, mut opts) = start_hub("hub-load-errors");
     opts.offline = true;
-    let err = resolve_model_dir_with("tiny-org/qwen2-tiny", &opts).unwrap_err();
+    let err =
+        rlvr_model::Error::from(resolve_model_dir_with("tiny-org/qwen2-tiny", &opts).unwrap_err());
     assert!(err.is_user_input());
     let err = err.to_string();
     assert!(
@@ -97,7 +99,7 @@ fn offline_and_missing_hub_ids_give_errors_naming_them() {
     assert!(server.take_log().is_empty(), "offline: no request");
 
     opts.offline = false;
-    let err = resolve_model_dir_with("nobody/missing", &opts).unwrap_err();
+    let err = rlvr_model::Error::from(resolve_model_dir_with("nobody/missing", &opts).unwrap_err());
     assert!(err.is_user_input());
     let err = err.to_string();
     assert!(

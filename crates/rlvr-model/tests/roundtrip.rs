@@ -7,7 +7,8 @@ use std::path::Path;
 
 use candle_core::{DType, Device};
 use common::*;
-use rlvr_model::{init_random, load_model, resolve_in_cache, save_model, Qwen, QwenConfig};
+use rlvr_hub::resolve_in_cache;
+use rlvr_model::{init_random, load_model, save_model, Qwen, QwenConfig};
 
 fn logprobs(model: &Qwen, vocab: u32) -> Vec<Vec<f32>> {
     model

@@ -100,7 +100,7 @@ pub(crate) fn dry_run(
     // the model: config.json and tokenizer when available locally
     let mut tokenizer = None;
     let mut shape = None;
-    match rlvr_model::resolve_model_dir_local(&cfg.model.path) {
+    match rlvr_hub::resolve_model_dir_local(&cfg.model.path) {
         Ok(dir) => {
             let qc = rlvr_model::QwenConfig::from_file(&dir.join("config.json"))?;
             shape = Some(qc.clone());

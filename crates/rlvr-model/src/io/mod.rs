@@ -1,6 +1,6 @@
-//! Hugging Face formats: checkpoints (config.json, safetensors) and their resolution, hub ids
-//! included ([`checkpoint`]; the hub client and the rules for a checkpoint's file names are
-//! rlvr-hub's), and the tokenizer and chat template ([`tokenizer`]).
+//! Hugging Face formats: checkpoints (config.json, safetensors; [`checkpoint`]) and the
+//! tokenizer and chat template ([`tokenizer`]). Where a model lives (a directory or a hub id),
+//! the hub client and the rules for a checkpoint's file names are rlvr-hub's.
 
 pub mod checkpoint;
 pub mod tokenizer;
