@@ -455,41 +455,18 @@ fn python_json(v: &Value) -> String {
     }
 }
 
-/// `strftime_now(fmt)` for templates that print today's date (UTC); supports %Y %m %d %b %B.
-fn strftime_now(fmt: &str) -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    // days since 1970-01-01 to a civil date (Howard Hinnant's algorithm)
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    let name = MONTHS[(month - 1) as usize];
-    fmt.replace("%Y", &year.to_string())
-        .replace("%m", &format!("{month:02}"))
-        .replace("%d", &format!("{day:02}"))
-        .replace("%B", name)
-        .replace("%b", &name[..3])
+/// transformers' `strftime_now(fmt)`: the current UTC time in strftime's codes (templates print
+/// today's date with it); an unknown code is a template error, not a panic.
+fn strftime_now(fmt: &str) -> std::result::Result<String, minijinja::Error> {
+    use std::fmt::Write;
+    let mut out = String::new();
+    write!(out, "{}", chrono::Utc::now().format(fmt)).map_err(|_| {
+        minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!("strftime_now: {fmt:?} is not a strftime format"),
+        )
+    })?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -532,6 +509,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("bad role"), "{err}");
+    }
+
+    #[test]
+    fn strftime_now_formats_today_and_refuses_unknown_codes() {
+        let t = with_template("{{ strftime_now('%Y-%m-%d %b %B') }}");
+        let msgs = [ChatMessage::new("user", "hi")];
+        let got = t.apply_chat_template(&msgs, false).unwrap();
+        let want = chrono::Utc::now().format("%Y-%m-%d %b %B").to_string();
+        assert_eq!(got, want);
+        assert!(got.starts_with("20") && got.len() >= 14, "{got}");
+        let bad = with_template("{{ strftime_now('%Q') }}");
+        let err = bad
+            .apply_chat_template(&msgs, false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("strftime_now") && err.contains("%Q"), "{err}");
     }
 
     #[test]
