@@ -103,19 +103,23 @@ pub fn sgemm(
     c: &mut [f32],
     ldc: usize,
 ) {
-    sgemm_on(crate::cpu::blas::backend(), dims, a, b, beta, c, ldc);
+    let product = Product { dims, a, b, beta };
+    sgemm_on(crate::cpu::blas::backend(), product, c, ldc);
+}
+
+/// The inputs of one [`sgemm`]: `op(a) op(b) + beta c` with `dims = [m, n, k]`.
+#[derive(Clone, Copy)]
+struct Product<'a> {
+    dims: [usize; 3],
+    a: Operand<'a>,
+    b: Operand<'a>,
+    beta: f32,
 }
 
 /// [`sgemm`] on a given backend.
-fn sgemm_on(
-    backend: &Backend,
-    [m, n, k]: [usize; 3],
-    a: Operand<'_>,
-    b: Operand<'_>,
-    beta: f32,
-    c: &mut [f32],
-    ldc: usize,
-) {
+fn sgemm_on(backend: &Backend, p: Product<'_>, c: &mut [f32], ldc: usize) {
+    let Product { dims, a, b, beta } = p;
+    let [m, n, k] = dims;
     let ((a_rows, a_cols), (b_rows, b_cols)) = (a.stored(m, k), b.stored(k, n));
     check_operand("a", a.data.len(), a_rows, a_cols, a.ld);
     check_operand("b", b.data.len(), b_rows, b_cols, b.ld);
@@ -132,8 +136,8 @@ fn sgemm_on(
         return;
     }
     match backend {
-        Backend::Blas(blas) => blas_backend::sgemm(blas.sgemm, [m, n, k], a, b, beta, c, ldc),
-        Backend::Gemm { .. } => gemm_backend::sgemm([m, n, k], a, b, beta, c, ldc),
+        Backend::Blas(blas) => blas_backend::sgemm(blas.sgemm, p, c, ldc),
+        Backend::Gemm { .. } => gemm_backend::sgemm(p, c, ldc),
     }
 }
 
@@ -239,7 +243,7 @@ mod blas_backend {
 
     use rayon::prelude::*;
 
-    use super::Operand;
+    use super::Product;
     use crate::cpu::blas::SgemmFn;
 
     /// CBLAS's `CblasRowMajor`, `CblasNoTrans` and `CblasTrans`.
@@ -284,15 +288,9 @@ mod blas_backend {
     /// split by columns, which OpenBLAS splits by its 64 rows. On a 2-core AVX-512 Xeon,
     /// OpenBLAS's own threads win on a lone 64-row product (`bench/probe_openblas_split.c`) but
     /// not in bench-small's decode loop (BENCHMARKS.md, Intel VM).
-    pub(super) fn sgemm(
-        cblas_sgemm: SgemmFn,
-        [m, n, k]: [usize; 3],
-        a: Operand<'_>,
-        b: Operand<'_>,
-        beta: f32,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
+    pub(super) fn sgemm(cblas_sgemm: SgemmFn, p: Product<'_>, c: &mut [f32], ldc: usize) {
+        let Product { dims, a, b, beta } = p;
+        let [m, n, k] = dims;
         let (trans_a, lda, trans_b, ldb) = (a.trans, a.ld, b.trans, b.ld);
         let parts = if m * n * k < PARALLEL_MIN {
             1
@@ -361,16 +359,11 @@ mod blas_backend {
 
 /// The pure-Rust gemm crate, as candle's CPU matmul calls it.
 mod gemm_backend {
-    use super::Operand;
+    use super::Product;
 
-    pub(super) fn sgemm(
-        [m, n, k]: [usize; 3],
-        a: Operand<'_>,
-        b: Operand<'_>,
-        beta: f32,
-        c: &mut [f32],
-        ldc: usize,
-    ) {
+    pub(super) fn sgemm(p: Product<'_>, c: &mut [f32], ldc: usize) {
+        let Product { dims, a, b, beta } = p;
+        let [m, n, k] = dims;
         let threads = rayon::current_num_threads();
         let par = if threads > 1 {
             gemm::Parallelism::Rayon(threads)
@@ -440,6 +433,10 @@ mod tests {
         v
     }
 
+    fn product<'a>(dims: [usize; 3], a: Operand<'a>, b: Operand<'a>, beta: f32) -> Product<'a> {
+        Product { dims, a, b, beta }
+    }
+
     /// Element `(i, l)` of `op(x)` stored row-major with leading dimension `ld`.
     fn at(x: &[f32], trans: bool, ld: usize, i: usize, l: usize) -> f64 {
         f64::from(if trans { x[l * ld + i] } else { x[i * ld + l] })
@@ -480,7 +477,7 @@ mod tests {
                         ld: ldb,
                         trans: trans_b,
                     };
-                    sgemm_on(backend, [m, n, k], op_a, op_b, beta, &mut c, ldc);
+                    sgemm_on(backend, product([m, n, k], op_a, op_b, beta), &mut c, ldc);
                     let what = format!(
                         "{}: {m}x{n}x{k} ta={trans_a} tb={trans_b} beta={beta}",
                         backend.describe()
@@ -523,28 +520,35 @@ mod tests {
         for backend in backends() {
             let mut c = vec![2.0f32, f32::NAN, 4.0, 8.0];
             let (op_a, op_b) = (Operand::plain(&a, 1), Operand::plain(&b, 2));
-            sgemm_on(&backend, [2, 2, 0], op_a, op_b, 0.0, &mut c, 2);
+            sgemm_on(&backend, product([2, 2, 0], op_a, op_b, 0.0), &mut c, 2);
             assert_eq!(c, [0.0; 4]);
             let mut c = vec![2.0f32, 6.0, 4.0, 8.0];
-            sgemm_on(&backend, [2, 2, 0], op_a, op_b, 0.5, &mut c, 2);
+            sgemm_on(&backend, product([2, 2, 0], op_a, op_b, 0.5), &mut c, 2);
             assert_eq!(c, [1.0, 3.0, 2.0, 4.0]);
         }
     }
 
+    /// A short operand and a leading dimension below its row panic with a message naming them.
     #[test]
-    #[should_panic(expected = "sgemm: b holds 11 elements, < 4 rows of 3 at a stride of 3")]
-    fn sgemm_refuses_a_short_operand() {
-        let mut c = vec![0.0; 6];
-        let (a, b) = (Operand::plain(&[0.0; 8], 4), Operand::plain(&[0.0; 11], 3));
-        sgemm([2, 3, 4], a, b, 0.0, &mut c, 3);
-    }
-
-    #[test]
-    #[should_panic(expected = "sgemm: c's leading dimension 2 < 3 columns")]
-    fn sgemm_refuses_a_leading_dimension_below_the_row() {
-        let mut c = vec![0.0; 6];
-        let (a, b) = (Operand::plain(&[0.0; 8], 4), Operand::plain(&[0.0; 12], 3));
-        sgemm([2, 3, 4], a, b, 0.0, &mut c, 2);
+    fn sgemm_refuses_a_short_operand_or_a_leading_dimension_below_the_row() {
+        for (b_len, ldc, want) in [
+            (
+                11,
+                3,
+                "sgemm: b holds 11 elements, < 4 rows of 3 at a stride of 3",
+            ),
+            (12, 2, "sgemm: c's leading dimension 2 < 3 columns"),
+        ] {
+            let err = std::panic::catch_unwind(|| {
+                let (a, b) = (vec![0.0; 8], vec![0.0; b_len]);
+                let mut c = vec![0.0; 6];
+                let (a, b) = (Operand::plain(&a, 4), Operand::plain(&b, 3));
+                sgemm([2, 3, 4], a, b, 0.0, &mut c, ldc);
+            })
+            .expect_err(want);
+            let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert_eq!(msg, want);
+        }
     }
 
     /// The same operands and thread count give the same bits on each backend; with the gemm
@@ -562,7 +566,7 @@ mod tests {
                     .unwrap()
                     .install(|| {
                         let (op_a, op_b) = (Operand::plain(&a, k), Operand::transposed(&b, k));
-                        sgemm_on(&backend, [m, n, k], op_a, op_b, 0.0, &mut c, n)
+                        sgemm_on(&backend, product([m, n, k], op_a, op_b, 0.0), &mut c, n)
                     });
                 c.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
             };
