@@ -461,38 +461,33 @@ impl QwenConfig {
     /// top level and `rope_parameters` / `dtype` as well; unknown keys from [`Self::extra`].
     pub fn to_json(&self) -> Value {
         let mut m = self.extra.clone();
+        let known = serde_json::json!({
+            "architectures": [self.architecture.as_str()],
+            "model_type": self.architecture.model_type(),
+            "vocab_size": self.vocab_size,
+            "hidden_size": self.hidden_size,
+            "intermediate_size": self.intermediate_size,
+            "num_hidden_layers": self.num_hidden_layers,
+            "num_attention_heads": self.num_attention_heads,
+            "num_key_value_heads": self.num_key_value_heads,
+            "head_dim": self.head_dim,
+            "max_position_embeddings": self.max_position_embeddings,
+            "rms_norm_eps": self.rms_norm_eps,
+            "rope_theta": self.rope_theta,
+            "rope_parameters": {"rope_type": "default", "rope_theta": self.rope_theta},
+            "tie_word_embeddings": self.tie_word_embeddings,
+            "hidden_act": "silu",
+        });
+        if let Value::Object(known) = known {
+            m.extend(known);
+        }
         let mut put = |k: &str, v: Value| {
             m.insert(k.to_string(), v);
         };
-        put(
-            "architectures",
-            Value::from(vec![self.architecture.as_str()]),
-        );
-        put("model_type", self.architecture.model_type().into());
-        put("vocab_size", self.vocab_size.into());
-        put("hidden_size", self.hidden_size.into());
-        put("intermediate_size", self.intermediate_size.into());
-        put("num_hidden_layers", self.num_hidden_layers.into());
-        put("num_attention_heads", self.num_attention_heads.into());
-        put("num_key_value_heads", self.num_key_value_heads.into());
-        put("head_dim", self.head_dim.into());
-        put(
-            "max_position_embeddings",
-            self.max_position_embeddings.into(),
-        );
-        put("rms_norm_eps", self.rms_norm_eps.into());
-        put("rope_theta", self.rope_theta.into());
-        put(
-            "rope_parameters",
-            serde_json::json!({"rope_type": "default", "rope_theta": self.rope_theta}),
-        );
-        put("tie_word_embeddings", self.tie_word_embeddings.into());
-        if self.architecture != Architecture::Qwen2 {
-            put("attention_bias", self.attention_bias.into());
-        }
-        put("hidden_act", "silu".into());
         if self.architecture == Architecture::Qwen2 {
             put("use_sliding_window", false.into());
+        } else {
+            put("attention_bias", self.attention_bias.into());
         }
         if let Some(id) = self.bos_token_id {
             put("bos_token_id", id.into());

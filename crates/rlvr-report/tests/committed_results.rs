@@ -1,5 +1,6 @@
-//! The committed regime-study report (results/regimes/) is what `rlvr report` computes from the
-//! committed runs' own metrics files: every table, figure for figure.
+//! Every committed report of the regime study (`results/<part>/report.md` beside its `runs/`) is
+//! what `rlvr report` computes from the committed runs' own metrics files: every table, figure
+//! for figure.
 
 use std::path::{Path, PathBuf};
 
@@ -23,12 +24,14 @@ fn tables(md: &str) -> &str {
     md.split("## Runs").next().unwrap()
 }
 
-#[test]
-fn committed_regime_report_is_recomputed_from_its_runs() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/regimes");
+/// `rlvr report` on the runs under `results/<part>/runs` gives the committed tables.
+fn check_part(part: &str, min_runs: usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../results")
+        .join(part);
     let runs = run_dirs(&root.join("runs"));
     assert!(
-        runs.len() >= 30,
+        runs.len() >= min_runs,
         "{} runs under {}",
         runs.len(),
         root.display()
@@ -37,6 +40,14 @@ fn committed_regime_report_is_recomputed_from_its_runs() {
     rlvr_report::write_report(&runs, tmp.path()).unwrap();
     let fresh = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
     let committed = std::fs::read_to_string(root.join("report.md")).unwrap();
-    assert_eq!(tables(&fresh), tables(&committed));
-    assert!(fresh.contains("| rule minus balanced |"), "{fresh}");
+    assert_eq!(tables(&fresh), tables(&committed), "{part}");
+    assert!(fresh.contains("| rule minus balanced |"), "{part}: {fresh}");
+}
+
+#[test]
+fn committed_regime_reports_are_recomputed_from_their_runs() {
+    // the wrong-long study at 450 warm-start steps, the pilots, the 8-seed grid's parts
+    check_part("regimes", 30);
+    check_part("regime-pilots", 8);
+    check_part("regime-grid", 6);
 }
