@@ -34,18 +34,9 @@ use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
 use crate::model::{Linear, Qwen};
 
-/// Calls `f` with the f32 elements of a CPU tensor in row-major order (a copy only when `t`
-/// is not contiguous).
+/// Calls `f` with the f32 elements of a CPU tensor ([`crate::cpu::with_cpu_slice`]).
 fn with_f32<R>(t: &Tensor, f: impl FnOnce(&[f32]) -> R) -> Result<R> {
-    let t = t.contiguous()?;
-    let (storage, layout) = t.storage_and_layout();
-    let candle_core::Storage::Cpu(cpu) = &*storage else {
-        return Err(Error::InvalidArgument(
-            "the CPU decode needs CPU tensors".into(),
-        ));
-    };
-    let all = cpu.as_slice::<f32>()?;
-    Ok(f(&all[layout.start_offset()..][..t.elem_count()]))
+    Ok(crate::cpu::with_cpu_slice(t, "CPU decode", f)?)
 }
 
 /// `dst (+)= a [W_1; W_2; ..]^T + [b_1; b_2; ..]`: each `Linear` of `parts` writes its product

@@ -153,17 +153,12 @@ macro_rules! by_float {
     };
 }
 
-/// Runs `$body` with `$x` bound to the contiguous `&[T]` elements of CPU tensor `$t`.
+/// `$body` with `$x` bound to the `&[T]` elements of CPU tensor `$t` ([`super::with_cpu_slice`]);
+/// `$body` may use `?`.
 macro_rules! with_slice {
-    ($t:expr, $T:ty, $op:expr, |$x:ident| $body:expr) => {{
-        let (s, l) = $t.storage_and_layout();
-        let cs = match &*s {
-            candle_core::Storage::Cpu(c) => c,
-            _ => candle_core::bail!("{}: CPU only", $op),
-        };
-        let $x = view::<$T>(cs, l, $op)?;
-        $body
-    }};
+    ($t:expr, $T:ty, $op:expr, |$x:ident| $body:expr) => {
+        super::with_cpu_slice::<$T, Result<_>>(&$t, $op, |$x| Ok($body))??
+    };
 }
 
 fn cpu_tensor<T: Fl>(v: Vec<T>, shape: impl Into<Shape>) -> Result<Tensor> {

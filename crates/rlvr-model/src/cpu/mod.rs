@@ -8,3 +8,25 @@ pub(crate) mod decode;
 pub(crate) mod kernels;
 pub(crate) mod layer;
 pub mod matmul;
+
+use candle_core::{Tensor, WithDType};
+
+/// Calls `f` with the elements of CPU tensor `t` as `&[T]`, row-major (copied first only when
+/// `t` is not contiguous); an error naming `what` for a tensor on another device, candle's for
+/// another dtype.
+pub(crate) fn with_cpu_slice<T: WithDType, R>(
+    t: &Tensor,
+    what: &str,
+    f: impl FnOnce(&[T]) -> R,
+) -> candle_core::Result<R> {
+    let t = t.contiguous()?;
+    let (storage, layout) = t.storage_and_layout();
+    let candle_core::Storage::Cpu(cpu) = &*storage else {
+        candle_core::bail!(
+            "{what}: CPU tensors only, got one on {:?}",
+            t.device().location()
+        );
+    };
+    let all = cpu.as_slice::<T>()?;
+    Ok(f(&all[layout.start_offset()..][..t.elem_count()]))
+}

@@ -81,18 +81,18 @@ pub fn sample_logits(
         let both = Tensor::stack(&[ids.to_dtype(DType::F32)?, lps], 1)?.to_vec2::<f32>()?;
         return Ok(both.iter().map(|r| (r[0] as u32, r[1])).unzip());
     }
-    let logits = logits.to_dtype(DType::F32)?.contiguous()?;
-    let (storage, layout) = logits.storage_and_layout();
-    let candle_core::Storage::Cpu(cpu) = &*storage else {
-        unreachable!("checked: a CPU tensor")
-    };
-    let all = &cpu.as_slice::<f32>()?[layout.start_offset()..][..rows * vocab];
+    let logits = logits.to_dtype(DType::F32)?;
     let mut work = RowWork::default();
-    Ok(all
-        .chunks_exact(vocab)
-        .zip(uniforms)
-        .map(|(x, &u)| sample_row(x, u, params, &mut work))
-        .unzip())
+    Ok(crate::cpu::with_cpu_slice(
+        &logits,
+        "sampler",
+        |all: &[f32]| {
+            all.chunks_exact(vocab)
+                .zip(uniforms)
+                .map(|(x, &u)| sample_row(x, u, params, &mut work))
+                .unzip()
+        },
+    )?)
 }
 
 /// Scratch buffers of [`sample_row`], reused across rows.
