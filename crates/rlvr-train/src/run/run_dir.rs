@@ -24,11 +24,11 @@ pub fn resolve_config(opts: &TrainOptions) -> Result<TrainConfig, TrainError> {
     }
 }
 
-/// The task part of an automatic run name: `testbed`, the preset's name, or the training
-/// file's stem (`data/train.parquet` -> `train`); characters other than ASCII letters,
-/// digits, `-`, `_` and `.` become `-`.
+/// The task part of an automatic run name: the preset's name, or the training file's stem
+/// (`data/train.parquet` -> `train`, `testbed` -> `testbed`); characters other than ASCII
+/// letters, digits, `-`, `_` and `.` become `-`.
 pub fn task_label(train_files: &str) -> String {
-    let name = if train_files == "testbed" || rlvr_tasks::data::preset(train_files).is_ok() {
+    let name = if rlvr_tasks::data::preset(train_files).is_ok() {
         train_files.to_string()
     } else {
         Path::new(train_files)
