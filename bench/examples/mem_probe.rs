@@ -35,58 +35,14 @@
 //! each stage of the walk (forward and loss; vocabulary backward and final norm; each layer's
 //! recompute and backward; the embedding).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
 use candle_core::{DType, Device};
+use rlvr_bench::{peak_bytes, restart_peak, status_kib, CountingAlloc};
 use rlvr_model::{init_random, QwenConfig, TokenBatch, TrainForwardOptions};
 use rlvr_train::memory_plan::{MemoryPlan, PlanInputs, ATTN_CHUNK_ROWS, LOGITS_CHUNK_ELEMS};
 use rlvr_train::optim::{AdamW, AdamWParams, GradAccum, Params};
 
-/// The system allocator, counting live bytes and their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    PEAK.fetch_max(LIVE.fetch_add(n, Relaxed) + n, Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            if new >= l.size() {
-                grew(new - l.size());
-            } else {
-                LIVE.fetch_sub(l.size() - new, Relaxed);
-            }
-        }
-        q
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: CountingAlloc = CountingAlloc;
 
 /// The default shapes: `VOCAB HIDDEN LAYERS HEADS KV_HEADS FFN SEQS TOKENS DTYPE CKPT`.
 /// Decoder-dominated (vocabulary 512, 8 layers) without and with checkpointing, two
@@ -100,17 +56,6 @@ const SHAPES: &[&str] = &[
     "151936 64 2 2 1 128 1 2048 f32 true",
     "151936 256 2 4 2 704 2 1024 f32 true",
 ];
-
-fn status_kib(key: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -182,8 +127,7 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|_| format!("argument {}: not a number: {}", i + 1, a[i]))
     };
     let baseline = status_kib("VmRSS:") as f64 / 1024.0;
-    let live0 = LIVE.load(Relaxed);
-    PEAK.store(live0, Relaxed);
+    let (live0, _) = restart_peak();
     let mut cfg = QwenConfig::tiny(n(0)?);
     cfg.hidden_size = n(1)?;
     cfg.num_hidden_layers = n(2)?;
@@ -261,8 +205,7 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
             |piece| {
                 acc.add(&params, &piece)?;
                 if stages {
-                    let live = LIVE.load(Relaxed);
-                    let peak = PEAK.swap(live, Relaxed);
+                    let (live, peak) = restart_peak();
                     overall = overall.max(peak);
                     eprintln!(
                         "stage micro {micro} piece of {} tensors: live {:.1} MiB, stage peak {:.1} MiB",
@@ -283,7 +226,7 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("{missing} parameters got no gradient").into());
     }
     let rss = status_kib("VmHWM:") as f64 / 1024.0 - baseline;
-    let heap = (PEAK.load(Relaxed).max(overall) - live0) as f64 / MIB;
+    let heap = (peak_bytes().max(overall) - live0) as f64 / MIB;
     let act = if ckpt {
         plan.activations_checkpointed
     } else {

@@ -20,62 +20,14 @@
 //! of live heap bytes during the step minus those live before it (counted by this binary's
 //! allocator: what the step really holds, free of the C allocator's caching).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
-/// The system allocator, counting live bytes and their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            PEAK.fetch_max(LIVE.fetch_add(l.size(), Relaxed) + l.size(), Relaxed);
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            PEAK.fetch_max(LIVE.fetch_add(l.size(), Relaxed) + l.size(), Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            if new >= l.size() {
-                let d = new - l.size();
-                PEAK.fetch_max(LIVE.fetch_add(d, Relaxed) + d, Relaxed);
-            } else {
-                LIVE.fetch_sub(l.size() - new, Relaxed);
-            }
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
 use candle_core::{DType, Device, Tensor};
+use rlvr_bench::{restart_peak, vm_hwm_mib, CountingAlloc};
 use rlvr_model::{init_random, QwenConfig, TokenBatch, TrainForwardOptions};
 
-fn vm_hwm_mib() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -119,8 +71,7 @@ fn main() {
     let batch = TokenBatch::new(&[(ids[..1].to_vec(), ids[1..].to_vec())], 0, &dev).unwrap();
     let w = Tensor::ones((1, t - 1), DType::F32, &dev).unwrap();
     let base = vm_hwm_mib();
-    let live0 = LIVE.load(Relaxed);
-    PEAK.store(live0, Relaxed);
+    let (live0, _) = restart_peak();
     let start = Instant::now();
     let opts = TrainForwardOptions {
         temperature: 1.0,
@@ -144,7 +95,7 @@ fn main() {
         .count();
     assert_eq!(missing, 0, "parameters without a gradient");
     let peak = vm_hwm_mib();
-    let heap = (PEAK.load(Relaxed) - live0) as f64 / (1024.0 * 1024.0);
+    let heap = (rlvr_bench::peak_bytes() - live0) as f64 / (1024.0 * 1024.0);
     println!(
         "{mode} {t} {path} {} {base:.0} {peak:.0} {:.0} {heap:.0} {secs:.1}",
         if ckpt { "ckpt" } else { "nockpt" },

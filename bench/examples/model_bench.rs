@@ -18,22 +18,10 @@
 use std::time::Instant;
 
 use candle_core::{DType, Device};
+use rlvr_bench::{median, vm_hwm_mib};
 use rlvr_model::{
     generate, init_random, QwenConfig, SamplingParams, TokenBatch, TrainForwardOptions,
 };
-
-fn vm_hwm_mib() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

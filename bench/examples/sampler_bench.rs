@@ -13,6 +13,7 @@ use std::time::Instant;
 use candle_core::{Device, Tensor};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use rlvr_bench::median;
 use rlvr_model::{sample_logits, sample_logits_tensor, DrawParams, SamplingParams};
 
 const VOCAB: usize = 151_936;
@@ -26,11 +27,6 @@ fn logits(rows: usize, sd: f32, seed: u64) -> Tensor {
         })
         .collect();
     Tensor::from_vec(v, (rows, VOCAB), &Device::Cpu).unwrap()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

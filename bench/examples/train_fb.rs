@@ -11,6 +11,7 @@
 use std::time::Instant;
 
 use candle_core::{DType, Device};
+use rlvr_bench::median;
 use rlvr_model::{init_random, QwenConfig, TokenBatch, TrainForwardOptions};
 
 /// User + system CPU seconds of this process (/proc/self/stat, clock ticks of 10 ms).
@@ -21,11 +22,6 @@ fn cpu_seconds() -> f64 {
     let tick = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
     // fields 14 and 15 of stat (utime, stime) are 11 and 12 after the command name
     (tick(11) + tick(12)) / 100.0
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

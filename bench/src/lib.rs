@@ -16,3 +16,97 @@
 //! | GRPO steps of a 0.5B shape on a GPU | `examples/grpo_smoke.rs` (scripts/gpu-smoke.sh) | `--features cuda --example grpo_smoke` |
 //! | aggregation weights and diagnostics (criterion) | `benches/weights.rs` | `cargo bench -p rlvr-bench` |
 //! | OpenBLAS's row and column splits | `bench/probe_openblas_split.c` | see its header |
+//!
+//! The measuring pieces the examples share: [`CountingAlloc`] (live heap bytes and their
+//! peak), [`status_kib`] (`VmRSS`, `VmHWM` of this process) and [`median`].
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// The system allocator, counting live heap bytes and their peak: what the code holds,
+/// whether or not its pages are resident, free of the C allocator's caching. An example
+/// installs it with `#[global_allocator] static ALLOC: CountingAlloc = CountingAlloc;`.
+pub struct CountingAlloc;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(n: usize) {
+    PEAK.fetch_max(LIVE.fetch_add(n, Relaxed) + n, Relaxed);
+}
+
+// SAFETY: every call goes to the system allocator unchanged; only the counters are added.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            grew(l.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(l) };
+        if !p.is_null() {
+            grew(l.size());
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new >= l.size() {
+                grew(new - l.size());
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+/// Live heap bytes now (0 unless [`CountingAlloc`] is the global allocator).
+pub fn live_bytes() -> usize {
+    LIVE.load(Relaxed)
+}
+
+/// The peak of live heap bytes since the last [`restart_peak`].
+pub fn peak_bytes() -> usize {
+    PEAK.load(Relaxed)
+}
+
+/// Starts a new peak at the live bytes now; returns `(live now, the peak that ended)`.
+pub fn restart_peak() -> (usize, usize) {
+    let live = LIVE.load(Relaxed);
+    (live, PEAK.swap(live, Relaxed))
+}
+
+/// A `/proc/self/status` field in KiB (`"VmRSS:"`, `"VmHWM:"`), 0 where it cannot be read.
+pub fn status_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The peak resident memory of this process so far (`VmHWM`), MiB; NaN where it cannot be read.
+pub fn vm_hwm_mib() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// The median (the upper one of an even count); `v` must not be empty.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
