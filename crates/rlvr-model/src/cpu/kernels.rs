@@ -408,7 +408,7 @@ pub(crate) fn add_bias(y: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (y, b) = (y.contiguous()?, b.contiguous()?);
     let op = "add-bias";
     let c = b.elem_count();
-    if y.dim(y.rank() - 1)? != c {
+    if y.dim(candle_core::D::Minus1)? != c {
         candle_core::bail!("{op}: rows of {:?} against a bias of {c}", y.dims());
     }
     by_float!(y.dtype(), op, |T| {
@@ -430,7 +430,7 @@ pub(crate) fn add_bias(y: &Tensor, b: &Tensor) -> Result<Tensor> {
 pub(crate) fn column_sum(x: &Tensor) -> Result<Tensor> {
     let x = x.contiguous()?;
     let op = "column-sum";
-    let c = x.dim(x.rank() - 1)?;
+    let c = x.dim(candle_core::D::Minus1)?;
     by_float!(x.dtype(), op, |T| {
         let parts: Vec<Vec<T>> = with_slice!(x, T, op, |xs| xs
             .par_chunks(c * BLOCK_ROWS)
@@ -457,7 +457,7 @@ pub(crate) fn swiglu(x: &Tensor) -> Result<Tensor> {
     let x = x.contiguous()?;
     let op = "swiglu";
     let mut dims = x.dims().to_vec();
-    let f = x.dim(x.rank() - 1)? / 2;
+    let f = x.dim(candle_core::D::Minus1)? / 2;
     *dims.last_mut().expect("rank >= 1") = f;
     by_float!(x.dtype(), op, |T| {
         let mut y = vec![T::ZERO; x.elem_count() / 2];
@@ -471,7 +471,7 @@ pub(crate) fn swiglu(x: &Tensor) -> Result<Tensor> {
 pub(crate) fn swiglu_backward(x: &Tensor, grad: &Tensor) -> Result<Tensor> {
     let (x, grad) = (x.contiguous()?, grad.contiguous()?);
     let op = "swiglu-backward";
-    let f = x.dim(x.rank() - 1)? / 2;
+    let f = x.dim(candle_core::D::Minus1)? / 2;
     by_float!(x.dtype(), op, |T| {
         let mut dx = vec![T::ZERO; x.elem_count()];
         let b = 2 * f * BLOCK_ROWS;

@@ -527,6 +527,53 @@ mod tests {
         assert!(err.contains("strftime_now") && err.contains("%Q"), "{err}");
     }
 
+    /// Today's UTC date as `(year, month, day)` from the system clock, by Howard Hinnant's
+    /// days-to-civil algorithm: a reference written apart from chrono.
+    fn civil_today() -> (i64, i64, i64) {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let z = (secs / 86_400) as i64 + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        (yoe + era * 400 + i64::from(month <= 2), month, day)
+    }
+
+    /// The date block of Meta's Llama 3.1 / 3.2 chat template (as published on the hub) prints
+    /// today's date the way Python's `strftime("%d %b %Y")` does.
+    #[test]
+    fn llama_date_block_prints_todays_date() {
+        let t = with_template(concat!(
+            "{%- if not date_string is defined %}\n",
+            "    {%- if strftime_now is defined %}\n",
+            "        {%- set date_string = strftime_now(\"%d %b %Y\") %}\n",
+            "    {%- else %}\n",
+            "        {%- set date_string = \"26 Jul 2024\" %}\n",
+            "    {%- endif %}\n",
+            "{%- endif %}\n",
+            "{{- \"Today Date: \" + date_string + \"\\n\\n\" }}",
+        ));
+        const MONTHS: [&str; 12] = [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ];
+        let want = || {
+            let (y, m, d) = civil_today();
+            format!("Today Date: {d:02} {} {y}\n\n", MONTHS[(m - 1) as usize])
+        };
+        let before = want();
+        let got = t
+            .apply_chat_template(&[ChatMessage::new("user", "hi")], false)
+            .unwrap();
+        // a render across midnight may print either day
+        assert!(got == before || got == want(), "{got:?} vs {before:?}");
+    }
+
     #[test]
     fn no_template_is_a_clear_error() {
         let tok = Tokenizer::new(tokenizers::models::wordlevel::WordLevel::default());
