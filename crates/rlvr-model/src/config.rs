@@ -412,7 +412,7 @@ impl QwenConfig {
                 return bad(key, format!("must be a finite positive number, got {v}"));
             }
         }
-        match self.checked_num_parameters() {
+        match self.checked_num_parameters(true) {
             Some(n) if n <= MAX_PARAMETERS => {}
             _ => {
                 return bad(
@@ -431,30 +431,19 @@ impl QwenConfig {
         Ok(())
     }
 
-    /// The parameter count, or None when it overflows `usize`.
-    fn checked_num_parameters(&self) -> Option<usize> {
-        let (h, v, f, hd) = (
-            self.hidden_size,
-            self.vocab_size,
-            self.intermediate_size,
-            self.head_dim,
-        );
-        let qd = self.num_attention_heads.checked_mul(hd)?;
-        let kvd = self.num_key_value_heads.checked_mul(hd)?;
-        let attn = h
-            .checked_mul(qd.checked_add(kvd.checked_mul(2)?)?)?
-            .checked_add(qd.checked_mul(h)?)?
-            .checked_add(qd + 2 * kvd)?;
-        let mlp = f.checked_mul(h)?.checked_mul(3)?;
-        let layer = attn
-            .checked_add(mlp)?
-            .checked_add(h.checked_mul(2)?)?
-            .checked_add(hd * 2)?;
-        let embed = v.checked_mul(h)?;
+    /// The parameter count with an untied `lm_head` counted when `lm_head`, or None when it
+    /// overflows `usize`: the embedding, `num_hidden_layers` times [`layer_shapes`], the final
+    /// norm.
+    fn checked_num_parameters(&self, lm_head: bool) -> Option<usize> {
+        let size = |s: &[usize]| s.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let layer = layer_shapes(self)
+            .iter()
+            .try_fold(0usize, |n, (_, s)| n.checked_add(size(s)?))?;
+        let embed = size(&[self.vocab_size, self.hidden_size])?;
         layer
             .checked_mul(self.num_hidden_layers)?
-            .checked_add(embed.checked_mul(2)?)?
-            .checked_add(h)
+            .checked_add(embed.checked_mul(1 + usize::from(lm_head))?)?
+            .checked_add(self.hidden_size)
     }
 
     /// config.json as both transformers 4 and 5 read it: `rope_theta` and `torch_dtype` at the
@@ -507,45 +496,58 @@ impl QwenConfig {
         Value::Object(m)
     }
 
-    /// Number of parameters (the tied embedding counted once).
+    /// Number of parameters (the tied embedding counted once; `usize::MAX` for sizes that
+    /// overflow it, which [`Self::validate`] refuses).
     pub fn num_parameters(&self) -> usize {
-        param_shapes(self)
-            .iter()
-            .map(|(_, s)| s.iter().product::<usize>())
-            .sum()
+        self.checked_num_parameters(!self.tie_word_embeddings)
+            .unwrap_or(usize::MAX)
     }
+}
+
+/// The tensors of one decoder layer: name under `model.layers.{i}.` and shape.
+fn layer_shapes(cfg: &QwenConfig) -> Vec<(&'static str, Vec<usize>)> {
+    let (h, f, hd) = (cfg.hidden_size, cfg.intermediate_size, cfg.head_dim);
+    let (qd, kvd) = (
+        cfg.num_attention_heads.saturating_mul(hd),
+        cfg.num_key_value_heads.saturating_mul(hd),
+    );
+    let mut out = vec![
+        ("input_layernorm.weight", vec![h]),
+        ("self_attn.q_proj.weight", vec![qd, h]),
+        ("self_attn.k_proj.weight", vec![kvd, h]),
+        ("self_attn.v_proj.weight", vec![kvd, h]),
+    ];
+    if cfg.attention_bias {
+        out.push(("self_attn.q_proj.bias", vec![qd]));
+        out.push(("self_attn.k_proj.bias", vec![kvd]));
+        out.push(("self_attn.v_proj.bias", vec![kvd]));
+    }
+    out.push(("self_attn.o_proj.weight", vec![h, qd]));
+    if cfg.qk_norm {
+        out.push(("self_attn.q_norm.weight", vec![hd]));
+        out.push(("self_attn.k_norm.weight", vec![hd]));
+    }
+    out.extend([
+        ("post_attention_layernorm.weight", vec![h]),
+        ("mlp.gate_proj.weight", vec![f, h]),
+        ("mlp.up_proj.weight", vec![f, h]),
+        ("mlp.down_proj.weight", vec![h, f]),
+    ]);
+    out
 }
 
 /// The Hugging Face tensor names and shapes `cfg` implies, in a stable order. `lm_head.weight`
 /// is absent when the embeddings are tied.
 pub fn param_shapes(cfg: &QwenConfig) -> Vec<(String, Vec<usize>)> {
-    let (h, v, f) = (cfg.hidden_size, cfg.vocab_size, cfg.intermediate_size);
-    let (qd, kvd) = (
-        cfg.num_attention_heads * cfg.head_dim,
-        cfg.num_key_value_heads * cfg.head_dim,
-    );
+    let (h, v) = (cfg.hidden_size, cfg.vocab_size);
+    let layer = layer_shapes(cfg);
     let mut out = vec![("model.embed_tokens.weight".to_string(), vec![v, h])];
     for i in 0..cfg.num_hidden_layers {
-        let p = format!("model.layers.{i}");
-        let mut push = |name: &str, shape: Vec<usize>| out.push((format!("{p}.{name}"), shape));
-        push("input_layernorm.weight", vec![h]);
-        push("self_attn.q_proj.weight", vec![qd, h]);
-        push("self_attn.k_proj.weight", vec![kvd, h]);
-        push("self_attn.v_proj.weight", vec![kvd, h]);
-        if cfg.attention_bias {
-            push("self_attn.q_proj.bias", vec![qd]);
-            push("self_attn.k_proj.bias", vec![kvd]);
-            push("self_attn.v_proj.bias", vec![kvd]);
-        }
-        push("self_attn.o_proj.weight", vec![h, qd]);
-        if cfg.qk_norm {
-            push("self_attn.q_norm.weight", vec![cfg.head_dim]);
-            push("self_attn.k_norm.weight", vec![cfg.head_dim]);
-        }
-        push("post_attention_layernorm.weight", vec![h]);
-        push("mlp.gate_proj.weight", vec![f, h]);
-        push("mlp.up_proj.weight", vec![f, h]);
-        push("mlp.down_proj.weight", vec![h, f]);
+        out.extend(
+            layer
+                .iter()
+                .map(|(name, s)| (format!("model.layers.{i}.{name}"), s.clone())),
+        );
     }
     out.push(("model.norm.weight".to_string(), vec![h]));
     if !cfg.tie_word_embeddings {

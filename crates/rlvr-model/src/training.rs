@@ -40,6 +40,7 @@ use candle_core::backprop::GradStore;
 use candle_core::{DType, Tensor, Var};
 
 use crate::batch::{ResponseLogProbs, TokenBatch};
+use crate::cpu::kernels::{self, AttnSpec};
 use crate::cpu::layer::{self, LayerTape};
 use crate::cpu::matmul::matmul;
 use crate::error::{Error, Result};
@@ -100,7 +101,7 @@ struct Walk {
     /// `[B*T]` u32 token ids.
     ids: Tensor,
     /// Fused CPU attention spec (fused path only).
-    spec: Option<Arc<crate::cpu::kernels::AttnSpec>>,
+    spec: Option<Arc<AttnSpec>>,
     /// `[1, 1, T, hd]` RoPE tables (generic path only).
     rope: Option<(Tensor, Tensor)>,
     /// `[B, T]` 1 = real key, 0 = padding, in the upcast dtype; `None` for a right-padded batch.
@@ -173,11 +174,11 @@ impl Qwen {
         b: usize,
         t: usize,
         key_ok: Option<Vec<Vec<bool>>>,
-    ) -> std::sync::Arc<crate::cpu::kernels::AttnSpec> {
+    ) -> Arc<AttnSpec> {
         let hd = self.cfg.head_dim;
         let positions: Vec<u32> = (0..t as u32).collect();
-        let (cos, sin) = crate::cpu::kernels::rope_tables(&self.inv_freq, &positions);
-        std::sync::Arc::new(crate::cpu::kernels::AttnSpec {
+        let (cos, sin) = kernels::rope_tables(&self.inv_freq, &positions);
+        Arc::new(AttnSpec {
             b,
             t,
             heads: self.cfg.num_attention_heads,
@@ -318,11 +319,7 @@ impl Qwen {
     /// The final RMSNorm on `[B*T, H]` rows (the same kernel as the rest of the path).
     fn final_norm(&self, x: &Tensor) -> Result<Tensor> {
         if self.uses_fused() {
-            Ok(crate::cpu::kernels::rms_norm(
-                x,
-                &self.norm,
-                self.cfg.rms_norm_eps,
-            )?)
+            Ok(kernels::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)?)
         } else {
             generic::layer::rms_norm(x, &self.norm, self.cfg.rms_norm_eps)
         }
@@ -380,43 +377,35 @@ impl Qwen {
         while start < w.n {
             let len = chunk.min(w.n - start);
             let z = self.logits_chunk(h, &wt, start, len, temperature)?;
-            if let Some(t) = &targets {
+            let (lp, lse, ent) = if let Some(t) = &targets {
                 // CPU: one fused pass per row (cpu/kernels.rs), the same formulas
-                let (lp, lse, ent) =
-                    crate::cpu::kernels::vocab_rows(&z, &t[start..start + len], with_entropy)?;
-                lps.push(lp);
-                lses.push(lse);
-                ents.extend(ent);
-                if keep_logits && len == w.n {
-                    logits = Some(z);
+                kernels::vocab_rows(&z, &t[start..start + len], with_entropy)?
+            } else {
+                let m = z.max_keepdim(1)?;
+                let mut e = z.broadcast_sub(&m)?.exp()?;
+                let s = e.sum_keepdim(1)?;
+                let lse = (s.log()? + m)?;
+                let zt = z.gather(&w.targets.narrow(0, start, len)?.contiguous()?, 1)?;
+                let lp = (zt - &lse)?.squeeze(1)?;
+                let mut ent = None;
+                if with_entropy {
+                    e = (e * &z)?;
+                    ent = Some((&lse - (e.sum_keepdim(1)? / s)?)?.squeeze(1)?);
                 }
-                start += len;
-                continue;
+                (lp, lse.squeeze(1)?, ent)
+            };
+            if keep_logits && targets.is_some() && len == w.n {
+                logits = Some(z);
             }
-            let m = z.max_keepdim(1)?;
-            let mut e = z.broadcast_sub(&m)?;
-            e = e.exp()?;
-            let s = e.sum_keepdim(1)?;
-            let lse = (s.log()? + m)?;
-            let zt = z.gather(&w.targets.narrow(0, start, len)?.contiguous()?, 1)?;
-            lps.push((zt - &lse)?.squeeze(1)?);
-            if with_entropy {
-                e = (e * &z)?;
-                drop(z);
-                let ez = e.sum_keepdim(1)?;
-                ents.push((&lse - (ez / s)?)?.squeeze(1)?);
-            }
-            lses.push(lse.squeeze(1)?);
+            lps.push(lp);
+            lses.push(lse);
+            ents.extend(ent);
             start += len;
         }
         Ok(VocabOut {
             logprobs: Tensor::cat(&lps, 0)?,
             lse: Tensor::cat(&lses, 0)?,
-            entropy: if with_entropy {
-                Some(Tensor::cat(&ents, 0)?)
-            } else {
-                None
-            },
+            entropy: with_entropy.then(|| Tensor::cat(&ents, 0)).transpose()?,
             logits,
         })
     }
@@ -454,41 +443,35 @@ impl Qwen {
                 Some(z) if len == w.n => z.clone(),
                 _ => self.logits_chunk(h, &wt, start, len, temperature)?,
             };
-            if let Some(t) = &targets {
+            let dz = if let Some(t) = &targets {
                 // CPU: one fused pass per row (cpu/kernels.rs), the same formulas
                 let ent = match (g_ent, &fwd.entropy) {
                     (Some(ge), Some(ent)) => Some(((rows(ge)? * inv_t)?, rows(ent)?)),
                     _ => None,
                 };
-                let dz = crate::cpu::kernels::vocab_grad(
-                    &z,
-                    &t[start..start + len],
-                    &rows(&fwd.lse)?,
-                    &a,
-                    ent.as_ref().map(|(b, h)| (b, h)),
-                )?;
+                let (lse, targets) = (rows(&fwd.lse)?, &t[start..start + len]);
+                let dz =
+                    kernels::vocab_grad(&z, targets, &lse, &a, ent.as_ref().map(|(b, h)| (b, h)))?;
                 drop(z);
-                dh.push(matmul(&dz.to_dtype(self.dtype)?, &head)?);
-                dw = (dw + matmul(&dz.t()?, &h.narrow(0, start, len)?.to_dtype(up)?)?)?;
-                start += len;
-                continue;
-            }
-            let mut logp = z.broadcast_sub(&rows(&fwd.lse)?)?;
-            drop(z);
-            let p = logp.exp()?;
-            // coef = -(a + b (log p + H)), then dz = p coef + a 1[target]
-            let coef = match (g_ent, &fwd.entropy) {
-                (Some(ge), Some(ent)) => {
-                    logp = logp.broadcast_add(&rows(ent)?)?;
-                    logp = logp.broadcast_mul(&(rows(ge)? * -inv_t)?)?;
-                    logp.broadcast_sub(&a)?
-                }
-                _ => a.neg()?,
+                dz
+            } else {
+                let mut logp = z.broadcast_sub(&rows(&fwd.lse)?)?;
+                drop(z);
+                let p = logp.exp()?;
+                // coef = -(a + b (log p + H)), then dz = p coef + a 1[target]
+                let coef = match (g_ent, &fwd.entropy) {
+                    (Some(ge), Some(ent)) => {
+                        logp = logp.broadcast_add(&rows(ent)?)?;
+                        logp = logp.broadcast_mul(&(rows(ge)? * -inv_t)?)?;
+                        logp.broadcast_sub(&a)?
+                    }
+                    _ => a.neg()?,
+                };
+                drop(logp);
+                let dz = p.broadcast_mul(&coef)?;
+                drop((p, coef));
+                dz.scatter_add(&w.targets.narrow(0, start, len)?.contiguous()?, &a, 1)?
             };
-            drop(logp);
-            let mut dz = p.broadcast_mul(&coef)?;
-            drop((p, coef));
-            dz = dz.scatter_add(&w.targets.narrow(0, start, len)?.contiguous()?, &a, 1)?;
             dh.push(matmul(&dz.to_dtype(self.dtype)?, &head)?);
             dw = (dw + matmul(&dz.t()?, &h.narrow(0, start, len)?.to_dtype(up)?)?)?;
             start += len;

@@ -269,7 +269,7 @@ fn forward_rows(
         let (mut k_new, mut v_new) = (vec![0f32; n * kvd], vec![0f32; n * kvd]);
         for (i, row) in qkv.chunks_exact(qkv_w).enumerate() {
             let rope = |x: &[f32], out: &mut [f32]| {
-                kernels::rope_row(x, &cos[i * hd..][..hd], &sin[i * hd..][..hd], out)
+                kernels::rope_row(x, &cos[i * hd..][..hd], &sin[i * hd..][..hd], false, out)
             };
             // per head: Qwen3's per-head norm, then RoPE
             for (h, dst) in q[i * qd..(i + 1) * qd].chunks_exact_mut(hd).enumerate() {

@@ -24,61 +24,31 @@
 //! for its autograd backward.
 
 use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
+use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor, WithDType};
 use rayon::prelude::*;
 
 type Result<T> = candle_core::Result<T>;
 
-/// The float types the kernels run on.
-pub(crate) trait Fl:
-    candle_core::WithDType
-    + Copy
-    + Send
-    + Sync
-    + 'static
-    + std::ops::Add<Output = Self>
-    + std::ops::Sub<Output = Self>
-    + std::ops::Mul<Output = Self>
-    + std::ops::Div<Output = Self>
-    + std::ops::Neg<Output = Self>
-    + std::ops::AddAssign
-    + std::ops::MulAssign
-    + std::ops::DivAssign
-    + PartialOrd
-{
+/// The float types the kernels run on: candle's `WithDType` (arithmetic, `from_f64`, the CPU
+/// storage) plus the constants and functions the kernels need of a float.
+pub(crate) trait Fl: WithDType + std::ops::Neg<Output = Self> {
     const ZERO: Self;
     const ONE: Self;
-    fn of(x: f64) -> Self;
     fn sqrt(self) -> Self;
     fn exp(self) -> Self;
-    /// `exp(x)` for `x <= 0`: [`fast_exp`] in f32, exact in f64.
+    /// `exp(x)` for `x <= 0`: [`fast_exp`] in f32 (vectorizable), exact in f64 (the
+    /// finite-difference checks need its precision).
     fn exp_neg(self) -> Self;
     fn abs(self) -> Self;
     fn ln(self) -> Self;
-    fn slice(s: &CpuStorage) -> Option<&[Self]>;
-    fn wrap(v: Vec<Self>) -> CpuStorage;
 }
 
-/// `exp(x <= 0)` per float type: the vectorizable [`fast_exp`] in f32, `exp` in f64 (the
-/// finite-difference checks need its precision).
-macro_rules! exp_neg_impl {
-    (f32, $x:expr) => {
-        fast_exp($x)
-    };
-    (f64, $x:expr) => {
-        f64::exp($x)
-    };
-}
-
-/// `Fl` for a float type and its `CpuStorage` variant.
+/// `Fl` for a float type, `exp_neg` given.
 macro_rules! impl_fl {
-    ($t:ident, $variant:ident) => {
+    ($t:ident, $exp_neg:path) => {
         impl Fl for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
-            fn of(x: f64) -> Self {
-                x as $t
-            }
             fn sqrt(self) -> Self {
                 $t::sqrt(self)
             }
@@ -86,7 +56,7 @@ macro_rules! impl_fl {
                 $t::exp(self)
             }
             fn exp_neg(self) -> Self {
-                exp_neg_impl!($t, self)
+                $exp_neg(self)
             }
             fn abs(self) -> Self {
                 $t::abs(self)
@@ -94,21 +64,12 @@ macro_rules! impl_fl {
             fn ln(self) -> Self {
                 $t::ln(self)
             }
-            fn slice(s: &CpuStorage) -> Option<&[Self]> {
-                match s {
-                    CpuStorage::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn wrap(v: Vec<Self>) -> CpuStorage {
-                CpuStorage::$variant(v)
-            }
         }
     };
 }
 
-impl_fl!(f32, F32);
-impl_fl!(f64, F64);
+impl_fl!(f32, fast_exp);
+impl_fl!(f64, f64::exp);
 
 /// Rows per parallel task of the row-wise kernels. A fixed number, not one derived from the
 /// thread count: reductions across rows (`dw` of the RMSNorm backward, bias gradients) sum
@@ -128,8 +89,7 @@ fn sum_partials<T: Fl>(parts: Vec<Vec<T>>, c: usize) -> Vec<T> {
 
 /// The contiguous elements of a tensor argument of a custom op.
 fn view<'a, T: Fl>(s: &'a CpuStorage, l: &Layout, op: &str) -> Result<&'a [T]> {
-    let data = T::slice(s)
-        .ok_or_else(|| candle_core::Error::Msg(format!("{op}: mixed or unsupported dtypes")))?;
+    let data = s.as_slice::<T>()?;
     match l.contiguous_offsets() {
         Some((a, b)) => Ok(&data[a..b]),
         None => candle_core::bail!("{op}: non-contiguous input"),
@@ -209,7 +169,7 @@ pub(crate) fn rms_norm_row<T: Fl>(x: &[T], w: &[T], eps: f64, y: &mut [T]) {
     for &v in x {
         ss += v * v;
     }
-    let d = (ss * T::of(1.0 / w.len() as f64) + T::of(eps)).sqrt();
+    let d = (ss * T::from_f64(1.0 / w.len() as f64) + T::from_f64(eps)).sqrt();
     for ((o, &v), &wi) in y.iter_mut().zip(x).zip(w) {
         *o = (v / d) * wi;
     }
@@ -265,7 +225,7 @@ pub(crate) fn rope_tables(inv_freq: &[f32], positions: &[u32]) -> (Vec<f64>, Vec
 /// as its caller is compiled (the CPU decode's AVX2 attention).
 #[inline(always)]
 pub(crate) fn softmax_row<T: Fl>(s: &mut [T]) {
-    let mut max = T::of(f64::NEG_INFINITY);
+    let mut max = T::from_f64(f64::NEG_INFINITY);
     for &x in s.iter() {
         if x > max {
             max = x;
@@ -298,7 +258,7 @@ fn rms_norm_fwd<T: Fl>(x: &[T], w: &[T], eps: f64) -> Vec<T> {
 /// `dx` (plus `resid` when given) into `dx`, and the partial `dw` of each block of rows.
 fn rms_norm_bwd_into<T: Fl>(x: &[T], w: &[T], g: &[T], dx: &mut [T], eps: f64) -> Vec<T> {
     let h = w.len();
-    let (inv_h, eps) = (T::of(1.0 / h as f64), T::of(eps));
+    let (inv_h, eps) = (T::from_f64(1.0 / h as f64), T::from_f64(eps));
     let b = h * BLOCK_ROWS;
     let parts: Vec<Vec<T>> = dx
         .par_chunks_mut(b)
@@ -341,11 +301,9 @@ impl CustomOp2 for RmsNorm {
         wl: &Layout,
     ) -> Result<(CpuStorage, Shape)> {
         let op = self.name();
-        let y = by_float!(xs.dtype(), op, |T| T::wrap(rms_norm_fwd::<T>(
-            view(xs, xl, op)?,
-            view(ws, wl, op)?,
-            self.eps
-        )));
+        let y = by_float!(xs.dtype(), op, |T| T::to_cpu_storage_owned(
+            rms_norm_fwd::<T>(view(xs, xl, op)?, view(ws, wl, op)?, self.eps)
+        ));
         Ok((y, xl.shape().clone()))
     }
 
@@ -526,23 +484,16 @@ struct AttnSaved {
     p: Tensor,
 }
 
-/// `y = x cos + rotate_half(x) sin` for one head vector (`rotate_half(x) = cat(-x2, x1)`).
+/// `y = x cos + rotate_half(x) sin` for one head vector (`rotate_half(x) = cat(-x2, x1)`);
+/// with `transpose`, `y = x cos - rotate_half(x) sin`, the backward (`dx` from `dy`: the
+/// rotation's transpose, as both halves of a rotate-half table hold the same angles).
 #[inline]
-pub(crate) fn rope_row<T: Fl>(x: &[T], cos: &[f64], sin: &[f64], y: &mut [T]) {
+pub(crate) fn rope_row<T: Fl>(x: &[T], cos: &[f64], sin: &[f64], transpose: bool, y: &mut [T]) {
     let h = x.len() / 2;
+    let sign = if transpose { -1.0 } else { 1.0 };
     for j in 0..h {
-        y[j] = x[j] * T::of(cos[j]) - x[j + h] * T::of(sin[j]);
-        y[j + h] = x[j + h] * T::of(cos[j + h]) + x[j] * T::of(sin[j + h]);
-    }
-}
-
-/// The transpose of [`rope_row`]: `dx` from `dy`.
-#[inline]
-fn unrope_row<T: Fl>(g: &[T], cos: &[f64], sin: &[f64], dx: &mut [T]) {
-    let h = g.len() / 2;
-    for j in 0..h {
-        dx[j] = g[j] * T::of(cos[j]) + g[j + h] * T::of(sin[j + h]);
-        dx[j + h] = g[j + h] * T::of(cos[j + h]) - g[j] * T::of(sin[j]);
+        y[j] = x[j] * T::from_f64(cos[j]) - x[j + h] * T::from_f64(sign * sin[j]);
+        y[j + h] = x[j + h] * T::from_f64(cos[j + h]) + x[j] * T::from_f64(sign * sin[j + h]);
     }
 }
 
@@ -559,18 +510,20 @@ enum Part {
 }
 
 impl AttnSpec {
-    /// Calls `f(part, packed, head_major)` for every head of position `i`: `packed` is the
-    /// head's offset in the position's packed `q | k | v` row, `head_major` its offset in the
-    /// sequence's head-major `[heads, T, head_dim]` block of that part.
-    fn for_each_head(&self, i: usize, mut f: impl FnMut(Part, usize, usize)) {
+    /// Calls `f(part, packed, head_major, rope)` for every head of position `i`: `packed` is
+    /// the head's offset in the position's packed `q | k | v` row, `head_major` its offset in
+    /// the sequence's head-major `[heads, T, head_dim]` block of that part, `rope` the
+    /// position's cos and sin.
+    fn for_each_head(&self, i: usize, mut f: impl FnMut(Part, usize, usize, [&[f64]; 2])) {
         let (t, nh, kvh, hd) = (self.t, self.heads, self.kv_heads, self.head_dim);
+        let rope = [&self.cos[i * hd..][..hd], &self.sin[i * hd..][..hd]];
         for h in 0..nh {
-            f(Part::Q, h * hd, (h * t + i) * hd);
+            f(Part::Q, h * hd, (h * t + i) * hd, rope);
         }
         for h in 0..kvh {
             let o = (h * t + i) * hd;
-            f(Part::K, (nh + h) * hd, o);
-            f(Part::V, (nh + kvh + h) * hd, o);
+            f(Part::K, (nh + h) * hd, o, rope);
+            f(Part::V, (nh + kvh + h) * hd, o, rope);
         }
     }
 
@@ -600,15 +553,11 @@ impl AttnSpec {
             .for_each(|(((q, k), v), seq)| {
                 for i in 0..t {
                     let row = &seq[i * width..(i + 1) * width];
-                    let (cos, sin) = (
-                        &self.cos[i * hd..(i + 1) * hd],
-                        &self.sin[i * hd..(i + 1) * hd],
-                    );
-                    self.for_each_head(i, |part, p, o| {
+                    self.for_each_head(i, |part, p, o, [cos, sin]| {
                         let src = &row[p..p + hd];
                         match part {
-                            Part::Q => rope_row(src, cos, sin, &mut q[o..o + hd]),
-                            Part::K => rope_row(src, cos, sin, &mut k[o..o + hd]),
+                            Part::Q => rope_row(src, cos, sin, false, &mut q[o..o + hd]),
+                            Part::K => rope_row(src, cos, sin, false, &mut k[o..o + hd]),
                             Part::V => v[o..o + hd].copy_from_slice(src),
                         }
                     });
@@ -619,7 +568,7 @@ impl AttnSpec {
         let v = Tensor::from_vec(v, (b, kvh, t, hd), &dev)?;
         let mut s = to_vec::<T>(&q.matmul(&k.t()?)?)?;
         // scale, mask, softmax in place; rows are (b, kv head, group, query)
-        let scale = T::of(self.scale);
+        let scale = T::from_f64(self.scale);
         s.par_chunks_mut(t)
             .with_min_len(BLOCK_ROWS)
             .enumerate()
@@ -629,7 +578,7 @@ impl AttnSpec {
                     *x = if self.visible(bi, i, j) {
                         *x * scale
                     } else {
-                        T::of(f64::NEG_INFINITY)
+                        T::from_f64(f64::NEG_INFINITY)
                     };
                 }
                 softmax_row(srow);
@@ -651,7 +600,7 @@ impl AttnSpec {
         let dp = to_vec::<T>(&d_o.matmul(&saved.v.t()?)?)?;
         let p = to_vec::<T>(&saved.p)?;
         // dS = scale * p * (dp - sum(dp * p))
-        let scale = T::of(self.scale);
+        let scale = T::from_f64(self.scale);
         let mut ds = dp;
         ds.par_chunks_mut(t * BLOCK_ROWS)
             .zip(p.par_chunks(t * BLOCK_ROWS))
@@ -677,15 +626,11 @@ impl AttnSpec {
             .for_each(|((seq, dq), (dk, dv))| {
                 for i in 0..t {
                     let row = &mut seq[i * width..(i + 1) * width];
-                    let (cos, sin) = (
-                        &self.cos[i * hd..(i + 1) * hd],
-                        &self.sin[i * hd..(i + 1) * hd],
-                    );
-                    self.for_each_head(i, |part, p, o| {
+                    self.for_each_head(i, |part, p, o, [cos, sin]| {
                         let dst = &mut row[p..p + hd];
                         match part {
-                            Part::Q => unrope_row(&dq[o..o + hd], cos, sin, dst),
-                            Part::K => unrope_row(&dk[o..o + hd], cos, sin, dst),
+                            Part::Q => rope_row(&dq[o..o + hd], cos, sin, true, dst),
+                            Part::K => rope_row(&dk[o..o + hd], cos, sin, true, dst),
                             Part::V => dst.copy_from_slice(&dv[o..o + hd]),
                         }
                     });
@@ -769,7 +714,7 @@ fn vocab_rows_t<T: Fl>(
             .zip(zs.par_chunks(v).zip(targets.par_iter()))
             .with_min_len(4)
             .try_for_each(|(o, (row, &t))| {
-                let mut m = T::of(f64::NEG_INFINITY);
+                let mut m = T::from_f64(f64::NEG_INFINITY);
                 for &x in row {
                     if x > m {
                         m = x;

@@ -303,29 +303,14 @@ impl ChatTokenizer {
         env.add_function("strftime_now", |fmt: String| strftime_now(&fmt));
         env.add_filter("tojson", tojson);
         env.add_template("chat", template).map_err(fail)?;
-        let mut ctx: std::collections::BTreeMap<String, minijinja::Value> = self
-            .template_kwargs
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    minijinja::Value::from(minijinja::value::Serde(v)),
-                )
-            })
-            .collect();
-        ctx.insert(
-            "messages".into(),
-            minijinja::Value::from(minijinja::value::Serde(messages)),
-        );
-        ctx.insert("add_generation_prompt".into(), add_generation_prompt.into());
-        ctx.insert(
-            "bos_token".into(),
-            self.bos_token.clone().unwrap_or_default().into(),
-        );
-        ctx.insert(
-            "eos_token".into(),
-            self.eos_token.clone().unwrap_or_default().into(),
-        );
+        // the named variables first: a kwarg of the same name does not override them
+        let ctx = minijinja::context! {
+            messages => minijinja::value::Serde(messages),
+            add_generation_prompt,
+            bos_token => self.bos_token.clone().unwrap_or_default(),
+            eos_token => self.eos_token.clone().unwrap_or_default(),
+            ..minijinja::value::Serde(&self.template_kwargs)
+        };
         let tmpl = env.get_template("chat").map_err(fail)?;
         let mut out = BoundedWriter {
             buf: Vec::new(),
