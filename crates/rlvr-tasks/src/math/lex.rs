@@ -13,7 +13,46 @@
 //! - `\\` row separator, `&`, `\{`, `\}`, `\begin{env}`, `\end{env}`, other characters
 //!   as [`Tok::Sym`].
 
-use super::parse::RelOp;
+/// A relation symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Approx,
+    In,
+    NotIn,
+}
+
+impl RelOp {
+    /// The relation read right to left (`<` ↔ `>`).
+    pub fn flip(self) -> RelOp {
+        match self {
+            RelOp::Lt => RelOp::Gt,
+            RelOp::Gt => RelOp::Lt,
+            RelOp::Le => RelOp::Ge,
+            RelOp::Ge => RelOp::Le,
+            o => o,
+        }
+    }
+
+    pub(super) fn sym(self) -> &'static str {
+        match self {
+            RelOp::Eq => "=",
+            RelOp::Ne => "≠",
+            RelOp::Lt => "<",
+            RelOp::Le => "≤",
+            RelOp::Gt => ">",
+            RelOp::Ge => "≥",
+            RelOp::Approx => "≈",
+            RelOp::In => "∈",
+            RelOp::NotIn => "∉",
+        }
+    }
+}
 
 /// One token.
 #[derive(Debug, Clone, PartialEq)]

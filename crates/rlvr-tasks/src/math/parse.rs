@@ -47,53 +47,13 @@
 
 use std::fmt;
 
+pub use super::lex::RelOp;
 use super::lex::Tok;
 
 /// Deepest nesting the parser follows.
 pub const MAX_DEPTH: usize = 48;
 /// Most nodes of one tree.
 pub const MAX_NODES: usize = 5_000;
-
-/// A relation symbol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RelOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Approx,
-    In,
-    NotIn,
-}
-
-impl RelOp {
-    /// The relation read right to left (`<` ↔ `>`).
-    pub fn flip(self) -> RelOp {
-        match self {
-            RelOp::Lt => RelOp::Gt,
-            RelOp::Gt => RelOp::Lt,
-            RelOp::Le => RelOp::Ge,
-            RelOp::Ge => RelOp::Le,
-            o => o,
-        }
-    }
-
-    fn sym(self) -> &'static str {
-        match self {
-            RelOp::Eq => "=",
-            RelOp::Ne => "≠",
-            RelOp::Lt => "<",
-            RelOp::Le => "≤",
-            RelOp::Gt => ">",
-            RelOp::Ge => "≥",
-            RelOp::Approx => "≈",
-            RelOp::In => "∈",
-            RelOp::NotIn => "∉",
-        }
-    }
-}
 
 /// A known function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
