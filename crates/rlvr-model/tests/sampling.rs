@@ -6,8 +6,8 @@ mod common;
 use candle_core::{DType, Device};
 use common::*;
 use rlvr_model::{
-    generate, generate_within, load_model, FinishReason, Generation, KvCache, LoadedModel,
-    SamplingParams, TokenBatch,
+    generate, generate_in, generate_within, load_model, Environment, FinishReason, Generation,
+    KvCache, LoadedModel, SamplingParams, TokenBatch,
 };
 
 fn model() -> LoadedModel {
@@ -280,4 +280,111 @@ fn cpu_decode_equals_tensor_path() {
             }
         }
     }
+}
+
+/// An environment that writes `[reply..]` after every sampled token of prompt 0 whose id is
+/// even, and `[eos]` after the `end_after`-th sampled token of prompt 1.
+struct Scripted {
+    reply: Vec<u32>,
+    eos: u32,
+    end_after: usize,
+}
+
+impl Environment for Scripted {
+    fn respond(&self, prompt_index: usize, response: &[u32]) -> Vec<u32> {
+        match prompt_index {
+            0 if response.last().is_some_and(|t| t % 2 == 0) => self.reply.clone(),
+            1 if response.len() == self.end_after => vec![self.eos],
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[test]
+fn environment_tokens_are_fed_to_the_model_and_flagged() {
+    let m = model();
+    let ps = prompts(&m);
+    let mut p = SamplingParams {
+        temperature: 0.0,
+        max_new_tokens: 16,
+        ..params(2, 3)
+    };
+    // an end-of-sequence id the model never picks here, so that only the environment ends
+    let plain = generate(&m.model, None, &ps, &p).unwrap();
+    let eos = (7..)
+        .find(|t| plain.iter().all(|g| !g.tokens.contains(t)))
+        .unwrap();
+    p.eos_token_ids = vec![eos];
+    let env = Scripted {
+        reply: vec![5, 6],
+        eos,
+        end_after: 3,
+    };
+    let gens = generate_in(&m.model, None, &ps, &p, usize::MAX, &env).unwrap();
+    let mut inserted_somewhere = false;
+    for g in &gens {
+        assert_eq!(g.tokens.len(), g.logprobs.len());
+        match g.prompt_index {
+            0 => {
+                // every sampled even id is followed by the reply, flagged, with log-prob 0
+                assert_eq!(g.inserted.len(), g.tokens.len(), "{g:?}");
+                let mut k = 0;
+                while k < g.tokens.len() {
+                    assert!(!g.inserted[k], "{g:?} at {k}");
+                    if g.tokens[k] % 2 == 0 && k + 1 < g.tokens.len() {
+                        let n = (g.tokens.len() - k - 1).min(2);
+                        assert_eq!(g.tokens[k + 1..k + 1 + n], [5, 6][..n], "{g:?}");
+                        assert!(g.inserted[k + 1..k + 1 + n].iter().all(|&f| f));
+                        assert!(g.logprobs[k + 1..k + 1 + n].iter().all(|&l| l == 0.0));
+                        inserted_somewhere = true;
+                        k += 1 + n;
+                    } else {
+                        k += 1;
+                    }
+                }
+            }
+            1 => {
+                // the inserted eos ends the response, whatever the model would say
+                assert_eq!(g.tokens.len(), 4, "{g:?}");
+                assert_eq!(g.tokens[3], eos);
+                assert_eq!(g.inserted, [false, false, false, true]);
+                assert_eq!(g.finish_reason, FinishReason::Eos);
+            }
+            _ => assert!(g.inserted.is_empty(), "nothing inserted: {g:?}"),
+        }
+    }
+    assert!(inserted_somewhere, "the script never fired: {gens:?}");
+    // later tokens see the inserted ones: greedy decoding from the prompt plus any prefix of a
+    // response (inserted tokens included) continues it exactly
+    let g = &gens[0];
+    for cut in 1..g.tokens.len() {
+        if g.inserted[cut] {
+            continue;
+        }
+        let mut prompt = ps[0].clone();
+        prompt.extend(&g.tokens[..cut]);
+        let rest = generate(
+            &m.model,
+            None,
+            &[prompt],
+            &SamplingParams {
+                n: 1,
+                max_new_tokens: 1,
+                ..p.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            rest[0].tokens[0], g.tokens[cut],
+            "after {cut} tokens of {g:?}"
+        );
+    }
+    // an environment that writes an id outside the vocabulary is an error, not a panic
+    let bad = Scripted {
+        reply: vec![u32::MAX],
+        eos,
+        end_after: 3,
+    };
+    let err = generate_in(&m.model, None, &ps, &p, usize::MAX, &bad).unwrap_err();
+    assert!(err.to_string().contains("vocab_size"), "{err}");
 }

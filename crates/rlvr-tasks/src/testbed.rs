@@ -88,11 +88,20 @@ pub enum Regime {
     /// subtraction, and a step whose check fails stops the solution without an answer
     /// ([`write_step_checked_solution`]). A wrong answer is cut short at its slip.
     RightLongAbort,
+    /// Wrong answers longer, through a checker the policy cannot write for itself: after every
+    /// step the environment inserts its verdict (`ok` / `no`, [`checker_verdict`]) and a
+    /// failed step is done again ([`write_verified_solution`]). Every answer that finishes is
+    /// right; a wrong one runs out of tokens at the response-length limit, so it is the longest.
+    VerifiedRetry,
+    /// Right answers longer, through a checker the policy cannot write for itself: as
+    /// [`Regime::VerifiedRetry`], but the environment ends the response at its first `no`, so
+    /// a wrong answer is cut short at its slip.
+    VerifiedAbort,
 }
 
 impl Regime {
     /// Every regime.
-    pub const ALL: [Regime; 8] = [
+    pub const ALL: [Regime; 10] = [
         Regime::LengthVariation,
         Regime::PosNegGap,
         Regime::WrongLong,
@@ -101,6 +110,8 @@ impl Regime {
         Regime::Control,
         Regime::WrongLongRecheck,
         Regime::RightLongAbort,
+        Regime::VerifiedRetry,
+        Regime::VerifiedAbort,
     ];
 
     /// The name users type.
@@ -114,6 +125,8 @@ impl Regime {
             Regime::Control => "control",
             Regime::WrongLongRecheck => "wrong-long-recheck",
             Regime::RightLongAbort => "right-long-abort",
+            Regime::VerifiedRetry => "verified-retry",
+            Regime::VerifiedAbort => "verified-abort",
         }
     }
 
@@ -149,8 +162,120 @@ impl Regime {
                 rate_verbose: 0.3,
             },
             Regime::RightLongAbort => per_solution(ErrorKind::CheckStep, 0.0),
+            Regime::VerifiedRetry => ErrorModel {
+                p_verbose: 0.0,
+                kind: ErrorKind::Verified,
+                rate_concise: 0.2,
+                rate_verbose: 0.2,
+            },
+            Regime::VerifiedAbort => per_solution(ErrorKind::Verified, 0.0),
         }
     }
+
+    /// What the environment does after a failed step, for the regimes whose steps it checks
+    /// ([`checker_verdict`]); `None` for the others.
+    pub fn on_failed_step(self) -> Option<OnFailedStep> {
+        match self {
+            Regime::VerifiedRetry => Some(OnFailedStep::Retry),
+            Regime::VerifiedAbort => Some(OnFailedStep::End),
+            _ => None,
+        }
+    }
+}
+
+/// What follows the environment's `no` in a verified regime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailedStep {
+    /// The policy does the step again.
+    Retry,
+    /// The environment ends the response (no answer).
+    End,
+}
+
+/// The environment's verdict on a step of a verified regime that continues the right sum.
+pub const VERDICT_OK: &str = "ok";
+/// The environment's verdict on a failed step.
+pub const VERDICT_NO: &str = "no";
+
+/// The checker of the verified regimes: `Some(true)` (`ok`) or `Some(false)` (`no`) when the
+/// response so far ends with a step the checker has not judged yet, `None` otherwise.
+///
+/// A step is a word `a+b=c` followed by a space. Its verdict is `ok` iff it continues the
+/// right sum: with `i` = 1 + the number of `ok` steps before it, `a` is the sum of the first
+/// `i` terms, `b` is term `i` and `c = a + b`; a step after the last term is `no`. The verdict
+/// reads only the problem's terms and the response, so the policy cannot make a wrong step
+/// pass.
+pub fn checker_verdict(terms: &[u32], response: &str) -> Option<bool> {
+    let body = response.strip_suffix(' ')?;
+    let words: Vec<&str> = body.split(' ').collect();
+    let (last, before) = words.split_last()?;
+    let (a, b, c) = parse_step(last)?;
+    let done = before
+        .windows(2)
+        .filter(|w| w[1] == VERDICT_OK && parse_step(w[0]).is_some())
+        .count();
+    let i = done + 1;
+    if i >= terms.len() {
+        return Some(false);
+    }
+    let prefix: i64 = terms[..i].iter().map(|&t| i64::from(t)).sum();
+    let term = i64::from(terms[i]);
+    Some(a == prefix && b == term && c == prefix + term)
+}
+
+/// `a+b=c` as its three numbers (at most 18 digits each).
+fn parse_step(word: &str) -> Option<(i64, i64, i64)> {
+    let num = |x: &str| {
+        if x.is_empty() || x.len() > 18 || !x.bytes().all(|d| d.is_ascii_digit()) {
+            return None;
+        }
+        x.parse::<i64>().ok()
+    };
+    let (a, rest) = word.split_once('+')?;
+    let (b, c) = rest.split_once('=')?;
+    Some((num(a)?, num(b)?, num(c)?))
+}
+
+/// A solution of a verified regime as the environment's verdicts make it: each step
+/// ` a+b=c ` is followed by `ok` or `no`; `slip(step)` is called for every attempt at a step
+/// (0-based) and gives the amount its sum is off by (`None`: right; the sum is not written
+/// below 0). After a `no` the step is done again ([`OnFailedStep::Retry`], at most
+/// `max_attempts` attempts per step, after which the solution ends there without an answer) or
+/// the solution ends ([`OnFailedStep::End`]). Returns the text (the verdicts included) and the
+/// answer it states.
+///
+/// ```text
+/// no slip:                  " 7+9=16 ok 16+5=21 ok Answer: 21"
+/// Retry, step 1 off by -1:  " 7+9=16 ok 16+5=20 no 16+5=21 ok Answer: 21"
+/// End, step 1 off by -1:    " 7+9=16 ok 16+5=20 no"
+/// ```
+pub fn write_verified_solution(
+    terms: &[u32],
+    on_fail: OnFailedStep,
+    max_attempts: usize,
+    mut slip: impl FnMut(usize) -> Option<i64>,
+) -> (String, Option<i64>) {
+    let mut out = String::new();
+    let mut acc = i64::from(terms[0]);
+    for (step, &t) in terms[1..].iter().enumerate() {
+        let right = acc + i64::from(t);
+        let mut passed = false;
+        for _ in 0..max_attempts.max(1) {
+            let next = slip(step).map_or(right, |d| (right + d).max(0));
+            passed = next == right;
+            let verdict = if passed { VERDICT_OK } else { VERDICT_NO };
+            out.push_str(&format!(" {acc}+{t}={next} {verdict}"));
+            if passed || on_fail == OnFailedStep::End {
+                break;
+            }
+        }
+        if !passed {
+            return (out, None);
+        }
+        acc = right;
+    }
+    out.push_str(&format!(" Answer: {acc}"));
+    (out, Some(acc))
 }
 
 impl FromStr for Regime {
@@ -191,7 +316,15 @@ pub enum ErrorKind {
     /// solution, one running sum (uniform step) is off by 1 or 2, its check fails and the
     /// solution stops there.
     CheckStep,
+    /// The environment checks every step ([`write_verified_solution`]): with
+    /// [`OnFailedStep::Retry`], each attempt at a step is off by 1 or 2 with the style's rate
+    /// (at most [`MAX_ATTEMPTS`] attempts); with [`OnFailedStep::End`], with the style's rate
+    /// per solution one step (uniform) is.
+    Verified,
 }
+
+/// The most attempts at one step in a warm-start solution of [`Regime::VerifiedRetry`].
+pub const MAX_ATTEMPTS: usize = 4;
 
 /// The most extra steps of one [`ErrorKind::Repeat`].
 pub const MAX_REPEATS: usize = 6;
@@ -539,12 +672,14 @@ pub fn draw_mistake(
     let step = rng.random_range(0..steps);
     Some(match model.kind {
         // (for `Recheck`, the slip of one pass)
-        ErrorKind::StepSlip | ErrorKind::Slip | ErrorKind::Recheck | ErrorKind::CheckStep => {
-            Mistake::Slip {
-                step,
-                delta: slip(rng),
-            }
-        }
+        ErrorKind::StepSlip
+        | ErrorKind::Slip
+        | ErrorKind::Recheck
+        | ErrorKind::CheckStep
+        | ErrorKind::Verified => Mistake::Slip {
+            step,
+            delta: slip(rng),
+        },
         ErrorKind::Repeat => {
             let mut times = 1;
             while times < MAX_REPEATS && rng.random_bool(0.5) {
@@ -665,6 +800,27 @@ pub fn worked_solution(cfg: &TestbedConfig, terms: &[u32], rng: &mut StdRng) -> 
         let (text, answer) = write_step_checked_solution(terms, draw_slip(rng));
         return (text, answer == Some(truth));
     }
+    if let Some(on_fail) = cfg.regime.on_failed_step() {
+        let (text, answer) = match on_fail {
+            OnFailedStep::Retry => {
+                let rate = model.rate_concise;
+                write_verified_solution(terms, on_fail, MAX_ATTEMPTS, |_| {
+                    if !rng.random_bool(rate) {
+                        return None;
+                    }
+                    let d = rng.random_range(1..=2i64);
+                    Some(if rng.random_bool(0.5) { d } else { -d })
+                })
+            }
+            OnFailedStep::End => {
+                let slip = draw_slip(rng);
+                write_verified_solution(terms, on_fail, 1, |step| {
+                    slip.and_then(|(s, d)| (s == step).then_some(d))
+                })
+            }
+        };
+        return (text, answer == Some(truth));
+    }
     let style = if rng.random_bool(model.p_verbose) {
         Style::Verbose
     } else {
@@ -763,6 +919,16 @@ pub fn testbed_tokenizer(cfg: &TestbedConfig) -> Result<Tokenizer, String> {
         } else if kind == ErrorKind::CheckStep {
             // the stop word too
             write_step_checked_solution(&terms, Some((i % (terms.len() - 1), 1))).0
+        } else if kind == ErrorKind::Verified {
+            // both verdicts: one step slips at its first attempt
+            let slipped = i % (terms.len() - 1);
+            let mut first = true;
+            write_verified_solution(&terms, OnFailedStep::Retry, 2, |step| {
+                let slip = step == slipped && first;
+                first &= !slip;
+                slip.then_some(1)
+            })
+            .0
         } else {
             write_solution(&terms, Style::Verbose, None).0
         };
@@ -1126,6 +1292,137 @@ mod tests {
         assert!(s.mixed_groups > 1500, "{s:?}");
         assert!(s.pos_neg_gap / s.mean_length > 0.25, "{s:?}");
         assert_eq!(tokens(" stop"), 2);
+    }
+
+    #[test]
+    fn verified_solutions_by_hand() {
+        let none = |_| None;
+        assert_eq!(
+            write_verified_solution(&[7, 9, 5], OnFailedStep::Retry, 4, none),
+            (" 7+9=16 ok 16+5=21 ok Answer: 21".into(), Some(21))
+        );
+        // step 1 slips at its first attempt only
+        let mut calls = Vec::new();
+        let first_of_step_1 = |step: usize| {
+            calls.push(step);
+            (step == 1 && calls.iter().filter(|&&s| s == 1).count() == 1).then_some(-1)
+        };
+        assert_eq!(
+            write_verified_solution(&[7, 9, 5], OnFailedStep::Retry, 4, first_of_step_1),
+            (
+                " 7+9=16 ok 16+5=20 no 16+5=21 ok Answer: 21".into(),
+                Some(21)
+            )
+        );
+        assert_eq!(calls, [0, 1, 1]);
+        assert_eq!(
+            write_verified_solution(&[7, 9, 5], OnFailedStep::End, 4, |s| (s == 1).then_some(-1)),
+            (" 7+9=16 ok 16+5=20 no".into(), None)
+        );
+        // out of attempts: the solution ends at the step, without an answer
+        assert_eq!(
+            write_verified_solution(&[7, 9], OnFailedStep::Retry, 2, |_| Some(2)),
+            (" 7+9=18 no 7+9=18 no".into(), None)
+        );
+        // a slip below 0 is written as 0
+        assert_eq!(
+            write_verified_solution(&[1, 1], OnFailedStep::End, 1, |_| Some(-3)).0,
+            " 1+1=0 no"
+        );
+    }
+
+    /// The checker judges exactly the steps the writer judged, the same way, at the point
+    /// where the environment inserts its verdict, and nothing else.
+    #[test]
+    fn the_checker_agrees_with_every_written_verdict() {
+        for regime in [Regime::VerifiedRetry, Regime::VerifiedAbort] {
+            let cfg = study(regime);
+            let mut rng = StdRng::seed_from_u64(5);
+            let mut judged = 0;
+            for _ in 0..300 {
+                let terms = sample_terms(&cfg, Split::Train, &mut rng);
+                let (text, _) = worked_solution(&cfg, &terms, &mut rng);
+                for (at, c) in text.char_indices() {
+                    if c != ' ' {
+                        continue;
+                    }
+                    let prefix = &text[..=at];
+                    let rest = &text[at + 1..];
+                    let expected = if rest.starts_with(VERDICT_OK) {
+                        Some(true)
+                    } else if rest.starts_with(VERDICT_NO) {
+                        Some(false)
+                    } else {
+                        None
+                    };
+                    assert_eq!(
+                        checker_verdict(&terms, prefix),
+                        expected,
+                        "{text:?} at {at}"
+                    );
+                    judged += usize::from(expected.is_some());
+                }
+            }
+            assert!(judged > 600, "{regime:?}: {judged}");
+        }
+    }
+
+    #[test]
+    fn the_checker_refuses_what_does_not_continue_the_sum() {
+        let t = [7, 9, 5, 3];
+        assert_eq!(checker_verdict(&t, " 7+9=16 "), Some(true));
+        assert_eq!(
+            checker_verdict(&t, " 7+9=16"),
+            None,
+            "no space yet: the number may go on"
+        );
+        assert_eq!(checker_verdict(&t, " 7+9=16 ok "), None, "already judged");
+        assert_eq!(checker_verdict(&t, ""), None);
+        assert_eq!(checker_verdict(&t, " "), None);
+        // right arithmetic, wrong chain: a skipped term, a wrong start, a reordered step
+        assert_eq!(checker_verdict(&t, " 7+5=12 "), Some(false));
+        assert_eq!(checker_verdict(&t, " 6+9=15 "), Some(false));
+        assert_eq!(checker_verdict(&t, " 9+7=16 "), Some(false));
+        assert_eq!(checker_verdict(&t, " 7+9=16 ok 16+5=21 "), Some(true));
+        // an `ok` the policy writes after a wrong step does not advance the chain
+        assert_eq!(checker_verdict(&t, " 7+9=17 no ok 16+5=21 "), Some(false));
+        assert_eq!(
+            checker_verdict(&t, " 7+9=16 ok 16+5=21 ok 21+3=24 ok 24+1=25 "),
+            Some(false),
+            "past the last term"
+        );
+        // hostile numbers: too long, signs, empty parts
+        assert_eq!(
+            checker_verdict(&t, &format!(" 7+9={} ", "1".repeat(40))),
+            None
+        );
+        assert_eq!(checker_verdict(&t, " 7+-9=-2 "), None);
+        assert_eq!(checker_verdict(&t, " +9= "), None);
+        assert_eq!(checker_verdict(&t, " 7+9=16=16 "), None);
+    }
+
+    /// The verified regimes' warm-start data: with retries every solution ends right (a wrong
+    /// answer needs the response-length limit, which only a live rollout has); with aborts 40%
+    /// stop at their slip, so right answers are the longer ones. `ok` and `no` are one token.
+    #[test]
+    fn the_verified_regimes_warm_start_data() {
+        let cfg = study(Regime::VerifiedAbort);
+        let tok = testbed_tokenizer(&cfg).unwrap();
+        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
+        let s = solution_stats(&cfg, 2000, 8, &tokens);
+        eprintln!("verified-abort {s:?}");
+        assert!((s.accuracy - 0.6).abs() < 0.015, "{s:?}");
+        assert!(s.pos_neg_gap / s.mean_length > 0.25, "{s:?}");
+        assert_eq!((tokens(VERDICT_OK), tokens(VERDICT_NO)), (1, 1));
+
+        let cfg = study(Regime::VerifiedRetry);
+        let tok = testbed_tokenizer(&cfg).unwrap();
+        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
+        let s = solution_stats(&cfg, 2000, 8, &tokens);
+        eprintln!("verified-retry {s:?}");
+        assert!(s.accuracy > 0.99, "{s:?}");
+        assert!(s.length_cv > 0.15, "retries vary the length: {s:?}");
+        assert_eq!((tokens(VERDICT_OK), tokens(VERDICT_NO)), (1, 1));
     }
 
     #[test]

@@ -152,6 +152,7 @@ fn rollouts(t: &Trainer, problems: Vec<usize>, texts: &[Vec<&str>]) -> Rollouts 
                         tokens,
                         truncated: false,
                         finish_reason: FinishReason::Eos,
+                        inserted: Vec::new(),
                     }
                 })
                 .collect()

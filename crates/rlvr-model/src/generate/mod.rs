@@ -78,6 +78,30 @@ pub struct Generation {
     /// True when cut off by `max_new_tokens` without eos or stop string.
     pub truncated: bool,
     pub finish_reason: FinishReason,
+    /// Per token: true when the [`Environment`] wrote it, not the policy (its log-prob is 0);
+    /// empty when the environment inserted nothing.
+    pub inserted: Vec<bool>,
+}
+
+/// What the environment writes into a response while it is sampled: a tool's output, a
+/// checker's verdict. The inserted tokens are fed to the model like sampled ones (later tokens
+/// see them) and flagged in [`Generation::inserted`], so that the loss can leave them out, as
+/// verl's multi-turn rollouts mask tool responses from `response_mask`.
+pub trait Environment: Sync {
+    /// Called after every token the policy samples (not after inserted ones), with the index of
+    /// the response's prompt and the response so far; returns the tokens to insert next, in
+    /// order (empty: none). An inserted eos id ends the response; inserted tokens count
+    /// towards `max_new_tokens`.
+    fn respond(&self, prompt_index: usize, response: &[u32]) -> Vec<u32>;
+}
+
+/// The environment of plain sampling: it never inserts anything.
+pub struct NoEnvironment;
+
+impl Environment for NoEnvironment {
+    fn respond(&self, _: usize, _: &[u32]) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 struct Row {
@@ -85,6 +109,9 @@ struct Row {
     rng: StdRng,
     tokens: Vec<u32>,
     logprobs: Vec<f32>,
+    inserted: Vec<bool>,
+    /// Environment tokens still to be written, next first.
+    pending: std::collections::VecDeque<u32>,
     next_pos: u32,
     finish: Option<FinishReason>,
 }
@@ -165,6 +192,27 @@ pub fn generate_within(
     params: &SamplingParams,
     kv_cache_bytes: usize,
 ) -> Result<Vec<Generation>> {
+    generate_in(
+        model,
+        tokenizer,
+        prompts,
+        params,
+        kv_cache_bytes,
+        &NoEnvironment,
+    )
+}
+
+/// [`generate_within`] with `env` writing into the responses ([`Environment`]). A response's
+/// sampled tokens depend on what `env` inserted, and on nothing else beyond [`generate()`]'s
+/// inputs; an inserted token id must be below the vocabulary size.
+pub fn generate_in(
+    model: &Qwen,
+    tokenizer: Option<&tokenizers::Tokenizer>,
+    prompts: &[Vec<u32>],
+    params: &SamplingParams,
+    kv_cache_bytes: usize,
+    env: &dyn Environment,
+) -> Result<Vec<Generation>> {
     validate(model, tokenizer, prompts, params)?;
     if prompts.is_empty() {
         return Ok(Vec::new());
@@ -179,7 +227,9 @@ pub fn generate_within(
     let generate_all = || -> Result<Vec<Generation>> {
         let mut out = Vec::with_capacity(rows.len());
         for chunk in rows.chunks(batch_rows) {
-            out.extend(generate_rows(model, tokenizer, prompts, chunk, params)?);
+            out.extend(generate_rows(
+                model, tokenizer, prompts, chunk, params, env,
+            )?);
         }
         Ok(out)
     };
@@ -208,7 +258,9 @@ fn generate_rows(
     prompts: &[Vec<u32>],
     rows_wanted: &[(usize, usize)],
     params: &SamplingParams,
+    env: &dyn Environment,
 ) -> Result<Vec<Generation>> {
+    let vocab = model.config().vocab_size as u32;
     let stop_window = params
         .stop_strings
         .iter()
@@ -260,6 +312,8 @@ fn generate_rows(
             rng: StdRng::seed_from_u64(row_seed(params.seed, u, j)),
             tokens: Vec::with_capacity(params.max_new_tokens),
             logprobs: Vec::with_capacity(params.max_new_tokens),
+            inserted: Vec::new(),
+            pending: Default::default(),
             next_pos: prompts[u].len() as u32,
             finish: None,
         })
@@ -282,9 +336,35 @@ fn generate_rows(
         let (toks, lps) = sample_logits(&logits, &uniforms, &draw)?;
         for (bi, &ri) in active.iter().enumerate() {
             let row = &mut rows[ri];
-            let tok = toks[bi];
+            let tok = match row.pending.pop_front() {
+                Some(forced) => {
+                    // the environment's token: the sample drawn for this position is unused
+                    if row.inserted.is_empty() {
+                        row.inserted = vec![false; row.tokens.len()];
+                    }
+                    row.inserted.push(true);
+                    row.logprobs.push(0.0);
+                    forced
+                }
+                None => {
+                    if !row.inserted.is_empty() {
+                        row.inserted.push(false);
+                    }
+                    row.logprobs.push(lps[bi]);
+                    toks[bi]
+                }
+            };
+            let sampled = row.inserted.last() != Some(&true);
             row.tokens.push(tok);
-            row.logprobs.push(lps[bi]);
+            if sampled {
+                let reply = env.respond(row.prompt_index, &row.tokens);
+                if let Some(&bad) = reply.iter().find(|&&t| t >= vocab) {
+                    return Err(Error::InvalidArgument(format!(
+                        "the environment inserted token id {bad} >= vocab_size {vocab}"
+                    )));
+                }
+                row.pending.extend(reply);
+            }
             if params.eos_token_ids.contains(&tok) {
                 row.finish = Some(FinishReason::Eos);
             } else if !params.stop_strings.is_empty() {
@@ -342,6 +422,7 @@ fn generate_rows(
                 logprobs: r.logprobs,
                 truncated: finish == FinishReason::Length,
                 finish_reason: finish,
+                inserted: r.inserted,
             }
         })
         .collect())
