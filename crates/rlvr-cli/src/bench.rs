@@ -303,6 +303,7 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     }
     let prompt_len = prompts.iter().map(Vec::len).max().unwrap_or(0);
     let task = Task {
+        environment: None,
         name: "bench".into(),
         problems,
         prompts,

@@ -26,7 +26,8 @@ use rlvr_core::{
     advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
 use rlvr_model::{
-    generate_within, kv_cache_budget, Generation, Qwen, SamplingParams, TrainForwardOptions,
+    generate_in, kv_cache_budget, Generation, NoEnvironment, Qwen, SamplingParams,
+    TrainForwardOptions,
 };
 
 use crate::checkpoint::{mix_seed, DataOrder};
@@ -118,8 +119,12 @@ pub struct TrainSeq {
     pub group: usize,
     pub prompt: Vec<u32>,
     pub response: Vec<u32>,
-    /// Loss tokens: the response length, or 0 when masked (truncated with `mask_truncated`).
+    /// Loss tokens: the response's tokens the policy sampled (not those the environment
+    /// inserted), or 0 when masked (truncated with `mask_truncated`).
     pub loss_tokens: usize,
+    /// Per response token, true when the environment inserted it (`Generation::inserted`;
+    /// empty when it inserted none): such tokens are not loss tokens.
+    pub inserted: Vec<bool>,
     pub advantage: f64,
 }
 
@@ -306,7 +311,13 @@ impl Trainer {
             let kv_bytes = self
                 .kv_cache_bytes
                 .unwrap_or_else(|| kv_cache_budget(model.device()));
-            let gens = generate_within(model, tok, &ids, &params, kv_bytes)?;
+            let gens = match self.task.environment.as_deref() {
+                Some(env) => {
+                    let env = crate::environment::ForProblems { env, problems: idx };
+                    generate_in(model, tok, &ids, &params, kv_bytes, &env)?
+                }
+                None => generate_in(model, tok, &ids, &params, kv_bytes, &NoEnvironment)?,
+            };
             let mut it = gens.into_iter();
             for _ in 0..idx.len() {
                 groups.push(it.by_ref().take(r.num_generations).collect());
@@ -444,7 +455,12 @@ impl Trainer {
                     group: g,
                     prompt: self.task.prompts[group.problem].clone(),
                     response: gen.tokens.clone(),
-                    loss_tokens: if masked { 0 } else { gen.tokens.len() },
+                    loss_tokens: if masked { 0 } else { policy_tokens(gen) },
+                    inserted: if masked {
+                        Vec::new()
+                    } else {
+                        gen.inserted.clone()
+                    },
                     advantage: adv,
                 });
             }
@@ -686,7 +702,7 @@ impl Trainer {
             };
             let mask: Vec<f32> = rows
                 .iter()
-                .flat_map(|s| (0..r).map(move |k| if k < s.loss_tokens { 1.0 } else { 0.0 }))
+                .flat_map(|s| (0..r).map(move |k| f32::from(u8::from(s.is_loss_token(k)))))
                 .collect();
             let mask = Tensor::from_vec(mask, (micro.len(), r), dev)?;
             let adv: Vec<f32> = rows.iter().map(|s| s.advantage as f32).collect();
@@ -898,6 +914,21 @@ impl KeptGroup {
     }
 }
 
+/// The tokens of `g` the policy sampled (all but those the environment inserted).
+pub fn policy_tokens(g: &Generation) -> usize {
+    g.tokens.len() - g.inserted.iter().filter(|&&i| i).count()
+}
+
+impl TrainSeq {
+    /// Whether response token `k` is a loss token: sampled by the policy, in a response that
+    /// is not masked.
+    pub fn is_loss_token(&self, k: usize) -> bool {
+        self.loss_tokens > 0
+            && k < self.response.len()
+            && !self.inserted.get(k).copied().unwrap_or(false)
+    }
+}
+
 /// Reward and length statistics over every response sampled in a step.
 #[derive(Default)]
 struct SeenStats {
@@ -913,7 +944,7 @@ struct SeenStats {
 impl SeenStats {
     fn add(&mut self, _cfg: &TrainConfig, r: &Rollouts, w: &Rewards) {
         for g in r.groups.iter().flatten() {
-            self.lengths.push(g.tokens.len());
+            self.lengths.push(policy_tokens(g));
             self.truncated += usize::from(g.truncated);
         }
         self.rewards.extend(w.reward.iter().flatten());

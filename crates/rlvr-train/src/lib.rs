@@ -28,6 +28,7 @@ pub mod checkpoint;
 pub mod config;
 mod datasets;
 pub mod dump;
+pub mod environment;
 pub mod eval;
 pub mod grpo;
 pub mod loss;

@@ -17,6 +17,8 @@ pub struct Task {
     /// Token ids of each problem's prompt (same order as `problems`).
     pub prompts: Vec<Vec<u32>>,
     pub verifier: Arc<dyn Verifier>,
+    /// What the environment writes into responses while they are sampled (None: nothing).
+    pub environment: Option<Arc<dyn crate::environment::TaskEnvironment>>,
 }
 
 impl Task {
@@ -124,6 +126,7 @@ pub fn build_task(
             problems: kept,
             prompts,
             verifier,
+            environment: None,
         },
         dropped,
     ))

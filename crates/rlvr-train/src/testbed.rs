@@ -17,6 +17,7 @@ use rlvr_tasks::{Problem, PromptTemplate};
 
 use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
+use crate::environment::TestbedChecker;
 use crate::policy::Policy;
 use crate::setup::{load_dataset, reward_fn, Setup, SetupInputs};
 use crate::task::{build_task, PromptFormat, Task};
@@ -120,7 +121,25 @@ pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainErr
     };
     let (problems, _) = tb::distinct_problems(&fixed, Split::Heldout, n);
     let verifier = reward_fn(&cfg.reward, &problems)?;
-    Ok(build_task(NAME, problems, raw(), &policy.tokenizer, 0, verifier)?.0)
+    let task = build_task(NAME, problems, raw(), &policy.tokenizer, 0, verifier)?.0;
+    with_environment(task, &t, policy)
+}
+
+/// `task` with the testbed checker as its environment when the regime has one
+/// ([`Regime::on_failed_step`]).
+fn with_environment(
+    mut task: Task,
+    t: &TestbedConfig,
+    policy: &Policy,
+) -> Result<Task, TrainError> {
+    if let Some(on_fail) = t.regime.on_failed_step() {
+        let eos = *policy.tokenizer.eos_token_ids.first().ok_or_else(|| {
+            TrainError::Msg("the testbed tokenizer has no end-of-sequence token".into())
+        })?;
+        let checker = TestbedChecker::new(&task.problems, &policy.tokenizer, eos, on_fail)?;
+        task.environment = Some(std::sync::Arc::new(checker));
+    }
+    Ok(task)
 }
 
 fn raw() -> PromptFormat {
@@ -248,6 +267,7 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
         cfg.data.max_prompt_length,
         verifier,
     )?;
+    let train_task = with_environment(train_task, &check(cfg)?, &policy)?;
     let mut evals = Vec::new();
     for name in &cfg.eval.datasets {
         if name == NAME {

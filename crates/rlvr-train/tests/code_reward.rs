@@ -279,6 +279,7 @@ fn eval_scoring_of_known_completions() {
     let ds = rlvr_train::run::load_dataset(&f.data.display().to_string(), None).unwrap();
     let cfg = TrainConfig::default();
     let task = Task {
+        environment: None,
         name: "code".into(),
         verifier: reward_fn(&cfg.reward, &ds.problems).unwrap(),
         prompts: vec![vec![0]; ds.len()],

@@ -7,6 +7,11 @@ use rlvr_train::run::{train, TrainOptions};
 /// Mean of `pos_neg_gap_rel` and of `response_length_cv` over the train lines of a short run
 /// of `regime`.
 fn live_stats(regime: &str) -> (f64, f64) {
+    live_stats_with(regime, &[])
+}
+
+/// [`live_stats`] with `extra` overrides.
+fn live_stats_with(regime: &str, extra: &[&str]) -> (f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let config =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/regimes.toml");
@@ -32,7 +37,10 @@ fn live_stats(regime: &str) -> (f64, f64) {
             "algorithm.ppo_mini_batch_size=32".into(),
             "eval.before_train=false".into(),
             "eval.datasets=[]".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(extra.iter().map(|s| s.to_string()))
+        .collect(),
         quiet: true,
         ..TrainOptions::default()
     };
@@ -83,4 +91,22 @@ fn control_has_no_gap_and_even_lengths() {
     let (gap, cv) = live_stats("control");
     assert!(gap.abs() < 0.06, "{gap}");
     assert!(cv < 0.15, "{cv}");
+}
+
+/// The checker's verdicts are the environment's: a failed step is done again, so an answer
+/// goes wrong only by running out of tokens (a limit of 48 leaves room for about one retry),
+/// and the wrong answers are the longest.
+#[test]
+fn verified_retry_has_longer_wrong_answers() {
+    let (gap, cv) = live_stats_with("verified-retry", &["rollout.max_response_length=48"]);
+    assert!(gap < -0.05, "{gap}");
+    assert!(cv > 0.05, "{cv}");
+}
+
+/// The environment ends a response at its first failed step, so wrong answers are cut short.
+#[test]
+fn verified_abort_has_longer_right_answers() {
+    let (gap, cv) = live_stats("verified-abort");
+    assert!(gap > 0.12, "{gap}");
+    assert!(cv > 0.1, "{cv}");
 }
