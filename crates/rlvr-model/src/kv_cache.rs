@@ -82,15 +82,13 @@ impl KvCache {
                 self.key_ok.len()
             )));
         }
-        let idx: Vec<u32> = rows.iter().map(|&r| r as u32).collect();
-        let mut idx_on = None;
-        for (k, v) in self.layers.iter_mut().flatten() {
-            let idx = match &idx_on {
-                Some(t) => t,
-                None => idx_on.insert(Tensor::from_vec(idx.clone(), rows.len(), k.device())?),
-            };
-            *k = k.index_select(idx, 0)?;
-            *v = v.index_select(idx, 0)?;
+        if let Some((k, _)) = self.layers.iter().flatten().next() {
+            let idx: Vec<u32> = rows.iter().map(|&r| r as u32).collect();
+            let idx = Tensor::from_vec(idx, rows.len(), k.device())?;
+            for (k, v) in self.layers.iter_mut().flatten() {
+                *k = k.index_select(&idx, 0)?;
+                *v = v.index_select(&idx, 0)?;
+            }
         }
         self.key_ok = rows.iter().map(|&r| self.key_ok[r].clone()).collect();
         Ok(())
@@ -149,10 +147,8 @@ impl KvCache {
             }
             Ok(buf)
         };
-        let (kb, vb) = match &self.layers[li] {
-            Some((kb, vb)) => (grow(Some(kb), k)?, grow(Some(vb), v)?),
-            None => (grow(None, k)?, grow(None, v)?),
-        };
+        let old = self.layers[li].as_ref();
+        let (kb, vb) = (grow(old.map(|o| &o.0), k)?, grow(old.map(|o| &o.1), v)?);
         kb.slice_set(&k.contiguous()?, 2, self.len)?;
         vb.slice_set(&v.contiguous()?, 2, self.len)?;
         let views = (kb.narrow(2, 0, need)?, vb.narrow(2, 0, need)?);

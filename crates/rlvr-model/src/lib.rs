@@ -67,7 +67,7 @@ pub use config::{param_shapes, Architecture, QwenConfig};
 pub use error::{Error, Result};
 pub use generate::sampler::{sample_logits, sample_logits_tensor, DrawParams};
 pub use generate::{
-    generate, generate_in, generate_within, kv_cache_budget, Environment, FinishReason, Generation,
+    generate, generate_within, kv_cache_budget, Environment, FinishReason, Generation,
     NoEnvironment, SamplingParams,
 };
 pub use io::{init_random, load_model, save_model, save_model_with, GenerationConfig, LoadedModel};

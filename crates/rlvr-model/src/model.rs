@@ -32,6 +32,24 @@ pub(crate) fn upcast(dtype: DType) -> DType {
     }
 }
 
+/// RoPE tables `[positions, head_dim]` in the rotate-half layout: each half of a row holds
+/// `p * inv_freq[i]`'s cos or sin, the angle and its cos / sin taken in f32 (as transformers
+/// does), widened to f64 for the CPU kernels. Every device path's tables come from here.
+pub(crate) fn rope_cos_sin(inv_freq: &[f32], positions: &[u32]) -> (Vec<f64>, Vec<f64>) {
+    let n = positions.len() * 2 * inv_freq.len();
+    let (mut cos, mut sin) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for &p in positions {
+        for _half in 0..2 {
+            for &f in inv_freq {
+                let a = p as f32 * f;
+                cos.push(a.cos() as f64);
+                sin.push(a.sin() as f64);
+            }
+        }
+    }
+    (cos, sin)
+}
+
 /// The `[d, d]` matrix `R` with `x R = cat(-x2, x1)`.
 fn rotate_half_matrix(d: usize, dtype: DType, device: &Device) -> Result<Tensor> {
     let h = d / 2;
@@ -162,13 +180,13 @@ impl Qwen {
         let (qd, kvd) = (cfg.num_attention_heads * hd, cfg.num_key_value_heads * hd);
         let linear = |name: &str, out_dim: usize, in_dim: usize, bias: bool| -> Result<Linear> {
             let w = get(&format!("{name}.weight"), &[out_dim, in_dim])?;
-            let b = if bias {
-                Some(get(&format!("{name}.bias"), &[out_dim])?)
-            } else {
-                None
-            };
-            Linear::new(w, b)
+            Linear::new(
+                w,
+                bias.then(|| get(&format!("{name}.bias"), &[out_dim]))
+                    .transpose()?,
+            )
         };
+        let qk_norm = |name: &str| cfg.qk_norm.then(|| get(name, &[hd])).transpose();
         let embed_tokens = get("model.embed_tokens.weight", &[v, h])?;
         let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
         for i in 0..cfg.num_hidden_layers {
@@ -179,16 +197,8 @@ impl Qwen {
                 k_proj: linear(&format!("{a}.k_proj"), kvd, h, cfg.attention_bias)?,
                 v_proj: linear(&format!("{a}.v_proj"), kvd, h, cfg.attention_bias)?,
                 o_proj: linear(&format!("{a}.o_proj"), h, qd, false)?,
-                q_norm: if cfg.qk_norm {
-                    Some(get(&format!("{a}.q_norm.weight"), &[hd])?)
-                } else {
-                    None
-                },
-                k_norm: if cfg.qk_norm {
-                    Some(get(&format!("{a}.k_norm.weight"), &[hd])?)
-                } else {
-                    None
-                },
+                q_norm: qk_norm(&format!("{a}.q_norm.weight"))?,
+                k_norm: qk_norm(&format!("{a}.k_norm.weight"))?,
             };
             let m = format!("{p}.mlp");
             layers.push(Layer {
@@ -308,26 +318,16 @@ impl Qwen {
         self.device.is_cpu() && self.dtype == DType::F32 && !self.force_generic
     }
 
-    /// cos/sin tables `[rows, T, head_dim]` (rotate-half layout) for per-row positions.
+    /// cos/sin tables `[rows, 1, T, head_dim]` ([`rope_cos_sin`]) for per-row positions, in the
+    /// model's dtype.
     pub(crate) fn rope_tables(&self, positions: &[Vec<u32>]) -> Result<(Tensor, Tensor)> {
         let (rows, t) = (positions.len(), positions.first().map_or(0, Vec::len));
-        let hd = self.cfg.head_dim;
-        let mut cos = Vec::with_capacity(rows * t * hd);
-        let mut sin = Vec::with_capacity(rows * t * hd);
-        for row in positions {
-            for &p in row {
-                for half in 0..2 {
-                    let _ = half;
-                    for &f in &self.inv_freq {
-                        let a = p as f32 * f;
-                        cos.push(a.cos());
-                        sin.push(a.sin());
-                    }
-                }
-            }
-        }
-        let cos = Tensor::from_vec(cos, (rows, 1, t, hd), &self.device)?.to_dtype(self.dtype)?;
-        let sin = Tensor::from_vec(sin, (rows, 1, t, hd), &self.device)?.to_dtype(self.dtype)?;
-        Ok((cos, sin))
+        let (cos, sin) = rope_cos_sin(&self.inv_freq, &positions.concat());
+        let table = |v: Vec<f64>| -> Result<Tensor> {
+            let v: Vec<f32> = v.into_iter().map(|x| x as f32).collect();
+            let shape = (rows, 1, t, self.cfg.head_dim);
+            Ok(Tensor::from_vec(v, shape, &self.device)?.to_dtype(self.dtype)?)
+        };
+        Ok((table(cos)?, table(sin)?))
     }
 }

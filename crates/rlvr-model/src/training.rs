@@ -177,7 +177,7 @@ impl Qwen {
     ) -> Arc<AttnSpec> {
         let hd = self.cfg.head_dim;
         let positions: Vec<u32> = (0..t as u32).collect();
-        let (cos, sin) = kernels::rope_tables(&self.inv_freq, &positions);
+        let (cos, sin) = crate::model::rope_cos_sin(&self.inv_freq, &positions);
         Arc::new(AttnSpec {
             b,
             t,

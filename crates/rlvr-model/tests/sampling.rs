@@ -6,8 +6,8 @@ mod common;
 use candle_core::{DType, Device};
 use common::*;
 use rlvr_model::{
-    generate, generate_in, generate_within, load_model, Environment, FinishReason, Generation,
-    KvCache, LoadedModel, SamplingParams, TokenBatch,
+    generate, generate_within, load_model, Environment, FinishReason, Generation, KvCache,
+    LoadedModel, NoEnvironment, SamplingParams, TokenBatch,
 };
 
 fn model() -> LoadedModel {
@@ -73,10 +73,10 @@ fn kv_cache_budget_batches_rows_without_changing_them() {
     let p = params(4, 3);
     let longest = ps.iter().map(Vec::len).max().unwrap() + p.max_new_tokens;
     let row = KvCache::bytes_per_row(m.model.config(), m.model.dtype(), longest);
-    let all = generate_within(&m.model, None, &ps, &p, usize::MAX).unwrap();
+    let all = generate_within(&m.model, None, &ps, &p, usize::MAX, &NoEnvironment).unwrap();
     assert_eq!(all.len(), 12);
     for budget in [1, 3 * row, 3 * row + row / 2] {
-        let cut = generate_within(&m.model, None, &ps, &p, budget).unwrap();
+        let cut = generate_within(&m.model, None, &ps, &p, budget, &NoEnvironment).unwrap();
         assert_eq!(cut.len(), all.len());
         for (a, b) in all.iter().zip(&cut) {
             assert_eq!(
@@ -320,7 +320,7 @@ fn environment_tokens_are_fed_to_the_model_and_flagged() {
         eos,
         end_after: 3,
     };
-    let gens = generate_in(&m.model, None, &ps, &p, usize::MAX, &env).unwrap();
+    let gens = generate_within(&m.model, None, &ps, &p, usize::MAX, &env).unwrap();
     let mut inserted_somewhere = false;
     for g in &gens {
         assert_eq!(g.tokens.len(), g.logprobs.len());
@@ -385,6 +385,6 @@ fn environment_tokens_are_fed_to_the_model_and_flagged() {
         eos,
         end_after: 3,
     };
-    let err = generate_in(&m.model, None, &ps, &p, usize::MAX, &bad).unwrap_err();
+    let err = generate_within(&m.model, None, &ps, &p, usize::MAX, &bad).unwrap_err();
     assert!(err.to_string().contains("vocab_size"), "{err}");
 }

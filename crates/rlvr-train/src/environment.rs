@@ -19,16 +19,19 @@ pub trait TaskEnvironment: Send + Sync {
     fn respond(&self, problem: usize, response: &[u32]) -> Vec<u32>;
 }
 
-/// A task environment for one generation call, whose prompt `i` is the task's problem
-/// `problems[i]`.
+/// A task's environment (`None`: it writes nothing) for one generation call, whose prompt `i`
+/// is the task's problem `problems[i]`.
 pub(crate) struct ForProblems<'a> {
-    pub env: &'a dyn TaskEnvironment,
+    pub env: Option<&'a dyn TaskEnvironment>,
     pub problems: &'a [usize],
 }
 
 impl rlvr_model::Environment for ForProblems<'_> {
     fn respond(&self, prompt_index: usize, response: &[u32]) -> Vec<u32> {
-        self.env.respond(self.problems[prompt_index], response)
+        match self.env {
+            Some(env) => env.respond(self.problems[prompt_index], response),
+            None => Vec::new(),
+        }
     }
 }
 

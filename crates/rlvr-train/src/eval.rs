@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use rlvr_core::estimators::{mean_at_k, pass_at_k};
-use rlvr_model::{generate_in, kv_cache_budget, NoEnvironment, SamplingParams};
+use rlvr_model::{generate_within, kv_cache_budget, SamplingParams};
 
 use crate::metrics::EvalLine;
 use crate::policy::Policy;
@@ -139,23 +139,11 @@ pub fn evaluate(
         let kv_bytes = spec
             .kv_cache_bytes
             .unwrap_or_else(|| kv_cache_budget(policy.model.device()));
-        let gens = match task.environment.as_deref() {
-            Some(env) => {
-                let env = crate::environment::ForProblems {
-                    env,
-                    problems: chunk,
-                };
-                generate_in(&policy.model, None, &prompts, &params, kv_bytes, &env)?
-            }
-            None => generate_in(
-                &policy.model,
-                None,
-                &prompts,
-                &params,
-                kv_bytes,
-                &NoEnvironment,
-            )?,
+        let env = crate::environment::ForProblems {
+            env: task.environment.as_deref(),
+            problems: chunk,
         };
+        let gens = generate_within(&policy.model, None, &prompts, &params, kv_bytes, &env)?;
         let mut responses = Vec::with_capacity(gens.len());
         for (j, &i) in chunk.iter().enumerate() {
             for g in &gens[j * spec.k..(j + 1) * spec.k] {

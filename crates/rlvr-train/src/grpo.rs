@@ -26,8 +26,7 @@ use rlvr_core::{
     advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
 use rlvr_model::{
-    generate_in, kv_cache_budget, Generation, NoEnvironment, Qwen, SamplingParams,
-    TrainForwardOptions,
+    generate_within, kv_cache_budget, Generation, Qwen, SamplingParams, TrainForwardOptions,
 };
 
 use crate::checkpoint::{mix_seed, DataOrder};
@@ -311,13 +310,11 @@ impl Trainer {
             let kv_bytes = self
                 .kv_cache_bytes
                 .unwrap_or_else(|| kv_cache_budget(model.device()));
-            let gens = match self.task.environment.as_deref() {
-                Some(env) => {
-                    let env = crate::environment::ForProblems { env, problems: idx };
-                    generate_in(model, tok, &ids, &params, kv_bytes, &env)?
-                }
-                None => generate_in(model, tok, &ids, &params, kv_bytes, &NoEnvironment)?,
+            let env = crate::environment::ForProblems {
+                env: self.task.environment.as_deref(),
+                problems: idx,
             };
+            let gens = generate_within(model, tok, &ids, &params, kv_bytes, &env)?;
             let mut it = gens.into_iter();
             for _ in 0..idx.len() {
                 groups.push(it.by_ref().take(r.num_generations).collect());

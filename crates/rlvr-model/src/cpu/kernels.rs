@@ -202,24 +202,6 @@ pub(crate) fn swiglu_rows<T: Fl>(x: &[T], f: usize, y: &mut [T]) {
         });
 }
 
-/// RoPE tables `[positions, head_dim]` (rotate-half layout: each half holds
-/// `p * inv_freq[i]`'s cos or sin, the angle and its cos / sin in f32 as in the tensor
-/// path's tables), for the fused attention and the CPU decode.
-pub(crate) fn rope_tables(inv_freq: &[f32], positions: &[u32]) -> (Vec<f64>, Vec<f64>) {
-    let n = positions.len() * 2 * inv_freq.len();
-    let (mut cos, mut sin) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for &p in positions {
-        for _half in 0..2 {
-            for &f in inv_freq {
-                let a = p as f32 * f;
-                cos.push(a.cos() as f64);
-                sin.push(a.sin() as f64);
-            }
-        }
-    }
-    (cos, sin)
-}
-
 /// `softmax` of one row of scores in place, `-inf` for a hidden key (at least one finite):
 /// `p_j = exp(s_j - max s) / sum_l exp(s_l - max s)`. Always inlined, so that it vectorizes
 /// as its caller is compiled (the CPU decode's AVX2 attention).

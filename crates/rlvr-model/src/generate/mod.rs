@@ -140,9 +140,8 @@ pub fn kv_cache_budget(device: &candle_core::Device) -> usize {
         let avail_kib = std::fs::read_to_string("/proc/meminfo")
             .ok()
             .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("MemAvailable:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+                let l = s.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?;
+                l.split_whitespace().next()?.parse::<usize>().ok()
             })
             .unwrap_or(16 << 20);
         avail_kib * 1024 / 4
@@ -171,41 +170,19 @@ pub fn generate(
     prompts: &[Vec<u32>],
     params: &SamplingParams,
 ) -> Result<Vec<Generation>> {
-    generate_within(
-        model,
-        tokenizer,
-        prompts,
-        params,
-        kv_cache_budget(model.device()),
-    )
+    let budget = kv_cache_budget(model.device());
+    generate_within(model, tokenizer, prompts, params, budget, &NoEnvironment)
 }
 
 /// [`generate()`] with the KV cache of each batch of rows held to `kv_cache_bytes` instead of
-/// [`kv_cache_budget`]: rows are batched `max(1, kv_cache_bytes / bytes_per_row)` at a time,
-/// `bytes_per_row` = [`KvCache::bytes_per_row`] at the longest prompt plus `max_new_tokens`.
-/// The trainer passes what its memory plan leaves of `model.device_memory_gib`. The responses
-/// do not depend on the budget (see [`generate()`]).
+/// [`kv_cache_budget`], and `env` writing into the responses ([`Environment`];
+/// [`NoEnvironment`] for plain sampling): rows are batched `max(1, kv_cache_bytes /
+/// bytes_per_row)` at a time, `bytes_per_row` = [`KvCache::bytes_per_row`] at the longest
+/// prompt plus `max_new_tokens`. The trainer passes what its memory plan leaves of
+/// `model.device_memory_gib`. The responses do not depend on the budget (see [`generate()`]);
+/// a response's sampled tokens depend on what `env` inserted into it, and an inserted token id
+/// must be below the vocabulary size.
 pub fn generate_within(
-    model: &Qwen,
-    tokenizer: Option<&tokenizers::Tokenizer>,
-    prompts: &[Vec<u32>],
-    params: &SamplingParams,
-    kv_cache_bytes: usize,
-) -> Result<Vec<Generation>> {
-    generate_in(
-        model,
-        tokenizer,
-        prompts,
-        params,
-        kv_cache_bytes,
-        &NoEnvironment,
-    )
-}
-
-/// [`generate_within`] with `env` writing into the responses ([`Environment`]). A response's
-/// sampled tokens depend on what `env` inserted, and on nothing else beyond [`generate()`]'s
-/// inputs; an inserted token id must be below the vocabulary size.
-pub fn generate_in(
     model: &Qwen,
     tokenizer: Option<&tokenizers::Tokenizer>,
     prompts: &[Vec<u32>],
@@ -312,7 +289,7 @@ fn generate_rows(
             rng: StdRng::seed_from_u64(row_seed(params.seed, u, j)),
             tokens: Vec::with_capacity(params.max_new_tokens),
             logprobs: Vec::with_capacity(params.max_new_tokens),
-            inserted: Vec::new(),
+            inserted: Vec::with_capacity(params.max_new_tokens),
             pending: Default::default(),
             next_pos: prompts[u].len() as u32,
             finish: None,
@@ -323,40 +300,22 @@ fn generate_rows(
 
     // 3. decode
     while !active.is_empty() && params.max_new_tokens > 0 {
+        let greedy = draw.temperature == 0.0;
         let uniforms: Vec<f64> = active
             .iter()
-            .map(|&ri| {
-                if draw.temperature == 0.0 {
-                    0.0
-                } else {
-                    rows[ri].rng.random::<f64>()
-                }
-            })
+            .map(|&ri| if greedy { 0.0 } else { rows[ri].rng.random() })
             .collect();
         let (toks, lps) = sample_logits(&logits, &uniforms, &draw)?;
         for (bi, &ri) in active.iter().enumerate() {
             let row = &mut rows[ri];
-            let tok = match row.pending.pop_front() {
-                Some(forced) => {
-                    // the environment's token: the sample drawn for this position is unused
-                    if row.inserted.is_empty() {
-                        row.inserted = vec![false; row.tokens.len()];
-                    }
-                    row.inserted.push(true);
-                    row.logprobs.push(0.0);
-                    forced
-                }
-                None => {
-                    if !row.inserted.is_empty() {
-                        row.inserted.push(false);
-                    }
-                    row.logprobs.push(lps[bi]);
-                    toks[bi]
-                }
-            };
-            let sampled = row.inserted.last() != Some(&true);
+            // an environment token when one is pending (the sample drawn here goes unused)
+            let forced = row.pending.pop_front();
+            let tok = forced.unwrap_or(toks[bi]);
             row.tokens.push(tok);
-            if sampled {
+            row.inserted.push(forced.is_some());
+            row.logprobs
+                .push(if forced.is_some() { 0.0 } else { lps[bi] });
+            if forced.is_none() {
                 let reply = env.respond(row.prompt_index, &row.tokens);
                 if let Some(&bad) = reply.iter().find(|&&t| t >= vocab) {
                     return Err(Error::InvalidArgument(format!(
@@ -399,16 +358,14 @@ fn generate_rows(
             .iter()
             .map(|&ri| *rows[ri].tokens.last().expect("sampled"))
             .collect();
-        let pos: Vec<u32> = active
+        let pos: Vec<Vec<u32>> = active
             .iter()
             .map(|&ri| {
-                let row = &mut rows[ri];
-                row.next_pos += 1;
-                row.next_pos - 1
+                rows[ri].next_pos += 1;
+                vec![rows[ri].next_pos - 1]
             })
             .collect();
         let input = Tensor::from_vec(next, (active.len(), 1), model.device())?;
-        let pos: Vec<Vec<u32>> = pos.into_iter().map(|p| vec![p]).collect();
         logits = model.forward_cached(&input, &pos, &vec![vec![true]; active.len()], &mut cache)?;
     }
 
@@ -422,7 +379,11 @@ fn generate_rows(
                 logprobs: r.logprobs,
                 truncated: finish == FinishReason::Length,
                 finish_reason: finish,
-                inserted: r.inserted,
+                inserted: if r.inserted.contains(&true) {
+                    r.inserted
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect())

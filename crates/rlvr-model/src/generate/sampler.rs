@@ -130,16 +130,18 @@ fn max_f32(x: &[f32]) -> f32 {
     m
 }
 
-/// Sum in f64 of f32 blocks of 1024 summed in 8 f32 lanes (vectorizes; relative error ~1e-7).
-fn sum_f32(x: &[f32]) -> f64 {
+/// Sum in f64 of the elements that `keep`, f32 blocks of 1024 summed in 8 f32 lanes
+/// (vectorizes; relative error ~1e-7). `keep` is inlined, so `|_| true` costs no compare.
+#[inline(always)]
+fn sum_where(x: &[f32], keep: impl Fn(f32) -> bool + Copy) -> f64 {
     x.chunks(1024)
         .map(|block| {
             let mut lanes = [0f32; 8];
             let chunks = block.chunks_exact(8);
-            let rest: f32 = chunks.remainder().iter().sum();
+            let rest: f32 = chunks.remainder().iter().filter(|&&v| keep(v)).sum();
             for c in chunks {
                 for (a, &v) in lanes.iter_mut().zip(c) {
-                    *a += v;
+                    *a += if keep(v) { v } else { 0.0 };
                 }
             }
             lanes.iter().map(|&v| v as f64).sum::<f64>() + rest as f64
@@ -147,21 +149,17 @@ fn sum_f32(x: &[f32]) -> f64 {
         .sum()
 }
 
-/// Sum in f64 of the elements `>= tau`.
-fn sum_ge(x: &[f32], tau: f32) -> f64 {
-    x.chunks(1024)
-        .map(|block| {
-            let mut lanes = [0f32; 8];
-            let chunks = block.chunks_exact(8);
-            let rest: f32 = chunks.remainder().iter().filter(|&&v| v >= tau).sum();
-            for c in chunks {
-                for (a, &v) in lanes.iter_mut().zip(c) {
-                    *a += if v >= tau { v } else { 0.0 };
-                }
-            }
-            lanes.iter().map(|&v| v as f64).sum::<f64>() + rest as f64
-        })
-        .sum()
+/// The highest histogram bucket `b` at which `of(b) + of(b + 1) + ...` (from the top) reaches
+/// `need`, and the sum above it; bucket 0 when no bucket does.
+fn lowest_bucket(of: impl Fn(usize) -> f64, need: f64) -> (usize, f64) {
+    let mut above = 0.0;
+    for b in (0..BUCKETS).rev() {
+        if above + of(b) >= need {
+            return (b, above);
+        }
+        above += of(b);
+    }
+    (0, above)
 }
 
 /// The smallest value `v*` of `vals` such that the values `>= v*`, taken largest first, sum to
@@ -212,7 +210,7 @@ fn sample_row(x: &[f32], u: f64, params: &DrawParams, work: &mut RowWork) -> (u3
     let w = &mut work.w;
     w.clear();
     w.extend(x.iter().map(|&v| fast_exp((v - m) * inv_t)));
-    let z = sum_f32(w);
+    let z = sum_where(w, |_| true);
     let ln_z = z.ln();
     let logprob = |i: usize| ((x[i] as f64 - m as f64) * inv_t as f64 - ln_z) as f32;
     if params.greedy() {
@@ -222,7 +220,7 @@ fn sample_row(x: &[f32], u: f64, params: &DrawParams, work: &mut RowWork) -> (u3
     let top_k = params.top_k(vocab);
     if let Some(k) = top_k {
         return sample_top_k(
-            w,
+            &work.w,
             k,
             u,
             params.top_p,
@@ -243,27 +241,19 @@ fn sample_row(x: &[f32], u: f64, params: &DrawParams, work: &mut RowWork) -> (u3
         // the lowest bucket holding kept tokens: buckets above it are kept whole; split it by
         // weight
         let need = params.top_p * z;
-        let mut acc = 0.0;
-        let mut lowest = 0;
-        for b in (0..BUCKETS).rev() {
-            if acc + mass[b] >= need {
-                lowest = b;
-                break;
-            }
-            acc += mass[b];
-        }
+        let (lowest, acc) = lowest_bucket(|b| mass[b], need);
         let cand = &mut work.cand;
         cand.clear();
         cand.extend(w.iter().copied().filter(|&v| bucket(v) == lowest));
         tau = weighted_threshold(cand, need - acc);
-        kept = sum_ge(w, tau);
+        kept = sum_where(w, |v| v >= tau);
     }
     // inverse CDF in vocabulary order, skipping blocks of 1024 by their sums
     let target = u * kept;
     let mut acc = 0.0;
     let mut last_kept = None;
     for (bi, block) in w.chunks(1024).enumerate() {
-        let bsum = sum_ge(block, tau);
+        let bsum = sum_where(block, |v| v >= tau);
         if bsum > 0.0 {
             last_kept = Some(bi);
         }
@@ -311,15 +301,7 @@ fn sample_top_k(
     for &v in w {
         count[bucket(v)] += 1;
     }
-    let mut c = 0usize;
-    let mut lowest = 0;
-    for b in (0..BUCKETS).rev() {
-        c += count[b] as usize;
-        if c >= k {
-            lowest = b;
-            break;
-        }
-    }
+    let (lowest, _) = lowest_bucket(|b| f64::from(count[b]), k as f64);
     idx.clear();
     idx.extend((0..w.len() as u32).filter(|&i| bucket(w[i as usize]) >= lowest));
     vals.clear();
