@@ -123,6 +123,7 @@ fn main() {
         })
         .collect();
     let task = Task {
+        environment: None,
         name: "smoke".into(),
         problems,
         prompts,
