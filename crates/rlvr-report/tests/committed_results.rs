@@ -46,8 +46,10 @@ fn check_part(part: &str, min_runs: usize) {
 
 #[test]
 fn committed_regime_reports_are_recomputed_from_their_runs() {
-    // the wrong-long study at 450 warm-start steps, the pilots, the 8-seed grid's parts
+    // the wrong-long study at 450 warm-start steps, the pilots, the 8-seed grid's parts,
     check_part("regimes", 30);
     check_part("regime-pilots", 8);
     check_part("regime-grid", 6);
+    // the verified regimes' pilot (seed 1)
+    check_part("regime-verified", 6);
 }

@@ -1160,6 +1160,17 @@ mod tests {
     }
 
     /// The study's problem space: sums of exactly 4 single-digit terms, 1 in 4 held out.
+    /// `solution_stats` of a study regime's warm-start data (2,000 problems x 8 solutions, in
+    /// tokens of its tokenizer), and the token count of a text.
+    fn token_stats(regime: Regime) -> (SolutionStats, impl Fn(&str) -> usize) {
+        let cfg = study(regime);
+        let tok = testbed_tokenizer(&cfg).unwrap();
+        let tokens = move |s: &str| tok.encode(s, false).unwrap().get_ids().len();
+        let s = solution_stats(&cfg, 2000, 8, &tokens);
+        eprintln!("{} {s:?}", regime.as_str());
+        (s, tokens)
+    }
+
     fn study(regime: Regime) -> TestbedConfig {
         TestbedConfig {
             regime,
@@ -1243,11 +1254,7 @@ mod tests {
     /// checked solution fits the study's 96-token responses.
     #[test]
     fn the_checked_regime_makes_wrong_answers_longer() {
-        let cfg = study(Regime::WrongLongRecheck);
-        let tok = testbed_tokenizer(&cfg).unwrap();
-        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
-        let s = solution_stats(&cfg, 2000, 8, &tokens);
-        eprintln!("wrong-long-recheck {s:?}");
+        let (s, tokens) = token_stats(Regime::WrongLongRecheck);
         assert!((s.accuracy - 0.831).abs() < 0.015, "{s:?}");
         assert!(s.mixed_groups > 1000, "{s:?}");
         assert!(s.pos_neg_gap / s.mean_length < -0.15, "{s:?}");
@@ -1283,11 +1290,7 @@ mod tests {
     /// slipped step (a uniform one of three), so right answers are the longer ones.
     #[test]
     fn the_step_checked_regime_makes_right_answers_longer() {
-        let cfg = study(Regime::RightLongAbort);
-        let tok = testbed_tokenizer(&cfg).unwrap();
-        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
-        let s = solution_stats(&cfg, 2000, 8, &tokens);
-        eprintln!("right-long-abort {s:?}");
+        let (s, tokens) = token_stats(Regime::RightLongAbort);
         assert!((s.accuracy - 0.6).abs() < 0.015, "{s:?}");
         assert!(s.mixed_groups > 1500, "{s:?}");
         assert!(s.pos_neg_gap / s.mean_length > 0.25, "{s:?}");
@@ -1406,20 +1409,12 @@ mod tests {
     /// stop at their slip, so right answers are the longer ones. `ok` and `no` are one token.
     #[test]
     fn the_verified_regimes_warm_start_data() {
-        let cfg = study(Regime::VerifiedAbort);
-        let tok = testbed_tokenizer(&cfg).unwrap();
-        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
-        let s = solution_stats(&cfg, 2000, 8, &tokens);
-        eprintln!("verified-abort {s:?}");
+        let (s, tokens) = token_stats(Regime::VerifiedAbort);
         assert!((s.accuracy - 0.6).abs() < 0.015, "{s:?}");
         assert!(s.pos_neg_gap / s.mean_length > 0.25, "{s:?}");
         assert_eq!((tokens(VERDICT_OK), tokens(VERDICT_NO)), (1, 1));
 
-        let cfg = study(Regime::VerifiedRetry);
-        let tok = testbed_tokenizer(&cfg).unwrap();
-        let tokens = |s: &str| tok.encode(s, false).unwrap().get_ids().len();
-        let s = solution_stats(&cfg, 2000, 8, &tokens);
-        eprintln!("verified-retry {s:?}");
+        let (s, tokens) = token_stats(Regime::VerifiedRetry);
         assert!(s.accuracy > 0.99, "{s:?}");
         assert!(s.length_cv > 0.15, "retries vary the length: {s:?}");
         assert_eq!((tokens(VERDICT_OK), tokens(VERDICT_NO)), (1, 1));
