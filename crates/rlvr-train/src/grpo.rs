@@ -453,11 +453,7 @@ impl Trainer {
                     prompt: self.task.prompts[group.problem].clone(),
                     response: gen.tokens.clone(),
                     loss_tokens: if masked { 0 } else { policy_tokens(gen) },
-                    inserted: if masked {
-                        Vec::new()
-                    } else {
-                        gen.inserted.clone()
-                    },
+                    inserted: gen.inserted.clone(),
                     advantage: adv,
                 });
             }

@@ -9,7 +9,9 @@
 //!   `entropy`, `pg_clipfrac_low`, `pg_clipfrac_high`, `grad_norm`, `lr`,
 //!   `rollout_tokens_per_s`, `train_tokens_per_s`, `time_rollout_s`, `time_reward_s`,
 //!   `time_train_s`, `skipped` and, when skipped, `skip_reason`. Also `groups_kept`,
-//!   `gen_batches` (dynamic sampling) and `wall_s` (seconds since the run started).
+//!   `gen_batches` (dynamic sampling) and `wall_s` (seconds since the run started). Lengths
+//!   and the gap count the tokens the policy sampled, not those a task's environment inserted
+//!   (`rlvr_train::environment`).
 //! - `"eval"`: `step`, `dataset`, `k`, `n_problems`, `distinct_problems`, `mean_at_k`,
 //!   `pass_at_k`.
 //!

@@ -267,7 +267,7 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
         cfg.data.max_prompt_length,
         verifier,
     )?;
-    let train_task = with_environment(train_task, &check(cfg)?, &policy)?;
+    let train_task = with_environment(train_task, &tcfg, &policy)?;
     let mut evals = Vec::new();
     for name in &cfg.eval.datasets {
         if name == NAME {
