@@ -236,6 +236,11 @@ pub fn run(args: Args) -> Result<()> {
     let cells = cells(&out, &conditions(&axes), &rules, args.seeds, jobs);
     let threads_per_job = (threads / jobs).max(1);
     let exe = std::env::current_exe().context("cannot find the rlvr binary")?;
+    // the machine this sweep's runs record (host.jsonl), to warn before a seed is split
+    // across machines; a config that does not load fails in the run itself, with its message
+    let here = rlvr_train::TrainConfig::load(Some(&pinned), &args.overrides)
+        .ok()
+        .map(|cfg| rlvr_train::run::local_machine(&cfg.model.device, threads_per_job));
     let started = std::time::Instant::now();
 
     let mut queue: std::collections::VecDeque<Cell> = cells.iter().cloned().collect();
@@ -247,6 +252,17 @@ pub fn run(args: Args) -> Result<()> {
             match state(&cell.dir) {
                 CellState::Finished => println!("[sweep] {}: finished, skipped", cell.label()),
                 s => {
+                    if let Some(here) = &here {
+                        let others = other_machines(&cells, &cell, here);
+                        if !others.is_empty() {
+                            println!(
+                                "[sweep] {}: WARNING: this seed's finished runs ran on another machine ({}); this one is {here}. \
+                                 Its paired differences will include the machines' rounding (docs/determinism.md)",
+                                cell.label(),
+                                others.join("; ")
+                            );
+                        }
+                    }
                     let child = spawn(
                         &exe,
                         &args,
@@ -336,8 +352,28 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Copies the config and overrides into the sweep directory on the first run; on later runs
-/// checks that they are unchanged. Returns the pinned config's path.
+/// The machines that the finished runs of `cell`'s condition and seed recorded in their
+/// `host.jsonl`, other than `here` (lines that do not parse are left to `rlvr report`, which
+/// names them).
+fn other_machines(cells: &[Cell], cell: &Cell, here: &str) -> Vec<String> {
+    let mut others: Vec<String> = Vec::new();
+    for c in cells.iter().filter(|c| {
+        c.condition == cell.condition && c.seed == cell.seed && state(&c.dir) == CellState::Finished
+    }) {
+        let text =
+            std::fs::read_to_string(c.dir.join(rlvr_train::run::HOST_FILE)).unwrap_or_default();
+        for line in text.lines() {
+            let machine = serde_json::from_str::<serde_json::Value>(line)
+                .ok()
+                .and_then(|v| v["machine"].as_str().map(String::from));
+            if let Some(m) = machine.filter(|m| m != here && !others.contains(m)) {
+                others.push(m);
+            }
+        }
+    }
+    others
+}
+
 /// Two config texts set the same values (they may differ in comments and layout).
 fn same_settings(a: &str, b: &str) -> bool {
     a == b
@@ -347,6 +383,8 @@ fn same_settings(a: &str, b: &str) -> bool {
         )
 }
 
+/// Copies the config and overrides into the sweep directory on the first run; on later runs
+/// checks that they are unchanged. Returns the pinned config's path.
 fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
     let text = std::fs::read_to_string(&args.config)
         .map_err(|e| BadInput(format!("{}: {e}", args.config.display())))?;

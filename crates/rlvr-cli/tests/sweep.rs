@@ -95,6 +95,44 @@ fn two_rule_sweep_runs_resumes_and_reports() {
         log(&again)
     );
 
+    // Each run recorded its machine once (one process, from step 0); the report lists it.
+    for cell in ["token-mean-s1", "balanced-s1"] {
+        let host = std::fs::read_to_string(out.join(cell).join("host.jsonl")).unwrap();
+        assert_eq!(host.lines().count(), 1, "{host}");
+        assert!(host.starts_with("{\"step\":0,"), "{host}");
+    }
+    let machines = md.split("## Machines").nth(1).expect("a machines section");
+    assert!(
+        machines.contains("| M1 |") && !machines.contains("| M2 |"),
+        "{md}"
+    );
+    assert!(
+        machines.contains("ran all its rules of a condition on one machine"),
+        "{md}"
+    );
+
+    // A seed whose finished run came from another machine: the sweep warns before it runs
+    // the seed's other rules here, and the report flags the seed.
+    std::fs::write(
+        out.join("token-mean-s1/host.jsonl"),
+        "{\"step\":0,\"machine\":\"another machine\"}\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(out.join("balanced-s1")).unwrap();
+    let split = rlvr(&args, tmp.path());
+    assert!(split.status.success(), "{}", log(&split));
+    let stdout = String::from_utf8_lossy(&split.stdout);
+    assert!(
+        stdout.contains("balanced seed 1: WARNING: this seed's finished runs ran on another machine (another machine)"),
+        "{}",
+        log(&split)
+    );
+    let md = std::fs::read_to_string(out.join("report/report.md")).unwrap();
+    assert!(
+        md.contains("seed 1 (M1, M2)") || md.contains("seed 1 (M2, M1)"),
+        "{md}"
+    );
+
     // The grid is pinned: other overrides on the same sweep directory are refused.
     let mut changed = args.clone();
     changed.extend(["--set", "optim.lr=1e-3"]);

@@ -14,11 +14,13 @@
 //! `balanced` with a 95% confidence interval ([`paired_differences`]); the live length
 //! statistics (relative pos-neg gap, length CV) are given over the first, middle and last ten
 //! steps; and the regime map plots every paired difference against the condition's live gap
-//! and length CV.
+//! and length CV. The machines section lists the machine of every run (`host.jsonl`) and flags
+//! a seed whose runs of a condition ran on more than one ([`machine_notes`]).
 //!
 //! What it leaves out: it neither trains nor re-evaluates anything; every number comes from the
 //! metrics files, so a report is only as honest as the runs behind it.
 
+mod machines;
 mod paired;
 mod plot;
 mod render;
@@ -27,6 +29,7 @@ mod stats;
 
 use std::path::{Path, PathBuf};
 
+pub use machines::{machine_notes, MachineNotes};
 pub use paired::{paired_differences, t_975, Interval, PairedRow, RunScores};
 pub use render::write_report;
 pub use runs::{load_run, Run};

@@ -185,6 +185,7 @@ mod tests {
             regime: "r".into(),
             lr: None,
             warm_start_steps: None,
+            machines: Vec::new(),
             train: Vec::new(),
             eval: acc
                 .iter()

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
+use crate::machines::{machine_notes, MachineNotes};
 use crate::paired::{paired_differences, Interval, PairedRow};
 use crate::plot::{line_band_plot, regime_map_plot, Curve, MapPoint};
 use crate::runs::{load_run, Run};
@@ -100,10 +101,11 @@ pub fn write_report(run_dirs: &[PathBuf], out_dir: &Path) -> Result<Vec<PathBuf>
         )?;
         written.push(path);
     }
-    let md = markdown(&runs, &sections, map_file.as_deref());
+    let notes = machine_notes(&runs, &condition);
+    let md = markdown(&runs, &sections, &notes, map_file.as_deref());
     let md_path = out_dir.join("report.md");
     std::fs::write(&md_path, md).map_err(io_err(&md_path))?;
-    let html = html(&runs, &sections, out_dir, map_file.as_deref())?;
+    let html = html(&runs, &sections, &notes, out_dir, map_file.as_deref())?;
     let html_path = out_dir.join("report.html");
     std::fs::write(&html_path, html).map_err(io_err(&html_path))?;
     written.push(md_path);
@@ -125,7 +127,6 @@ struct Section {
     plots: Vec<(String, String)>, // (title, file name)
 }
 
-/// A learning rate as configs write it (`5e-5`), or `?`.
 /// Names each run's condition: its regime, then every setting the runs differ in among the
 /// learning rate (`lr=`) and the warm-start length (`warm-start=`, in steps).
 fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
@@ -153,6 +154,7 @@ fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
     }
 }
 
+/// A learning rate as configs write it (`5e-5`), or `?`.
 fn fmt_lr(lr: Option<f64>) -> String {
     lr.map_or_else(|| "?".into(), |x| format!("{x:e}"))
 }
@@ -371,7 +373,62 @@ fn table_md(rows: &[RuleSummary]) -> String {
     t
 }
 
-fn markdown(runs: &[Run], sections: &[Section], map: Option<&str>) -> String {
+/// `M1`, `M2`, ...: the label of each machine, in the order of [`MachineNotes::machines`].
+fn machine_label(notes: &MachineNotes, machine: &str) -> String {
+    notes
+        .machines
+        .iter()
+        .position(|(m, _)| m == machine)
+        .map_or_else(|| "?".into(), |i| format!("M{}", i + 1))
+}
+
+/// The machine labels of one run (`M1, M2` for a run resumed elsewhere), `-` when unrecorded.
+fn run_machines(notes: &MachineNotes, r: &Run) -> String {
+    let mut labels: Vec<String> = Vec::new();
+    for m in &r.machines {
+        let l = machine_label(notes, m);
+        if labels.last() != Some(&l) {
+            labels.push(l);
+        }
+    }
+    if labels.is_empty() {
+        "-".into()
+    } else {
+        labels.join(", ")
+    }
+}
+
+/// The sentences under the machines table.
+fn machine_sentences(notes: &MachineNotes) -> Vec<String> {
+    let mut out = Vec::new();
+    if notes.unrecorded > 0 {
+        out.push(format!(
+            "{} run(s) did not record their machine (no `host.jsonl`: written before rlvr kept one).",
+            notes.unrecorded
+        ));
+    }
+    if notes.mixed.is_empty() {
+        if !notes.machines.is_empty() {
+            out.push("Every seed whose runs recorded it ran all its rules of a condition on one machine.".into());
+        }
+    } else {
+        let seeds: Vec<String> = notes
+            .mixed
+            .iter()
+            .map(|(c, seed, ms)| {
+                let labels: Vec<String> = ms.iter().map(|m| machine_label(notes, m)).collect();
+                format!("`{c}` seed {seed} ({})", labels.join(", "))
+            })
+            .collect();
+        out.push(format!(
+            "Seeds whose runs ran on more than one machine, so that their paired differences include the machines' rounding (docs/determinism.md): {}.",
+            seeds.join("; ")
+        ));
+    }
+    out
+}
+
+fn markdown(runs: &[Run], sections: &[Section], notes: &MachineNotes, map: Option<&str>) -> String {
     let mut md = String::from("# rlvr report: aggregation rules compared\n\n");
     let _ = writeln!(
         md,
@@ -407,18 +464,30 @@ drop = peak minus last-step accuracy; gain = last-step minus step-0 accuracy of 
             let _ = writeln!(md, "![{title}]({file})\n");
         }
     }
-    md += "## Runs\n\n| run | regime | rule | seed | train steps | evaluations |\n|---|---|---|---|---|---|\n";
+    md += "## Runs\n\n| run | regime | rule | seed | train steps | evaluations | machine |\n|---|---|---|---|---|---|---|\n";
     for r in runs {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             r.dir.display(),
             r.regime,
             r.rule,
             r.seed,
             r.train.len(),
-            r.eval.len()
+            r.eval.len(),
+            run_machines(notes, r)
         );
+    }
+    md += "\n## Machines\n\n";
+    if !notes.machines.is_empty() {
+        md += "| machine | cpu (features); matmul; threads | runs |\n|---|---|---|\n";
+        for (m, n) in &notes.machines {
+            let _ = writeln!(md, "| {} | {m} | {n} |", machine_label(notes, m));
+        }
+        md.push('\n');
+    }
+    for line in machine_sentences(notes) {
+        let _ = writeln!(md, "{line}\n");
     }
     md
 }
@@ -456,6 +525,7 @@ fn html_figure(out: &Path, title: &str, file: &str) -> Result<String, ReportErro
 fn html(
     runs: &[Run],
     sections: &[Section],
+    notes: &MachineNotes,
     out: &Path,
     map: Option<&str>,
 ) -> Result<String, ReportError> {
@@ -500,6 +570,19 @@ Peak = best evaluation of a run; drop = peak minus last-step accuracy.</p>",
         for (title, file) in &s.plots {
             h += &html_figure(out, title, file)?;
         }
+    }
+    h += "<h2>Machines</h2>";
+    if !notes.machines.is_empty() {
+        h += &html_table(
+            &["machine", "cpu (features); matmul; threads", "runs"],
+            notes
+                .machines
+                .iter()
+                .map(|(m, n)| vec![machine_label(notes, m), m.clone(), n.to_string()]),
+        );
+    }
+    for line in machine_sentences(notes) {
+        let _ = write!(h, "<p>{}</p>", escape(&line.replace('`', "")));
     }
     h += "</body></html>\n";
     Ok(h)
@@ -632,5 +715,70 @@ mod tests {
         let err = write_report(&[], &tmp).unwrap_err().to_string();
         assert!(err.contains("no runs"), "{err}");
         let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn machines_are_listed_and_a_seed_split_across_them_is_flagged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let host = |machine: &str, step: usize| {
+            format!(
+                "{}\n",
+                serde_json::json!({"step": step, "machine": machine})
+            )
+        };
+        let mut dirs = Vec::new();
+        for (rule, seed, hosts) in [
+            ("balanced", 0, host("cpu A; blas; 1 thread(s)", 0)),
+            ("token-mean", 0, host("cpu A; blas; 1 thread(s)", 0)),
+            ("balanced", 1, host("cpu A; blas; 1 thread(s)", 0)),
+            (
+                "token-mean",
+                1,
+                host("cpu A; blas; 1 thread(s)", 0) + &host("cpu B; blas; 2 thread(s)", 4),
+            ),
+            ("balanced", 2, String::new()),
+        ] {
+            let d = tmp.path().join(format!("{rule}-s{seed}"));
+            write_run(&d, rule, seed, 6);
+            if !hosts.is_empty() {
+                std::fs::write(d.join("host.jsonl"), hosts).unwrap();
+            }
+            dirs.push(d);
+        }
+        write_report(&dirs, &tmp.path().join("out")).unwrap();
+        let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+        let machines = md.split("## Machines").nth(1).expect("a machines section");
+        assert!(
+            machines.contains("| M1 | cpu A; blas; 1 thread(s) | 4 |")
+                && machines.contains("| M2 | cpu B; blas; 2 thread(s) | 1 |"),
+            "{md}"
+        );
+        assert!(machines.contains("1 run(s) did not record"), "{md}");
+        assert!(machines.contains("`gap` seed 1 (M1, M2)"), "{md}");
+        assert!(!machines.contains("seed 0"), "{md}");
+        // the runs table names each run's machines, in the order the run used them
+        assert!(md.contains("| 6 | 3 | M1, M2 |"), "{md}");
+        assert!(md.contains("| 6 | 3 | - |"), "{md}");
+        let html = std::fs::read_to_string(tmp.path().join("out/report.html")).unwrap();
+        assert!(html.contains("<h2>Machines</h2>") && html.contains("gap seed 1 (M1, M2)"));
+    }
+
+    #[test]
+    fn a_bad_host_line_names_file_and_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("balanced-s0");
+        write_run(&d, "balanced", 0, 6);
+        std::fs::write(
+            d.join("host.jsonl"),
+            "{\"machine\": \"m\"}\n{\"step\": 3}\n",
+        )
+        .unwrap();
+        let err = write_report(&[d], &tmp.path().join("out"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("host.jsonl:2:") && err.contains("machine"),
+            "{err}"
+        );
     }
 }

@@ -25,6 +25,9 @@ pub struct Run {
     pub train: Vec<(usize, Value)>,
     /// Evaluation points, in step order: (step, dataset, mean@k).
     pub eval: Vec<EvalPoint>,
+    /// The machine of each process that trained the run, in order (`machine` of each line of
+    /// `host.jsonl`: one per start or resume); empty when the run did not record it.
+    pub machines: Vec<String>,
 }
 
 /// One evaluation of one dataset.
@@ -75,20 +78,14 @@ fn pointer(v: &Value, key: &str) -> Option<f64> {
 /// Loads `dir/metrics.jsonl` and the labels from `dir/config.toml`.
 pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
     let metrics = dir.join("metrics.jsonl");
-    let text = std::fs::read_to_string(&metrics).map_err(io_err(&metrics))?;
     let mut train = Vec::new();
     let mut eval = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
+    for (i, v) in json_lines(&metrics)? {
         let bad = |reason: String| ReportError::BadLine {
             path: metrics.clone(),
-            line: i + 1,
+            line: i,
             reason,
         };
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| bad(format!("not valid JSON: {e}")))?;
         let step = v["step"]
             .as_u64()
             .ok_or_else(|| bad("missing integer \"step\"".into()))? as usize;
@@ -127,7 +124,47 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         warm_start_steps,
         train,
         eval,
+        machines: machines(&dir.join("host.jsonl"))?,
     })
+}
+
+/// The `machine` of every line of `host.jsonl` (none when the file is absent: runs written
+/// before rlvr recorded it).
+fn machines(path: &Path) -> Result<Vec<String>, ReportError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    json_lines(path)?
+        .into_iter()
+        .map(|(i, v)| {
+            v["machine"]
+                .as_str()
+                .map(String::from)
+                .ok_or_else(|| ReportError::BadLine {
+                    path: path.to_path_buf(),
+                    line: i,
+                    reason: "missing string \"machine\"".into(),
+                })
+        })
+        .collect()
+}
+
+/// The JSON object of every non-blank line of a JSON-lines file, with its 1-based line number.
+fn json_lines(path: &Path) -> Result<Vec<(usize, Value)>, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str(line)
+                .map(|v| (i + 1, v))
+                .map_err(|e| ReportError::BadLine {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    reason: format!("not valid JSON: {e}"),
+                })
+        })
+        .collect()
 }
 
 /// What a run's config says about its place in a comparison.

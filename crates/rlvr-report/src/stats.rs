@@ -151,6 +151,7 @@ mod tests {
             regime: "r".into(),
             lr: None,
             warm_start_steps: None,
+            machines: Vec::new(),
             train: vec![
                 (1, json!({"response_length_cv": 0.5, "pos_neg_gap": 10.0})),
                 (2, json!({"response_length_cv": 0.3, "pos_neg_gap": null})),

@@ -2,11 +2,12 @@
 //!
 //! Its parts: the set-up shared by every task (`setup.rs`; the testbed's is [`crate::testbed`]),
 //! progress bars and printed lines (`ui.rs`), and under `run/` the run directory (`run_dir.rs`),
-//! the evaluations (`evals.rs`), the summary (`summary.rs`) and `--dry-run` (`dry_run.rs`,
-//! [`dry_run()`]).
+//! the evaluations (`evals.rs`), the summary (`summary.rs`), the machine record
+//! (`host.rs`, [`HostRecord`]) and `--dry-run` (`dry_run.rs`, [`dry_run()`]).
 
 mod dry_run;
 mod evals;
+mod host;
 mod run_dir;
 mod summary;
 
@@ -31,6 +32,7 @@ pub use crate::setup::{
     unsandboxed_notice, Setup,
 };
 pub use crate::ui::Ui;
+pub use host::{local_machine, machine_signature, HostRecord, HOST_FILE};
 pub use run_dir::{new_run_dir, resolve_config, task_label};
 pub use summary::{LiveBias, RunSummary};
 
@@ -186,6 +188,7 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
     if opts.resume.is_none() || !opts.overrides.is_empty() {
         write_config(&run_dir, &cfg)?;
     }
+    HostRecord::current(&cfg, trainer.step).append(&run_dir)?;
     let metrics_path = run_dir.join("metrics.jsonl");
     let mut writer = MetricsWriter::open(&metrics_path, state.as_ref().map(|s| s.step))
         .map_err(|e| TrainError::io(&metrics_path, e))?;

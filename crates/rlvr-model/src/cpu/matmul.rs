@@ -35,6 +35,11 @@ pub fn backend_description() -> String {
     crate::cpu::blas::backend().describe()
 }
 
+/// The CPU worker threads products are split across (rayon's pool of this process).
+pub fn worker_threads() -> usize {
+    rayon::current_num_threads()
+}
+
 /// `a b` for 2-D `a` `[m, k]` and `b` `[k, n]` (see the module docs for which library runs
 /// it); differentiable like candle's `matmul`.
 pub fn matmul(a: &Tensor, b: &Tensor) -> candle_core::Result<Tensor> {
