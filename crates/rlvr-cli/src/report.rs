@@ -15,13 +15,21 @@ pub struct Args {
     /// Where report.md, report.html and the PNG plots go.
     #[arg(long, default_value = "report")]
     pub out: PathBuf,
+    /// Tables and the regime map only, without the per-condition curves (a summary over runs
+    /// whose parts were reported with their curves already).
+    #[arg(long)]
+    pub no_curves: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let written = rlvr_report::write_report(&args.runs, &args.out).map_err(|e| match e {
-        rlvr_report::ReportError::Plot { .. } => anyhow::Error::new(e),
-        other => BadInput(other.to_string()).into(),
-    })?;
+    let options = rlvr_report::ReportOptions {
+        curves: !args.no_curves,
+    };
+    let written =
+        rlvr_report::write_report_with(&args.runs, &args.out, options).map_err(|e| match e {
+            rlvr_report::ReportError::Plot { .. } => anyhow::Error::new(e),
+            other => BadInput(other.to_string()).into(),
+        })?;
     for p in &written {
         println!("wrote {}", p.display());
     }

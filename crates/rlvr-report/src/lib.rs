@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 pub use machines::{machine_notes, MachineNotes};
 pub use paired::{paired_differences, t_975, Interval, PairedRow, RunScores};
-pub use render::write_report;
+pub use render::{write_report, write_report_with, ReportOptions};
 pub use runs::{load_run, Run};
 pub use stats::{rule_summaries, RuleSummary, Spread};
 

@@ -55,9 +55,33 @@ const TRAIN_PLOTS: [(&str, &str, &str, &str); 7] = [
 /// The rules whose live positive share is plotted.
 const SHARE_RULES: [&str; 3] = ["token-mean", "seq-mean-token-mean", "balanced"];
 
+/// What a report draws besides its tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// The per-condition curves (accuracy, reward, PG loss, entropy, lengths, CV, gap, positive
+    /// share); without them a report holds its tables and the regime map only, which is what a
+    /// summary over runs already reported part by part needs.
+    pub curves: bool,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions { curves: true }
+    }
+}
+
 /// Loads `run_dirs`, writes `report.md`, `report.html` and PNGs into `out_dir` (created), and
 /// returns the paths written.
 pub fn write_report(run_dirs: &[PathBuf], out_dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    write_report_with(run_dirs, out_dir, ReportOptions::default())
+}
+
+/// [`write_report`] with the given options.
+pub fn write_report_with(
+    run_dirs: &[PathBuf],
+    out_dir: &Path,
+    options: ReportOptions,
+) -> Result<Vec<PathBuf>, ReportError> {
     if run_dirs.is_empty() {
         return Err(ReportError::Empty("give at least one run directory".into()));
     }
@@ -74,7 +98,7 @@ pub fn write_report(run_dirs: &[PathBuf], out_dir: &Path) -> Result<Vec<PathBuf>
     let mut written = Vec::new();
     let mut sections = Vec::new();
     for (cond, rs) in &by_condition {
-        let section = regime_section(cond, rs, out_dir, &mut written)?;
+        let section = regime_section(cond, rs, out_dir, options.curves, &mut written)?;
         sections.push(section);
     }
     let map: Vec<MapPoint> = sections
@@ -175,6 +199,7 @@ fn regime_section(
     regime: &str,
     runs: &[&Run],
     out: &Path,
+    curves: bool,
     written: &mut Vec<PathBuf>,
 ) -> Result<Section, ReportError> {
     let mut by_rule: BTreeMap<&str, Vec<&Run>> = BTreeMap::new();
@@ -183,10 +208,13 @@ fn regime_section(
     }
     let mut plots = Vec::new();
     let mut plot =
-        |stem: &str, title: String, y: &str, curves: Vec<Curve>| -> Result<(), ReportError> {
+        |stem: &str, title: String, y: &str, lines: Vec<Curve>| -> Result<(), ReportError> {
+            if !curves {
+                return Ok(());
+            }
             let file = format!("{}-{stem}.png", slug(regime));
             let path = out.join(&file);
-            line_band_plot(&path, &title, y, &curves)?;
+            line_band_plot(&path, &title, y, &lines)?;
             written.push(path);
             plots.push((title, file));
             Ok(())
@@ -780,5 +808,36 @@ mod tests {
             err.contains("host.jsonl:2:") && err.contains("machine"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn without_curves_a_report_has_its_tables_and_the_map_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut dirs = Vec::new();
+        for (rule, peak) in [("balanced", 6), ("token-mean", 2)] {
+            for seed in 0..2 {
+                let d = tmp.path().join(format!("{rule}-s{seed}"));
+                write_run(&d, rule, seed, peak);
+                dirs.push(d);
+            }
+        }
+        let (full, short) = (tmp.path().join("full"), tmp.path().join("short"));
+        write_report(&dirs, &full).unwrap();
+        let written = write_report_with(&dirs, &short, ReportOptions { curves: false }).unwrap();
+        let pngs: Vec<_> = written
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "png"))
+            .collect();
+        assert_eq!(pngs, vec![&short.join("regime-map.png")]);
+        let md = |d: &Path| std::fs::read_to_string(d.join("report.md")).unwrap();
+        let (full_md, short_md) = (md(&full), md(&short));
+        assert!(!short_md.contains("-accuracy.png"), "{short_md}");
+        // the same tables: the full report less its curve lines
+        let tables: String = full_md
+            .split("\n\n")
+            .filter(|block| !block.starts_with("![") || block.contains("regime-map"))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        assert_eq!(tables, short_md);
     }
 }

@@ -24,20 +24,40 @@ fn tables(md: &str) -> &str {
     md.split("## Runs").next().unwrap()
 }
 
+fn results() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results")
+}
+
 /// `rlvr report` on the runs under `results/<part>/runs` gives the committed tables.
 fn check_part(part: &str, min_runs: usize) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../results")
-        .join(part);
-    let runs = run_dirs(&root.join("runs"));
+    check_report(
+        part,
+        &[part],
+        min_runs,
+        rlvr_report::ReportOptions::default(),
+    );
+}
+
+/// `rlvr report` on the runs under `results/<source>/runs` of every source gives the committed
+/// tables of `results/<part>/report.md`.
+fn check_report(
+    part: &str,
+    sources: &[&str],
+    min_runs: usize,
+    options: rlvr_report::ReportOptions,
+) {
+    let root = results().join(part);
+    let runs: Vec<PathBuf> = sources
+        .iter()
+        .flat_map(|s| run_dirs(&results().join(s).join("runs")))
+        .collect();
     assert!(
         runs.len() >= min_runs,
-        "{} runs under {}",
+        "{} runs under {sources:?}",
         runs.len(),
-        root.display()
     );
     let tmp = tempfile::tempdir().unwrap();
-    rlvr_report::write_report(&runs, tmp.path()).unwrap();
+    rlvr_report::write_report_with(&runs, tmp.path(), options).unwrap();
     let fresh = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
     let committed = std::fs::read_to_string(root.join("report.md")).unwrap();
     assert_eq!(tables(&fresh), tables(&committed), "{part}");
@@ -50,6 +70,13 @@ fn committed_regime_reports_are_recomputed_from_their_runs() {
     check_part("regimes", 30);
     check_part("regime-pilots", 8);
     check_part("regime-grid", 6);
-    // the verified regimes' pilot (seed 1)
-    check_part("regime-verified", 6);
+    // the verified regimes, 3 rules x 8 seeds
+    check_part("regime-verified", 48);
+    // the study's summary over every regime that holds its band: tables and the regime map
+    check_report(
+        "regime-study",
+        &["regime-grid", "regime-verified"],
+        60,
+        rlvr_report::ReportOptions { curves: false },
+    );
 }
