@@ -49,18 +49,21 @@ pub struct HostRecord {
 impl HostRecord {
     /// This process's machine, for a run about to train from `step`.
     pub fn current(cfg: &TrainConfig, step: usize) -> Self {
-        let on_cpu = cfg.model.device == "cpu";
+        Self::on(
+            &cfg.model.device,
+            &cfg.model.dtype,
+            rlvr_model::matmul::worker_threads(),
+            step,
+        )
+    }
+
+    /// The record of a process on this machine that runs on `device` in `dtype` with
+    /// `threads` CPU worker threads, from `step`.
+    fn on(device: &str, dtype: &str, threads: usize, step: usize) -> Self {
         let cpu = cpu_model().unwrap_or_else(|| "unknown".into());
         let cpu_features = cpu_features();
-        let threads = rlvr_model::matmul::worker_threads();
-        let matmul = on_cpu.then(rlvr_model::matmul::backend_description);
-        let machine = machine_signature(
-            &cpu,
-            &cpu_features,
-            matmul.as_deref(),
-            threads,
-            &cfg.model.device,
-        );
+        let matmul = (device == "cpu").then(rlvr_model::matmul::backend_description);
+        let machine = machine_signature(&cpu, &cpu_features, matmul.as_deref(), threads, device);
         HostRecord {
             step,
             started_unix: std::time::SystemTime::now()
@@ -73,8 +76,8 @@ impl HostRecord {
             cpu_features,
             logical_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             threads,
-            device: cfg.model.device.clone(),
-            dtype: cfg.model.dtype.clone(),
+            device: device.to_string(),
+            dtype: dtype.to_string(),
             matmul,
             machine,
         }
@@ -98,14 +101,7 @@ impl HostRecord {
 /// worker threads (what [`HostRecord::current`] records; `rlvr sweep` compares it with the
 /// machines a seed's finished runs recorded).
 pub fn local_machine(device: &str, threads: usize) -> String {
-    let matmul = (device == "cpu").then(rlvr_model::matmul::backend_description);
-    machine_signature(
-        &cpu_model().unwrap_or_else(|| "unknown".into()),
-        &cpu_features(),
-        matmul.as_deref(),
-        threads,
-        device,
-    )
+    HostRecord::on(device, "", threads, 0).machine
 }
 
 /// `<cpu> (<features>); <device or matmul library>; <threads> thread(s)`: what must match for
