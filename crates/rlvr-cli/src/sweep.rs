@@ -14,7 +14,11 @@
 //! to `<out>/sweep-config.toml` and `<out>/sweep-overrides.txt`, and every cell, now or on a
 //! later resume, trains from that copy, so editing the config file mid-sweep cannot make the
 //! cells differ. A later invocation whose config sets different values (comments and layout may
-//! differ) or whose overrides differ is refused.
+//! differ) or whose overrides differ is refused. The grid axes and `--seeds` may change between
+//! invocations: each condition's directory name holds its axis values, so a wider grid or more
+//! seeds adds cells beside the finished ones (`--grid optim.lr=4e-4 --seeds 8` after
+//! `--grid optim.lr=1e-4,2e-4,4e-4 --seeds 2` runs seeds 3-8 at 4e-4 only). The report at the
+//! end covers this invocation's cells; `rlvr report <out>/*/*-s*` covers them all.
 //!
 //! Each cell runs as a child process of this binary, so a crash in one run does not take the
 //! sweep down, and `--jobs J` (default: one per core) runs J cells at once with the CPU threads
@@ -388,9 +392,7 @@ fn same_settings(a: &str, b: &str) -> bool {
 fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
     let text = std::fs::read_to_string(&args.config)
         .map_err(|e| BadInput(format!("{}: {e}", args.config.display())))?;
-    let mut pinned: Vec<String> = args.overrides.clone();
-    pinned.extend(args.grid.iter().map(|g| format!("grid {g}")));
-    let overrides = pinned.join("\n");
+    let overrides = args.overrides.join("\n");
     let (cfg_path, ovr_path) = (
         out.join("sweep-config.toml"),
         out.join("sweep-overrides.txt"),
@@ -399,6 +401,12 @@ fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
         let old_cfg =
             std::fs::read_to_string(&cfg_path).with_context(|| cfg_path.display().to_string())?;
         let old_ovr = std::fs::read_to_string(&ovr_path).unwrap_or_default();
+        // earlier versions pinned the grid axes too, as `grid key=...` lines: the axes may change
+        let old_ovr = old_ovr
+            .lines()
+            .filter(|l| !l.starts_with("grid "))
+            .collect::<Vec<_>>()
+            .join("\n");
         if !same_settings(&old_cfg, &text) || old_ovr != overrides {
             return Err(BadInput(format!(
                 "{} was started with a different config or --set overrides (pinned in {} and {}); \

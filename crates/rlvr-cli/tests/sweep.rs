@@ -290,6 +290,38 @@ fn grid_sweep_reports_conditions_and_resumes_to_the_same_table() {
         md,
         "resumed report differs"
     );
+
+    // The grid axes are not pinned (each condition's directory names its values): a narrower
+    // grid on the same directory skips its finished runs and starts none, also where the
+    // overrides file was written when the axes were pinned too (`grid ...` lines).
+    let ovr = out.join("sweep-overrides.txt");
+    let pinned = std::fs::read_to_string(&ovr).unwrap();
+    assert!(
+        pinned.contains("eval.n_problems=8") && !pinned.contains("grid "),
+        "{pinned}"
+    );
+    std::fs::write(
+        &ovr,
+        format!("{pinned}\ngrid data.testbed_regime=wrong-long,control"),
+    )
+    .unwrap();
+    let mut narrow = args.clone();
+    let axis = narrow
+        .iter()
+        .position(|a| a == "data.testbed_regime=wrong-long,control")
+        .unwrap();
+    narrow[axis] = "data.testbed_regime=control".into();
+    let argv: Vec<&str> = narrow.iter().map(String::as_str).collect();
+    let narrowed = rlvr(&argv, tmp.path());
+    assert!(narrowed.status.success(), "{}", log(&narrowed));
+    let stdout = String::from_utf8_lossy(&narrowed.stdout);
+    assert_eq!(
+        stdout.matches("finished, skipped").count(),
+        4,
+        "{}",
+        log(&narrowed)
+    );
+    assert!(!stdout.contains("starting"), "{}", log(&narrowed));
 }
 
 #[test]
