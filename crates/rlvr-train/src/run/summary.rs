@@ -23,6 +23,8 @@ pub struct RunSummary {
     /// Reward mean per step (NaN for skipped steps).
     pub rewards: Vec<f64>,
     pub skipped_steps: usize,
+    /// Why steps were skipped: each distinct `skip_reason`, with its count, most frequent first.
+    pub skip_reasons: Vec<(String, usize)>,
     /// The bias diagnostics of the live batches, averaged over steps.
     pub live_bias: Option<LiveBias>,
     pub times: PhaseTimes,
@@ -70,6 +72,21 @@ impl LiveBias {
             positive_share,
         })
     }
+}
+
+/// The distinct `skip_reason`s of the skipped `"train"` lines with their counts, most frequent
+/// first (ties in order of first appearance).
+fn skip_reasons(train: &[&serde_json::Value]) -> Vec<(String, usize)> {
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for v in train.iter().filter(|v| v["skipped"] == true) {
+        let reason = v["skip_reason"].as_str().unwrap_or("no reason recorded");
+        match reasons.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((reason.to_string(), 1)),
+        }
+    }
+    reasons.sort_by(|a, b| b.1.cmp(&a.1));
+    reasons
 }
 
 /// Builds the summary from the run's metrics file.
@@ -120,6 +137,7 @@ pub(super) fn summarize(
             .map(|v| v["reward_mean"].as_f64().unwrap_or(f64::NAN))
             .collect(),
         skipped_steps: train.iter().filter(|v| v["skipped"] == true).count(),
+        skip_reasons: skip_reasons(&train),
         live_bias: LiveBias::from_lines(&train),
         times,
         wall_s,
@@ -137,6 +155,21 @@ impl RunSummary {
             "\n== rlvr train: {} steps of {} ({} skipped), aggregation `{}` ==\n",
             self.steps, self.total_steps, self.skipped_steps, self.rule
         );
+        if self.skipped_steps > 0 {
+            let reasons: Vec<String> = self
+                .skip_reasons
+                .iter()
+                .map(|(r, n)| format!("{r} ({n})"))
+                .collect();
+            if self.skipped_steps == self.steps {
+                s += &format!(
+                    "WARNING: every step was skipped, so the policy was not updated: {}\n",
+                    reasons.join("; ")
+                );
+            } else {
+                s += &format!("skipped steps: {}\n", reasons.join("; "));
+            }
+        }
         s += &format!("task: {}\n", self.task);
         s += &format!("policy: {} parameters\n", self.n_params);
         if let Some(w) = &self.warm_start {
@@ -238,5 +271,64 @@ mod tests {
         assert!((share("token-mean") - 0.46).abs() < 1e-12);
         assert_eq!(share("balanced"), 0.5);
         assert_eq!(LiveBias::from_lines(&refs[2..]), None);
+    }
+
+    fn summary_of(lines: &[&str]) -> RunSummary {
+        let values: Vec<serde_json::Value> = lines
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let train: Vec<&serde_json::Value> = values.iter().collect();
+        RunSummary {
+            run_dir: PathBuf::from("run"),
+            steps: train.len(),
+            total_steps: train.len(),
+            rule: "balanced".into(),
+            task: "testbed".into(),
+            before: Vec::new(),
+            after: Vec::new(),
+            rewards: Vec::new(),
+            skipped_steps: train.iter().filter(|v| v["skipped"] == true).count(),
+            skip_reasons: skip_reasons(&train),
+            live_bias: None,
+            times: PhaseTimes::default(),
+            wall_s: 0.0,
+            warm_start: None,
+            n_params: 0,
+        }
+    }
+
+    /// A run whose every step was skipped says so, with the reasons counted; one that skipped
+    /// some steps lists them; one that skipped none says nothing about skipping.
+    #[test]
+    fn skipped_steps_are_reported_with_their_reasons() {
+        let novar =
+            r#"{"kind":"train","skipped":true,"skip_reason":"no group with reward variation"}"#;
+        let nan = r#"{"kind":"train","skipped":true,"skip_reason":"non-finite loss (NaN)"}"#;
+        let ok = r#"{"kind":"train","skipped":false}"#;
+        let all = summary_of(&[nan, novar, novar]).render();
+        assert!(
+            all.contains(
+                "WARNING: every step was skipped, so the policy was not updated: \
+                 no group with reward variation (2); non-finite loss (NaN) (1)\n"
+            ),
+            "{all}"
+        );
+        let some = summary_of(&[ok, novar, ok]).render();
+        assert!(!some.contains("WARNING"), "{some}");
+        assert!(
+            some.contains("skipped steps: no group with reward variation (1)\n"),
+            "{some}"
+        );
+        let none = summary_of(&[ok, ok]).render();
+        assert!(
+            !none.contains("skipped steps") && !none.contains("WARNING"),
+            "{none}"
+        );
+        let unexplained = summary_of(&[r#"{"kind":"train","skipped":true}"#]).render();
+        assert!(
+            unexplained.contains("no reason recorded (1)"),
+            "{unexplained}"
+        );
     }
 }
