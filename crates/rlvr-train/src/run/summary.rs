@@ -85,7 +85,7 @@ fn skip_reasons(train: &[&serde_json::Value]) -> Vec<(String, usize)> {
             None => reasons.push((reason.to_string(), 1)),
         }
     }
-    reasons.sort_by(|a, b| b.1.cmp(&a.1));
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
     reasons
 }
 
