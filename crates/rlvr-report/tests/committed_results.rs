@@ -69,7 +69,7 @@ fn committed_regime_reports_are_recomputed_from_their_runs() {
     // the wrong-long study at 450 warm-start steps, the pilots, the 8-seed grid's parts,
     check_part("regimes", 30);
     check_part("regime-pilots", 8);
-    check_part("regime-grid", 6);
+    check_part("regime-grid", 48);
     // the verified regimes, 3 rules x 8 seeds
     check_part("regime-verified", 48);
     // the stress learning rates on verified-retry (1e-4: 2 seeds; 2e-4: 4 seeds; 4e-4: 8 seeds)
@@ -78,7 +78,7 @@ fn committed_regime_reports_are_recomputed_from_their_runs() {
     check_report(
         "regime-study",
         &["regime-grid", "regime-verified"],
-        60,
+        96,
         rlvr_report::ReportOptions { curves: false },
     );
 }
