@@ -10,8 +10,10 @@
 //! - connections and reads time out ([`HubOptions::connect_timeout`],
 //!   [`HubOptions::read_timeout`]);
 //! - a file is complete only when its byte count equals the announced size (`X-Linked-Size`,
-//!   else `Content-Length`) and, for LFS files (whose `X-Linked-Etag` is the SHA-256 of the
-//!   content), its SHA-256 matches.
+//!   else `Content-Length`) and its content hash matches the announced one: for LFS files the
+//!   SHA-256 (`X-Linked-Etag`, 64 hex digits), for other files git's blob hash (a strong `ETag`
+//!   of 40 hex digits: SHA-1 of `blob <size>\0` followed by the content, as `git hash-object`
+//!   computes it).
 //!
 //! Downloads are resumable: a file is written to `blobs/<etag>.part`, synced and renamed when
 //! complete; an interrupted download leaves the `.part` file, and the next call asks the
@@ -21,6 +23,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
 use crate::cache::{lock, sync_dir};
@@ -175,9 +178,15 @@ impl Remote<'_> {
                 shown(raw)
             )));
         }
-        let sha256 =
-            (linked.is_some() && etag.len() == 64 && etag.bytes().all(|b| b.is_ascii_hexdigit()))
-                .then(|| etag.to_ascii_lowercase());
+        let hex = |n: usize| etag.len() == n && etag.bytes().all(|b| b.is_ascii_hexdigit());
+        let weak = raw.trim().starts_with("W/");
+        let hash = if linked.is_some() && hex(64) {
+            Some(ContentHash::Sha256(etag.to_ascii_lowercase()))
+        } else if linked.is_none() && !weak && hex(40) {
+            Some(ContentHash::GitSha1(etag.to_ascii_lowercase()))
+        } else {
+            None
+        };
         let size_header = match self.header(&resp, "X-Linked-Size", file)? {
             Some(s) => Some(("X-Linked-Size", s)),
             None => self
@@ -200,13 +209,13 @@ impl Remote<'_> {
             commit,
             etag: etag.to_string(),
             size,
-            sha256,
+            hash,
         })
     }
 
     /// Downloads `file` into `blobs/<etag>` (resuming `blobs/<etag>.part`) and returns the
-    /// blob's path. The blob is renamed into place only when its size, and its SHA-256 where
-    /// the server gave one, match.
+    /// blob's path. The blob is renamed into place only when its size, and its content hash
+    /// where the server gave one, match.
     fn download_blob(&self, file: &str, meta: &Metadata) -> Result<PathBuf> {
         let blobs = self.dir().join("blobs");
         std::fs::create_dir_all(&blobs).map_err(|e| Error::io(&blobs, e))?;
@@ -229,7 +238,7 @@ impl Remote<'_> {
             std::fs::remove_file(&part).map_err(|e| Error::io(&part, e))?;
             start = 0;
         }
-        let mut hasher = meta.sha256.as_ref().map(|_| Sha256::new());
+        let mut hasher = meta.hash.as_ref().map(|want| Hasher::new(want, meta.size));
         if start < meta.size {
             let url = self.file_url(file);
             let resp = self
@@ -333,13 +342,15 @@ impl Remote<'_> {
         } else if let Some(h) = hasher.as_mut() {
             hash_prefix(h, &part, start)?;
         }
-        if let (Some(h), Some(want)) = (hasher, &meta.sha256) {
-            let got: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-            if &got != want {
+        if let (Some(h), Some(want)) = (hasher, &meta.hash) {
+            let got = h.hex();
+            if got != want.hex() {
                 let _ = std::fs::remove_file(&part);
                 return Err(self.server_error(format!(
-                    "sent {file} with SHA-256 {got}, but announced {want} (X-Linked-Etag); the \
-                     download was removed"
+                    "sent {file} with {} {got}, but announced {} ({}); the download was removed",
+                    want.name(),
+                    want.hex(),
+                    want.header()
                 )));
             }
         }
@@ -417,8 +428,76 @@ struct Metadata {
     etag: String,
     /// The file's size in bytes.
     size: u64,
-    /// The content's SHA-256 (lower-case hex) for LFS files.
-    sha256: Option<String>,
+    /// The hash the content must have, where the server announced one.
+    hash: Option<ContentHash>,
+}
+
+/// A content hash a server announces for a file (lower-case hex).
+#[derive(Debug, Clone, PartialEq)]
+enum ContentHash {
+    /// LFS files: `X-Linked-Etag` is SHA-256(content).
+    Sha256(String),
+    /// Other files: a strong `ETag` of 40 hex digits is git's blob hash,
+    /// SHA-1(`"blob " + decimal(size) + "\0" + content`).
+    GitSha1(String),
+}
+
+impl ContentHash {
+    fn hex(&self) -> &str {
+        match self {
+            Self::Sha256(h) | Self::GitSha1(h) => h,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Sha256(_) => "SHA-256",
+            Self::GitSha1(_) => "git blob SHA-1",
+        }
+    }
+
+    /// The header that announced it.
+    fn header(&self) -> &'static str {
+        match self {
+            Self::Sha256(_) => "X-Linked-Etag",
+            Self::GitSha1(_) => "ETag",
+        }
+    }
+}
+
+/// The running hash of a download, of the kind its [`ContentHash`] names.
+enum Hasher {
+    Sha256(Sha256),
+    GitSha1(Sha1),
+}
+
+impl Hasher {
+    /// A hasher for a file of `size` bytes (git's blob hash starts with a header naming it).
+    fn new(want: &ContentHash, size: u64) -> Self {
+        match want {
+            ContentHash::Sha256(_) => Self::Sha256(Sha256::new()),
+            ContentHash::GitSha1(_) => {
+                let mut h = Sha1::new();
+                h.update(format!("blob {size}\0").as_bytes());
+                Self::GitSha1(h)
+            }
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Self::Sha256(h) => h.update(bytes),
+            Self::GitSha1(h) => h.update(bytes),
+        }
+    }
+
+    fn hex(self) -> String {
+        let digest: Vec<u8> = match self {
+            Self::Sha256(h) => h.finalize().to_vec(),
+            Self::GitSha1(h) => h.finalize().to_vec(),
+        };
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 /// `scheme://host[:port]` of a URL.
@@ -431,7 +510,7 @@ fn origin(url: &str) -> &str {
 }
 
 /// Feeds the first `len` bytes of `path` to `h`.
-fn hash_prefix(h: &mut Sha256, path: &Path, len: u64) -> Result<()> {
+fn hash_prefix(h: &mut Hasher, path: &Path, len: u64) -> Result<()> {
     if len == 0 {
         return Ok(());
     }
@@ -477,4 +556,36 @@ pub fn fetch_file(
         )));
     }
     remote.download(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git_blob_sha1(bytes: &[u8]) -> String {
+        let want = ContentHash::GitSha1(String::new());
+        let mut h = Hasher::new(&want, bytes.len() as u64);
+        h.update(bytes);
+        h.hex()
+    }
+
+    /// Git's blob hash, against values git and huggingface_hub publish: the empty blob every
+    /// git repository knows, and the example of `huggingface_hub.utils.sha.git_hash`.
+    #[test]
+    fn git_blob_hash_matches_git() {
+        assert_eq!(
+            git_blob_sha1(b""),
+            "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+        );
+        assert_eq!(
+            git_blob_sha1(b"Hello, World!"),
+            "b45ef6fec89518d314f546fd6c3025367b721684"
+        );
+        // fed in pieces, as a resumed download is
+        let want = ContentHash::GitSha1(String::new());
+        let mut h = Hasher::new(&want, 13);
+        h.update(b"Hello, ");
+        h.update(b"World!");
+        assert_eq!(h.hex(), "b45ef6fec89518d314f546fd6c3025367b721684");
+    }
 }

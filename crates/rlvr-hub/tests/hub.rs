@@ -607,6 +607,54 @@ fn an_lfs_file_whose_sha256_differs_from_the_announced_one_is_refused() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
+/// Git's blob hash, SHA-1 of `blob <size>\0` + content: the hub's `ETag` of a non-LFS file.
+fn git_blob_sha1(bytes: &[u8]) -> String {
+    use sha1::Digest;
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {}\0", bytes.len()).as_bytes());
+    h.update(bytes);
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn a_small_file_whose_git_hash_differs_from_its_etag_is_refused() {
+    let root = hub_root("hub-sha1");
+    let server = HubServer::start(&root);
+    let cache = root.join("cache");
+    let opts = options(&server, &cache);
+    let file = "data/test.jsonl";
+    let content = std::fs::read(root.join("datasets/tiny-org/sums").join(file)).unwrap();
+    let right = git_blob_sha1(&content);
+    let mut wrong = right.clone();
+    wrong.replace_range(..1, if wrong.starts_with('0') { "1" } else { "0" });
+    server.hostile.lock().unwrap().etag = Some(format!("\"{wrong}\""));
+    let err = fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, file);
+    assert!(
+        err.contains("git blob SHA-1") && err.contains(&wrong) && err.contains(&right),
+        "{err}"
+    );
+    let blobs = cache.join("datasets--tiny-org--sums/blobs");
+    assert!(tree(&blobs).is_empty(), "{:?}", tree(&blobs));
+    assert!(cached_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).is_none());
+    // a weak ETag (`W/"..."`) promises no byte identity, so it names the blob but is not
+    // checked
+    server.hostile.lock().unwrap().etag = Some(format!("W/\"{wrong}\""));
+    let p = fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    std::fs::remove_dir_all(&cache).unwrap();
+    // the right hash is accepted, also over a resumed download, and names the blob
+    server.hostile.lock().unwrap().etag = Some(format!("\"{right}\""));
+    *server.truncate_once.lock().unwrap() = Some(file.into());
+    fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).unwrap_err();
+    let p = fetch_file(&opts, RepoType::Dataset, "tiny-org/sums", "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    assert!(blobs.join(&right).is_file());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
 #[test]
 fn a_pinned_commit_downloads_and_is_read_offline() {
     let root = hub_root("hub-pinned");
