@@ -22,7 +22,6 @@ pub struct RunSummary {
     pub after: Vec<EvalResult>,
     /// Reward mean per step (NaN for skipped steps).
     pub rewards: Vec<f64>,
-    pub skipped_steps: usize,
     /// Why steps were skipped: each distinct `skip_reason`, with its count, most frequent first.
     pub skip_reasons: Vec<(String, usize)>,
     /// The bias diagnostics of the live batches, averaged over steps.
@@ -136,7 +135,6 @@ pub(super) fn summarize(
             .iter()
             .map(|v| v["reward_mean"].as_f64().unwrap_or(f64::NAN))
             .collect(),
-        skipped_steps: train.iter().filter(|v| v["skipped"] == true).count(),
         skip_reasons: skip_reasons(&train),
         live_bias: LiveBias::from_lines(&train),
         times,
@@ -147,21 +145,30 @@ pub(super) fn summarize(
 }
 
 impl RunSummary {
+    /// Steps skipped (nothing applied), over all reasons.
+    pub fn skipped_steps(&self) -> usize {
+        self.skip_reasons.iter().map(|(_, n)| n).sum()
+    }
+
     /// The text printed at the end of `rlvr train`.
     pub fn render(&self) -> String {
         let mut s = String::new();
         let t = &self.times;
         s += &format!(
             "\n== rlvr train: {} steps of {} ({} skipped), aggregation `{}` ==\n",
-            self.steps, self.total_steps, self.skipped_steps, self.rule
+            self.steps,
+            self.total_steps,
+            self.skipped_steps(),
+            self.rule
         );
-        if self.skipped_steps > 0 {
+        let skipped = self.skipped_steps();
+        if skipped > 0 {
             let reasons: Vec<String> = self
                 .skip_reasons
                 .iter()
                 .map(|(r, n)| format!("{r} ({n})"))
                 .collect();
-            if self.skipped_steps == self.steps {
+            if skipped == self.steps {
                 s += &format!(
                     "WARNING: every step was skipped, so the policy was not updated: {}\n",
                     reasons.join("; ")
@@ -288,7 +295,6 @@ mod tests {
             before: Vec::new(),
             after: Vec::new(),
             rewards: Vec::new(),
-            skipped_steps: train.iter().filter(|v| v["skipped"] == true).count(),
             skip_reasons: skip_reasons(&train),
             live_bias: None,
             times: PhaseTimes::default(),
