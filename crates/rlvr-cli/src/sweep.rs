@@ -192,10 +192,14 @@ enum CellState {
     Fresh,
 }
 
+/// A cell with any checkpoint, or with checkpoints set aside as damaged, is resumed: `rlvr
+/// train --resume` falls back to the newest intact one, or refuses a run with none (it is
+/// restarted only by hand, `--resume <dir> --restart`), never starting it over here.
 fn state(dir: &Path) -> CellState {
+    use rlvr_train::checkpoint;
     if dir.join("sweep.done").exists() {
         CellState::Finished
-    } else if dir.join("checkpoint").join("state.json").exists() {
+    } else if !checkpoint::candidates(dir).is_empty() || !checkpoint::damaged(dir).is_empty() {
         CellState::Resume
     } else {
         CellState::Fresh
@@ -445,10 +449,9 @@ fn spawn(
     if resume {
         cmd.arg("--resume").arg(&cell.dir);
     } else {
-        // a run that never reached a checkpoint starts over
-        for f in ["config.toml", "metrics.jsonl"] {
-            let _ = std::fs::remove_file(cell.dir.join(f));
-        }
+        // a run that never reached a checkpoint is started over by `rlvr train` itself, under
+        // the lock of its directory (files are not removed here, where another sweep's run
+        // could be writing them)
         cmd.arg("--config").arg(config);
         for o in args.overrides.iter().chain(&cell.condition) {
             cmd.arg("--set").arg(o);

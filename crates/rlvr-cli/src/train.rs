@@ -21,9 +21,16 @@ pub struct Args {
     /// Override one key: `--set algorithm.loss_agg_mode=token-mean` (repeatable).
     #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
     set: Vec<String>,
-    /// Continue the run in this directory (runs/<name>) from its last checkpoint.
+    /// Continue the run in this directory (runs/<name>) from its last checkpoint. Overrides
+    /// (`--set`) of keys fixed at a run's start (the model's shape, the seed, the warm start,
+    /// the testbed problems, the run's name and place) are refused.
     #[arg(long, value_name = "RUN_DIR", conflicts_with = "config")]
     resume: Option<PathBuf>,
+    /// With --resume: train the run again from step 0 under its saved config, discarding its
+    /// checkpoints and metrics.jsonl. For a run whose checkpoints were all refused as damaged
+    /// (such a run is otherwise refused); refused when the run has an intact checkpoint.
+    #[arg(long, requires = "resume")]
+    restart: bool,
     /// Check the config, the model's config.json and the data, print three prompts, exit.
     #[arg(long)]
     dry_run: bool,
@@ -47,6 +54,7 @@ pub fn run(args: Args) -> Result<()> {
         config: args.config,
         overrides: args.set,
         resume: args.resume,
+        restart: args.restart,
         data_dir: args.data_dir,
         ..TrainOptions::default()
     };

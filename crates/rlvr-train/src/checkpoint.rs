@@ -18,7 +18,9 @@
 //! present, of the recorded size and sha256) and falls back to the next newest when it does
 //! not hold, saying which were passed over and why; a damaged checkpoint is renamed to
 //! `<name>.damaged` so that later saves do not count it. A checkpoint without a manifest
-//! (written by an earlier rlvr) is used unverified, with a note.
+//! (written by an earlier rlvr) is used unverified, with a note. A run left with damaged
+//! checkpoints only stays refused ([`find_intact`] fails again) until the user restarts it
+//! explicitly (`rlvr train --resume <run> --restart`, [`discard_all`]).
 //!
 //! Randomness is not stored as generator state: every random choice of step `s` is seeded by
 //! `mix(seed, s, ...)` ([`mix_seed`]), and the data order of epoch `e` by `mix(seed, e)`, so the
@@ -343,14 +345,57 @@ pub struct Resumable {
     pub notes: Vec<String>,
 }
 
-/// The newest intact checkpoint of a run. `Ok(None)`: the run has no checkpoint at all.
-/// `Err`: it has some, and none verifies (each one's reason is listed). A damaged
-/// checkpoint passed over is renamed to `<name>.damaged`, so later saves neither keep nor
-/// count it.
+/// The checkpoints of a run set aside as damaged (`<name>.damaged/`), sorted by name.
+pub fn damaged(run_dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(run_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(LATEST_DIR) && name.ends_with(".damaged") && e.path().is_dir()
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Removes every checkpoint of a run, intact, damaged or half-written (`checkpoint/`,
+/// `checkpoint-step<N>/`, `checkpoint.old/`, `checkpoint.tmp/`, `*.damaged/`): the explicit
+/// restart of a run from step 0. Errors name the path.
+pub fn discard_all(run_dir: &Path) -> Result<(), TrainError> {
+    let mut dirs = candidates(run_dir);
+    dirs.extend(damaged(run_dir));
+    dirs.push(run_dir.join(TMP_DIR));
+    for d in dirs {
+        if d.is_dir() {
+            fs::remove_dir_all(&d).map_err(at(&d))?;
+        }
+    }
+    Ok(())
+}
+
+/// The newest intact checkpoint of a run. `Ok(None)`: the run has no checkpoint at all, and
+/// none was set aside as damaged. `Err`: it has some and none verifies (each one's reason is
+/// listed), or it has only checkpoints set aside as damaged by an earlier resume: such a run
+/// stays refused, it is never silently started over. A damaged checkpoint passed over is
+/// renamed to `<name>.damaged`, so later saves neither keep nor count it.
 pub fn find_intact(run_dir: &Path) -> Result<Option<Resumable>, String> {
     let found = candidates(run_dir);
     if found.is_empty() {
-        return Ok(None);
+        let aside = damaged(run_dir);
+        if aside.is_empty() {
+            return Ok(None);
+        }
+        return Err(format!(
+            "every checkpoint of this run was refused as damaged ({})",
+            aside
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     let mut notes = Vec::new();
     for dir in found {

@@ -470,7 +470,8 @@ pub struct TrainerConfig {
     /// Seed of everything random: initialization, data order, sampling.
     pub seed: u64,
     /// Run name; files go to `<runs_dir>/<name>`. Empty: `<task>-<rule>-s<seed>` (task: `testbed`,
-    /// the preset, or the training file's stem), numbered when taken.
+    /// the preset, or the training file's stem), numbered when taken. One plain path component:
+    /// no `/` or `\`, not `.` or `..`, not absolute, so a run stays inside `runs_dir`.
     pub run_name: String,
     /// Directory that holds the runs.
     pub runs_dir: PathBuf,
@@ -649,6 +650,8 @@ impl TrainConfig {
                 message,
             })
         };
+        // upper bounds first: a huge value is named by its own key, not by a combination
+        self.validate_bounds()?;
         let (r, a, t, o, e) = (
             &self.rollout,
             &self.algorithm,
@@ -796,6 +799,14 @@ impl TrainConfig {
             return bad("model.device_memory_gib", "must be a number >= 0".into());
         }
         self.validate_sizes()?;
+        validate_run_name(&t.run_name)?;
+        if self.is_testbed() {
+            // the testbed model is built from [model]: its context is known here
+            self.check_context(
+                self.model.max_position_embeddings,
+                "model.max_position_embeddings of the testbed model",
+            )?;
+        }
         // the testbed model and the testbed task go together: either one alone would silently
         // ignore the other setting (the testbed set-up builds its own model and problems)
         match (self.model.path == TESTBED, self.data.train_files == TESTBED) {
@@ -899,11 +910,253 @@ impl TrainConfig {
         Ok(())
     }
 
+    /// The upper bounds of the integer settings ([`TrainConfig::bounded_integers`]), then the products that
+    /// size host allocations against this machine's memory ([`host_memory_bytes`]): the
+    /// rollouts of one step, the evaluation samples, the testbed's problems and model. An
+    /// error names the key (and, for a product, the keys it multiplies), never a panic or an
+    /// aborted allocation later.
+    fn validate_bounds(&self) -> Result<(), ConfigError> {
+        for (key, value, most, why) in self.bounded_integers() {
+            if value > most {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    message: format!("{value}: at most {most} ({why})"),
+                });
+            }
+        }
+        let (m, d, r, a, t, e) = (
+            &self.model,
+            &self.data,
+            &self.rollout,
+            &self.algorithm,
+            &self.trainer,
+            &self.eval,
+        );
+        // every factor is bounded above, so these products fit in u128 without overflow
+        let rounds = if a.filter_groups {
+            a.max_num_gen_batches.max(1)
+        } else {
+            1
+        } as u128;
+        let train_tokens = (d.max_prompt_length + r.max_response_length) as u128;
+        let eval_tokens = (d.max_prompt_length + self.eval_max_tokens()) as u128;
+        let eval_n = if e.n_problems == 0 && self.is_testbed() {
+            500
+        } else {
+            e.n_problems
+        } as u128;
+        let mut needs: Vec<(&str, String, u128)> = vec![
+            (
+                "trainer.train_batch_size",
+                format!(
+                    "the rollouts of one step: trainer.train_batch_size ({}) x \
+                     rollout.num_generations ({}){} sequences of up to {train_tokens} tokens \
+                     (data.max_prompt_length + rollout.max_response_length)",
+                    t.train_batch_size,
+                    r.num_generations,
+                    if rounds > 1 {
+                        format!(" x algorithm.max_num_gen_batches ({rounds})")
+                    } else {
+                        String::new()
+                    }
+                ),
+                t.train_batch_size as u128
+                    * r.num_generations as u128
+                    * rounds
+                    * (SEQUENCE_HOST_BYTES + TOKEN_HOST_BYTES * train_tokens),
+            ),
+            (
+                "eval.n_problems",
+                format!(
+                    "the samples of one evaluation: eval.n_problems ({eval_n}) x eval.k ({}) \
+                     responses of up to {eval_tokens} tokens",
+                    e.k
+                ),
+                eval_n * e.k as u128 * (SEQUENCE_HOST_BYTES + TOKEN_HOST_BYTES * eval_tokens),
+            ),
+        ];
+        if self.is_testbed() {
+            needs.push((
+                "data.testbed_train_size",
+                format!(
+                    "{} generated training problems of about {PROBLEM_HOST_BYTES} bytes each",
+                    d.testbed_train_size
+                ),
+                d.testbed_train_size as u128 * PROBLEM_HOST_BYTES,
+            ));
+            let (h, f, l) = (
+                m.hidden_size as u128,
+                m.intermediate_size as u128,
+                m.num_hidden_layers as u128,
+            );
+            needs.push((
+                "model.hidden_size",
+                format!(
+                    "the testbed model (model.hidden_size {h}, model.intermediate_size {f}, \
+                     model.num_hidden_layers {l}): about {} parameters, each held {} times \
+                     in f32 (weights, gradients, two AdamW moments)",
+                    l * (4 * h * h + 3 * h * f),
+                    PARAM_HOST_COPIES
+                ),
+                l * (4 * h * h + 3 * h * f) * 4 * PARAM_HOST_COPIES,
+            ));
+        }
+        if let Some(have) = host_memory_bytes() {
+            for (key, what, bytes) in needs {
+                if bytes > have as u128 {
+                    return Err(ConfigError::Invalid {
+                        key: key.into(),
+                        message: format!(
+                            "{what} need about {:.1} GiB of host memory, more than this \
+                             machine's {:.1} GiB",
+                            bytes as f64 / GIB,
+                            have as f64 / GIB
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `(key, value, upper bound, reason)` of every integer setting that sizes an allocation,
+    /// a loop or a product. The bounds are generous against any real run; each stops a value
+    /// that would overflow a product or size an allocation no machine holds (the products are
+    /// checked against this machine's memory as well, [`TrainConfig::validate`]).
+    pub fn bounded_integers(&self) -> Vec<(&'static str, usize, usize, &'static str)> {
+        let (m, d, r, a, t, e) = (
+            &self.model,
+            &self.data,
+            &self.rollout,
+            &self.algorithm,
+            &self.trainer,
+            &self.eval,
+        );
+        vec![
+            ("model.hidden_size", m.hidden_size, 1 << 16, "testbed model width"),
+            ("model.num_hidden_layers", m.num_hidden_layers, 1 << 10, "testbed model depth"),
+            ("model.num_attention_heads", m.num_attention_heads, 1 << 10, "testbed model heads"),
+            ("model.intermediate_size", m.intermediate_size, 1 << 18, "testbed model MLP width"),
+            ("model.max_position_embeddings", m.max_position_embeddings, 1 << 20, "tokens of one sequence"),
+            ("data.max_prompt_length", d.max_prompt_length, 1 << 20, "tokens of one sequence"),
+            ("data.testbed_train_size", d.testbed_train_size, 1 << 24, "problems generated and held in memory"),
+            ("data.testbed_difficulty", d.testbed_difficulty, 1 << 10, "terms of one testbed sum"),
+            ("rollout.num_generations", r.num_generations, 1 << 16, "responses per prompt, held per step"),
+            ("rollout.max_response_length", r.max_response_length, 1 << 20, "tokens of one sequence"),
+            ("rollout.generation_batch_size", r.generation_batch_size, 1 << 20, "prompts per generation call"),
+            ("algorithm.ppo_epochs", a.ppo_epochs, 1 << 16, "passes over one rollout batch"),
+            ("algorithm.ppo_micro_batch_size", a.ppo_micro_batch_size, 1 << 30, "sequences per forward pass"),
+            ("algorithm.ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_gpu, 1 << 40, "padded tokens per forward pass"),
+            ("algorithm.max_num_gen_batches", a.max_num_gen_batches, 1 << 10, "generation rounds per step, held together"),
+            ("trainer.total_training_steps", t.total_training_steps, 1 << 32, "steps of one run"),
+            ("trainer.train_batch_size", t.train_batch_size, 1 << 20, "prompts per step, held with their responses"),
+            ("trainer.warm_start_steps", t.warm_start_steps, 1 << 24, "supervised steps, one loss kept per step"),
+            ("trainer.warm_start_batch_size", t.warm_start_batch_size, 1 << 20, "sequences per supervised step"),
+            ("optim.lr_warmup_steps", self.optim.lr_warmup_steps, 1 << 40, "optimizer steps"),
+            ("eval.n_problems", e.n_problems, 1 << 24, "problems per evaluation, held with their samples"),
+            ("eval.k", e.k, 1 << 16, "samples per problem, held per evaluation"),
+            ("eval.max_response_length", e.max_response_length, 1 << 20, "tokens of one sequence"),
+            ("eval.batch_size", e.batch_size, 1 << 20, "prompts per generation call"),
+        ]
+    }
+
+    /// Checks the samples of one evaluation of `problems` problems of `dataset` against this
+    /// machine's memory (`eval.n_problems = 0` evaluates a whole dataset, whose size is known
+    /// only once it is read): an error names `eval.k` and `eval.n_problems`.
+    pub fn check_eval_size(&self, dataset: &str, problems: usize) -> Result<(), ConfigError> {
+        let tokens = (self.data.max_prompt_length + self.eval_max_tokens()) as u128;
+        let bytes = problems as u128
+            * self.eval.k as u128
+            * (SEQUENCE_HOST_BYTES + TOKEN_HOST_BYTES * tokens);
+        match host_memory_bytes() {
+            Some(have) if bytes > have as u128 => Err(ConfigError::Invalid {
+                key: "eval.k".into(),
+                message: format!(
+                    "evaluating {dataset}: {problems} problems x eval.k ({}) responses of up to \
+                     {tokens} tokens need about {:.1} GiB of host memory, more than this \
+                     machine's {:.1} GiB; lower eval.k or set eval.n_problems",
+                    self.eval.k,
+                    bytes as f64 / GIB,
+                    have as f64 / GIB
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks the config a `--resume` resolved (`new`: the saved config, `self`, with the
+    /// overrides) against the saved one: a key of [`FIXED_ON_RESUME`] whose value changed is
+    /// an error naming it, since the resumed run cannot apply it and the saved config must
+    /// not claim it did.
+    pub fn check_resume_overrides(&self, new: &TrainConfig) -> Result<(), ConfigError> {
+        let (Ok(toml::Value::Table(old_t)), Ok(toml::Value::Table(new_t))) =
+            (toml::Value::try_from(self), toml::Value::try_from(new))
+        else {
+            return Ok(());
+        };
+        let get = |t: &toml::Table, sec: &str, key: &str| {
+            t.get(sec)
+                .and_then(|s| s.get(key))
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "unset".into())
+        };
+        for &(key, why) in FIXED_ON_RESUME {
+            let (sec, name) = key.split_once('.').expect("section.key");
+            let (was, now) = (get(&old_t, sec, name), get(&new_t, sec, name));
+            if was != now {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    message: format!(
+                        "cannot change on --resume ({why}): the run has {was}, the override \
+                         asks for {now}; start a new run to change it"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The context length the run's tokens need against a model's `max_position_embeddings`
+    /// (`limit`, read from `source`): `data.max_prompt_length` plus the longer of
+    /// `rollout.max_response_length` and the evaluation's response length must fit. An error
+    /// names the keys, their sum and the model's limit.
+    pub fn check_context(&self, limit: usize, source: &str) -> Result<(), ConfigError> {
+        let prompt = self.data.max_prompt_length;
+        let (rkey, response) = if self.eval_max_tokens() > self.rollout.max_response_length {
+            ("eval.max_response_length", self.eval_max_tokens())
+        } else {
+            ("rollout.max_response_length", self.rollout.max_response_length)
+        };
+        if prompt + response <= limit {
+            return Ok(());
+        }
+        let key = if prompt > 0 {
+            format!("data.max_prompt_length + {rkey}")
+        } else {
+            rkey.to_string()
+        };
+        let sum = if prompt > 0 {
+            format!("{prompt} + {response} = {} tokens", prompt + response)
+        } else {
+            format!("{response} tokens")
+        };
+        Err(ConfigError::Invalid {
+            key,
+            message: format!(
+                "{sum}, beyond the model's context: max_position_embeddings = {limit} ({source}); \
+                 lower them to fit"
+            ),
+        })
+    }
+
     /// Optimizer steps over the whole run (for the cosine schedule).
     pub fn total_optimizer_steps(&self) -> usize {
-        self.trainer.total_training_steps
-            * (self.trainer.train_batch_size / self.algorithm.ppo_mini_batch_size.max(1)).max(1)
-            * self.algorithm.ppo_epochs
+        self.trainer
+            .total_training_steps
+            .saturating_mul(
+                (self.trainer.train_batch_size / self.algorithm.ppo_mini_batch_size.max(1)).max(1),
+            )
+            .saturating_mul(self.algorithm.ppo_epochs)
     }
 
     /// Whether the run trains on the generated testbed task.
@@ -925,6 +1178,72 @@ impl TrainConfig {
 /// least the sandbox slots), the count the scoring pool itself accepts.
 pub fn max_reward_workers() -> usize {
     rlvr_tasks::reward::max_workers()
+}
+
+
+/// Host bytes counted per sequence held in a step (its problem, group, texts and bookkeeping).
+pub const SEQUENCE_HOST_BYTES: u128 = 1024;
+/// Host bytes counted per token of a held sequence (token id, old, reference and new
+/// log-probabilities, mask, advantage weight and the decoded text).
+pub const TOKEN_HOST_BYTES: u128 = 32;
+/// Host bytes counted per generated testbed problem.
+pub const PROBLEM_HOST_BYTES: u128 = 512;
+/// f32 copies of each testbed parameter: weights, gradients, two AdamW moments.
+pub const PARAM_HOST_COPIES: u128 = 4;
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// This machine's memory (`MemTotal` of `/proc/meminfo`) in bytes; None where it cannot be
+/// read (the memory products are then not checked, the per-key bounds still are).
+pub fn host_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().next()?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The keys a `--resume` cannot change, with the reason ([`TrainConfig::check_resume_overrides`]).
+pub const FIXED_ON_RESUME: &[(&str, &str)] = &[
+    ("model.path", "the run continues from its checkpoint, not from model.path"),
+    ("model.hidden_size", "the checkpoint holds the model's shape"),
+    ("model.num_hidden_layers", "the checkpoint holds the model's shape"),
+    ("model.num_attention_heads", "the checkpoint holds the model's shape"),
+    ("model.intermediate_size", "the checkpoint holds the model's shape"),
+    ("model.max_position_embeddings", "the checkpoint holds the model's shape"),
+    ("trainer.seed", "the data order and every sample so far follow it"),
+    ("trainer.run_name", "the run stays in its directory"),
+    ("trainer.runs_dir", "the run stays in its directory"),
+    ("trainer.warm_start_steps", "the warm start happened before the first step"),
+    ("trainer.warm_start_batch_size", "the warm start happened before the first step"),
+    ("trainer.warm_start_lr", "the warm start happened before the first step"),
+    ("data.testbed_regime", "the testbed problems and the data order follow it"),
+    ("data.testbed_difficulty", "the testbed problems and the data order follow it"),
+    ("data.testbed_min_terms", "the testbed problems and the data order follow it"),
+    ("data.testbed_heldout_modulus", "the testbed problems and the data order follow it"),
+    ("data.testbed_train_size", "the testbed problems and the data order follow it"),
+];
+
+/// `trainer.run_name`: empty (an automatic name) or one plain path component, so that
+/// `<runs_dir>/<run_name>` stays inside `runs_dir`.
+fn validate_run_name(name: &str) -> Result<(), ConfigError> {
+    if name.is_empty() {
+        return Ok(());
+    }
+    let mut parts = Path::new(name).components();
+    let plain = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(c)), None) if c == std::ffi::OsStr::new(name)
+    );
+    if !plain || name.contains(['/', '\\', '\0']) {
+        return Err(ConfigError::Invalid {
+            key: "trainer.run_name".into(),
+            message: format!(
+                "{name:?}: a run name is one plain directory name inside trainer.runs_dir (no \
+                 `/` or `\\`, not `.` or `..`, not an absolute path); set trainer.runs_dir to \
+                 put runs elsewhere"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Deserializes one section; an error names the key it is about.

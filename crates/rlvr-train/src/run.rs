@@ -3,11 +3,13 @@
 //! Its parts: the set-up shared by every task (`setup.rs`; the testbed's is [`crate::testbed`]),
 //! progress bars and printed lines (`ui.rs`), and under `run/` the run directory (`run_dir.rs`),
 //! the evaluations (`evals.rs`), the summary (`summary.rs`), the machine record
-//! (`host.rs`, [`HostRecord`]) and `--dry-run` (`dry_run.rs`, [`dry_run()`]).
+//! (`host.rs`, [`HostRecord`]), `--dry-run` (`dry_run.rs`, [`dry_run()`]) and the lock that
+//! keeps one writer per run directory (`lock.rs`, [`RunLock`]).
 
 mod dry_run;
 mod evals;
 mod host;
+mod lock;
 mod run_dir;
 mod summary;
 
@@ -22,7 +24,7 @@ use crate::policy::Policy;
 use crate::TrainError;
 
 use evals::run_evals;
-use run_dir::write_config;
+use run_dir::{claim_new_run_dir, names, run_config_path, write_config};
 use summary::summarize;
 
 pub use self::dry_run::dry_run;
@@ -33,6 +35,7 @@ pub use crate::setup::{
 };
 pub use crate::ui::Ui;
 pub use host::{local_machine, machine_signature, HostRecord, HOST_FILE};
+pub use lock::{RunLock, LOCK_FILE};
 pub use run_dir::{new_run_dir, resolve_config, task_label};
 pub use summary::{LiveBias, RunSummary};
 
@@ -45,6 +48,10 @@ pub struct TrainOptions {
     pub overrides: Vec<String>,
     /// Continue the run in this directory from its last checkpoint.
     pub resume: Option<PathBuf>,
+    /// With `resume`: train the run again from step 0 under its saved config, discarding its
+    /// checkpoints and `metrics.jsonl`: the explicit restart of a run whose checkpoints were
+    /// all refused as damaged (refused when it has an intact one).
+    pub restart: bool,
     /// Data directory of local preset copies (else `RLVR_DATA_DIR`, else none: presets come
     /// from their pinned hub copies, docs/data.md).
     pub data_dir: Option<PathBuf>,
@@ -78,28 +85,97 @@ pub fn setup(
     crate::source::task_source(cfg).setup(&inputs)
 }
 
-/// `rlvr train`: a fresh run, or `--resume`.
+/// `rlvr train`: a fresh run, or `--resume`. The run directory is locked ([`RunLock`])
+/// before anything in it is written and stays locked until this returns.
 pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
     let wall = Instant::now();
-    let cfg = resolve_config(opts)?;
-    let ui = Ui::new(opts.quiet, cfg.logging.progress);
-    let (run_dir, found) = match &opts.resume {
+    if opts.restart && opts.resume.is_none() {
+        return Err(TrainError::Resume(
+            "--restart applies to a run directory: rlvr train --resume RUN_DIR --restart".into(),
+        ));
+    }
+    let (cfg, claimed) = match &opts.resume {
         Some(run) => {
-            let found = checkpoint::find_intact(run).map_err(|why| {
-                TrainError::Resume(format!(
-                    "{}: no intact checkpoint to resume from: {why}",
-                    run.display()
-                ))
-            })?;
-            (run.clone(), found)
+            run_config_path(run)?;
+            let lock = RunLock::acquire(run)?;
+            let cfg = resolve_config(opts)?;
+            let claimed = run_dir::Claimed {
+                dir: run.clone(),
+                lock,
+                created: false,
+            };
+            (cfg, claimed)
         }
-        None => (new_run_dir(&cfg)?, None),
+        None => {
+            let cfg = resolve_config(opts)?;
+            let claimed = claim_new_run_dir(&cfg)?;
+            (cfg, claimed)
+        }
+    };
+    let result = train_locked(opts, &cfg, &claimed.dir, wall);
+    // a directory this run created and failed in before writing its config holds no run:
+    // it is removed, so the name stays free (the lock is still held while it goes)
+    if result.is_err() && claimed.created && !claimed.dir.join("config.toml").exists() {
+        let _ = std::fs::remove_dir_all(&claimed.dir);
+    }
+    drop(claimed.lock);
+    result
+}
+
+/// [`train`] once the run directory is locked.
+fn train_locked(
+    opts: &TrainOptions,
+    cfg: &TrainConfig,
+    run_dir: &Path,
+    wall: Instant,
+) -> Result<RunSummary, TrainError> {
+    let cfg = cfg.clone();
+    let run_dir = run_dir.to_path_buf();
+    let ui = Ui::new(opts.quiet, cfg.logging.progress);
+    let found = match &opts.resume {
+        Some(run) if opts.restart => {
+            if let Ok(Some(f)) = checkpoint::find_intact(run) {
+                return Err(TrainError::Resume(format!(
+                    "{}: --restart discards a run's checkpoints, and this run has an intact one \
+                     ({}, step {}): continue it with --resume alone, or start a new run",
+                    run.display(),
+                    f.dir.display(),
+                    f.state.step
+                )));
+            }
+            let damaged = checkpoint::damaged(run);
+            checkpoint::discard_all(run)?;
+            let metrics = run.join("metrics.jsonl");
+            if metrics.exists() {
+                std::fs::remove_file(&metrics).map_err(|e| TrainError::io(&metrics, e))?;
+            }
+            ui.println(format!(
+                "{}: restarting from step 0 (--restart){}",
+                run.display(),
+                if damaged.is_empty() {
+                    String::new()
+                } else {
+                    format!("; discarded the damaged checkpoints {}", names(&damaged))
+                }
+            ));
+            None
+        }
+        Some(run) => checkpoint::find_intact(run).map_err(|why| {
+            TrainError::Resume(format!(
+                "{}: no intact checkpoint to resume from: {why}. To train this run again from \
+                 step 0 under its saved config (its checkpoints and metrics.jsonl are \
+                 discarded): rlvr train --resume {} --restart",
+                run.display(),
+                run.display()
+            ))
+        })?,
+        None => None,
     };
     if let Some(f) = &found {
         for note in &f.notes {
             ui.println(format!("resume: {note}"));
         }
-    } else if run_dir.join("config.toml").exists() {
+    } else if !opts.restart && run_dir.join("config.toml").exists() {
         // a run killed before its first checkpoint: nothing to resume, so it starts over
         ui.println(format!(
             "{} has no checkpoint (stopped before its first): starting it over",
@@ -130,8 +206,23 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
         ));
     }
 
-    // setup: policy (from the checkpoint when resuming), tasks
+    // setup: policy (from the checkpoint when resuming), tasks; the token budget against the
+    // model's context before (from its config.json) and after (the model loaded)
+    crate::setup::check_model_context(&cfg, ckpt.as_deref())?;
     let s = setup(&cfg, opts.data_dir.as_deref(), ckpt.as_deref(), &ui)?;
+    if !cfg.is_testbed() {
+        cfg.check_context(
+            s.policy.config.max_position_embeddings,
+            &format!(
+                "the config.json of {}",
+                ckpt.as_deref()
+                    .map_or(cfg.model.path.clone(), |p| p.display().to_string())
+            ),
+        )?;
+    }
+    for task in &s.evals {
+        cfg.check_eval_size(&task.name, task.len())?;
+    }
     std::fs::create_dir_all(&run_dir).map_err(|e| TrainError::io(&run_dir, e))?;
     let mut times = state.as_ref().map(|s| s.time.clone()).unwrap_or_default();
     times.setup_s += s.setup_s;

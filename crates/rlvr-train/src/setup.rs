@@ -244,6 +244,37 @@ pub fn unsandboxed_notice(
     })
 }
 
+/// Checks the run's token budget against the context of the model a run of another task
+/// than the testbed trains (the testbed's is checked with the config): `initial` (the
+/// checkpoint of a resume) or `model.path`, read from its local `config.json`, else the known
+/// shape of a hub id (`memory_plan::known_shape`). A model not available locally is not
+/// checked here: the set-up checks the one it loaded ([`TrainConfig::check_context`]).
+pub(crate) fn check_model_context(
+    cfg: &TrainConfig,
+    initial: Option<&Path>,
+) -> Result<(), TrainError> {
+    if cfg.is_testbed() {
+        return Ok(());
+    }
+    let model = initial.map_or(cfg.model.path.clone(), |p| p.to_string_lossy().into_owned());
+    match rlvr_hub::resolve_model_dir_local(&model) {
+        Ok(dir) => {
+            let path = dir.join("config.json");
+            let qc = rlvr_model::QwenConfig::from_file(&path)?;
+            cfg.check_context(qc.max_position_embeddings, &path.display().to_string())?;
+        }
+        Err(_) => {
+            if let Some(qc) = crate::memory_plan::known_shape(&model) {
+                cfg.check_context(
+                    qc.max_position_embeddings,
+                    &format!("the config.json of {model}"),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Everything a run trains and evaluates with.
 pub struct Setup {
     pub policy: Policy,

@@ -164,3 +164,153 @@ fn testbed_zero_sizes_are_errors_not_panics() {
         assert!(err.contains(named), "{key}: {err}");
     }
 }
+
+/// Huge integer settings are errors naming the key when the config is read (`rlvr train`,
+/// `--dry-run`), never a panic or an aborted allocation: each key past its upper bound, and
+/// products within the bounds whose allocations would not fit this machine's memory.
+#[test]
+fn huge_integer_settings_are_errors_naming_the_key() {
+    let huge = "1000000000";
+    let top = i64::MAX.to_string();
+    let mut cases: Vec<(String, &str)> = [
+        "trainer.train_batch_size",
+        "rollout.num_generations",
+        "rollout.generation_batch_size",
+        "rollout.max_response_length",
+        "data.max_prompt_length",
+        "data.testbed_train_size",
+        "eval.n_problems",
+        "eval.k",
+        "eval.batch_size",
+        "eval.max_response_length",
+        "trainer.warm_start_steps",
+        "trainer.warm_start_batch_size",
+        "model.hidden_size",
+        "model.intermediate_size",
+        "model.max_position_embeddings",
+        "algorithm.ppo_epochs",
+        "algorithm.max_num_gen_batches",
+    ]
+    .into_iter()
+    .map(|k| (format!("{k}={huge}"), k))
+    .collect();
+    for k in [
+        "trainer.total_training_steps",
+        "algorithm.ppo_micro_batch_size",
+        "algorithm.ppo_max_token_len_per_gpu",
+        "optim.lr_warmup_steps",
+        "trainer.train_batch_size",
+    ] {
+        cases.push((format!("{k}={top}"), k));
+    }
+    // within each bound, but the rollouts of one step need far more than any host's memory
+    let product = [
+        "trainer.train_batch_size=1048576",
+        "rollout.num_generations=65536",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let runs = format!(
+        "trainer.runs_dir={:?}",
+        dir.path().join("runs").display().to_string()
+    );
+    let mut all: Vec<(Vec<String>, &str)> = cases
+        .into_iter()
+        .map(|(o, k)| (vec![o, runs.clone()], k))
+        .collect();
+    all.push((
+        product
+            .iter()
+            .map(|s| s.to_string())
+            .chain([runs.clone()])
+            .collect(),
+        "trainer.train_batch_size",
+    ));
+    for (overrides, key) in all {
+        let err = rlvr_train::TrainConfig::load(None, &overrides)
+            .expect_err(&format!("{overrides:?} accepted"))
+            .to_string();
+        assert!(err.contains(&format!("`{key}`")), "{overrides:?}: {err}");
+        // the same through a run and a dry run: an error, no panic, nothing written
+        let opts = TrainOptions {
+            overrides: overrides.clone(),
+            quiet: true,
+            ..TrainOptions::default()
+        };
+        let got = std::panic::catch_unwind(|| {
+            let a = rlvr_train::run::train(&opts).err().map(|e| e.to_string());
+            let b = dry_run(&opts, &mut Vec::new()).err().map(|e| e.to_string());
+            (a, b)
+        })
+        .unwrap_or_else(|_| panic!("{overrides:?}: panicked"));
+        for err in [got.0, got.1] {
+            let err = err.unwrap_or_else(|| panic!("{overrides:?}: accepted"));
+            assert!(err.contains(key), "{overrides:?}: {err}");
+        }
+        assert!(!dir.path().join("runs").exists(), "{overrides:?}: wrote");
+    }
+}
+
+/// A token budget beyond the model's context is refused by the dry run and by the run, with
+/// an error naming the keys and the model's `max_position_embeddings`: the testbed model's
+/// (from `[model]`) and a checkpoint's (from its config.json, here the test model's 64).
+#[test]
+fn a_token_budget_beyond_the_models_context_is_refused() {
+    // the testbed: 64 + 300 > 256
+    for (over, key) in [
+        (
+            "rollout.max_response_length=300",
+            "data.max_prompt_length + rollout.max_response_length",
+        ),
+        (
+            "eval.max_response_length=200",
+            "data.max_prompt_length + eval.max_response_length",
+        ),
+    ] {
+        let err = rlvr_train::TrainConfig::load(None, &[over.to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(key) && err.contains("256"), "{over}: {err}");
+    }
+    rlvr_train::TrainConfig::load(None, &["rollout.max_response_length=192".into()])
+        .expect("64 + 192 = 256 fits");
+    // a checkpoint with 64 positions
+    let fx = Fixture::new();
+    let config_json = fx.model.join("config.json").display().to_string();
+    for extra in [
+        ["data.max_prompt_length=60", "rollout.max_response_length=10"],
+        ["data.max_prompt_length=16", "eval.max_response_length=49"],
+        ["data.max_prompt_length=0", "rollout.max_response_length=65"],
+    ] {
+        let opts = TrainOptions {
+            overrides: fx.overrides(&extra),
+            quiet: true,
+            ..TrainOptions::default()
+        };
+        let errs = [
+            dry_run(&opts, &mut Vec::new()).unwrap_err(),
+            rlvr_train::run::train(&opts).map(|_| ()).unwrap_err(),
+        ];
+        for err in errs {
+            assert!(err.is_user_input(), "{extra:?}: {err}");
+            let msg = err.to_string();
+            let first_key = extra[1].split('=').next().unwrap();
+            assert!(
+                msg.contains(first_key)
+                    && msg.contains("max_position_embeddings = 64")
+                    && msg.contains(&config_json),
+                "{extra:?}: {msg}"
+            );
+        }
+        let runs: Vec<_> = std::fs::read_dir(fx.root.join("runs"))
+            .map(|rd| rd.map(|e| e.unwrap().file_name()).collect())
+            .unwrap_or_default();
+        assert!(runs.is_empty(), "{extra:?}: left {runs:?}");
+    }
+    let mut out = Vec::new();
+    let fits = TrainOptions {
+        overrides: fx.overrides(&["data.max_prompt_length=16", "rollout.max_response_length=48"]),
+        quiet: true,
+        ..TrainOptions::default()
+    };
+    dry_run(&fits, &mut out).expect("16 + 48 = 64 fits");
+}
