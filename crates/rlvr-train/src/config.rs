@@ -1033,30 +1033,150 @@ impl TrainConfig {
             &self.eval,
         );
         vec![
-            ("model.hidden_size", m.hidden_size, 1 << 16, "testbed model width"),
-            ("model.num_hidden_layers", m.num_hidden_layers, 1 << 10, "testbed model depth"),
-            ("model.num_attention_heads", m.num_attention_heads, 1 << 10, "testbed model heads"),
-            ("model.intermediate_size", m.intermediate_size, 1 << 18, "testbed model MLP width"),
-            ("model.max_position_embeddings", m.max_position_embeddings, 1 << 20, "tokens of one sequence"),
-            ("data.max_prompt_length", d.max_prompt_length, 1 << 20, "tokens of one sequence"),
-            ("data.testbed_train_size", d.testbed_train_size, 1 << 24, "problems generated and held in memory"),
-            ("data.testbed_difficulty", d.testbed_difficulty, 1 << 10, "terms of one testbed sum"),
-            ("rollout.num_generations", r.num_generations, 1 << 16, "responses per prompt, held per step"),
-            ("rollout.max_response_length", r.max_response_length, 1 << 20, "tokens of one sequence"),
-            ("rollout.generation_batch_size", r.generation_batch_size, 1 << 20, "prompts per generation call"),
-            ("algorithm.ppo_epochs", a.ppo_epochs, 1 << 16, "passes over one rollout batch"),
-            ("algorithm.ppo_micro_batch_size", a.ppo_micro_batch_size, 1 << 30, "sequences per forward pass"),
-            ("algorithm.ppo_max_token_len_per_gpu", a.ppo_max_token_len_per_gpu, 1 << 40, "padded tokens per forward pass"),
-            ("algorithm.max_num_gen_batches", a.max_num_gen_batches, 1 << 10, "generation rounds per step, held together"),
-            ("trainer.total_training_steps", t.total_training_steps, 1 << 32, "steps of one run"),
-            ("trainer.train_batch_size", t.train_batch_size, 1 << 20, "prompts per step, held with their responses"),
-            ("trainer.warm_start_steps", t.warm_start_steps, 1 << 24, "supervised steps, one loss kept per step"),
-            ("trainer.warm_start_batch_size", t.warm_start_batch_size, 1 << 20, "sequences per supervised step"),
-            ("optim.lr_warmup_steps", self.optim.lr_warmup_steps, 1 << 40, "optimizer steps"),
-            ("eval.n_problems", e.n_problems, 1 << 24, "problems per evaluation, held with their samples"),
-            ("eval.k", e.k, 1 << 16, "samples per problem, held per evaluation"),
-            ("eval.max_response_length", e.max_response_length, 1 << 20, "tokens of one sequence"),
-            ("eval.batch_size", e.batch_size, 1 << 20, "prompts per generation call"),
+            (
+                "model.hidden_size",
+                m.hidden_size,
+                1 << 16,
+                "testbed model width",
+            ),
+            (
+                "model.num_hidden_layers",
+                m.num_hidden_layers,
+                1 << 10,
+                "testbed model depth",
+            ),
+            (
+                "model.num_attention_heads",
+                m.num_attention_heads,
+                1 << 10,
+                "testbed model heads",
+            ),
+            (
+                "model.intermediate_size",
+                m.intermediate_size,
+                1 << 18,
+                "testbed model MLP width",
+            ),
+            (
+                "model.max_position_embeddings",
+                m.max_position_embeddings,
+                1 << 20,
+                "tokens of one sequence",
+            ),
+            (
+                "data.max_prompt_length",
+                d.max_prompt_length,
+                1 << 20,
+                "tokens of one sequence",
+            ),
+            (
+                "data.testbed_train_size",
+                d.testbed_train_size,
+                1 << 24,
+                "problems generated and held in memory",
+            ),
+            (
+                "data.testbed_difficulty",
+                d.testbed_difficulty,
+                1 << 10,
+                "terms of one testbed sum",
+            ),
+            (
+                "rollout.num_generations",
+                r.num_generations,
+                1 << 16,
+                "responses per prompt, held per step",
+            ),
+            (
+                "rollout.max_response_length",
+                r.max_response_length,
+                1 << 20,
+                "tokens of one sequence",
+            ),
+            (
+                "rollout.generation_batch_size",
+                r.generation_batch_size,
+                1 << 20,
+                "prompts per generation call",
+            ),
+            (
+                "algorithm.ppo_epochs",
+                a.ppo_epochs,
+                1 << 16,
+                "passes over one rollout batch",
+            ),
+            (
+                "algorithm.ppo_micro_batch_size",
+                a.ppo_micro_batch_size,
+                1 << 30,
+                "sequences per forward pass",
+            ),
+            (
+                "algorithm.ppo_max_token_len_per_gpu",
+                a.ppo_max_token_len_per_gpu,
+                1 << 40,
+                "padded tokens per forward pass",
+            ),
+            (
+                "algorithm.max_num_gen_batches",
+                a.max_num_gen_batches,
+                1 << 10,
+                "generation rounds per step, held together",
+            ),
+            (
+                "trainer.total_training_steps",
+                t.total_training_steps,
+                1 << 32,
+                "steps of one run",
+            ),
+            (
+                "trainer.train_batch_size",
+                t.train_batch_size,
+                1 << 20,
+                "prompts per step, held with their responses",
+            ),
+            (
+                "trainer.warm_start_steps",
+                t.warm_start_steps,
+                1 << 24,
+                "supervised steps, one loss kept per step",
+            ),
+            (
+                "trainer.warm_start_batch_size",
+                t.warm_start_batch_size,
+                1 << 20,
+                "sequences per supervised step",
+            ),
+            (
+                "optim.lr_warmup_steps",
+                self.optim.lr_warmup_steps,
+                1 << 40,
+                "optimizer steps",
+            ),
+            (
+                "eval.n_problems",
+                e.n_problems,
+                1 << 24,
+                "problems per evaluation, held with their samples",
+            ),
+            (
+                "eval.k",
+                e.k,
+                1 << 16,
+                "samples per problem, held per evaluation",
+            ),
+            (
+                "eval.max_response_length",
+                e.max_response_length,
+                1 << 20,
+                "tokens of one sequence",
+            ),
+            (
+                "eval.batch_size",
+                e.batch_size,
+                1 << 20,
+                "prompts per generation call",
+            ),
         ]
     }
 
@@ -1125,7 +1245,10 @@ impl TrainConfig {
         let (rkey, response) = if self.eval_max_tokens() > self.rollout.max_response_length {
             ("eval.max_response_length", self.eval_max_tokens())
         } else {
-            ("rollout.max_response_length", self.rollout.max_response_length)
+            (
+                "rollout.max_response_length",
+                self.rollout.max_response_length,
+            )
         };
         if prompt + response <= limit {
             return Ok(());
@@ -1180,7 +1303,6 @@ pub fn max_reward_workers() -> usize {
     rlvr_tasks::reward::max_workers()
 }
 
-
 /// Host bytes counted per sequence held in a step (its problem, group, texts and bookkeeping).
 pub const SEQUENCE_HOST_BYTES: u128 = 1024;
 /// Host bytes counted per token of a held sequence (token id, old, reference and new
@@ -1203,23 +1325,68 @@ pub fn host_memory_bytes() -> Option<u64> {
 
 /// The keys a `--resume` cannot change, with the reason ([`TrainConfig::check_resume_overrides`]).
 pub const FIXED_ON_RESUME: &[(&str, &str)] = &[
-    ("model.path", "the run continues from its checkpoint, not from model.path"),
-    ("model.hidden_size", "the checkpoint holds the model's shape"),
-    ("model.num_hidden_layers", "the checkpoint holds the model's shape"),
-    ("model.num_attention_heads", "the checkpoint holds the model's shape"),
-    ("model.intermediate_size", "the checkpoint holds the model's shape"),
-    ("model.max_position_embeddings", "the checkpoint holds the model's shape"),
-    ("trainer.seed", "the data order and every sample so far follow it"),
+    (
+        "model.path",
+        "the run continues from its checkpoint, not from model.path",
+    ),
+    (
+        "model.hidden_size",
+        "the checkpoint holds the model's shape",
+    ),
+    (
+        "model.num_hidden_layers",
+        "the checkpoint holds the model's shape",
+    ),
+    (
+        "model.num_attention_heads",
+        "the checkpoint holds the model's shape",
+    ),
+    (
+        "model.intermediate_size",
+        "the checkpoint holds the model's shape",
+    ),
+    (
+        "model.max_position_embeddings",
+        "the checkpoint holds the model's shape",
+    ),
+    (
+        "trainer.seed",
+        "the data order and every sample so far follow it",
+    ),
     ("trainer.run_name", "the run stays in its directory"),
     ("trainer.runs_dir", "the run stays in its directory"),
-    ("trainer.warm_start_steps", "the warm start happened before the first step"),
-    ("trainer.warm_start_batch_size", "the warm start happened before the first step"),
-    ("trainer.warm_start_lr", "the warm start happened before the first step"),
-    ("data.testbed_regime", "the testbed problems and the data order follow it"),
-    ("data.testbed_difficulty", "the testbed problems and the data order follow it"),
-    ("data.testbed_min_terms", "the testbed problems and the data order follow it"),
-    ("data.testbed_heldout_modulus", "the testbed problems and the data order follow it"),
-    ("data.testbed_train_size", "the testbed problems and the data order follow it"),
+    (
+        "trainer.warm_start_steps",
+        "the warm start happened before the first step",
+    ),
+    (
+        "trainer.warm_start_batch_size",
+        "the warm start happened before the first step",
+    ),
+    (
+        "trainer.warm_start_lr",
+        "the warm start happened before the first step",
+    ),
+    (
+        "data.testbed_regime",
+        "the testbed problems and the data order follow it",
+    ),
+    (
+        "data.testbed_difficulty",
+        "the testbed problems and the data order follow it",
+    ),
+    (
+        "data.testbed_min_terms",
+        "the testbed problems and the data order follow it",
+    ),
+    (
+        "data.testbed_heldout_modulus",
+        "the testbed problems and the data order follow it",
+    ),
+    (
+        "data.testbed_train_size",
+        "the testbed problems and the data order follow it",
+    ),
 ];
 
 /// `trainer.run_name`: empty (an automatic name) or one plain path component, so that

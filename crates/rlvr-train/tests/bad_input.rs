@@ -277,7 +277,10 @@ fn a_token_budget_beyond_the_models_context_is_refused() {
     let fx = Fixture::new();
     let config_json = fx.model.join("config.json").display().to_string();
     for extra in [
-        ["data.max_prompt_length=60", "rollout.max_response_length=10"],
+        [
+            "data.max_prompt_length=60",
+            "rollout.max_response_length=10",
+        ],
         ["data.max_prompt_length=16", "eval.max_response_length=49"],
         ["data.max_prompt_length=0", "rollout.max_response_length=65"],
     ] {
@@ -308,7 +311,10 @@ fn a_token_budget_beyond_the_models_context_is_refused() {
     }
     let mut out = Vec::new();
     let fits = TrainOptions {
-        overrides: fx.overrides(&["data.max_prompt_length=16", "rollout.max_response_length=48"]),
+        overrides: fx.overrides(&[
+            "data.max_prompt_length=16",
+            "rollout.max_response_length=48",
+        ]),
         quiet: true,
         ..TrainOptions::default()
     };

@@ -119,7 +119,8 @@ fn lock_child() {
     };
     let fx = Fixture::at(Path::new(&dir));
     let mut o = options(&fx, "live", &[]);
-    o.overrides.push("trainer.total_training_steps=1000000".into());
+    o.overrides
+        .push("trainer.total_training_steps=1000000".into());
     train(&o).unwrap();
 }
 
@@ -205,7 +206,10 @@ fn a_run_whose_checkpoints_were_all_refused_stays_refused_until_restarted() {
         if attempt > 1 {
             assert!(msg.contains("refused as damaged"), "{msg}");
         }
-        assert_eq!(std::fs::read(run_dir.join("metrics.jsonl")).unwrap(), metrics);
+        assert_eq!(
+            std::fs::read(run_dir.join("metrics.jsonl")).unwrap(),
+            metrics
+        );
         assert_eq!(std::fs::read(run_dir.join("config.toml")).unwrap(), config);
         assert_eq!(checkpoint::damaged(&run_dir).len(), 2);
     }
@@ -214,7 +218,10 @@ fn a_run_whose_checkpoints_were_all_refused_stays_refused_until_restarted() {
         .unwrap_err()
         .to_string();
     assert!(err.contains(&restart_cmd), "{err}");
-    assert_eq!(std::fs::read(run_dir.join("metrics.jsonl")).unwrap(), metrics);
+    assert_eq!(
+        std::fs::read(run_dir.join("metrics.jsonl")).unwrap(),
+        metrics
+    );
     // the explicit restart
     let mut restart = resume(&run_dir, &[]);
     restart.restart = true;
@@ -308,9 +315,15 @@ fn run_names_that_leave_runs_dir_are_refused() {
         .map(|_| ())
         .unwrap_err();
         assert!(err.is_user_input(), "{name}: {err}");
-        assert!(err.to_string().contains("trainer.run_name"), "{name}: {err}");
+        assert!(
+            err.to_string().contains("trainer.run_name"),
+            "{name}: {err}"
+        );
         assert!(!outside.exists(), "{name}: wrote {}", outside.display());
-        assert!(!fx.root.join("runs").exists(), "{name}: wrote into runs_dir");
+        assert!(
+            !fx.root.join("runs").exists(),
+            "{name}: wrote into runs_dir"
+        );
     }
     for ok in ["plain", "run-1.2_b", "..."] {
         let over = format!("trainer.run_name={ok:?}");
