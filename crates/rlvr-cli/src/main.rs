@@ -106,24 +106,32 @@ fn pin_thread_count() {
 /// SIGPIPE stays ignored, as Rust sets it, for the whole run: a write to any other closed
 /// pipe (a sandboxed program's stdin, a child's) fails with `EPIPE` instead of killing the
 /// process. Only a write to stdout that fails because stdout is a closed pipe ends the
-/// process, through [`die_of_closed_stdout`]: a `println!` that panics on it (this hook), or an
-/// error returned from a subcommand (see `main`). Any other panic goes to the default hook.
+/// process, through [`die_of_closed_stdout`]: a `println!` that panics on it (this hook; an
+/// `eprintln!` on a closed stderr, as in `rlvr ... 2>&1 | head`, too), or an error returned
+/// from a subcommand (see `main`). Any other panic goes to the default hook.
 fn quiet_on_closed_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let payload = info.payload_as_str().unwrap_or("");
-        if payload.starts_with("failed printing to stdout") && stdout_is_closed() {
+        if (payload.starts_with("failed printing to stdout") && is_closed(libc::STDOUT_FILENO))
+            || (payload.starts_with("failed printing to stderr") && is_closed(libc::STDERR_FILENO))
+        {
             die_of_closed_stdout();
         }
         default(info);
     }));
 }
 
-/// Whether stdout is a pipe (or socket) whose reading end is closed: `poll` reports `POLLERR`
-/// (`POLLHUP` for a socket) on it.
+/// Whether stdout is a pipe (or socket) whose reading end is closed.
 fn stdout_is_closed() -> bool {
+    is_closed(libc::STDOUT_FILENO)
+}
+
+/// Whether `fd` is a pipe (or socket) whose reading end is closed: `poll` reports `POLLERR`
+/// (`POLLHUP` for a socket) on it.
+fn is_closed(fd: libc::c_int) -> bool {
     let mut p = libc::pollfd {
-        fd: libc::STDOUT_FILENO,
+        fd,
         events: libc::POLLOUT,
         revents: 0,
     };

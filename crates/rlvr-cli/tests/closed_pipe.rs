@@ -35,7 +35,11 @@ fn a_closed_stdout_ends_rlvr_quietly() {
     // a stream of results whose reader stops after a few bytes (the error path)
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("many.jsonl");
-    std::fs::write(&data, "{\"gold\": \"1\", \"response\": \"1\"}\n".repeat(50_000)).unwrap();
+    std::fs::write(
+        &data,
+        "{\"gold\": \"1\", \"response\": \"1\"}\n".repeat(50_000),
+    )
+    .unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_rlvr"))
         .args(["verify", "--jsonl", data.to_str().unwrap()])
         .stdout(Stdio::piped())

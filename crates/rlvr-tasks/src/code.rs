@@ -20,8 +20,9 @@
 //!   semaphores and message queues with it when the run ends; as root its init sets the
 //!   namespace's limits before the program starts ([`SYSV_SHM_BYTES`], [`SYSV_MSG_BYTES`],
 //!   `kernel.sem`), and not root the system call filter refuses SysV IPC (only the owner's
-//!   root may set those limits, and the caller's mapped uid is not root). In the PID namespace the
-//!   program sees only its own processes (no host process to signal or `ptrace`), and when
+//!   root may set those limits, and the caller's mapped uid is not root). In the PID
+//!   namespace the program sees only its own processes (no host process to signal or
+//!   `ptrace`), and when
 //!   the run ends the namespace's init exits, which kills every process left in it
 //!   (daemons included) before the run returns;
 //! - **a private root** (a read-only tmpfs, entered with `pivot_root`; the host's root is
@@ -743,7 +744,10 @@ enum Op {
     },
     /// Covers the file `dst` with a bind mount of `src` when `dst` exists (hides a `/proc`
     /// file; nothing to hide where procfs was not mounted).
-    Mask { src: CString, dst: CString },
+    Mask {
+        src: CString,
+        dst: CString,
+    },
 }
 
 /// Files of the run's `/proc` covered with `/dev/null`: the kernel keys the program could
@@ -1099,8 +1103,7 @@ impl RootPlan {
                 Op::Mask { src, dst } => {
                     let mut st: libc::stat = std::mem::zeroed();
                     libc::stat(dst.as_ptr(), &mut st) != 0
-                        || libc::mount(src.as_ptr(), dst.as_ptr(), null, libc::MS_BIND, nodata)
-                            == 0
+                        || libc::mount(src.as_ptr(), dst.as_ptr(), null, libc::MS_BIND, nodata) == 0
                 }
                 Op::Proc(p) => {
                     let proc_ = c"proc".as_ptr();
@@ -1171,8 +1174,9 @@ fn step_name(step: u8, plan: Option<&RootPlan>) -> String {
         STEP_PRCTL => "prctl (no_new_privs, parent-death signal)".into(),
         STEP_FDS => "close inherited descriptors".into(),
         STEP_SECCOMP => "install the system call filter (seccomp)".into(),
-        STEP_IPC_LIMITS => "set the IPC namespace's limits (/proc/sys/kernel/shm*, msg*, sem)"
-            .into(),
+        STEP_IPC_LIMITS => {
+            "set the IPC namespace's limits (/proc/sys/kernel/shm*, msg*, sem)".into()
+        }
         i => plan
             .and_then(|p| p.names.get(i as usize).cloned())
             .unwrap_or_else(|| format!("step {i}")),
@@ -1525,7 +1529,7 @@ pub fn run_python(
             // program, reports its status; its exit kills whatever the program left
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             libc::sethostname(c"sandbox".as_ptr(), 7); // the host's name stays the host's
-            // the IPC namespace's limits, through the host's /proc (else the new one)
+                                                       // the IPC namespace's limits, through the host's /proc (else the new one)
             let ipc_set = !set_ipc_limits || ipc_limits.write();
             if let Err(step) = plan.enter(&c_dot, &c_slash, &c_sandbox) {
                 return Err(fail(step_fd, step));

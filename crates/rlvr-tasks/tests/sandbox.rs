@@ -883,7 +883,12 @@ fn the_callers_session_keyring_is_unreadable_as_root_and_as_a_user() {
     for role in ["keyring-read", "keyring-read-nobody"] {
         let c = spawn_helper_in(role, tmp.path());
         let out = assert_helper_ok(c, role);
-        eprintln!("{}", out.lines().find(|l| l.contains("HELPER-RESULT")).unwrap_or(""));
+        eprintln!(
+            "{}",
+            out.lines()
+                .find(|l| l.contains("HELPER-RESULT"))
+                .unwrap_or("")
+        );
     }
 }
 
@@ -915,8 +920,16 @@ if k > 0:
     let w = run_python(&writer, "", &c).unwrap();
     let r = run_python(&reader, "", &c).unwrap();
     assert!(w.success() && r.success(), "{w:?}\n{r:?}");
-    assert_eq!(w.stdout.trim(), format!("add_key -1 {}", libc::EPERM), "{w:?}");
-    assert_eq!(r.stdout.trim(), format!("search -1 {}", libc::EPERM), "{r:?}");
+    assert_eq!(
+        w.stdout.trim(),
+        format!("add_key -1 {}", libc::EPERM),
+        "{w:?}"
+    );
+    assert_eq!(
+        r.stdout.trim(),
+        format!("search -1 {}", libc::EPERM),
+        "{r:?}"
+    );
     println!("HELPER-RESULT keyring-state ok");
 }
 
@@ -926,7 +939,10 @@ fn the_user_keyring_keeps_no_state_between_runs() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    assert_helper_ok(spawn_helper_in("keyring-state", tmp.path()), "keyring-state");
+    assert_helper_ok(
+        spawn_helper_in("keyring-state", tmp.path()),
+        "keyring-state",
+    );
 }
 
 /// The limits of the disk-filling test: a 4 MiB directory, 1 MiB files.
@@ -946,11 +962,18 @@ fn fill_helper() {
     let o = run_python(code, "", &c).unwrap();
     assert!(o.success(), "{o:?}");
     let f: Vec<&str> = o.stdout.split_whitespace().collect();
-    assert_eq!(f.first(), Some(&"stopped"), "the writer was not stopped: {o:?}");
+    assert_eq!(
+        f.first(),
+        Some(&"stopped"),
+        "the writer was not stopped: {o:?}"
+    );
     assert_eq!(f[1], libc::ENOSPC.to_string(), "{o:?}");
     let total: u64 = f[2].parse().unwrap();
     assert!(total <= FILL_DIR_BYTES, "{total} bytes written: {o:?}");
-    assert!(total >= FILL_DIR_BYTES / 2, "only {total} bytes written: {o:?}");
+    assert!(
+        total >= FILL_DIR_BYTES / 2,
+        "only {total} bytes written: {o:?}"
+    );
     println!("HELPER-RESULT fill ok");
 }
 
@@ -1049,7 +1072,8 @@ else:
 "#;
     let o = run_python(code, "", &cfg(10_000, 5)).unwrap();
     assert!(!o.stdout.contains("allocated"), "{o:?}");
-    let stopped = o.stdout.contains("stopped") || o.termination == Termination::Signaled(libc::SIGBUS);
+    let stopped =
+        o.stdout.contains("stopped") || o.termination == Termination::Signaled(libc::SIGBUS);
     assert!(stopped, "{o:?}");
     let total: u64 = o
         .stdout
@@ -1146,7 +1170,18 @@ print("files", os.path.getsize("f.txt"))
     assert!(o.success(), "{o:?}");
     assert_eq!(
         o.stdout.split_whitespace().collect::<Vec<_>>(),
-        ["thread", "42", "subprocess", "5", "fork", "3", "pool", "6", "files", "1000"],
+        [
+            "thread",
+            "42",
+            "subprocess",
+            "5",
+            "fork",
+            "3",
+            "pool",
+            "6",
+            "files",
+            "1000"
+        ],
         "{o:?}"
     );
 }
