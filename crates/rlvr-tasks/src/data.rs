@@ -21,8 +21,10 @@
 //! `reward_model.ground_truth`, `prompt.0.content` (a number indexes a list). A prompt field
 //! holding a list of `{role, content}` objects becomes [`Prompt::Chat`]; a string becomes
 //! [`Prompt::Text`]. An answer that is a number is written as JSON writes it (`70`, `27.0`);
-//! a list of answers is joined with `", "` (several answers, e.g. OlympiadBench). A record
-//! whose answer is null or empty cannot be verified: it is skipped and listed in
+//! a list of answers is joined with `", "` (several answers, e.g. OlympiadBench). A preset's
+//! answer column has one type ([`AnswerSource::Typed`], [`AnswerType`]): a value of another
+//! type (a number replaced by a list) rejects the file rather than being read differently. A
+//! record whose answer is null or empty cannot be verified: it is skipped and listed in
 //! [`Dataset::skipped`](crate::Dataset::skipped); any other bad record rejects the file.
 //!
 //! # Formats
@@ -81,6 +83,12 @@ pub enum DataError {
         repo: String,
         source: Box<DataError>,
     },
+    /// An error in the file of a preset's local copy.
+    #[error("preset {preset} (local copy): {source}")]
+    InLocalCopy {
+        preset: String,
+        source: Box<DataError>,
+    },
     /// [`load_hub_files`] of a preset that has only a local copy.
     #[error("preset {preset} has no hub copy (docs/data.md)")]
     NoHubSource { preset: String },
@@ -116,6 +124,10 @@ pub struct HubMiss {
 pub enum AnswerSource {
     /// The field's value (strings as they are, numbers as JSON writes them, lists joined).
     Field(String),
+    /// The field's value, which must be of this type (the presets' answer columns,
+    /// docs/data.md): a column whose type changed is an error naming the field and both
+    /// types, never read as something else.
+    Typed(String, AnswerType),
     /// The last `\boxed{...}` of the field's text (Minerva-MATH); a text without one rejects
     /// the file.
     LastBoxedIn(String),
@@ -132,10 +144,62 @@ impl AnswerSource {
     fn path(&self) -> &str {
         match self {
             AnswerSource::Field(p)
+            | AnswerSource::Typed(p, _)
             | AnswerSource::LastBoxedIn(p)
             | AnswerSource::LastBoxedOrSkip(p)
             | AnswerSource::AfterHashes(p)
             | AnswerSource::Json(p) => p,
+        }
+    }
+}
+
+/// The type a preset's answer column holds ([`AnswerSource::Typed`]), and how it becomes the
+/// answer text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerType {
+    /// A string, as it is.
+    Text,
+    /// A number (a float column; an integer is a number too), as JSON writes it (`27.0`).
+    Number,
+    /// An integer, in decimal (`70`).
+    Integer,
+    /// A list of strings, joined with `", "`.
+    TextList,
+}
+
+impl AnswerType {
+    /// `a string`, `a number`, ..., as errors name the type.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AnswerType::Text => "a string",
+            AnswerType::Number => "a number",
+            AnswerType::Integer => "an integer",
+            AnswerType::TextList => "a list of strings",
+        }
+    }
+
+    /// The answer text of `v`, or what `v` is instead (`a list`, `a float`, ...).
+    fn read(self, v: &Value) -> Result<String, &'static str> {
+        let found = || match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(n) if n.is_f64() => "a float",
+            Value::Number(_) => "an integer",
+            Value::String(_) => "a string",
+            Value::Array(_) => "a list",
+            Value::Object(_) => "an object",
+        };
+        match (self, v) {
+            (AnswerType::Text, Value::String(s)) => Ok(s.clone()),
+            (AnswerType::Number, Value::Number(n)) => Ok(n.to_string()),
+            (AnswerType::Integer, Value::Number(n)) if !n.is_f64() => Ok(n.to_string()),
+            (AnswerType::TextList, Value::Array(items)) => {
+                let parts: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                parts
+                    .map(|p| p.join(", "))
+                    .ok_or("a list with an element that is no string")
+            }
+            _ => Err(found()),
         }
     }
 }
@@ -321,8 +385,17 @@ fn fm(prompt: &str, answer: AnswerSource, solution: Option<&str>, id: Option<&st
     }
 }
 
-fn field(p: &str) -> AnswerSource {
-    AnswerSource::Field(p.into())
+/// [`FieldMap::problem_answer`] with `answer` a string (AIME 2024, `"033"`).
+fn problem_answer_text() -> FieldMap {
+    FieldMap {
+        answer: typed("answer", AnswerType::Text),
+        ..FieldMap::problem_answer()
+    }
+}
+
+/// The answer column `p` of a preset, of type `t` (docs/data.md lists each).
+fn typed(p: &str, t: AnswerType) -> AnswerSource {
+    AnswerSource::Typed(p.into(), t)
 }
 
 /// The presets [`load_preset`] knows. `matharena_aime25` is read from MathArena's layout
@@ -339,10 +412,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "ff5b20257d8185524591543f8ff5993951537bb8",
             files: &["test.jsonl"],
             rows: 500,
-            layout: HubLayout::Fields(|| fm("problem", field("answer"), Some("solution"), Some("unique_id"))),
+            layout: HubLayout::Fields(|| fm("problem", typed("answer", AnswerType::Text), Some("solution"), Some("unique_id"))),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), Some("solution"), Some("unique_id")),
+        fields: || fm("problem", typed("answer", AnswerType::Text), Some("solution"), Some("unique_id")),
     },
     Preset {
         name: "aime24",
@@ -355,10 +428,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "2fe88a2f1091d5048c0f36abc874fb997b3dd99a",
             files: &["data/train-00000-of-00001.parquet"],
             rows: 30,
-            layout: HubLayout::Fields(FieldMap::problem_answer),
+            layout: HubLayout::Fields(problem_answer_text),
         }),
         dedup: false,
-        fields: FieldMap::problem_answer,
+        fields: problem_answer_text,
     },
     Preset {
         name: "aime24_polaris",
@@ -391,10 +464,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "c94da77eb22bbd6439e62a323bec18493a421302",
             files: &["data/train-00000-of-00001.parquet"],
             rows: 30,
-            layout: HubLayout::Fields(|| fm("problem", field("answer"), None, Some("problem_idx"))),
+            layout: HubLayout::Fields(|| fm("problem", typed("answer", AnswerType::Integer), None, Some("problem_idx"))),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), None, Some("problem_idx")),
+        fields: || fm("problem", typed("answer", AnswerType::Integer), None, Some("problem_idx")),
     },
     Preset {
         name: "aime25_polaris",
@@ -414,7 +487,7 @@ pub const PRESETS: &[Preset] = &[
         source: "github eth-sri/matharena data/aime/aime_2025_{I,II}/ (answers.csv, problems/*.tex)",
         hub: None,
         dedup: false,
-        fields: || fm("problem", field("answer"), None, Some("id")),
+        fields: || fm("problem", AnswerSource::Field("answer".into()), None, Some("id")),
     },
     Preset {
         name: "amc23",
@@ -427,10 +500,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "80815d37005feb82cd7f8fbc6901d5d3eff43057",
             files: &["test-00000-of-00001.parquet"],
             rows: 40,
-            layout: HubLayout::Fields(|| fm("question", field("answer"), None, Some("id"))),
+            layout: HubLayout::Fields(|| fm("question", typed("answer", AnswerType::Number), None, Some("id"))),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), None, Some("id")),
+        fields: || fm("problem", typed("answer", AnswerType::Number), None, Some("id")),
     },
     Preset {
         name: "minerva_math",
@@ -475,13 +548,13 @@ pub const PRESETS: &[Preset] = &[
             rows: 674,
             layout: HubLayout::Fields(|| FieldMap {
                 context: Some("context".into()),
-                ..fm("question", field("final_answer"), Some("solution"), Some("id"))
+                ..fm("question", typed("final_answer", AnswerType::TextList), Some("solution"), Some("id"))
             }),
         }),
         dedup: false,
         fields: || FieldMap {
             context: Some("context".into()),
-            ..fm("question", field("final_answer"), Some("solution"), Some("id"))
+            ..fm("question", typed("final_answer", AnswerType::TextList), Some("solution"), Some("id"))
         },
     },
     Preset {
@@ -565,7 +638,7 @@ pub const PRESETS: &[Preset] = &[
             }),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), None, None),
+        fields: || fm("problem", typed("answer", AnswerType::Text), None, None),
     },
     Preset {
         name: "dapo_math_17k",
@@ -591,7 +664,7 @@ pub const PRESETS: &[Preset] = &[
         source: "github agentica-project/rllm rllm/data/train/math/aime.json",
         hub: None,
         dedup: false,
-        fields: || fm("problem", field("answer"), Some("solution"), None),
+        fields: || fm("problem", typed("answer", AnswerType::Text), Some("solution"), None),
     },
     Preset {
         name: "polaris",
@@ -604,7 +677,7 @@ pub const PRESETS: &[Preset] = &[
             revision: "main",
             files: &["polaris-data-53K.jsonl"],
             rows: 53291,
-            layout: HubLayout::Fields(|| fm("problem", field("answer"), None, None)),
+            layout: HubLayout::Fields(|| fm("problem", typed("answer", AnswerType::Text), None, None)),
         }),
         dedup: false,
         fields: FieldMap::verl,
@@ -620,10 +693,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "b6ae8c60f5c1f2b594e2140b91c49c9ad0949e29",
             files: &["deepscaler.json"],
             rows: 40315,
-            layout: HubLayout::Fields(|| fm("problem", field("answer"), Some("solution"), None)),
+            layout: HubLayout::Fields(|| fm("problem", typed("answer", AnswerType::Text), Some("solution"), None)),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), Some("solution"), None),
+        fields: || fm("problem", typed("answer", AnswerType::Text), Some("solution"), None),
     },
     Preset {
         name: "livecodebench",
@@ -760,10 +833,14 @@ pub fn load_preset_file(name: &str, path: &Path) -> Result<Dataset, DataError> {
         return load_hub_files(name, &files);
     }
     let ds = if p.name == "matharena_aime25" {
-        load_matharena(path)?
+        load_matharena(path)
     } else {
-        load_file(path, &p.fields())?
-    };
+        load_file(path, &p.fields())
+    }
+    .map_err(|e| DataError::InLocalCopy {
+        preset: p.name.to_string(),
+        source: Box::new(e),
+    })?;
     Ok(finish(p, ds, &[path]))
 }
 
@@ -1300,6 +1377,13 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
             other => scalar_text(other)
                 .ok_or_else(|| format!("field `{apath}`: expected a string or a number"))?,
         },
+        AnswerSource::Typed(_, want) => want.read(av).map_err(|found| {
+            format!(
+                "field `{apath}`: expected {}, found {found} (the answer column's type is \
+                 fixed, docs/data.md)",
+                want.describe()
+            )
+        })?,
         AnswerSource::LastBoxedIn(_) => {
             let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;
             crate::math::last_boxed(&text)
