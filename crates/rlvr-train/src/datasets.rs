@@ -148,9 +148,11 @@ pub(crate) fn dry_run(
             "memory plan: needs the model's config.json (not available locally)".into(),
         )?,
     }
-    // every dataset is loaded before any error is returned, so each missing one is named
+    // every dataset is loaded before any error is returned, so each missing one is named,
+    // once: the first failure (train, else the first eval set) is the error returned, which
+    // the caller prints; the others are printed here
     let train = load_dataset(&cfg.data.train_files, data_dir);
-    let evals: Vec<(&String, Result<Dataset, TrainError>)> = cfg
+    let mut evals: Vec<(&String, Result<Dataset, TrainError>)> = cfg
         .eval
         .datasets
         .iter()
@@ -158,16 +160,23 @@ pub(crate) fn dry_run(
         .collect();
     let failed = usize::from(train.is_err()) + evals.iter().filter(|(_, e)| e.is_err()).count();
     if failed > 1 {
-        if let Err(e) = &train {
-            w(out, format!("train data: {e}"))?;
-        }
+        let mut first_seen = train.is_err();
         for (name, e) in &evals {
             if let Err(e) = e {
-                w(out, format!("eval data: {name}: {e}"))?;
+                if first_seen {
+                    w(out, format!("eval data: {name}: {e}"))?;
+                }
+                first_seen = true;
             }
         }
     }
     let ds = train?;
+    if failed > 1 {
+        // the train set was read, so the first failure is an eval set's
+        if let Some(i) = evals.iter().position(|(_, e)| e.is_err()) {
+            evals.swap_remove(i).1?;
+        }
+    }
     // the reward of each problem (checked: no tests, no sandbox, ... are errors here)
     let rf = cfg.reward.reward_fn()?;
     let routes = rf.check(&ds.problems)?;
