@@ -10,7 +10,11 @@
 //!
 //! Files: `.jsonl` (one object per line; blank lines skipped), `.json` (an array of objects,
 //! or a wandb table `{"columns": [...], "data": [[...]]}`), `.parquet`, or a directory of such
-//! files (verl's `<step>.jsonl`, read in step order). Re-tokenized lengths count the text's
+//! files (verl's `<step>.jsonl`, read in step order). Only regular files are read (a FIFO or a
+//! device is refused without blocking on it); a `.json` file may hold at most
+//! `rlvr_tasks::data::MAX_JSON_FILE_BYTES`, a `.jsonl` line `rlvr_tasks::data::MAX_LINE_BYTES`,
+//! and either as many JSON values as its size allows (`rlvr_tasks::data::check_json_values`).
+//! Re-tokenized lengths count the text's
 //! tokens: verl and TRL decode without special tokens, so the end-of-sequence token a finished
 //! response was trained on is not counted (every length of a finished response is one short).
 //! A line without `advantage` gets the estimator's (`--adv`). A malformed record is an error
@@ -93,8 +97,12 @@ fn records(path: &Path) -> Result<Vec<(String, Value)>> {
             .map(|(at, _, v)| (format!(" {at}"), v))
             .collect());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
     if ext == "json" {
+        let bytes =
+            rlvr_tasks::data::read_regular_file(path, rlvr_tasks::data::MAX_JSON_FILE_BYTES)
+                .map_err(|e| BadInput(e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
+        rlvr_tasks::data::check_json_values(text.as_bytes()).map_err(bad)?;
         let v: Value =
             serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
         let rows: Vec<Value> = match v {
@@ -130,14 +138,30 @@ fn records(path: &Path) -> Result<Vec<(String, Value)>> {
             .map(|(i, v)| (format!(" element {i}"), v))
             .collect());
     }
+    use rlvr_tasks::data::{read_line_bounded, BoundedLine, MAX_LINE_BYTES};
+    let file = rlvr_tasks::data::open_regular_file(path).map_err(|e| BadInput(e.to_string()))?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for i in 1.. {
+        let at = |reason: String| BadInput(format!("{}:{i}: {reason}", path.display()));
+        match read_line_bounded(&mut reader, &mut buf, MAX_LINE_BYTES)
+            .map_err(|e| bad(format!("cannot read: {e}")))?
+        {
+            BoundedLine::End => break,
+            BoundedLine::Line => {}
+            BoundedLine::TooLong => {
+                return Err(at(format!("the line is longer than {MAX_LINE_BYTES} bytes")).into())
+            }
+        }
+        let line = std::str::from_utf8(&buf).map_err(|e| at(format!("not UTF-8: {e}")))?;
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| BadInput(format!("{}:{}: not valid JSON: {e}", path.display(), i + 1)))?;
-        out.push((format!(":{}", i + 1), v));
+        rlvr_tasks::data::check_json_values(line.as_bytes()).map_err(at)?;
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| at(format!("not valid JSON: {e}")))?;
+        out.push((format!(":{i}"), v));
     }
     Ok(out)
 }

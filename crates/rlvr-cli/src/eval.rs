@@ -10,7 +10,7 @@ use anyhow::Result;
 use rlvr_train::eval::{evaluate, EvalResult, EvalSpec};
 use rlvr_train::policy::Policy;
 use rlvr_train::run::{device, dtype, load_dataset, reward_fn};
-use rlvr_train::task::{build_task, PromptFormat, Task};
+use rlvr_train::task::{build_eval_task, PromptFormat, Task};
 use rlvr_train::TrainError;
 
 use crate::train::wrap;
@@ -130,16 +130,15 @@ pub fn run(args: Args) -> Result<()> {
             chat: args.chat,
         };
         let verifier = reward_fn(&cfg.reward, &ds.problems).map_err(wrap)?;
-        build_task(
+        build_eval_task(
             &args.data,
             ds.problems,
             format,
             &policy.tokenizer,
-            0,
+            policy.config.max_position_embeddings,
             verifier,
         )
         .map_err(wrap)?
-        .0
     };
     if task.is_empty() {
         return Err(BadInput(format!("{}: no problems to evaluate", args.data)).into());

@@ -101,13 +101,66 @@ fn pin_thread_count() {
     }
 }
 
-/// A closed output pipe (`rlvr ... | head`) ends the process quietly, as it ends `cat`:
-/// Rust ignores SIGPIPE, which turns the closed pipe into a panic in the next `println!`.
+/// A closed output pipe (`rlvr ... | head`) ends the process quietly, as it ends `cat`.
+///
+/// SIGPIPE stays ignored, as Rust sets it, for the whole run: a write to any other closed
+/// pipe (a sandboxed program's stdin, a child's) fails with `EPIPE` instead of killing the
+/// process. Only a write to stdout that fails because stdout is a closed pipe ends the
+/// process, through [`die_of_closed_stdout`]: a `println!` that panics on it (this hook; an
+/// `eprintln!` on a closed stderr, as in `rlvr ... 2>&1 | head`, too), or an error returned
+/// from a subcommand (see `main`). Any other panic goes to the default hook.
 fn quiet_on_closed_pipe() {
-    // SAFETY: restoring a signal's default disposition before any thread starts.
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload_as_str().unwrap_or("");
+        if (payload.starts_with("failed printing to stdout") && is_closed(libc::STDOUT_FILENO))
+            || (payload.starts_with("failed printing to stderr") && is_closed(libc::STDERR_FILENO))
+        {
+            die_of_closed_stdout();
+        }
+        default(info);
+    }));
+}
+
+/// Whether stdout is a pipe (or socket) whose reading end is closed.
+fn stdout_is_closed() -> bool {
+    is_closed(libc::STDOUT_FILENO)
+}
+
+/// Whether `fd` is a pipe (or socket) whose reading end is closed: `poll` reports `POLLERR`
+/// (`POLLHUP` for a socket) on it.
+fn is_closed(fd: libc::c_int) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, no timeout.
+    unsafe { libc::poll(&mut p, 1, 0) == 1 && p.revents & (libc::POLLERR | libc::POLLHUP) != 0 }
+}
+
+/// Ends the process as SIGPIPE's default action would (status "killed by SIGPIPE", exit 141
+/// in a shell), without a message: the reader of stdout is gone, so nothing is lost.
+fn die_of_closed_stdout() -> ! {
+    // SAFETY: restoring a default disposition and raising the signal in the calling thread
+    // (which does not block SIGPIPE); the process is ending either way.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(libc::SIGPIPE);
     }
+    std::process::exit(128 + libc::SIGPIPE)
+}
+
+/// Whether `err` comes from a write to stdout after its reader went away.
+fn is_closed_stdout(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    }) && stdout_is_closed()
 }
 
 fn main() -> ExitCode {
@@ -129,6 +182,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if is_closed_stdout(&err) => die_of_closed_stdout(),
         Err(err) => {
             eprintln!("error: {err:#}");
             let bad_input = err.chain().any(|e| e.is::<BadInput>());

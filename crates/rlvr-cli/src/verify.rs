@@ -10,6 +10,11 @@
 //!   Each line is written as soon as it is checked, so a bad line (exit code 2, with its line
 //!   number) loses nothing before it. Field names are configurable. `--explain` adds
 //!   `"gold_tree"`, `"answer_tree"` and `"reason"` to each line.
+//! - Bounds: a `--jsonl` line may hold at most `rlvr_tasks::data::MAX_LINE_BYTES` (64 MiB; a
+//!   longer one, or an endless one such as `/dev/zero`'s, is an error naming the file and
+//!   line, read no further than one byte past the limit), and as many JSON values as its size
+//!   allows (`rlvr_tasks::data::check_json_values`); `--response -` reads at most as much
+//!   from stdin. A response longer than `rlvr_tasks::math::MAX_RESPONSE_BYTES` scores wrong.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -54,10 +59,18 @@ pub fn run(args: Args) -> Result<()> {
         (Some(gold), None) => {
             let response = match args.response.as_deref() {
                 Some("-") => {
+                    let max = rlvr_tasks::data::MAX_LINE_BYTES;
                     let mut s = String::new();
                     io::stdin()
+                        .take(max as u64 + 1)
                         .read_to_string(&mut s)
                         .context("reading stdin")?;
+                    if s.len() > max {
+                        return Err(BadInput(format!(
+                            "--response -: stdin holds more than {max} bytes, the most read"
+                        ))
+                        .into());
+                    }
                     s
                 }
                 Some(r) => r.to_string(),
@@ -92,10 +105,27 @@ fn run_jsonl(args: &Args, path: &PathBuf) -> Result<()> {
         )),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
-    for (i, line) in input.lines().enumerate() {
-        let line = line.with_context(|| format!("{name}: reading line {}", i + 1))?;
-        let result =
-            check_line(&line, args).map_err(|e| BadInput(format!("{name}:{}: {e}", i + 1)));
+    let mut input = input;
+    let mut buf = Vec::new();
+    let max = rlvr_tasks::data::MAX_LINE_BYTES;
+    for i in 1.. {
+        use rlvr_tasks::data::{read_line_bounded, BoundedLine};
+        let read = read_line_bounded(&mut input, &mut buf, max)
+            .with_context(|| format!("{name}: reading line {i}"))?;
+        let result = match read {
+            BoundedLine::End => break,
+            BoundedLine::TooLong => Err(format!(
+                "the line is longer than {max} bytes, the most a --jsonl line may hold"
+            )),
+            BoundedLine::Line => match std::str::from_utf8(&buf) {
+                Ok(line) => check_line(line, args),
+                Err(e) => Err(format!(
+                    "not UTF-8 (invalid byte at column {})",
+                    e.valid_up_to() + 1
+                )),
+            },
+        }
+        .map_err(|e| BadInput(format!("{name}:{i}: {e}")));
         let written = match result {
             Ok(text) => text,
             Err(e) => {
@@ -115,6 +145,7 @@ fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
     if line.trim().is_empty() {
         return Ok(line.to_string());
     }
+    rlvr_tasks::data::check_json_values(line.as_bytes())?;
     let v: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
     let Value::Object(mut obj) = v else {
         return Err("expected a JSON object".into());

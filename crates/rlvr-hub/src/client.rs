@@ -8,7 +8,14 @@
 //!   a commit is exactly 40 hex digits, an ETag a short `[A-Za-z0-9._-]` token. Otherwise the
 //!   download fails with an error naming the server and the name;
 //! - connections and reads time out ([`HubOptions::connect_timeout`],
-//!   [`HubOptions::read_timeout`]);
+//!   [`HubOptions::read_timeout`]); the status line and headers of every answer must arrive
+//!   within [`HubOptions::header_limit`], and a body slower than [`HubOptions::min_rate`] over
+//!   a [`HubOptions::rate_window`] is ended, so a server that drips bytes cannot hold a
+//!   download forever;
+//! - the announced size is checked against the free space of the cache's file system before
+//!   anything is written, and a body longer than announced is refused;
+//! - the bearer token goes to the endpoint's own scheme, host and port only: every redirect
+//!   is followed here, and a hop elsewhere (a storage host, another port) gets no token;
 //! - a file is complete only when its byte count equals the announced size (`X-Linked-Size`,
 //!   else `Content-Length`) and its content hash matches the announced one: for LFS files the
 //!   SHA-256 (`X-Linked-Etag`, 64 hex digits), for other files git's blob hash (a strong `ETag`
@@ -22,6 +29,7 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
@@ -76,8 +84,11 @@ impl Remote<'_> {
                     });
                 if timed_out {
                     format!(
-                        "no answer in time (connect timeout {:?}, read timeout {:?}): {t}",
-                        self.opts.connect_timeout, self.opts.read_timeout
+                        "no answer in time (connect timeout {:?}, read timeout {:?}, headers \
+                         within {:?}): {t}",
+                        self.opts.connect_timeout,
+                        self.opts.read_timeout,
+                        self.opts.header_limit(),
                     )
                 } else {
                     t.to_string()
@@ -89,6 +100,98 @@ impl Remote<'_> {
             self.what(),
             self.opts.endpoint
         ))
+    }
+
+    /// `, at least N bytes/s`, the minimum rate as errors state it (nothing when it is off).
+    fn rate_text(&self) -> String {
+        match self.opts.min_rate {
+            0 => String::new(),
+            r => format!(
+                ", at least {r} bytes/s over each {:?} (RLVR_HUB_MIN_RATE, RLVR_HUB_RATE_WINDOW)",
+                self.opts.rate_window
+            ),
+        }
+    }
+
+    /// GET `url`, following up to 5 redirects here (not in the agent), so that each hop gets
+    /// the token only when it goes to the endpoint's own origin; `range` is sent on every hop.
+    /// The status lines and headers of the whole chain must arrive within
+    /// [`HubOptions::header_limit`] ([`Remote::call_within`]); the body is the caller's to
+    /// read. An error status is an error naming it, except 416 (a range the server cannot
+    /// satisfy), which the caller gets as an answer.
+    fn get(&self, url: &str, range: Option<&str>, what: &str) -> Result<ureq::Response> {
+        let agent = self.opts.agent();
+        let start = Instant::now();
+        let mut url = url.to_string();
+        for _ in 0..=5 {
+            let mut req = self.opts.request(&agent, "GET", &url, None);
+            if let Some(r) = range {
+                req = req.set("Range", r);
+            }
+            let base = req.request_url().map_err(|e| self.http_error(what, e))?;
+            let left = self.opts.header_limit().saturating_sub(start.elapsed());
+            let resp = match self.call_within(req, left, what)? {
+                Ok(r) | Err(ureq::Error::Status(416, r)) => r,
+                Err(e) => return Err(self.http_error(what, e)),
+            };
+            if !matches!(resp.status(), 301 | 302 | 303 | 307 | 308) {
+                return Ok(resp);
+            }
+            let loc = self.header(&resp, "Location", what)?.ok_or_else(|| {
+                self.server_error(format!(
+                    "answered {what} with a redirect ({}) without a Location",
+                    resp.status()
+                ))
+            })?;
+            let next = base.as_url().join(loc.trim()).map_err(|e| {
+                self.server_error(format!(
+                    "redirected {what} to {}, which is not a URL ({e})",
+                    shown(loc)
+                ))
+            })?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(self.server_error(format!(
+                    "redirected {what} to {}, which is not an http(s) URL",
+                    shown(loc)
+                )));
+            }
+            url = next.as_str().to_string();
+        }
+        Err(self.server_error(format!("redirected {what} more than 5 times")))
+    }
+
+    /// Sends `req` and waits at most `limit` for its status line and headers. The call runs
+    /// on a thread of its own: ureq's only total limit on an answer (a deadline) would replace
+    /// the read timeout for the body too, and each read of a dripping server is in time. When
+    /// the limit passes, the connection is abandoned to that thread, which ends when the
+    /// server stops sending (or the process exits).
+    fn call_within(
+        &self,
+        req: ureq::Request,
+        limit: Duration,
+        what: &str,
+    ) -> Result<std::result::Result<ureq::Response, ureq::Error>> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        std::thread::Builder::new()
+            .name("rlvr-hub-request".into())
+            .spawn(move || {
+                let _ = tx.send(req.call());
+            })
+            .map_err(|e| Error::Download(format!("cannot start a thread to {what}: {e}")))?;
+        match rx.recv_timeout(limit) {
+            Ok(answer) => Ok(answer),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(self.server_error(format!(
+                "did not send the status line and headers to {what} within {:?} (connect \
+                 timeout {:?} + read timeout {:?}): no answer in time, connection abandoned",
+                self.opts.header_limit(),
+                self.opts.connect_timeout,
+                self.opts.read_timeout
+            ))),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(Error::Download(format!(
+                "{}: the request to {what} ended without an answer",
+                self.what()
+            ))),
+        }
     }
 
     /// The value of header `name`: `Ok(None)` when absent, an error when it is not text.
@@ -117,13 +220,13 @@ impl Remote<'_> {
     /// redirects only (a renamed repository), as `huggingface_hub` does; an absolute redirect
     /// (to the LFS storage) carries the `X-Linked-*` headers.
     fn metadata(&self, file: &str) -> Result<Metadata> {
-        let agent = self.opts.agent(0);
+        let agent = self.opts.agent();
         let mut url = self.file_url(file);
         let mut hops = 0;
         let resp = loop {
             let resp = self
                 .opts
-                .request(&agent, "HEAD", &url)
+                .request(&agent, "HEAD", &url, Some(self.opts.header_limit()))
                 .call()
                 .map_err(|e| self.http_error(&format!("get the metadata of {file}"), e))?;
             let relative = (300..400)
@@ -240,14 +343,26 @@ impl Remote<'_> {
         }
         let mut hasher = meta.hash.as_ref().map(|want| Hasher::new(want, meta.size));
         if start < meta.size {
+            self.check_free_space(file, meta.size, start, &blobs)?;
             let url = self.file_url(file);
-            let resp = self
-                .opts
-                .request(&self.opts.agent(5), "GET", &url)
-                .set("Range", &format!("bytes={start}-"))
-                .call()
-                .map_err(|e| self.http_error(&format!("download {file}"), e))?;
+            let range = format!("bytes={start}-");
+            let what = format!("download {file}");
+            let resp = self.get(&url, Some(&range), &what)?;
             match resp.status() {
+                416 => {
+                    // the kept bytes are no prefix of the file the server has (it is shorter)
+                    let _ = std::fs::remove_file(&part);
+                    return Err(self.server_error(format!(
+                        "refused the range bytes={start}- of {file}, of which it announced {} \
+                         bytes (HTTP 416): it serves less than it announced{}",
+                        meta.size,
+                        if start > 0 {
+                            "; the partial file was removed"
+                        } else {
+                            ""
+                        }
+                    )));
+                }
                 206 => {
                     let range = self.header(&resp, "Content-Range", file)?.unwrap_or("");
                     let expect = format!("bytes {start}-");
@@ -265,11 +380,25 @@ impl Remote<'_> {
                     // the server ignored the range: start over
                     std::fs::remove_file(&part).map_err(|e| Error::io(&part, e))?;
                     start = 0;
+                    self.check_free_space(file, meta.size, start, &blobs)?;
                 }
                 200 => {}
                 code => {
                     return Err(self
                         .server_error(format!("answered the download of {file} with HTTP {code}")))
+                }
+            }
+            // an answer that says up front it is longer than the rest of the announced file
+            let length = self.header(&resp, "Content-Length", file)?;
+            if let Some(n) = length.and_then(|l| l.trim().parse::<u64>().ok()) {
+                if n > meta.size - start {
+                    let _ = std::fs::remove_file(&part);
+                    return Err(self.server_error(format!(
+                        "answered the download of bytes {start}- of {file} with a \
+                         Content-Length of {n}, more than the {} bytes it announced for the \
+                         file; nothing was written",
+                        meta.size
+                    )));
                 }
             }
             if let Some(h) = hasher.as_mut() {
@@ -293,7 +422,8 @@ impl Remote<'_> {
                 bar
             });
             // one byte more than announced is read, to notice a server that sends too much
-            let mut body = resp.into_reader().take(meta.size - start + 1);
+            let mut body =
+                RateGuard::new(resp.into_reader(), self.opts).take(meta.size - start + 1);
             let mut got = start;
             let mut buf = vec![0u8; 1 << 16];
             let read_error = loop {
@@ -303,7 +433,17 @@ impl Remote<'_> {
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => break Some(e),
                 };
-                out.write_all(&buf[..n]).map_err(|e| Error::io(&part, e))?;
+                if let Err(e) = out.write_all(&buf[..n]) {
+                    // a full disk, most likely: what was written is no use to anyone
+                    drop(out);
+                    let _ = std::fs::remove_file(&part);
+                    return Err(Error::Download(format!(
+                        "{}: cannot write {file} into the cache: {}: {e}; the partial file \
+                         was removed",
+                        self.what(),
+                        part.display()
+                    )));
+                }
                 if let Some(h) = hasher.as_mut() {
                     h.update(&buf[..n]);
                 }
@@ -315,7 +455,11 @@ impl Remote<'_> {
             if let Some(bar) = progress {
                 bar.finish_and_clear();
             }
-            out.sync_all().map_err(|e| Error::io(&part, e))?;
+            if let Err(e) = out.sync_all() {
+                drop(out);
+                let _ = std::fs::remove_file(&part);
+                return Err(Error::io(&part, e));
+            }
             drop(out);
             if got > meta.size {
                 let _ = std::fs::remove_file(&part);
@@ -327,6 +471,11 @@ impl Remote<'_> {
             }
             if got < meta.size {
                 let why = match read_error {
+                    Some(e) if e.kind() == std::io::ErrorKind::TimedOut => format!(
+                        "the transfer was too slow ({e}; read timeout {:?}{})",
+                        self.opts.read_timeout,
+                        self.rate_text()
+                    ),
                     Some(e) => format!("the transfer broke off ({e})"),
                     None => "the server's answer ended early".to_string(),
                 };
@@ -342,6 +491,10 @@ impl Remote<'_> {
         } else if let Some(h) = hasher.as_mut() {
             hash_prefix(h, &part, start)?;
         }
+        if meta.size == 0 {
+            // nothing to fetch: an empty file is complete as it is (its hash still checked)
+            std::fs::File::create(&part).map_err(|e| Error::io(&part, e))?;
+        }
         if let (Some(h), Some(want)) = (hasher, &meta.hash) {
             let got = h.hex();
             if got != want.hex() {
@@ -354,9 +507,32 @@ impl Remote<'_> {
                 )));
             }
         }
-        std::fs::rename(&part, &blob).map_err(|e| Error::io(&blob, e))?;
+        std::fs::rename(&part, &blob).map_err(|e| {
+            Error::Download(format!(
+                "{}: cannot move the download of {file} into place ({} to {}): {e}",
+                self.what(),
+                part.display(),
+                blob.display()
+            ))
+        })?;
         sync_dir(&blobs);
         Ok(blob)
+    }
+
+    /// Refuses a download of the `size - start` bytes still missing from `file` when the file
+    /// system holding `blobs` has less free space than that (a lying or huge size fills no
+    /// disk); nothing is written.
+    fn check_free_space(&self, file: &str, size: u64, start: u64, blobs: &Path) -> Result<()> {
+        let need = size - start;
+        match free_space(blobs) {
+            Some(free) if free < need => Err(self.server_error(format!(
+                "announced {size} bytes for {file} ({need} still to fetch), more than the {free} \
+                 bytes free on the file system of the cache {}; nothing was downloaded (free \
+                 space, or set HF_HUB_CACHE to a larger disk)",
+                self.opts.cache.display()
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Downloads `file` (checked as a path) and links it into the snapshot of the commit the
@@ -389,14 +565,16 @@ impl Remote<'_> {
             self.repo,
             self.revision.replace('/', "%2F")
         );
-        let resp = self
-            .opts
-            .request(&self.opts.agent(5), "GET", &url)
-            .call()
-            .map_err(|e| self.http_error("list its files", e))?;
+        let resp = self.get(&url, None, "list its files")?;
+        if resp.status() != 200 {
+            return Err(self.server_error(format!(
+                "answered the file listing with HTTP {}",
+                resp.status()
+            )));
+        }
         let mut body = Vec::new();
-        resp.into_reader()
-            .take(64 << 20)
+        RateGuard::new(resp.into_reader(), self.opts)
+            .take(LISTING_CAP)
             .read_to_end(&mut body)
             .map_err(|e| self.server_error(format!("broke off the file listing: {e}")))?;
         let info: Info = serde_json::from_slice(&body).map_err(|e| {
@@ -416,6 +594,86 @@ impl Remote<'_> {
             self.check_name(n, "the file listing")?;
         }
         Ok((sha.to_ascii_lowercase(), names))
+    }
+}
+
+/// The most bytes of a file listing read.
+const LISTING_CAP: u64 = 64 << 20;
+
+/// Bytes free to an unprivileged writer on the file system holding `dir`; `None` where that
+/// cannot be told (then no check is made).
+#[allow(clippy::unnecessary_cast)] // the field types of `statvfs` differ between platforms
+fn free_space(dir: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: `path` is NUL-terminated and `st` a properly sized, writable statvfs
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+            return None;
+        }
+        Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
+/// A response body that fails (`TimedOut`) when fewer than [`HubOptions::min_rate`] ×
+/// [`HubOptions::rate_window`] bytes arrive in a window: each read is bounded by the read
+/// timeout, but a server that sends a byte now and then never trips it. The bytes of the read
+/// that fails are dropped (never written), so a kept `.part` file stays a prefix.
+struct RateGuard<R> {
+    inner: R,
+    /// Bytes per window required (0: no check).
+    want: u64,
+    window: Duration,
+    since: Instant,
+    got: u64,
+}
+
+impl<R: Read> RateGuard<R> {
+    fn new(inner: R, opts: &HubOptions) -> Self {
+        let want = (opts.min_rate as f64 * opts.rate_window.as_secs_f64()).ceil() as u64;
+        Self {
+            inner,
+            want,
+            window: opts.rate_window,
+            since: Instant::now(),
+            got: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for RateGuard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.want == 0 || n == 0 {
+            return Ok(n);
+        }
+        self.got += n as u64;
+        let elapsed = self.since.elapsed();
+        if elapsed >= self.window {
+            if self.got < self.want {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "{} bytes arrived in {:.1} s, fewer than the {} a window of {:?} \
+                         requires",
+                        self.got,
+                        elapsed.as_secs_f64(),
+                        self.want,
+                        self.window
+                    ),
+                ));
+            }
+            self.since = Instant::now();
+            self.got = 0;
+        }
+        Ok(n)
     }
 }
 

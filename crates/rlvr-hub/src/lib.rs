@@ -6,7 +6,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | `options` | [`HubOptions`]: endpoint, cache, token, offline, timeouts, from the environment |
+//! | `options` | [`HubOptions`]: endpoint, cache, token, offline, timeouts, minimum rate, from the environment |
 //! | `repo` | [`RepoType`] and one repository at one revision, its id and revision checked |
 //! | `cache` | the cache layout on disk: [`cached_file`], snapshots, refs, locks |
 //! | `client` | HTTP downloads: [`fetch_file`], resumable, checked, with a progress bar |
@@ -30,7 +30,9 @@ pub use client::fetch_file;
 pub use error::{Error, Result};
 pub use model::download_model;
 pub use names::is_commit;
-pub use options::{hub_cache_dir, HubOptions, CONNECT_TIMEOUT, READ_TIMEOUT};
+pub use options::{
+    hub_cache_dir, HubOptions, CONNECT_TIMEOUT, MIN_RATE, RATE_WINDOW, READ_TIMEOUT,
+};
 pub use repo::RepoType;
 pub use resolve::{
     resolve_in_cache, resolve_model_dir, resolve_model_dir_local, resolve_model_dir_with,

@@ -8,6 +8,11 @@
 //! | `HF_HUB_OFFLINE=1` | never download: an uncached file is an error that says so |
 //! | `HF_TOKEN`, else `HF_HOME/token` | bearer token (gated and private repositories) |
 //! | `HF_HUB_DOWNLOAD_TIMEOUT` | seconds a read may wait for the server (default 60) |
+//! | `RLVR_HUB_MIN_RATE` | bytes per second a download must average over each window (default 1024; `0` turns the limit off) |
+//! | `RLVR_HUB_RATE_WINDOW` | seconds of that window (default 60) |
+//!
+//! A value of these three that is not a positive number (a non-negative integer for
+//! `RLVR_HUB_MIN_RATE`) is ignored: the default holds, as `huggingface_hub` treats its own.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,8 +36,17 @@ pub struct HubOptions {
     /// under [`HubOptions::read_timeout`]).
     pub connect_timeout: Duration,
     /// How long one read or write may wait for the server before the request fails (an idle
-    /// limit, not a limit on the whole download).
+    /// limit, not a limit on the whole download: see [`HubOptions::min_rate`]).
     pub read_timeout: Duration,
+    /// The slowest transfer accepted, in bytes per second (0: no limit). A body (a file, the
+    /// file listing) of which fewer than `min_rate` × [`HubOptions::rate_window`] bytes arrive
+    /// in any window is ended (a file's `.part` is kept and resumed by the next call). A
+    /// server that drips one byte per second never times out a read, and is stopped by this;
+    /// the status line and headers of every answer must arrive within
+    /// [`HubOptions::header_limit`].
+    pub min_rate: u64,
+    /// The window [`HubOptions::min_rate`] is averaged over.
+    pub rate_window: Duration,
 }
 
 impl std::fmt::Debug for HubOptions {
@@ -45,6 +59,8 @@ impl std::fmt::Debug for HubOptions {
             .field("progress", &self.progress)
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
+            .field("min_rate", &self.min_rate)
+            .field("rate_window", &self.rate_window)
             .finish()
     }
 }
@@ -53,6 +69,19 @@ impl std::fmt::Debug for HubOptions {
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default [`HubOptions::read_timeout`].
 pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default [`HubOptions::min_rate`]: 1 KiB/s.
+pub const MIN_RATE: u64 = 1024;
+/// Default [`HubOptions::rate_window`].
+pub const RATE_WINDOW: Duration = Duration::from_secs(60);
+
+/// The positive, finite number of seconds in variable `name`, if it holds one.
+fn env_seconds(name: &str) -> Option<Duration> {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+}
 
 /// True for `1`, `true`, `yes`, `on` (any case), as `huggingface_hub` parses its flags.
 fn env_flag(name: &str) -> bool {
@@ -66,7 +95,7 @@ fn env_flag(name: &str) -> bool {
 
 impl HubOptions {
     /// Options for `endpoint` and `cache` with no token, online, no progress bar and the
-    /// default timeouts.
+    /// default timeouts and minimum rate.
     pub fn new(endpoint: &str, cache: &Path) -> Self {
         Self {
             endpoint: endpoint.trim_end_matches('/').to_string(),
@@ -76,11 +105,14 @@ impl HubOptions {
             progress: false,
             connect_timeout: CONNECT_TIMEOUT,
             read_timeout: READ_TIMEOUT,
+            min_rate: MIN_RATE,
+            rate_window: RATE_WINDOW,
         }
     }
 
-    /// From `HF_ENDPOINT`, `HF_HUB_CACHE`/`HF_HOME`, `HF_TOKEN`, `HF_HUB_OFFLINE` and
-    /// `HF_HUB_DOWNLOAD_TIMEOUT`; the progress bar is on when stderr is a terminal.
+    /// From `HF_ENDPOINT`, `HF_HUB_CACHE`/`HF_HOME`, `HF_TOKEN`, `HF_HUB_OFFLINE`,
+    /// `HF_HUB_DOWNLOAD_TIMEOUT`, `RLVR_HUB_MIN_RATE` and `RLVR_HUB_RATE_WINDOW`; the progress
+    /// bar is on when stderr is a terminal.
     pub fn from_env() -> Self {
         let endpoint = std::env::var("HF_ENDPOINT")
             .ok()
@@ -98,12 +130,12 @@ impl HubOptions {
             })
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty());
-        let read_timeout = std::env::var("HF_HUB_DOWNLOAD_TIMEOUT")
+        let read_timeout = env_seconds("HF_HUB_DOWNLOAD_TIMEOUT").unwrap_or(READ_TIMEOUT);
+        let min_rate = std::env::var("RLVR_HUB_MIN_RATE")
             .ok()
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map(Duration::from_secs_f64)
-            .unwrap_or(READ_TIMEOUT);
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .unwrap_or(MIN_RATE);
+        let rate_window = env_seconds("RLVR_HUB_RATE_WINDOW").unwrap_or(RATE_WINDOW);
         Self {
             endpoint: endpoint.trim().trim_end_matches('/').to_string(),
             cache,
@@ -112,31 +144,55 @@ impl HubOptions {
             progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             connect_timeout: CONNECT_TIMEOUT,
             read_timeout,
+            min_rate,
+            rate_window,
         }
     }
 
-    /// An HTTP agent with the timeouts; `redirects` is how many redirects it follows by
-    /// itself (0: the caller sees them). The token goes to redirects on the same host only.
-    pub(crate) fn agent(&self, redirects: u32) -> ureq::Agent {
+    /// An HTTP agent with the timeouts that follows no redirect by itself: the caller sees
+    /// each one and decides where the token goes ([`HubOptions::request`]).
+    pub(crate) fn agent(&self) -> ureq::Agent {
         ureq::AgentBuilder::new()
             .timeout_connect(self.connect_timeout)
             .timeout_read(self.read_timeout)
             .timeout_write(self.read_timeout)
-            .redirects(redirects)
-            .redirect_auth_headers(ureq::RedirectAuthHeaders::SameHost)
+            .redirects(0)
+            .redirect_auth_headers(ureq::RedirectAuthHeaders::Never)
             .try_proxy_from_env(true)
             .user_agent(concat!("rlvr/", env!("CARGO_PKG_VERSION")))
             .build()
     }
 
-    /// A request with the token and without content encoding (sizes are the file's bytes).
-    pub(crate) fn request(&self, agent: &ureq::Agent, method: &str, url: &str) -> ureq::Request {
-        let req = agent
+    /// How long the status line and headers of an answer may take in all, from the start of
+    /// the request: [`HubOptions::connect_timeout`] plus [`HubOptions::read_timeout`] (each
+    /// read within the read timeout is not enough: a server may drip them).
+    pub fn header_limit(&self) -> Duration {
+        self.connect_timeout.saturating_add(self.read_timeout)
+    }
+
+    /// A request without content encoding (sizes are the file's bytes), that must be
+    /// answered in full within `deadline` when one is given, with the token only when `url` has the
+    /// endpoint's own scheme, host and port ([`same_origin`]), as `huggingface_hub` sends it
+    /// to the hub alone: a redirect to another port of the same host, or to a storage host,
+    /// gets no token.
+    pub(crate) fn request(
+        &self,
+        agent: &ureq::Agent,
+        method: &str,
+        url: &str,
+        deadline: Option<Duration>,
+    ) -> ureq::Request {
+        let mut req = agent
             .request(method, url)
             .set("Accept-Encoding", "identity");
+        if let Some(d) = deadline {
+            req = req.timeout(d);
+        }
         match &self.token {
-            Some(t) => req.set("Authorization", &format!("Bearer {t}")),
-            None => req,
+            Some(t) if same_origin(&self.endpoint, url) => {
+                req.set("Authorization", &format!("Bearer {t}"))
+            }
+            _ => req,
         }
     }
 
@@ -152,6 +208,48 @@ impl HubOptions {
     }
 }
 
+/// True when `url` has the scheme, host and port of `endpoint` (the default port of the
+/// scheme when none is written; host names compared without case). Anything that does not
+/// parse as an http(s) URL is not the same origin.
+pub(crate) fn same_origin(endpoint: &str, url: &str) -> bool {
+    match (origin_of(endpoint), origin_of(url)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `(scheme, host, port)` of an `http`/`https` URL, lower case, the port made explicit; `None`
+/// for anything else (userinfo in the authority included, so `https://hub@evil` is refused).
+fn origin_of(url: &str) -> Option<(String, String, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    // `[v6]:port`, or `host:port`
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (h, after) = v6.split_once(']')?;
+            (format!("[{h}]"), after.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (authority.to_string(), None),
+        },
+    };
+    let port = match port {
+        None | Some("") => default,
+        Some(p) => p.parse::<u16>().ok()?,
+    };
+    Some((scheme, host.to_ascii_lowercase(), port))
+}
+
 /// The Hugging Face hub cache directory: `HF_HUB_CACHE`, else `HF_HOME/hub`, else
 /// `~/.cache/huggingface/hub`.
 pub fn hub_cache_dir() -> PathBuf {
@@ -165,4 +263,43 @@ pub fn hub_cache_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache").join("huggingface").join("hub")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_origin;
+
+    /// The token's rule: scheme, host and port of the endpoint, default ports made explicit.
+    #[test]
+    fn same_origin_compares_scheme_host_and_port() {
+        let hub = "https://huggingface.co";
+        for same in [
+            "https://huggingface.co/a/b",
+            "https://HuggingFace.co:443/x",
+            "https://huggingface.co?x",
+        ] {
+            assert!(same_origin(hub, same), "{same}");
+        }
+        for other in [
+            "http://huggingface.co/a",
+            "https://huggingface.co:8443/a",
+            "https://cdn-lfs.huggingface.co/a",
+            "https://huggingface.co.evil.com/a",
+            "https://huggingface.co@evil.com/a",
+            "ftp://huggingface.co/a",
+            "/relative",
+            "https://huggingface.co:99999/a",
+        ] {
+            assert!(!same_origin(hub, other), "{other}");
+        }
+        assert!(same_origin(
+            "http://127.0.0.1:8000",
+            "http://127.0.0.1:8000/x"
+        ));
+        assert!(!same_origin(
+            "http://127.0.0.1:8000",
+            "http://127.0.0.1:8001/x"
+        ));
+        assert!(same_origin("http://[::1]:80", "http://[::1]/x"));
+    }
 }

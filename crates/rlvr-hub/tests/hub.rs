@@ -714,3 +714,290 @@ fn a_pinned_commit_downloads_and_is_read_offline() {
     assert!(!log.iter().any(|l| l.contains("../main")), "{log:?}");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// The `.part` files under `blobs`.
+fn parts(blobs: &Path) -> Vec<PathBuf> {
+    tree(blobs)
+        .into_iter()
+        .filter(|b| b.extension().is_some_and(|x| x == "part"))
+        .collect()
+}
+
+#[test]
+fn a_server_that_drips_bytes_is_stopped_by_the_minimum_rate() {
+    let root = hub_root("hub-drip");
+    let server = HubServer::start(&root);
+    let cache = root.join("cache");
+    let mut opts = options(&server, &cache);
+    // a byte every 200 ms never trips the 1 s read timeout; 100 B/s over 1 s windows does
+    opts.min_rate = 100;
+    opts.rate_window = Duration::from_secs(1);
+    let every = Duration::from_millis(200);
+    let (kind, repo, file) = (RepoType::Model, "tiny-org/qwen2-tiny", "model.safetensors");
+
+    // the body dripped (4096 bytes: 14 minutes at this pace)
+    server.hostile.lock().unwrap().drip_body = Some(every);
+    let t = Instant::now();
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_names(&err, &server, file);
+    assert!(
+        err.contains("too slow") && err.contains("RLVR_HUB_MIN_RATE"),
+        "{err}"
+    );
+    // what arrived is kept as a prefix and resumed once the server is fast again
+    let blobs = cache.join("models--tiny-org--qwen2-tiny/blobs");
+    let kept = parts(&blobs);
+    assert_eq!(kept.len(), 1, "{:?}", tree(&blobs));
+    let got = std::fs::read(blobs.join(&kept[0])).unwrap();
+    assert!(!got.is_empty() && got.len() < 100, "{}", got.len());
+    assert_eq!(got[..], model_bytes(file)[..got.len()]);
+    server.hostile.lock().unwrap().drip_body = None;
+    server.take_log();
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), model_bytes(file));
+    let log = server.take_log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("GET") && l.contains(&format!("range=bytes={}-", got.len()))),
+        "{log:?}"
+    );
+
+    // the status line and headers dripped: every answer's headers must come within the
+    // connect and read timeouts (3 s here), the HEAD's ...
+    server.hostile.lock().unwrap().drip_all = Some(every);
+    let t = Instant::now();
+    let err = fetch_file(
+        &opts,
+        RepoType::Dataset,
+        "tiny-org/sums",
+        "main",
+        "data/test.jsonl",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(
+        err.contains(&server.endpoint) && err.contains("no answer in time"),
+        "{err}"
+    );
+    // ... and the file listing's
+    let t = Instant::now();
+    let err = download_model(&opts, "tiny-org/qwen2-tiny")
+        .unwrap_err()
+        .to_string();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(
+        err.contains(&server.endpoint)
+            && err.contains("list its files")
+            && err.contains("no answer in time"),
+        "{err}"
+    );
+    // the listing's body dripped: the minimum rate ends it
+    {
+        let mut h = server.hostile.lock().unwrap();
+        h.drip_all = None;
+        h.drip_body = Some(every);
+    }
+    let t = Instant::now();
+    let err = download_model(&opts, "tiny-org/qwen2-tiny")
+        .unwrap_err()
+        .to_string();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(
+        err.contains(&server.endpoint) && err.contains("file listing"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_size_beyond_the_free_space_is_refused_before_anything_is_written() {
+    let root = hub_root("hub-no-space");
+    let server = HubServer::start(&root);
+    let cache = root.join("cache");
+    let opts = options(&server, &cache);
+    // 1 EiB: more than any test machine's free space
+    server.hostile.lock().unwrap().announce = Some(1 << 60);
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/test.jsonl");
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, file);
+    assert!(
+        err.contains(&format!("announced {} bytes", 1u64 << 60))
+            && err.contains("free on the file system")
+            && err.contains(&cache.display().to_string()),
+        "{err}"
+    );
+    let blobs = cache.join("datasets--tiny-org--sums/blobs");
+    assert!(tree(&blobs).is_empty(), "{:?}", tree(&blobs));
+    let log = server.take_log();
+    assert!(!log.iter().any(|l| l.starts_with("GET")), "{log:?}");
+    assert!(cached_file(&opts, kind, repo, "main", file).is_none());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_body_longer_or_shorter_than_announced_leaves_no_part_file() {
+    let root = hub_root("hub-lying-size");
+    let server = HubServer::start(&root);
+    let cache = root.join("cache");
+    let opts = options(&server, &cache);
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/test.jsonl");
+    let content = std::fs::read(root.join("datasets").join(repo).join(file)).unwrap();
+    let blobs = cache.join("datasets--tiny-org--sums/blobs");
+    let less = content.len() as u64 - 5;
+
+    // announces 5 bytes less; the answer's Content-Length says more: refused before writing
+    server.hostile.lock().unwrap().announce = Some(less);
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, file);
+    assert!(
+        err.contains("Content-Length") && err.contains(&format!("{less} bytes")),
+        "{err}"
+    );
+    assert!(tree(&blobs).is_empty(), "{:?}", tree(&blobs));
+
+    // the same without a Content-Length (the body ends with the connection): read up to one
+    // byte past the announced size, then refused and removed
+    server.hostile.lock().unwrap().no_length = true;
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, file);
+    assert!(
+        err.contains(&format!("sent more than the {less} bytes")),
+        "{err}"
+    );
+    assert!(tree(&blobs).is_empty(), "{:?}", tree(&blobs));
+
+    // announces 10 bytes more than it has: the short body is kept to resume, and the resume
+    // the server cannot satisfy (416) removes it
+    {
+        let mut h = server.hostile.lock().unwrap();
+        h.no_length = false;
+        h.announce = Some(content.len() as u64 + 10);
+    }
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("incomplete")
+            && err.contains(&format!(
+                "{} of {} bytes",
+                content.len(),
+                content.len() + 10
+            )),
+        "{err}"
+    );
+    assert_eq!(parts(&blobs).len(), 1, "{:?}", tree(&blobs));
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, file);
+    assert!(
+        err.contains("416") && err.contains("partial file was removed"),
+        "{err}"
+    );
+    assert!(tree(&blobs).is_empty(), "{:?}", tree(&blobs));
+    assert!(cached_file(&opts, kind, repo, "main", file).is_none());
+
+    // honest again: the file arrives whole
+    server.hostile.lock().unwrap().announce = None;
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn an_empty_file_downloads_and_is_read_from_the_cache() {
+    let root = hub_root("hub-empty");
+    std::fs::write(root.join("datasets/tiny-org/sums/data/empty.jsonl"), b"").unwrap();
+    let server = HubServer::start(&root);
+    let cache = root.join("cache");
+    let mut opts = options(&server, &cache);
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/empty.jsonl");
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert_eq!(
+        p,
+        cache.join(format!(
+            "datasets--tiny-org--sums/snapshots/{COMMIT}/{file}"
+        ))
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"");
+    server.take_log();
+    opts.offline = true;
+    assert_eq!(fetch_file(&opts, kind, repo, "main", file).unwrap(), p);
+    opts.offline = false;
+    std::fs::remove_dir_all(&cache).unwrap();
+
+    // with git's hash of the empty blob as its ETag, as the hub sends it: checked, accepted
+    let empty = git_blob_sha1(b"");
+    assert_eq!(empty, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+    server.hostile.lock().unwrap().etag = Some(format!("\"{empty}\""));
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"");
+    let blobs = cache.join("datasets--tiny-org--sums/blobs");
+    assert!(blobs.join(&empty).is_file());
+    // and another hash is refused, naming the file
+    std::fs::remove_dir_all(&cache).unwrap();
+    let wrong = git_blob_sha1(b"x");
+    server.hostile.lock().unwrap().etag = Some(format!("\"{wrong}\""));
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &server, file);
+    assert!(err.contains(&wrong) && err.contains(&empty), "{err}");
+    assert!(tree(&blobs).is_empty(), "{:?}", tree(&blobs));
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn the_token_goes_to_the_endpoint_and_not_to_a_redirect_to_another_port() {
+    let root = hub_root("hub-redirect");
+    let hub = HubServer::start(&root);
+    // the same files on another loopback port: the same host, another origin
+    let other = HubServer::start(&root);
+    hub.hostile.lock().unwrap().redirect_to = Some(other.endpoint.clone());
+    let cache = root.join("cache");
+    let mut opts = options(&hub, &cache);
+    opts.token = Some("hf_secret".into());
+    let (kind, repo, file) = (RepoType::Dataset, "tiny-org/sums", "data/test.jsonl");
+    let p = fetch_file(&opts, kind, repo, "main", file).unwrap();
+    assert!(std::fs::read_to_string(&p).unwrap().contains("2+2"));
+    let log = hub.take_log();
+    assert!(
+        !log.is_empty() && log.iter().all(|l| l.ends_with("auth=Bearer hf_secret")),
+        "the endpoint gets the token: {log:?}"
+    );
+    let log = other.take_log();
+    assert!(
+        log.iter().any(|l| l.starts_with("GET")),
+        "the download was redirected: {log:?}"
+    );
+    assert!(
+        log.iter().all(|l| l.ends_with("auth=")),
+        "another port gets no token: {log:?}"
+    );
+
+    // a redirect back to the endpoint itself keeps the token, and a loop ends after 5 hops
+    std::fs::remove_dir_all(&cache).unwrap();
+    hub.hostile.lock().unwrap().redirect_to = Some(hub.endpoint.clone());
+    let err = fetch_file(&opts, kind, repo, "main", file)
+        .unwrap_err()
+        .to_string();
+    assert_names(&err, &hub, "more than 5 times");
+    let log = hub.take_log();
+    let gets: Vec<_> = log.iter().filter(|l| l.starts_with("GET")).collect();
+    assert_eq!(gets.len(), 6, "{log:?}");
+    assert!(
+        gets.iter().all(|l| l.ends_with("auth=Bearer hf_secret")),
+        "{log:?}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}

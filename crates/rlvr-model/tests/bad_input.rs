@@ -121,6 +121,31 @@ fn hostile_chat_templates_fail_quickly_naming_the_template() {
     // 2 MB of output in one cheap expression: the output budget (1 MiB + 4 bytes per input
     // byte) stops it before the fuel does
     render_fails_fast("output", "{{ 'x' * 2000000 }}", "output passed its budget");
+    // a list doubled in a loop: lazy concatenations materialize past depth 32 (2^33 items),
+    // charged against the fuel before the allocation (the vendored minijinja's patch)
+    render_fails_fast(
+        "doubling-list",
+        "{% set ns = namespace(x=[1]) %}{% for i in range(40) %}{% set ns.x = ns.x + ns.x %}{% endfor %}{{ ns.x|length }}",
+        "work budget",
+    );
+    // the same with an unsized iterable (flattened, not materialized, past depth 32)
+    render_fails_fast(
+        "doubling-iterable",
+        "{% set ns = namespace(x=range(1)) %}{% for i in range(40) %}{% set ns.x = ns.x + ns.x %}{% endfor %}{{ ns.x|length }}",
+        "work budget",
+    );
+    // a doubly recursive macro doubling its argument (no namespace, no loop)
+    render_fails_fast(
+        "doubling-macro",
+        "{% macro d(x, n) %}{% if n > 0 %}{{ d(x + x, n - 1) }}{% else %}{{ x|length }}{% endif %}{% endmacro %}{{ d([1], 40) }}",
+        "work budget",
+    );
+    // a lazily doubled list printed through tojson: the JSON stops at the output budget
+    render_fails_fast(
+        "doubling-tojson",
+        "{% set ns = namespace(x=[1]) %}{% for i in range(30) %}{% set ns.x = ns.x + ns.x %}{% endfor %}{{ ns.x|tojson }}",
+        "budget",
+    );
     // unbounded recursion: stops at the recursion limit, without overflowing the stack of a
     // test thread (2 MiB)
     render_fails_fast(
@@ -166,4 +191,62 @@ fn io_errors_name_the_path() {
         err.contains(Path::new("file.txt/x/config.json").to_str().unwrap()),
         "{err}"
     );
+}
+
+/// A copy of the qwen2-tiny fixture whose tokenizer.json has `edit` applied.
+fn tokenizer_dir_with(name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> std::path::PathBuf {
+    let dir = temp_dir(name);
+    for f in ["tokenizer.json", "tokenizer_config.json"] {
+        std::fs::copy(fixture("qwen2-tiny").join(f), dir.join(f)).unwrap();
+    }
+    let path = dir.join("tokenizer.json");
+    let mut tok: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut tok);
+    std::fs::write(&path, tok.to_string()).unwrap();
+    dir
+}
+
+/// Loading `dir`'s tokenizer fails quickly, naming its tokenizer.json and saying `expect`.
+fn tokenizer_refused(dir: &Path, expect: &str) {
+    let t = Instant::now();
+    let err = ChatTokenizer::from_dir(dir)
+        .err()
+        .unwrap_or_else(|| panic!("{}: loaded", dir.display()));
+    let took = t.elapsed();
+    assert!(err.is_user_input(), "{err}");
+    let msg = err.to_string();
+    let file = dir.join("tokenizer.json").display().to_string();
+    assert!(msg.contains(&file) && msg.contains(expect), "{msg}");
+    assert!(took < Duration::from_secs(10), "{took:?}: {msg}");
+}
+
+#[test]
+fn hostile_tokenizer_json_is_refused_naming_the_file() {
+    // a replacement far longer than a match
+    let dir = tokenizer_dir_with("tok-replace-long", |t| {
+        t["normalizer"] = serde_json::json!({
+            "type": "Replace", "pattern": {"String": "a"}, "content": "x".repeat(100_000)
+        });
+    });
+    tokenizer_refused(&dir, "Replace rule writes 100000 bytes per match");
+    // an empty pattern (it matches between every two characters), inside a sequence
+    let dir = tokenizer_dir_with("tok-replace-empty", |t| {
+        t["normalizer"] = serde_json::json!({"type": "Sequence", "normalizers": [
+            {"type": "NFC"},
+            {"type": "Replace", "pattern": {"String": ""}, "content": "y"}
+        ]});
+    });
+    tokenizer_refused(&dir, "empty or missing pattern");
+    // a short replacement of every character: the probe grows 16 times
+    let dir = tokenizer_dir_with("tok-replace-every", |t| {
+        t["normalizer"] = serde_json::json!({
+            "type": "Replace", "pattern": {"Regex": "."}, "content": "0123456789abcdef"
+        });
+    });
+    tokenizer_refused(&dir, "more than 8 times");
+    // not JSON at all
+    let dir = tokenizer_dir_with("tok-garbage", |_| {});
+    std::fs::write(dir.join("tokenizer.json"), "{\"model\": [1, 2").unwrap();
+    tokenizer_refused(&dir, "invalid JSON");
 }

@@ -8,7 +8,8 @@
 //! tests with `fn_name` are rejected).
 //!
 //! # What the sandbox enforces (Linux)
-//! Each run gets a fresh temporary directory holding `main.py`, and:
+//! Each run gets a directory of its own holding `main.py` (a size-limited tmpfs at
+//! [`SANDBOX_DIR`]), and:
 //! - **descriptors**: the program starts with its stdin, stdout and stderr (pipes of the
 //!   caller) and nothing else: every other descriptor the caller holds, with or without
 //!   `O_CLOEXEC`, is closed at the exec (`close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`);
@@ -16,8 +17,12 @@
 //!   not root, a new user namespace that maps only the caller's own uid and gid). The
 //!   network namespace has only a loopback interface that is down: every connection fails,
 //!   including to 127.0.0.1 of the host. The IPC namespace takes SysV shared memory,
-//!   semaphores and message queues with it when the run ends. In the PID namespace the
-//!   program sees only its own processes (no host process to signal or `ptrace`), and when
+//!   semaphores and message queues with it when the run ends; as root its init sets the
+//!   namespace's limits before the program starts ([`SYSV_SHM_BYTES`], [`SYSV_MSG_BYTES`],
+//!   `kernel.sem`), and not root the system call filter refuses SysV IPC (only the owner's
+//!   root may set those limits, and the caller's mapped uid is not root). In the PID
+//!   namespace the program sees only its own processes (no host process to signal or
+//!   `ptrace`), and when
 //!   the run ends the namespace's init exits, which kills every process left in it
 //!   (daemons included) before the run returns;
 //! - **a private root** (a read-only tmpfs, entered with `pivot_root`; the host's root is
@@ -25,13 +30,23 @@
 //!   links they are), of the interpreter's prefix when it lies elsewhere (see
 //!   [`SandboxConfig::python`]), and of a few `/etc` files (the loader's cache, time zone,
 //!   `passwd`, `group`, `nsswitch.conf`, `hosts`); a `/dev` with `null`, `zero`, `full`,
-//!   `random`, `urandom`; private tmpfs on `/tmp` and `/dev/shm` (16 MiB each); `/proc` of
-//!   the new PID namespace; and the run's directory, writable, at [`SANDBOX_DIR`] (its cwd
-//!   and `HOME`). Nothing else of the host is visible: no dataset, run directory, home,
-//!   checkout or host `/tmp`;
+//!   `random`, `urandom`; private tmpfs on `/tmp` and `/dev/shm` ([`TMPFS_BYTES`] each);
+//!   `/proc` of the new PID namespace, with `/proc/keys` and `/proc/key-users` covered by
+//!   `/dev/null`; and the run's directory, writable, at [`SANDBOX_DIR`] (its cwd and `HOME`):
+//!   a tmpfs of [`Limits::max_dir_bytes`] plus `main.py` and at most [`SANDBOX_DIR_INODES`]
+//!   files, so nothing the program writes reaches the host's disk. Nothing else of the host
+//!   is visible: no dataset, run directory, home, checkout or host `/tmp`;
+//! - **system calls**: a seccomp filter (classic BPF, installed right before the exec, after
+//!   `no_new_privs`; in unsandboxed runs too) refuses the kernel keyrings (`add_key`,
+//!   `request_key`, `keyctl`: no access to the caller's session or user keyrings, no state
+//!   kept in a uid's keyring between runs), tracing (`ptrace`, `process_vm_*`), `bpf`,
+//!   `perf_event_open`, `userfaultfd`, `io_uring`, new namespaces (`unshare`, `setns`,
+//!   `clone` with `CLONE_NEW*`, `clone3`), mounts, `kexec`, modules and other administration
+//!   calls, and system calls of another ABI (i386, x32); everything else is allowed;
 //! - **time**: a wall-clock limit (the run's supervisor kills the namespace when it passes)
 //!   and a CPU limit (`RLIMIT_CPU`: `SIGXCPU`, then `SIGKILL` one second later);
-//! - **memory**: `RLIMIT_AS` (address space; Python raises `MemoryError` or the process dies);
+//! - **memory**: `RLIMIT_AS` (address space; Python raises `MemoryError` or the process dies),
+//!   plus the bounded file systems and IPC above ([`SandboxConfig`] has the total);
 //! - **processes**: `RLIMIT_NPROC`, so a fork bomb hits the limit. As root, the program runs
 //!   as a sandbox uid (`60000..64096`, no supplementary groups) that the run holds
 //!   exclusively: an exclusive `flock` on a lock file per uid under `/run/rlvr-sandbox`, so
@@ -40,9 +55,13 @@
 //!   namespace, with no capabilities. Always with `no_new_privs`;
 //! - **files**: `RLIMIT_FSIZE` caps any file written, `RLIMIT_NOFILE` caps open files, no core
 //!   dumps;
+//! - **stdin**: written from a thread that blocks SIGPIPE, so a program that exits without
+//!   reading all of its input is judged on its output, whatever the caller's SIGPIPE
+//!   disposition (the supervisor and init ignore SIGPIPE; the program gets the default);
 //! - **cleanup**: the run returns only after every process of its PID namespace is gone; the
-//!   directory is removed, then the uid is released. At most [`MAX_CONCURRENT_SANDBOXES`]
-//!   runs of a process at once (more wait for a slot).
+//!   host directory (only the private root's mount point, when isolated) is removed, then the
+//!   uid is released. At most [`MAX_CONCURRENT_SANDBOXES`] runs of a process at once (more
+//!   wait for a slot).
 //!
 //! The process tree of a run: the caller forks a supervisor (new session; it creates the
 //! namespaces and enforces the wall-clock limit), which forks the PID namespace's init (it
@@ -55,8 +74,9 @@
 //! Root gets the namespaces directly; other users need unprivileged user namespaces. Where
 //! the kernel refuses them ([`isolation_available`] false), [`run_python`] refuses to run
 //! ([`SandboxError::NoIsolation`]) unless [`SandboxConfig::allow_unsandboxed`] (config
-//! `reward.allow_unsandboxed`): then only the limits, the descriptor closing, the uid (as
-//! root) and the clean-up of the process group (and of the uid, as root) apply, and
+//! `reward.allow_unsandboxed`): then only the limits (not [`Limits::max_dir_bytes`]), the
+//! descriptor closing, the system call filter, the uid (as root) and the clean-up of the
+//! process group (and of the uid, as root) apply, and
 //! [`RunOutcome::isolated`] is false. `docs/sandbox.md` has the table of what is isolated and
 //! what is not.
 //!
@@ -72,8 +92,8 @@
 //! allocates a host uid per run across processes, which `RLIMIT_NPROC` and the clean-up need;
 //! (4) it brings about 15 crates new to this workspace (a second `nix`, `procfs`, `postcard`,
 //! `heapless`, `caps`, `close_fds`, ...) for what is a few hundred lines of system calls here.
-//! Landlock and seccomp (its optional features) would add little behind a private root with
-//! no capabilities, and seccomp needs the C `libseccomp`.
+//! Its seccomp support needs the C `libseccomp`; the filter here is a few dozen classic-BPF
+//! instructions written with `libc`, built before the fork (`code/seccomp.rs`).
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -86,6 +106,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::{Problem, Score, Verifier};
+
+mod seccomp;
 
 /// One stdin/stdout test.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,6 +219,12 @@ pub struct Limits {
     pub max_processes: u64,
     /// `RLIMIT_FSIZE`, bytes.
     pub max_file_bytes: u64,
+    /// Size of the program's writable directory ([`SANDBOX_DIR`], a tmpfs of its own when
+    /// isolated): all files it writes there together hold at most this many bytes beyond
+    /// `main.py` (a write past it fails with `ENOSPC`), and at most [`SANDBOX_DIR_INODES`]
+    /// files. The directory lives in memory, outside `RLIMIT_AS` (see [`SandboxConfig`]).
+    /// Unsandboxed runs (no mount namespace) have no such limit.
+    pub max_dir_bytes: u64,
     /// stdout and stderr beyond this many bytes are dropped (and [`RunOutcome::truncated`]).
     pub max_output_bytes: usize,
 }
@@ -209,12 +237,20 @@ impl Default for Limits {
             memory_bytes: 512 << 20,
             max_processes: 16,
             max_file_bytes: 16 << 20,
+            max_dir_bytes: 16 << 20,
             max_output_bytes: 1 << 20,
         }
     }
 }
 
 /// How to run Python.
+///
+/// Memory a run can hold beyond [`Limits::memory_bytes`] (`RLIMIT_AS`), all freed when the run
+/// ends: its writable directory ([`Limits::max_dir_bytes`] plus `main.py`), the tmpfs on
+/// `/tmp` and on `/dev/shm` (POSIX shared memory; [`TMPFS_BYTES`] each), and as root SysV
+/// shared memory ([`SYSV_SHM_BYTES`]) and message queues ([`SYSV_MSG_BYTES`]) in the run's
+/// own IPC namespace (not root, SysV IPC is refused instead). With the defaults that is at
+/// most 65 MiB plus `main.py`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SandboxConfig {
     /// The interpreter; it and its library must be readable by an unprivileged user. Its
@@ -381,6 +417,36 @@ unsafe fn write_file(path: &CString, data: &CString) -> bool {
     let n = libc::write(fd, bytes.as_ptr() as *const libc::c_void, bytes.len());
     libc::close(fd);
     n == bytes.len() as isize
+}
+
+/// Creates `path` (mode 0644; it must not exist) holding `data`, then gives it to `owner`
+/// (uid = gid) when given (async-signal-safe).
+unsafe fn write_new_file(path: &CString, data: &[u8], owner: Option<u32>) -> bool {
+    let fd = libc::open(
+        path.as_ptr(),
+        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        0o644,
+    );
+    if fd < 0 {
+        return false;
+    }
+    let mut rest = data;
+    let mut ok = true;
+    while !rest.is_empty() {
+        let n = libc::write(fd, rest.as_ptr() as *const libc::c_void, rest.len());
+        if n > 0 {
+            rest = rest.get(n as usize..).unwrap_or_default();
+        } else if n < 0 && *libc::__errno_location() == libc::EINTR {
+            continue;
+        } else {
+            ok = false;
+            break;
+        }
+    }
+    if let Some(id) = owner {
+        ok &= libc::fchown(fd, id, id) == 0;
+    }
+    libc::close(fd) == 0 && ok
 }
 
 fn isolation() -> Isolation {
@@ -587,6 +653,61 @@ const ETC_FILES: &[&str] = &[
 const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 /// Where the program's directory appears in the private root (its cwd and `HOME`).
 pub const SANDBOX_DIR: &str = "/sandbox";
+/// Most files (inodes) the program's writable directory holds ([`Limits::max_dir_bytes`]).
+pub const SANDBOX_DIR_INODES: u64 = 4096;
+/// Size of each of the private tmpfs on `/tmp` and `/dev/shm` (POSIX shared memory lives in
+/// the latter), bytes; each holds at most [`SANDBOX_DIR_INODES`] files.
+pub const TMPFS_BYTES: u64 = 16 << 20;
+/// Most SysV shared memory of a run, all segments together (`kernel.shmall`, `shmmax` of its
+/// IPC namespace; root only: not root, SysV IPC is refused).
+pub const SYSV_SHM_BYTES: u64 = 16 << 20;
+/// Most SysV shared memory segments of a run (`kernel.shmmni`).
+pub const SYSV_SHM_SEGMENTS: u64 = 64;
+/// Most bytes in SysV message queues of a run, all queues together (`kernel.msgmni` queues of
+/// `kernel.msgmnb` bytes each).
+pub const SYSV_MSG_BYTES: u64 = SYSV_MSG_QUEUES * SYSV_MSG_QUEUE_BYTES;
+const SYSV_MSG_QUEUES: u64 = 16;
+const SYSV_MSG_QUEUE_BYTES: u64 = 64 << 10;
+/// `kernel.sem` of a run: at most 32 semaphores per set, 1024 in all, 32 per `semop`,
+/// 32 sets.
+const SYSV_SEM: &str = "32 1024 32 32";
+
+/// The limits of a run's own IPC namespace: `/proc/sys/kernel/*` files and the values the
+/// namespace's init writes to them before the program starts (prepared before the fork).
+struct IpcLimits {
+    files: Vec<(CString, CString)>,
+}
+
+impl IpcLimits {
+    fn new() -> Result<Self, SandboxError> {
+        // SAFETY: sysconf has no preconditions.
+        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+            p if p > 0 => p as u64,
+            _ => 4096,
+        };
+        let mut files = Vec::new();
+        for (name, value) in [
+            ("shmmax", SYSV_SHM_BYTES.to_string()),
+            ("shmall", (SYSV_SHM_BYTES / page).to_string()),
+            ("shmmni", SYSV_SHM_SEGMENTS.to_string()),
+            ("msgmni", SYSV_MSG_QUEUES.to_string()),
+            ("msgmnb", SYSV_MSG_QUEUE_BYTES.to_string()),
+            ("msgmax", (8u64 << 10).to_string()),
+            ("sem", SYSV_SEM.to_string()),
+        ] {
+            files.push((
+                cstr(format!("/proc/sys/kernel/{name}"))?,
+                cstr(format!("{value}\n"))?,
+            ));
+        }
+        Ok(IpcLimits { files })
+    }
+
+    /// Writes every limit (in the namespace's init: system calls only); false when one fails.
+    unsafe fn write(&self) -> bool {
+        self.files.iter().all(|(p, v)| write_file(p, v))
+    }
+}
 
 /// One step of building the private root (run in the forked child: system calls only).
 enum Op {
@@ -614,7 +735,25 @@ enum Op {
     RemountRo(CString),
     /// A procfs of the new PID namespace (skipped where the kernel refuses it).
     Proc(CString),
+    /// Creates the file `path` (mode 0644, it must not exist) holding `data`, owned by `owner`
+    /// (uid and gid) when given.
+    WriteFile {
+        path: CString,
+        data: Vec<u8>,
+        owner: Option<u32>,
+    },
+    /// Covers the file `dst` with a bind mount of `src` when `dst` exists (hides a `/proc`
+    /// file; nothing to hide where procfs was not mounted).
+    Mask {
+        src: CString,
+        dst: CString,
+    },
 }
+
+/// Files of the run's `/proc` covered with `/dev/null`: the kernel keys the program could
+/// otherwise see the descriptions of (those of the caller's session keyring, which it
+/// inherits, and, not root, of the caller's uid).
+const PROC_MASKED: &[&str] = &["/proc/keys", "/proc/key-users"];
 
 /// The mount flags of the file system holding `path` that a bind remount must keep.
 fn locked_flags(path: &Path) -> libc::c_ulong {
@@ -659,8 +798,18 @@ impl RootPlan {
 
     /// `root` (an empty directory) gets: the system directories, the interpreter's prefix
     /// when it lies elsewhere, a few `/etc` files, a minimal `/dev`, private tmpfs on `/tmp`
-    /// and `/dev/shm`, `/proc` of the new PID namespace, and `work` at [`SANDBOX_DIR`].
-    fn new(root: &Path, work: &Path, python: &Path) -> Result<Self, SandboxError> {
+    /// and `/dev/shm`, `/proc` of the new PID namespace (its key files masked), and at
+    /// [`SANDBOX_DIR`] a tmpfs of `dir_bytes` plus the program's size, owned by `owner`
+    /// (uid, gid), holding `main.py` with `code`; `chown` says whether `main.py` must be
+    /// given to the owner (as root; in a user namespace the creator already is the owner).
+    fn new(
+        root: &Path,
+        python: &Path,
+        code: &str,
+        dir_bytes: u64,
+        owner: (u32, u32),
+        chown: bool,
+    ) -> Result<Self, SandboxError> {
         use std::os::unix::fs::FileTypeExt;
         let at = |p: &str| root.join(p.trim_start_matches('/'));
         let mut plan = RootPlan {
@@ -818,12 +967,14 @@ impl RootPlan {
                 format!("link {link}"),
             );
         }
-        for (d, size) in [("/dev/shm", "16m"), ("/tmp", "16m")] {
+        for d in ["/dev/shm", "/tmp"] {
             plan.push(Op::Mkdir(cstr(at(d))?), format!("mkdir {d}"));
             plan.push(
                 Op::Tmpfs {
                     dst: cstr(at(d))?,
-                    opts: cstr(format!("size={size},mode=1777"))?,
+                    opts: cstr(format!(
+                        "size={TMPFS_BYTES},nr_inodes={SANDBOX_DIR_INODES},mode=1777"
+                    ))?,
                     flags: libc::MS_NOSUID | libc::MS_NODEV,
                 },
                 format!("mount {d} (tmpfs)"),
@@ -835,17 +986,45 @@ impl RootPlan {
         );
         plan.push(Op::Mkdir(cstr(at("/proc"))?), "mkdir /proc".into());
         plan.push(Op::Proc(cstr(at("/proc"))?), "mount /proc".into());
+        for f in PROC_MASKED {
+            plan.push(
+                Op::Mask {
+                    src: cstr(at("/dev/null"))?,
+                    dst: cstr(at(f))?,
+                },
+                format!("mask {f}"),
+            );
+        }
         plan.push(
             Op::Mkdir(cstr(at(SANDBOX_DIR))?),
             format!("mkdir {SANDBOX_DIR}"),
         );
+        // the program's writable directory: a tmpfs of its own, so what it writes is bounded
+        // and never reaches the host's disk
+        let page = 4096u64;
+        let size = dir_bytes
+            .saturating_add(code.len() as u64)
+            .saturating_add(2 * page - 1)
+            / page
+            * page;
         plan.push(
-            Op::Bind {
-                src: cstr(work)?,
+            Op::Tmpfs {
                 dst: cstr(at(SANDBOX_DIR))?,
-                flags: libc::MS_NOSUID | libc::MS_NODEV | locked_flags(work),
+                opts: cstr(format!(
+                    "size={size},nr_inodes={SANDBOX_DIR_INODES},mode=700,uid={},gid={}",
+                    owner.0, owner.1
+                ))?,
+                flags: libc::MS_NOSUID | libc::MS_NODEV,
             },
-            format!("bind-mount the program's directory on {SANDBOX_DIR}"),
+            format!("mount {SANDBOX_DIR} (tmpfs of {size} bytes)"),
+        );
+        plan.push(
+            Op::WriteFile {
+                path: cstr(at(&format!("{SANDBOX_DIR}/main.py")))?,
+                data: code.as_bytes().to_vec(),
+                owner: chown.then_some(owner.0),
+            },
+            format!("write {SANDBOX_DIR}/main.py"),
         );
         if plan.ops.len() >= STEP_FIXED as usize {
             return Err(SandboxError::Setup(
@@ -920,6 +1099,12 @@ impl RootPlan {
                         nodata,
                     ) == 0
                 }
+                Op::WriteFile { path, data, owner } => write_new_file(path, data, *owner),
+                Op::Mask { src, dst } => {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    libc::stat(dst.as_ptr(), &mut st) != 0
+                        || libc::mount(src.as_ptr(), dst.as_ptr(), null, libc::MS_BIND, nodata) == 0
+                }
                 Op::Proc(p) => {
                     let proc_ = c"proc".as_ptr();
                     // best effort: a kernel that refuses a new procfs (e.g. a container whose
@@ -971,6 +1156,8 @@ const STEP_LIMITS: u8 = 208;
 const STEP_CREDENTIALS: u8 = 209;
 const STEP_PRCTL: u8 = 210;
 const STEP_FDS: u8 = 211;
+const STEP_SECCOMP: u8 = 212;
+const STEP_IPC_LIMITS: u8 = 213;
 
 fn step_name(step: u8, plan: Option<&RootPlan>) -> String {
     match step {
@@ -986,6 +1173,10 @@ fn step_name(step: u8, plan: Option<&RootPlan>) -> String {
         STEP_CREDENTIALS => "switch to the sandbox uid".into(),
         STEP_PRCTL => "prctl (no_new_privs, parent-death signal)".into(),
         STEP_FDS => "close inherited descriptors".into(),
+        STEP_SECCOMP => "install the system call filter (seccomp)".into(),
+        STEP_IPC_LIMITS => {
+            "set the IPC namespace's limits (/proc/sys/kernel/shm*, msg*, sem)".into()
+        }
         i => plan
             .and_then(|p| p.names.get(i as usize).cloned())
             .unwrap_or_else(|| format!("step {i}")),
@@ -1166,30 +1357,42 @@ pub fn run_python(
     };
     let uid = uid_lock.as_ref().map(|l| l.uid);
 
+    // Isolated, the host directory holds only the private root's mount point: the program's
+    // directory is a tmpfs in its mount namespace. Unsandboxed, the program runs in `work`.
     let dir = tempfile::Builder::new().prefix("rlvr-sandbox-").tempdir()?;
     let work = dir.path().join("work");
-    let new_root = dir.path().join("root");
-    std::fs::create_dir(&work)?;
-    std::fs::write(work.join("main.py"), code)?;
-    if let Some(uid) = uid {
-        use std::os::unix::fs::PermissionsExt;
-        // the program's uid owns its directory; the run directory itself stays root's, but
-        // must be traversable when the program runs at its host path (no namespaces)
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711))?;
-        for p in [work.clone(), work.join("main.py")] {
-            std::os::unix::fs::chown(&p, Some(uid), Some(uid))?;
-        }
-    }
     let plan = if isolated {
+        let new_root = dir.path().join("root");
         std::fs::create_dir(&new_root)?;
+        // SAFETY: getuid/getgid have no preconditions.
+        let owner = uid.map_or_else(|| unsafe { (libc::getuid(), libc::getgid()) }, |u| (u, u));
         Some(std::sync::Arc::new(RootPlan::new(
             &new_root,
-            &work,
             &cfg.python,
+            code,
+            cfg.limits.max_dir_bytes,
+            owner,
+            uid.is_some(),
         )?))
     } else {
+        std::fs::create_dir(&work)?;
+        std::fs::write(work.join("main.py"), code)?;
+        if let Some(uid) = uid {
+            use std::os::unix::fs::PermissionsExt;
+            // the program's uid owns its directory; the run directory itself stays root's,
+            // but must be traversable when the program runs at its host path
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711))?;
+            for p in [work.clone(), work.join("main.py")] {
+                std::os::unix::fs::chown(&p, Some(uid), Some(uid))?;
+            }
+        }
         None
     };
+    // The system call filter; not root, SysV IPC is refused with it (the IPC namespace's
+    // limits can be written only by its owner's root, which a mapped caller uid is not).
+    let filter = seccomp::Filter::new(mode == Isolation::UserNs).map_err(SandboxError::Setup)?;
+    let ipc_limits = IpcLimits::new()?;
+    let set_ipc_limits = mode == Isolation::Root;
     let home = if isolated {
         PathBuf::from(SANDBOX_DIR)
     } else {
@@ -1271,9 +1474,16 @@ pub fn run_python(
             if !cloexec_from_3() {
                 return Err(fail(step_fd, STEP_FDS));
             }
-            // the open-file limit last: descriptors above it stay usable until the exec
+            // the open-file limit late: descriptors above it stay usable until the exec
             if set(libc::RLIMIT_NOFILE, 64) != 0 {
                 return Err(fail(step_fd, STEP_LIMITS));
+            }
+            // the program gets the default SIGPIPE disposition (its supervisor and init
+            // ignore it)
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            // the system call filter last, right before the exec
+            if !filter.install() {
+                return Err(fail(step_fd, STEP_SECCOMP));
             }
             Ok(())
         }
@@ -1296,6 +1506,9 @@ pub fn run_python(
             let Some(plan) = plan_child.as_deref() else {
                 return program_setup();
             };
+            // the supervisor and the namespace's init write to the caller's pipes: a caller
+            // gone early must not kill them by SIGPIPE before they clean up
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
             // the supervisor: new namespaces, then the namespace's init as its child
             if libc::unshare(unshare_flags) != 0 {
                 return Err(fail(step_fd, STEP_UNSHARE));
@@ -1316,8 +1529,13 @@ pub fn run_python(
             // program, reports its status; its exit kills whatever the program left
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             libc::sethostname(c"sandbox".as_ptr(), 7); // the host's name stays the host's
+                                                       // the IPC namespace's limits, through the host's /proc (else the new one)
+            let ipc_set = !set_ipc_limits || ipc_limits.write();
             if let Err(step) = plan.enter(&c_dot, &c_slash, &c_sandbox) {
                 return Err(fail(step_fd, step));
+            }
+            if !ipc_set && !ipc_limits.write() {
+                return Err(fail(step_fd, STEP_IPC_LIMITS));
             }
             let program = raw_fork();
             if program < 0 {
@@ -1364,11 +1582,11 @@ pub fn run_python(
         }
     };
     let pgid = child.id() as libc::pid_t;
-    let mut stdin_pipe = child.stdin.take();
+    let stdin_pipe = child.stdin.take();
     let input = stdin.as_bytes().to_vec();
     let writer = std::thread::spawn(move || {
-        if let Some(p) = stdin_pipe.as_mut() {
-            let _ = p.write_all(&input); // a program that does not read its input is fine
+        if let Some(p) = stdin_pipe {
+            feed_stdin(p, &input);
         }
     });
     let cap = cfg.limits.max_output_bytes;
@@ -1445,6 +1663,34 @@ pub fn run_python(
         isolated,
         uid,
     })
+}
+
+/// Writes `input` to a program's stdin, safely whatever this process's SIGPIPE disposition
+/// is (a caller may have restored `SIG_DFL`): SIGPIPE is blocked in the calling thread, so a
+/// write to a pipe the program no longer reads fails with `EPIPE` instead of killing the
+/// process, and the SIGPIPE it left pending is consumed before the mask is restored. A
+/// program that exits without reading all of its input (`EPIPE`) is judged on its output
+/// like any other. Closes the pipe (EOF for the program) when done.
+fn feed_stdin(mut pipe: std::process::ChildStdin, input: &[u8]) {
+    // SAFETY: sigset and mask calls on local sets of the calling thread.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        let blocked = libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) == 0;
+        // EPIPE: the program stopped reading (it exited, or closed its stdin)
+        let _ = pipe.write_all(input);
+        drop(pipe);
+        if blocked {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            while libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) == libc::SIGPIPE {}
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+    }
 }
 
 /// Whether child `pid` has exited, leaving it unreaped (`waitid` with `WNOWAIT`).

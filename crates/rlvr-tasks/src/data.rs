@@ -21,8 +21,10 @@
 //! `reward_model.ground_truth`, `prompt.0.content` (a number indexes a list). A prompt field
 //! holding a list of `{role, content}` objects becomes [`Prompt::Chat`]; a string becomes
 //! [`Prompt::Text`]. An answer that is a number is written as JSON writes it (`70`, `27.0`);
-//! a list of answers is joined with `", "` (several answers, e.g. OlympiadBench). A record
-//! whose answer is null or empty cannot be verified: it is skipped and listed in
+//! a list of answers is joined with `", "` (several answers, e.g. OlympiadBench). A preset's
+//! answer column has one type ([`AnswerSource::Typed`], [`AnswerType`]): a value of another
+//! type (a number replaced by a list) rejects the file rather than being read differently. A
+//! record whose answer is null or empty cannot be verified: it is skipped and listed in
 //! [`Dataset::skipped`](crate::Dataset::skipped); any other bad record rejects the file.
 //!
 //! # Formats
@@ -81,6 +83,12 @@ pub enum DataError {
         repo: String,
         source: Box<DataError>,
     },
+    /// An error in the file of a preset's local copy.
+    #[error("preset {preset} (local copy): {source}")]
+    InLocalCopy {
+        preset: String,
+        source: Box<DataError>,
+    },
     /// [`load_hub_files`] of a preset that has only a local copy.
     #[error("preset {preset} has no hub copy (docs/data.md)")]
     NoHubSource { preset: String },
@@ -116,6 +124,10 @@ pub struct HubMiss {
 pub enum AnswerSource {
     /// The field's value (strings as they are, numbers as JSON writes them, lists joined).
     Field(String),
+    /// The field's value, which must be of this type (the presets' answer columns,
+    /// docs/data.md): a column whose type changed is an error naming the field and both
+    /// types, never read as something else.
+    Typed(String, AnswerType),
     /// The last `\boxed{...}` of the field's text (Minerva-MATH); a text without one rejects
     /// the file.
     LastBoxedIn(String),
@@ -132,10 +144,62 @@ impl AnswerSource {
     fn path(&self) -> &str {
         match self {
             AnswerSource::Field(p)
+            | AnswerSource::Typed(p, _)
             | AnswerSource::LastBoxedIn(p)
             | AnswerSource::LastBoxedOrSkip(p)
             | AnswerSource::AfterHashes(p)
             | AnswerSource::Json(p) => p,
+        }
+    }
+}
+
+/// The type a preset's answer column holds ([`AnswerSource::Typed`]), and how it becomes the
+/// answer text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerType {
+    /// A string, as it is.
+    Text,
+    /// A number (a float column; an integer is a number too), as JSON writes it (`27.0`).
+    Number,
+    /// An integer, in decimal (`70`).
+    Integer,
+    /// A list of strings, joined with `", "`.
+    TextList,
+}
+
+impl AnswerType {
+    /// `a string`, `a number`, ..., as errors name the type.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AnswerType::Text => "a string",
+            AnswerType::Number => "a number",
+            AnswerType::Integer => "an integer",
+            AnswerType::TextList => "a list of strings",
+        }
+    }
+
+    /// The answer text of `v`, or what `v` is instead (`a list`, `a float`, ...).
+    fn read(self, v: &Value) -> Result<String, &'static str> {
+        let found = || match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(n) if n.is_f64() => "a float",
+            Value::Number(_) => "an integer",
+            Value::String(_) => "a string",
+            Value::Array(_) => "a list",
+            Value::Object(_) => "an object",
+        };
+        match (self, v) {
+            (AnswerType::Text, Value::String(s)) => Ok(s.clone()),
+            (AnswerType::Number, Value::Number(n)) => Ok(n.to_string()),
+            (AnswerType::Integer, Value::Number(n)) if !n.is_f64() => Ok(n.to_string()),
+            (AnswerType::TextList, Value::Array(items)) => {
+                let parts: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                parts
+                    .map(|p| p.join(", "))
+                    .ok_or("a list with an element that is no string")
+            }
+            _ => Err(found()),
         }
     }
 }
@@ -321,8 +385,17 @@ fn fm(prompt: &str, answer: AnswerSource, solution: Option<&str>, id: Option<&st
     }
 }
 
-fn field(p: &str) -> AnswerSource {
-    AnswerSource::Field(p.into())
+/// [`FieldMap::problem_answer`] with `answer` a string (AIME 2024, `"033"`).
+fn problem_answer_text() -> FieldMap {
+    FieldMap {
+        answer: typed("answer", AnswerType::Text),
+        ..FieldMap::problem_answer()
+    }
+}
+
+/// The answer column `p` of a preset, of type `t` (docs/data.md lists each).
+fn typed(p: &str, t: AnswerType) -> AnswerSource {
+    AnswerSource::Typed(p.into(), t)
 }
 
 /// The presets [`load_preset`] knows. `matharena_aime25` is read from MathArena's layout
@@ -339,10 +412,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "ff5b20257d8185524591543f8ff5993951537bb8",
             files: &["test.jsonl"],
             rows: 500,
-            layout: HubLayout::Fields(|| fm("problem", field("answer"), Some("solution"), Some("unique_id"))),
+            layout: HubLayout::Fields(|| fm("problem", typed("answer", AnswerType::Text), Some("solution"), Some("unique_id"))),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), Some("solution"), Some("unique_id")),
+        fields: || fm("problem", typed("answer", AnswerType::Text), Some("solution"), Some("unique_id")),
     },
     Preset {
         name: "aime24",
@@ -355,10 +428,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "2fe88a2f1091d5048c0f36abc874fb997b3dd99a",
             files: &["data/train-00000-of-00001.parquet"],
             rows: 30,
-            layout: HubLayout::Fields(FieldMap::problem_answer),
+            layout: HubLayout::Fields(problem_answer_text),
         }),
         dedup: false,
-        fields: FieldMap::problem_answer,
+        fields: problem_answer_text,
     },
     Preset {
         name: "aime24_polaris",
@@ -391,10 +464,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "c94da77eb22bbd6439e62a323bec18493a421302",
             files: &["data/train-00000-of-00001.parquet"],
             rows: 30,
-            layout: HubLayout::Fields(|| fm("problem", field("answer"), None, Some("problem_idx"))),
+            layout: HubLayout::Fields(|| fm("problem", typed("answer", AnswerType::Integer), None, Some("problem_idx"))),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), None, Some("problem_idx")),
+        fields: || fm("problem", typed("answer", AnswerType::Integer), None, Some("problem_idx")),
     },
     Preset {
         name: "aime25_polaris",
@@ -414,7 +487,7 @@ pub const PRESETS: &[Preset] = &[
         source: "github eth-sri/matharena data/aime/aime_2025_{I,II}/ (answers.csv, problems/*.tex)",
         hub: None,
         dedup: false,
-        fields: || fm("problem", field("answer"), None, Some("id")),
+        fields: || fm("problem", AnswerSource::Field("answer".into()), None, Some("id")),
     },
     Preset {
         name: "amc23",
@@ -427,10 +500,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "80815d37005feb82cd7f8fbc6901d5d3eff43057",
             files: &["test-00000-of-00001.parquet"],
             rows: 40,
-            layout: HubLayout::Fields(|| fm("question", field("answer"), None, Some("id"))),
+            layout: HubLayout::Fields(|| fm("question", typed("answer", AnswerType::Number), None, Some("id"))),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), None, Some("id")),
+        fields: || fm("problem", typed("answer", AnswerType::Number), None, Some("id")),
     },
     Preset {
         name: "minerva_math",
@@ -475,13 +548,13 @@ pub const PRESETS: &[Preset] = &[
             rows: 674,
             layout: HubLayout::Fields(|| FieldMap {
                 context: Some("context".into()),
-                ..fm("question", field("final_answer"), Some("solution"), Some("id"))
+                ..fm("question", typed("final_answer", AnswerType::TextList), Some("solution"), Some("id"))
             }),
         }),
         dedup: false,
         fields: || FieldMap {
             context: Some("context".into()),
-            ..fm("question", field("final_answer"), Some("solution"), Some("id"))
+            ..fm("question", typed("final_answer", AnswerType::TextList), Some("solution"), Some("id"))
         },
     },
     Preset {
@@ -565,7 +638,7 @@ pub const PRESETS: &[Preset] = &[
             }),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), None, None),
+        fields: || fm("problem", typed("answer", AnswerType::Text), None, None),
     },
     Preset {
         name: "dapo_math_17k",
@@ -591,7 +664,7 @@ pub const PRESETS: &[Preset] = &[
         source: "github agentica-project/rllm rllm/data/train/math/aime.json",
         hub: None,
         dedup: false,
-        fields: || fm("problem", field("answer"), Some("solution"), None),
+        fields: || fm("problem", typed("answer", AnswerType::Text), Some("solution"), None),
     },
     Preset {
         name: "polaris",
@@ -604,7 +677,7 @@ pub const PRESETS: &[Preset] = &[
             revision: "main",
             files: &["polaris-data-53K.jsonl"],
             rows: 53291,
-            layout: HubLayout::Fields(|| fm("problem", field("answer"), None, None)),
+            layout: HubLayout::Fields(|| fm("problem", typed("answer", AnswerType::Text), None, None)),
         }),
         dedup: false,
         fields: FieldMap::verl,
@@ -620,10 +693,10 @@ pub const PRESETS: &[Preset] = &[
             revision: "b6ae8c60f5c1f2b594e2140b91c49c9ad0949e29",
             files: &["deepscaler.json"],
             rows: 40315,
-            layout: HubLayout::Fields(|| fm("problem", field("answer"), Some("solution"), None)),
+            layout: HubLayout::Fields(|| fm("problem", typed("answer", AnswerType::Text), Some("solution"), None)),
         }),
         dedup: false,
-        fields: || fm("problem", field("answer"), Some("solution"), None),
+        fields: || fm("problem", typed("answer", AnswerType::Text), Some("solution"), None),
     },
     Preset {
         name: "livecodebench",
@@ -760,10 +833,14 @@ pub fn load_preset_file(name: &str, path: &Path) -> Result<Dataset, DataError> {
         return load_hub_files(name, &files);
     }
     let ds = if p.name == "matharena_aime25" {
-        load_matharena(path)?
+        load_matharena(path)
     } else {
-        load_file(path, &p.fields())?
-    };
+        load_file(path, &p.fields())
+    }
+    .map_err(|e| DataError::InLocalCopy {
+        preset: p.name.to_string(),
+        source: Box::new(e),
+    })?;
     Ok(finish(p, ds, &[path]))
 }
 
@@ -909,31 +986,52 @@ fn load_dapo_wrapped(path: &Path) -> Result<Dataset, DataError> {
     })
 }
 
-/// LiveCodeBench's jsonl, read line by line ([`crate::livecodebench`]).
+/// The longest line of a LiveCodeBench jsonl file (256 MiB: its rows carry every private
+/// test, compressed, in one string); a longer line is an error naming the file and line.
+pub const MAX_LIVECODEBENCH_LINE_BYTES: usize = 256 << 20;
+
+/// LiveCodeBench's jsonl, read line by line ([`crate::livecodebench`]) under the bounds of
+/// [`for_each_record`] (a regular file, [`MAX_LIVECODEBENCH_LINE_BYTES`] per line, values
+/// per line by [`check_json_values`]).
 fn load_livecodebench(path: &Path) -> Result<Dataset, DataError> {
     use crate::livecodebench::{row_to_problem, RowOutcome};
     let io = |source| DataError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let reader = BufReader::new(File::open(path).map_err(io)?);
+    let mut reader = BufReader::new(open_regular_file(path)?);
     let mut problems = Vec::new();
     let mut skipped = Vec::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(io)?;
+    let mut buf = Vec::new();
+    for i in 1.. {
+        let bad = |reason: String| DataError::BadRecord {
+            path: path.to_path_buf(),
+            at: format!("line {i}"),
+            reason,
+        };
+        match read_line_bounded(&mut reader, &mut buf, MAX_LIVECODEBENCH_LINE_BYTES).map_err(io)? {
+            BoundedLine::End => break,
+            BoundedLine::Line => {}
+            BoundedLine::TooLong => {
+                return Err(bad(format!(
+                    "the line is longer than {MAX_LIVECODEBENCH_LINE_BYTES} bytes"
+                )))
+            }
+        }
+        let line = std::str::from_utf8(&buf).map_err(|e| {
+            bad(format!(
+                "not UTF-8 (invalid byte at column {})",
+                e.valid_up_to() + 1
+            ))
+        })?;
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |reason: String| DataError::BadRecord {
-            path: path.to_path_buf(),
-            at: format!("line {}", i + 1),
-            reason,
-        };
-        let v: Value =
-            serde_json::from_str(&line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-        match row_to_problem(&v).map_err(bad)? {
+        check_json_values(line.as_bytes()).map_err(&bad)?;
+        let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+        match row_to_problem(&v).map_err(&bad)? {
             RowOutcome::Problem(p) => problems.push(*p),
-            RowOutcome::Skipped(why) => skipped.push(format!("line {}: {why}", i + 1)),
+            RowOutcome::Skipped(why) => skipped.push(format!("line {i}: {why}")),
         }
     }
     Ok(Dataset {
@@ -994,10 +1092,200 @@ pub const MAX_LINE_BYTES: usize = 64 << 20;
 /// token limit.
 pub const MAX_PROMPT_BYTES: usize = 4 << 20;
 
+/// The largest `.json` file read whole (a json array of records; `rlvr diagnose`'s wandb
+/// tables): 256 MiB. A larger file is an error naming it, before anything is read.
+pub const MAX_JSON_FILE_BYTES: u64 = 256 << 20;
+
+/// Bytes of JSON text per value (or object key) a text may hold on average, beyond
+/// [`JSON_BASE_VALUES`]: a text of `L` bytes may hold at most `L / 8 + 131,072` values and
+/// keys, counted in one scan before it is parsed ([`check_json_values`]). Each parsed value
+/// takes at most about 128 bytes of memory, so parsing a jsonl line or a `.json` file of `L`
+/// bytes takes at most about `17 L + 16 MiB` (its strings, about `L`, plus 16 bytes per byte
+/// of text for the values): shapes that are cheap to write and costly to hold (`[[],[],...]`,
+/// `{"a":0,"b":0,...}`, 3 to 8 bytes each) are refused with the file and line.
+pub const JSON_BYTES_PER_VALUE: usize = 8;
+
+/// Values and keys any JSON text may hold whatever its size (see [`JSON_BYTES_PER_VALUE`]).
+pub const JSON_BASE_VALUES: usize = 1 << 17;
+
+/// How many times its size a parquet file's data may grow when decoded: the uncompressed
+/// sizes its metadata announces (checked before any page is read) and the records decoded
+/// from it (counted row by row, as strings plus 32 bytes per value) may each reach at most
+/// `PARQUET_MAX_EXPANSION x` the file's size plus [`PARQUET_BASE_BYTES`]. Real datasets
+/// stay far below (text compresses 2 to 10 times, a dictionary of repeated prompts about 30
+/// times); a file of a few kilobytes that decodes to gigabytes is refused with the file (and
+/// the row at which the limit was passed).
+pub const PARQUET_MAX_EXPANSION: u64 = 128;
+
+/// The decoded bytes any parquet file may hold whatever its size (see
+/// [`PARQUET_MAX_EXPANSION`]): 64 MiB.
+pub const PARQUET_BASE_BYTES: u64 = 64 << 20;
+
+/// The uncompressed size no parquet file's metadata may announce, whatever the file's size:
+/// 16 GiB.
+pub const PARQUET_MAX_BYTES: u64 = 16 << 30;
+
+/// Opens `path` for reading, refusing anything but a regular file (a FIFO, a device such as
+/// `/dev/zero`, a socket) with an error naming it. The open does not block: a FIFO is opened
+/// non-blocking, seen to be one and refused, instead of waiting for a writer forever.
+pub fn open_regular_file(path: &Path) -> Result<File, DataError> {
+    let io = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "a FIFO, device or socket"
+        };
+        return Err(DataError::BadFile {
+            path: path.to_path_buf(),
+            reason: format!("not a regular file ({kind}): data is read only from regular files"),
+        });
+    }
+    #[cfg(unix)]
+    {
+        // back to blocking reads (no effect on a regular file, but stated, not assumed)
+        use std::os::unix::io::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor this function owns, with integer arguments only
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(file)
+}
+
+/// Reads a whole regular file ([`open_regular_file`]) of at most `max` bytes; a larger one is
+/// an error naming it and the limit, read no further than one byte past it.
+pub fn read_regular_file(path: &Path, max: u64) -> Result<Vec<u8>, DataError> {
+    let file = open_regular_file(path)?;
+    let io = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let too_big = || DataError::BadFile {
+        path: path.to_path_buf(),
+        reason: format!("larger than {max} bytes, the most rlvr reads of such a file"),
+    };
+    let len = file.metadata().map_err(io)?.len();
+    if len > max {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// What [`read_line_bounded`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoundedLine {
+    /// The end of the input: nothing was read.
+    End,
+    /// A line, in the buffer without its `\n` (or `\r\n`).
+    Line,
+    /// A line longer than the limit; the buffer holds its first `max + 1` bytes.
+    TooLong,
+}
+
+/// Reads one line of at most `max` bytes (the newline not counted) into `buf` (cleared
+/// first), reading no further than one byte past the limit, so an endless line
+/// (`/dev/zero`) costs `max` bytes of memory, not all of it.
+pub fn read_line_bounded(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<BoundedLine> {
+    buf.clear();
+    let n = reader.take(max as u64 + 1).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(BoundedLine::End);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        return Ok(BoundedLine::Line);
+    }
+    if buf.len() > max {
+        return Ok(BoundedLine::TooLong);
+    }
+    Ok(BoundedLine::Line)
+}
+
+/// The most JSON values and object keys a text of `len` bytes may hold (see
+/// [`JSON_BYTES_PER_VALUE`]).
+pub fn max_json_values(len: usize) -> usize {
+    (len / JSON_BYTES_PER_VALUE).saturating_add(JSON_BASE_VALUES)
+}
+
+/// Counts, in one scan and without parsing, the JSON values and object keys `text` would
+/// parse into (at most: every `[`, `{`, `,` and `:` outside strings, plus one), and refuses a
+/// text holding more than [`max_json_values`] of its length, so that parsing it into a
+/// `serde_json::Value` takes memory proportional to its size (the factor in
+/// [`JSON_BYTES_PER_VALUE`]).
+pub fn check_json_values(text: &[u8]) -> Result<(), String> {
+    let limit = max_json_values(text.len());
+    let mut count = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' | b',' | b':' => {
+                count += 1;
+                if count > limit {
+                    return Err(format!(
+                        "more than {limit} JSON values and keys in {} bytes (at most one per \
+                         {JSON_BYTES_PER_VALUE} bytes plus {JSON_BASE_VALUES}): a shape that \
+                         would take far more memory than its size",
+                        text.len()
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Reads every record of a file as a JSON value, with its location (`line N`/`row N`/...)
 /// and its 0-based index. Jsonl lines must be UTF-8 and at most [`MAX_LINE_BYTES`] long;
 /// either error names the file and the line (a json file that is not UTF-8: the line and
-/// column of the first invalid byte).
+/// column of the first invalid byte). Only regular files are read ([`open_regular_file`]);
+/// a jsonl line or json file holding more values than its size allows
+/// ([`check_json_values`]), a json file over [`MAX_JSON_FILE_BYTES`] and a parquet file that
+/// decodes to more than its size allows ([`PARQUET_MAX_EXPANSION`]) are errors naming the
+/// file (and line or row).
 pub fn read_records(path: &Path) -> Result<Vec<(String, usize, Value)>, DataError> {
     let mut out = Vec::new();
     for_each_record(path, |at, index, v| {
@@ -1019,7 +1307,7 @@ pub fn for_each_record(
     };
     match FileFormat::from_path(path)? {
         FileFormat::Jsonl => {
-            let mut reader = BufReader::new(File::open(path).map_err(io)?);
+            let mut reader = BufReader::new(open_regular_file(path)?);
             let mut index = 0;
             let mut buf = Vec::new();
             for i in 1.. {
@@ -1029,22 +1317,16 @@ pub fn for_each_record(
                     at: at.clone(),
                     reason,
                 };
-                buf.clear();
                 // at most one byte past the limit is read, so an endless line costs 64 MiB
-                let n = (&mut reader)
-                    .take(MAX_LINE_BYTES as u64 + 1)
-                    .read_until(b'\n', &mut buf)
-                    .map_err(io)?;
-                if n == 0 {
-                    break;
-                }
-                if buf.last() == Some(&b'\n') {
-                    buf.pop();
-                } else if buf.len() > MAX_LINE_BYTES {
-                    return Err(bad(format!(
-                        "the line is longer than {MAX_LINE_BYTES} bytes, the most a jsonl \
-                         record may hold"
-                    )));
+                match read_line_bounded(&mut reader, &mut buf, MAX_LINE_BYTES).map_err(io)? {
+                    BoundedLine::End => break,
+                    BoundedLine::Line => {}
+                    BoundedLine::TooLong => {
+                        return Err(bad(format!(
+                            "the line is longer than {MAX_LINE_BYTES} bytes, the most a jsonl \
+                             record may hold"
+                        )))
+                    }
                 }
                 let line = std::str::from_utf8(&buf).map_err(|e| {
                     bad(format!(
@@ -1055,6 +1337,7 @@ pub fn for_each_record(
                 if line.trim().is_empty() {
                     continue;
                 }
+                check_json_values(line.as_bytes()).map_err(&bad)?;
                 let v: Value =
                     serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
                 f(at, index, v)?;
@@ -1063,7 +1346,7 @@ pub fn for_each_record(
             Ok(())
         }
         FileFormat::JsonArray => {
-            let bytes = std::fs::read(path).map_err(io)?;
+            let bytes = read_regular_file(path, MAX_JSON_FILE_BYTES)?;
             let text = String::from_utf8(bytes).map_err(|e| {
                 let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
                 let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -1073,6 +1356,10 @@ pub fn for_each_record(
                     path: path.to_path_buf(),
                     reason: format!("not UTF-8 (invalid byte at line {line} column {column})"),
                 }
+            })?;
+            check_json_values(text.as_bytes()).map_err(|reason| DataError::BadFile {
+                path: path.to_path_buf(),
+                reason,
             })?;
             let v: Value = serde_json::from_str(&text).map_err(|e| DataError::BadFile {
                 path: path.to_path_buf(),
@@ -1097,6 +1384,20 @@ pub fn for_each_record(
     }
 }
 
+/// The decoded size of a record, as [`PARQUET_MAX_EXPANSION`] counts it: the bytes of its
+/// strings and keys plus 32 per value.
+fn decoded_bytes(v: &Value) -> u64 {
+    32 + match v {
+        Value::String(s) => s.len() as u64,
+        Value::Array(a) => a.iter().map(decoded_bytes).sum(),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| k.len() as u64 + decoded_bytes(v))
+            .sum(),
+        _ => 0,
+    }
+}
+
 fn for_each_parquet_row(
     path: &Path,
     mut f: impl FnMut(String, usize, Value) -> Result<(), DataError>,
@@ -1106,22 +1407,64 @@ fn for_each_parquet_row(
         path: path.to_path_buf(),
         reason,
     };
-    let file = File::open(path).map_err(|source| DataError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let file = open_regular_file(path)?;
+    let file_len = file
+        .metadata()
+        .map_err(|source| DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    let budget = file_len
+        .saturating_mul(PARQUET_MAX_EXPANSION)
+        .saturating_add(PARQUET_BASE_BYTES)
+        .min(PARQUET_MAX_BYTES);
     let reader =
         SerializedFileReader::new(file).map_err(|e| bad(format!("not a parquet file: {e}")))?;
+    // what the metadata announces, before any page is read or decompressed
+    let mut announced: u64 = 0;
+    for rg in reader.metadata().row_groups() {
+        for col in rg.columns() {
+            let size = u64::try_from(col.uncompressed_size()).map_err(|_| {
+                bad(format!(
+                    "column {} announces a negative uncompressed size",
+                    col.column_path()
+                ))
+            })?;
+            announced = announced.saturating_add(size);
+        }
+    }
+    if announced > budget {
+        return Err(bad(format!(
+            "its metadata announces {announced} bytes uncompressed, more than the {budget} a \
+             file of {file_len} bytes may hold ({PARQUET_MAX_EXPANSION} x its size + \
+             {PARQUET_BASE_BYTES}, at most {PARQUET_MAX_BYTES})"
+        )));
+    }
     let rows = reader
         .get_row_iter(None)
         .map_err(|e| bad(format!("cannot read rows: {e}")))?;
+    let mut decoded: u64 = 0;
     for (i, row) in rows.enumerate() {
         let row = row.map_err(|e| DataError::BadRecord {
             path: path.to_path_buf(),
             at: format!("row {i}"),
             reason: format!("cannot decode: {e}"),
         })?;
-        f(format!("row {i}"), i, row_to_json(&row))?;
+        let v = row_to_json(&row);
+        decoded = decoded.saturating_add(decoded_bytes(&v));
+        if decoded > budget {
+            return Err(DataError::BadRecord {
+                path: path.to_path_buf(),
+                at: format!("row {i}"),
+                reason: format!(
+                    "the rows so far decode to {decoded} bytes, more than the {budget} a file \
+                     of {file_len} bytes may hold ({PARQUET_MAX_EXPANSION} x its size + \
+                     {PARQUET_BASE_BYTES})"
+                ),
+            });
+        }
+        f(format!("row {i}"), i, v)?;
     }
     Ok(())
 }
@@ -1300,6 +1643,13 @@ fn to_problem(v: &Value, f: &FieldMap, stem: &str, index: usize) -> Result<Probl
             other => scalar_text(other)
                 .ok_or_else(|| format!("field `{apath}`: expected a string or a number"))?,
         },
+        AnswerSource::Typed(_, want) => want.read(av).map_err(|found| {
+            format!(
+                "field `{apath}`: expected {}, found {found} (the answer column's type is \
+                 fixed, docs/data.md)",
+                want.describe()
+            )
+        })?,
         AnswerSource::LastBoxedIn(_) => {
             let text = scalar_text(av).ok_or_else(|| format!("field `{apath}`: expected text"))?;
             crate::math::last_boxed(&text)

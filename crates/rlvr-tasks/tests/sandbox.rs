@@ -4,10 +4,13 @@
 //! from the caller, SysV shared memory that outlives the run, reading the data set (expected
 //! outputs included) or anything else of the host, signalling host processes, a daemon left
 //! behind, one process's clean-up killing another's programs (uid slots derived from process
-//! ids), and running unsandboxed where the kernel refuses namespaces.
+//! ids), running unsandboxed where the kernel refuses namespaces, an early exit on a big input
+//! killing the caller (SIGPIPE), reading the caller's kernel keyrings or keeping state in a
+//! uid's keyring, filling the disk through the writable directory, SysV and POSIX shared
+//! memory beyond the memory limit, and the kernel interfaces the system call filter closes.
 //!
 //! Isolation needs namespaces (root here and in CI, or unprivileged user namespaces): without
-//! them the isolation tests print why they skip, and fail under `CI=true`. Two tests start
+//! them the isolation tests print why they skip, and fail under `CI=true`. Several tests start
 //! this test binary again as helper processes ([`helper_process`]).
 
 use std::io::{ErrorKind, Write};
@@ -353,8 +356,9 @@ fn sysv_shared_memory_does_not_outlive_the_run() {
     let o = run_python(&code, "", &cfg(5000, 2)).unwrap();
     assert!(o.success(), "{o:?}");
     let id: i64 = o.stdout.trim().parse().unwrap_or(-1);
+    // (not root, the system call filter refuses SysV IPC altogether)
     assert!(
-        id >= 0,
+        id >= 0 || o.uid.is_none(),
         "the program could not create a segment at all: {o:?}"
     );
     // the host's IPC namespace: the segment must not be there
@@ -480,6 +484,11 @@ fn helper_process() {
     match role.as_str() {
         "short" | "long" => concurrent_helper(&role),
         "unsandboxed" => unsandboxed_helper(),
+        "sigpipe" => sigpipe_helper(),
+        "keyring-read" => keyring_read_helper(false),
+        "keyring-read-nobody" => keyring_read_helper(true),
+        "keyring-state" => keyring_state_helper(),
+        "fill" => fill_helper(),
         other => panic!("unknown helper role {other}"),
     }
 }
@@ -648,5 +657,531 @@ fn code_rewards_refuse_to_run_unsandboxed_unless_allowed() {
         o.status.success() && out.contains("HELPER-RESULT unsandboxed ok"),
         "{out}\n{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+// ---- round three: SIGPIPE, keyrings, the writable directory's size, shared memory ----
+
+/// Starts [`helper_process`] with `role` and `TMPDIR` (where the sandbox makes its host
+/// directories) set to `tmp`.
+fn spawn_helper_in(role: &str, tmp: &Path) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "helper_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HELPER, role)
+        .env("TMPDIR", tmp)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for a helper and asserts it exited 0 and printed `HELPER-RESULT <role> ok`.
+fn assert_helper_ok(c: std::process::Child, role: &str) -> String {
+    let o = c.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && out.contains(&format!("HELPER-RESULT {role} ok")),
+        "helper {role} ended with {:?}\n{out}\n{err}",
+        o.status
+    );
+    out
+}
+
+/// A sandbox config for a helper: isolated where the kernel allows it, else unsandboxed
+/// (the property under test holds in both).
+fn helper_cfg() -> SandboxConfig {
+    SandboxConfig {
+        allow_unsandboxed: !isolation_available(),
+        ..cfg(10_000, 5)
+    }
+}
+
+/// Entries left under `dir` (recursively: files and directories).
+fn entries_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Bytes in the regular files under `dir` (files that vanish while it looks count 0).
+fn bytes_under(dir: &Path) -> u64 {
+    entries_under(dir)
+        .iter()
+        .filter_map(|p| std::fs::symlink_metadata(p).ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// In a process whose SIGPIPE disposition is the default (as `rlvr` had it): programs that
+/// exit at once, or after reading a little, on an 8 MiB input are judged on their output,
+/// and the process survives.
+fn sigpipe_helper() {
+    // SAFETY: setting a signal disposition of this (helper) process.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let big = "7 ".repeat(4 << 20);
+    let c = helper_cfg();
+    for code in [
+        "print('early')",
+        "import sys\nsys.stdin.read(100)\nprint('early')",
+        "import os\nos.close(0)\nprint('early')",
+    ] {
+        let o = run_python(code, &big, &c).unwrap();
+        assert_eq!(o.termination, Termination::Exited(0), "{code}: {o:?}");
+        assert_eq!(o.stdout.trim(), "early", "{o:?}");
+    }
+    // through the verifier: a right answer on a big input scores 1, a wrong one 0
+    let tests = serde_json::json!([{"input": big, "output": "early"}]).to_string();
+    let v = CodeVerifier {
+        sandbox: c,
+        ..CodeVerifier::default()
+    };
+    let s = v.score("```python\nprint('early')\n```", &problem(&tests));
+    assert_eq!(s.reward, 1.0, "{s:?}");
+    let s = v.score("```python\nprint('late')\n```", &problem(&tests));
+    assert_eq!(s.reward, 0.0, "{s:?}");
+    println!("HELPER-RESULT sigpipe ok");
+}
+
+#[test]
+fn early_exit_on_a_big_input_does_not_kill_a_caller_with_default_sigpipe() {
+    if !python_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let c = spawn_helper_in("sigpipe", tmp.path());
+    assert_helper_ok(c, "sigpipe");
+    // every run's host directory is gone
+    assert_eq!(entries_under(tmp.path()), Vec::<std::path::PathBuf>::new());
+}
+
+/// A Python program that looks for the key `desc` in its keyrings (`request_key`, a search
+/// of the session keyring, `/proc/keys`) and prints what it finds.
+fn keyring_reader(desc: &str) -> String {
+    format!(
+        r#"import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+desc = b"{desc}"
+kid = libc.syscall({request_key}, b"user", desc, None, 0)
+print("request_key", kid, ctypes.get_errno())
+found = libc.syscall({keyctl}, 10, -3, b"user", desc, 0)
+print("search", found, ctypes.get_errno())
+for k in (kid, found):
+    if k > 0:
+        buf = ctypes.create_string_buffer(4096)
+        n = libc.syscall({keyctl}, 11, k, buf, 4096)
+        print("read", n, buf.raw[:max(n, 0)])
+try:
+    print("proc-keys", open("/proc/keys").read().replace("\n", "|"))
+except OSError as e:
+    print("proc-keys denied", e.errno)
+"#,
+        request_key = libc::SYS_request_key,
+        keyctl = libc::SYS_keyctl,
+    )
+}
+
+/// Joins a new session keyring and puts a secret key in it (as the caller would hold a
+/// credential), as root or (`nobody`) as a normal user; then a sandboxed program must not
+/// read it. Where this process may not use keyrings itself (a container's filter), the
+/// program's attempts must fail all the same.
+fn keyring_read_helper(as_nobody: bool) {
+    // SAFETY: plain system calls on this (helper) process.
+    unsafe {
+        if as_nobody && libc::geteuid() == 0 {
+            assert_eq!(libc::setgroups(0, std::ptr::null()), 0);
+            assert_eq!(libc::setresgid(65534, 65534, 65534), 0);
+            assert_eq!(libc::setresuid(65534, 65534, 65534), 0);
+            // (a changed uid makes the process undumpable, which makes its /proc/self files
+            // root's: the sandbox could not write a user namespace's maps)
+            assert_eq!(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+        }
+    }
+    let desc = format!("rlvr-secret-{}", std::process::id());
+    let payload = b"SECRET-PAYLOAD-42";
+    // SAFETY: keyctl/add_key with valid C strings and a buffer of the given length.
+    let added = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            1 as libc::c_long, /* KEYCTL_JOIN_SESSION_KEYRING */
+            std::ptr::null::<libc::c_char>(),
+        );
+        let d = std::ffi::CString::new(desc.clone()).unwrap();
+        libc::syscall(
+            libc::SYS_add_key,
+            c"user".as_ptr(),
+            d.as_ptr(),
+            payload.as_ptr(),
+            payload.len(),
+            -3 as libc::c_long, /* KEY_SPEC_SESSION_KEYRING */
+        )
+    };
+    if added < 0 {
+        eprintln!(
+            "note: this process cannot add a key ({}); checking that the program's key calls fail",
+            std::io::Error::last_os_error()
+        );
+    }
+    let o = run_python(&keyring_reader(&desc), "", &helper_cfg()).unwrap();
+    assert!(o.success(), "{o:?}");
+    assert!(
+        !o.stdout.contains("SECRET-PAYLOAD"),
+        "the program read the caller's key: {o:?}"
+    );
+    // isolated, /proc/keys is masked too (unsandboxed, the host's /proc lists the
+    // descriptions of the caller uid's keys, never their contents)
+    assert!(
+        !o.isolated || !o.stdout.contains(&desc),
+        "the program saw the caller's key: {o:?}"
+    );
+    for call in ["request_key", "search"] {
+        let line = o
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(call))
+            .unwrap_or_else(|| panic!("no {call} line: {o:?}"));
+        assert_eq!(
+            line,
+            format!("{call} -1 {}", libc::EPERM),
+            "the program's {call} was not refused: {o:?}"
+        );
+    }
+    println!(
+        "HELPER-RESULT keyring-read{} ok (isolated: {})",
+        if as_nobody { "-nobody" } else { "" },
+        o.isolated
+    );
+}
+
+#[test]
+fn the_callers_session_keyring_is_unreadable_as_root_and_as_a_user() {
+    if !python_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .unwrap();
+    for role in ["keyring-read", "keyring-read-nobody"] {
+        let c = spawn_helper_in(role, tmp.path());
+        let out = assert_helper_ok(c, role);
+        eprintln!(
+            "{}",
+            out.lines()
+                .find(|l| l.contains("HELPER-RESULT"))
+                .unwrap_or("")
+        );
+    }
+}
+
+/// One run writes a key to its uid's user keyring, the next looks for it: the write is
+/// refused and nothing is found, so keyrings carry no state between runs.
+fn keyring_state_helper() {
+    let desc = format!("rlvr-state-{}", std::process::id());
+    let writer = format!(
+        r#"import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+k = libc.syscall({add_key}, b"user", b"{desc}", b"from-run-1", 10, -4)
+print("add_key", k, ctypes.get_errno())
+"#,
+        add_key = libc::SYS_add_key
+    );
+    let reader = format!(
+        r#"import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+k = libc.syscall({keyctl}, 10, -4, b"user", b"{desc}", 0)
+print("search", k, ctypes.get_errno())
+if k > 0:
+    buf = ctypes.create_string_buffer(64)
+    n = libc.syscall({keyctl}, 11, k, buf, 64)
+    print("read", buf.raw[:max(n, 0)])
+"#,
+        keyctl = libc::SYS_keyctl
+    );
+    let c = helper_cfg();
+    let w = run_python(&writer, "", &c).unwrap();
+    let r = run_python(&reader, "", &c).unwrap();
+    assert!(w.success() && r.success(), "{w:?}\n{r:?}");
+    assert_eq!(
+        w.stdout.trim(),
+        format!("add_key -1 {}", libc::EPERM),
+        "{w:?}"
+    );
+    assert_eq!(
+        r.stdout.trim(),
+        format!("search -1 {}", libc::EPERM),
+        "{r:?}"
+    );
+    println!("HELPER-RESULT keyring-state ok");
+}
+
+#[test]
+fn the_user_keyring_keeps_no_state_between_runs() {
+    if !python_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    assert_helper_ok(
+        spawn_helper_in("keyring-state", tmp.path()),
+        "keyring-state",
+    );
+}
+
+/// The limits of the disk-filling test: a 4 MiB directory, 1 MiB files.
+const FILL_DIR_BYTES: u64 = 4 << 20;
+
+/// Writes 256 KiB files (each under the per-file limit) until a write fails, up to 16 MiB.
+fn fill_helper() {
+    let c = SandboxConfig {
+        limits: Limits {
+            max_file_bytes: 1 << 20,
+            max_dir_bytes: FILL_DIR_BYTES,
+            ..cfg(10_000, 5).limits
+        },
+        ..SandboxConfig::default()
+    };
+    let code = "total = 0\ntry:\n    for i in range(64):\n        with open(f'f{i}', 'wb') as f:\n            f.write(b'x' * (256 << 10))\n        total += 256 << 10\n    print('wrote', total)\nexcept OSError as e:\n    print('stopped', e.errno, total)\n";
+    let o = run_python(code, "", &c).unwrap();
+    assert!(o.success(), "{o:?}");
+    let f: Vec<&str> = o.stdout.split_whitespace().collect();
+    assert_eq!(
+        f.first(),
+        Some(&"stopped"),
+        "the writer was not stopped: {o:?}"
+    );
+    assert_eq!(f[1], libc::ENOSPC.to_string(), "{o:?}");
+    let total: u64 = f[2].parse().unwrap();
+    assert!(total <= FILL_DIR_BYTES, "{total} bytes written: {o:?}");
+    assert!(
+        total >= FILL_DIR_BYTES / 2,
+        "only {total} bytes written: {o:?}"
+    );
+    println!("HELPER-RESULT fill ok");
+}
+
+#[test]
+fn a_disk_filling_writer_stops_at_the_directory_limit() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = spawn_helper_in("fill", tmp.path());
+    // the host directory of the run never holds more than the limit
+    let mut most = 0;
+    while c.try_wait().unwrap().is_none() {
+        most = most.max(bytes_under(tmp.path()));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_helper_ok(c, "fill");
+    assert!(
+        most <= FILL_DIR_BYTES,
+        "the host directory held {most} bytes"
+    );
+    assert_eq!(entries_under(tmp.path()), Vec::<std::path::PathBuf>::new());
+}
+
+#[test]
+fn sysv_shared_memory_beyond_its_limit_is_refused() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    // 4 MiB segments, each touched page by page, then detached (they stay allocated): 320 MiB
+    // would be far over the 256 MiB memory limit
+    let code = r#"import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+seg = 4 << 20
+total = 0
+for i in range(80):
+    sid = libc.shmget(0, seg, 0o1000 | 0o600)
+    if sid < 0:
+        print("stopped", ctypes.get_errno(), total)
+        break
+    addr = libc.shmat(sid, None, 0)
+    if addr is None or addr == ctypes.c_void_p(-1).value:
+        print("shmat failed", ctypes.get_errno(), total)
+        break
+    ctypes.memset(addr, 1, seg)
+    libc.shmdt(addr)
+    total += seg
+else:
+    print("allocated", total)
+"#;
+    let o = run_python(code, "", &cfg(10_000, 5)).unwrap();
+    assert!(o.success(), "{o:?}");
+    let f: Vec<&str> = o.stdout.split_whitespace().collect();
+    assert_eq!(f.first(), Some(&"stopped"), "{o:?}");
+    let total: u64 = f[2].parse().unwrap();
+    assert!(
+        total <= rlvr_tasks::code::SYSV_SHM_BYTES,
+        "{total} bytes of SysV shared memory: {o:?}"
+    );
+    if o.uid.is_some() {
+        // root: the IPC namespace's limit (not a refusal of SysV IPC as a whole)
+        assert!(total >= 8 << 20, "{o:?}");
+        assert_eq!(f[1], libc::ENOSPC.to_string(), "{o:?}");
+    }
+}
+
+#[test]
+fn posix_shared_memory_beyond_its_limit_is_refused() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    // 4 MiB POSIX shm objects in /dev/shm, each mapped, touched page by page, unmapped (the
+    // objects stay): a full tmpfs fails the next one (ENOSPC) or kills the toucher (SIGBUS)
+    let code = r#"import mmap, os, _posixshmem
+seg = 4 << 20
+total = 0
+for i in range(80):
+    try:
+        fd = _posixshmem.shm_open(f"/seg{i}", os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        os.ftruncate(fd, seg)
+        m = mmap.mmap(fd, seg)
+        for off in range(0, seg, 4096):
+            m[off] = 1
+        m.close()
+        os.close(fd)
+    except OSError as e:
+        print("stopped", e.errno, total, flush=True)
+        break
+    total += seg
+    print("at", total, flush=True)
+else:
+    print("allocated", total)
+"#;
+    let o = run_python(code, "", &cfg(10_000, 5)).unwrap();
+    assert!(!o.stdout.contains("allocated"), "{o:?}");
+    let stopped =
+        o.stdout.contains("stopped") || o.termination == Termination::Signaled(libc::SIGBUS);
+    assert!(stopped, "{o:?}");
+    let total: u64 = o
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().last()?.parse().ok())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        total <= rlvr_tasks::code::TMPFS_BYTES,
+        "{total} bytes of POSIX shared memory: {o:?}"
+    );
+}
+
+#[test]
+fn the_system_call_filter_closes_kernel_interfaces() {
+    if !python_available() {
+        return;
+    }
+    let code = format!(
+        r#"import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, nr, *args):
+    r = libc.syscall(nr, *args)
+    print(name, r, ctypes.get_errno() if r < 0 else 0)
+call("unshare", {unshare}, 0x10000000)
+call("ptrace", {ptrace}, 0, 0, 0, 0)
+call("bpf", {bpf}, 0, None, 0)
+call("perf_event_open", {perf}, None, 0, -1, -1, 0)
+call("userfaultfd", {uffd}, 0)
+call("io_uring_setup", {uring}, 1, ctypes.create_string_buffer(256))
+call("mount", {mount}, b"none", b"/tmp", b"tmpfs", 0, None)
+call("keyctl", {keyctl}, 0, -3, 0)
+call("clone", {clone}, 0x10000000 | 17, None, None, None, None)
+"#,
+        unshare = libc::SYS_unshare,
+        ptrace = libc::SYS_ptrace,
+        bpf = libc::SYS_bpf,
+        perf = libc::SYS_perf_event_open,
+        uffd = libc::SYS_userfaultfd,
+        uring = libc::SYS_io_uring_setup,
+        mount = libc::SYS_mount,
+        keyctl = libc::SYS_keyctl,
+        clone = libc::SYS_clone,
+    );
+    let c = SandboxConfig {
+        allow_unsandboxed: !isolation_available(),
+        ..cfg(5000, 2)
+    };
+    let o = run_python(&code, "", &c).unwrap();
+    assert!(o.success(), "{o:?}");
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines.len(), 9, "{o:?}");
+    for l in lines {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(
+            (f[1], f[2]),
+            ("-1", libc::EPERM.to_string().as_str()),
+            "{} was not refused with EPERM: {o:?}",
+            f[0]
+        );
+    }
+}
+
+#[test]
+fn normal_programs_run_under_the_system_call_filter() {
+    if !python_available() {
+        return;
+    }
+    // threads (clone3 refused: the C library falls back to clone), subprocesses, fork,
+    // multiprocessing with its semaphores, a file in the writable directory and /tmp
+    let code = r#"import os, subprocess, sys, threading
+from multiprocessing import Pool
+out = []
+t = threading.Thread(target=lambda: out.append(6 * 7))
+t.start(); t.join()
+print("thread", out[0])
+print("subprocess", subprocess.run([sys.executable, "-c", "print(5)"], capture_output=True, text=True).stdout.strip())
+pid = os.fork()
+if pid == 0:
+    os._exit(3)
+print("fork", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+if __name__ == "__main__":
+    with Pool(2) as p:
+        print("pool", sum(p.map(abs, [-1, -2, 3])))
+open("f.txt", "w").write("x" * 1000)
+open("/tmp/g.txt", "w").write("y")
+print("files", os.path.getsize("f.txt"))
+"#;
+    let c = SandboxConfig {
+        allow_unsandboxed: !isolation_available(),
+        ..cfg(10_000, 5)
+    };
+    let o = run_python(code, "", &c).unwrap();
+    assert!(o.success(), "{o:?}");
+    assert_eq!(
+        o.stdout.split_whitespace().collect::<Vec<_>>(),
+        [
+            "thread",
+            "42",
+            "subprocess",
+            "5",
+            "fork",
+            "3",
+            "pool",
+            "6",
+            "files",
+            "1000"
+        ],
+        "{o:?}"
     );
 }

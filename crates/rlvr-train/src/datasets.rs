@@ -14,7 +14,7 @@ use crate::setup::{
     data_file, load_dataset, no_usable_prompts, reward_fn, template, unsandboxed_notice, Setup,
     SetupInputs,
 };
-use crate::task::{build_task, PromptFormat};
+use crate::task::{build_eval_task, build_task, PromptFormat};
 use crate::TrainError;
 
 /// Builds the policy from `model.path` (or `initial`, a checkpoint to load instead: resume)
@@ -45,12 +45,20 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
     )?;
     let verifier = reward_fn(&cfg.reward, &ds.problems)?;
     let (read, no_answer) = (ds.problems.len(), ds.skipped.len());
+    // a prompt must also leave the model room to generate: data.max_prompt_length 0 (no
+    // limit) or one beyond the model's positions is capped at max_position_embeddings - 1
+    let positions = policy.config.max_position_embeddings;
+    let fits = positions.saturating_sub(1).max(1);
+    let max_prompt = match cfg.data.max_prompt_length {
+        0 => fits,
+        n => n.min(fits),
+    };
     let (train, dropped) = build_task(
         &ds.name,
         ds.problems,
         format,
         &policy.tokenizer,
-        cfg.data.max_prompt_length,
+        max_prompt,
         verifier.clone(),
     )?;
     if train.is_empty() {
@@ -62,7 +70,7 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
     }
     if dropped > 0 {
         ui.println(format!(
-            "{}: dropped {dropped} prompts longer than data.max_prompt_length = {}",
+            "{}: dropped {dropped} prompts longer than {max_prompt} tokens (data.max_prompt_length              = {}, the model's positions {positions})",
             train.name, cfg.data.max_prompt_length
         ));
     }
@@ -73,7 +81,14 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
             ds.problems.truncate(cfg.eval.n_problems);
         }
         let verifier = reward_fn(&cfg.reward, &ds.problems)?;
-        let (task, _) = build_task(name, ds.problems, format, &policy.tokenizer, 0, verifier)?;
+        let task = build_eval_task(
+            name,
+            ds.problems,
+            format,
+            &policy.tokenizer,
+            policy.config.max_position_embeddings,
+            verifier,
+        )?;
         evals.push(task);
     }
     Ok(Setup {
@@ -148,9 +163,11 @@ pub(crate) fn dry_run(
             "memory plan: needs the model's config.json (not available locally)".into(),
         )?,
     }
-    // every dataset is loaded before any error is returned, so each missing one is named
+    // every dataset is loaded before any error is returned, so each missing one is named,
+    // once: the first failure (train, else the first eval set) is the error returned, which
+    // the caller prints; the others are printed here
     let train = load_dataset(&cfg.data.train_files, data_dir);
-    let evals: Vec<(&String, Result<Dataset, TrainError>)> = cfg
+    let mut evals: Vec<(&String, Result<Dataset, TrainError>)> = cfg
         .eval
         .datasets
         .iter()
@@ -158,16 +175,23 @@ pub(crate) fn dry_run(
         .collect();
     let failed = usize::from(train.is_err()) + evals.iter().filter(|(_, e)| e.is_err()).count();
     if failed > 1 {
-        if let Err(e) = &train {
-            w(out, format!("train data: {e}"))?;
-        }
+        let mut first_seen = train.is_err();
         for (name, e) in &evals {
             if let Err(e) = e {
-                w(out, format!("eval data: {name}: {e}"))?;
+                if first_seen {
+                    w(out, format!("eval data: {name}: {e}"))?;
+                }
+                first_seen = true;
             }
         }
     }
     let ds = train?;
+    if failed > 1 {
+        // the train set was read, so the first failure is an eval set's
+        if let Some(i) = evals.iter().position(|(_, e)| e.is_err()) {
+            evals.swap_remove(i).1?;
+        }
+    }
     // the reward of each problem (checked: no tests, no sandbox, ... are errors here)
     let rf = cfg.reward.reward_fn()?;
     let routes = rf.check(&ds.problems)?;

@@ -84,6 +84,66 @@ impl PromptFormat {
 /// `rlvr_tasks::data::MAX_PROMPT_BYTES` whatever the limit, naming the file and line.)
 pub const PROMPT_BYTES_PER_TOKEN: usize = 32;
 
+/// The byte length of a problem's prompt text (a chat prompt: its roles and contents), the
+/// size [`build_task`] and [`build_eval_task`] check before rendering or tokenizing it.
+fn prompt_bytes(p: &Problem) -> usize {
+    match &p.prompt {
+        rlvr_tasks::Prompt::Text(t) => t.len(),
+        rlvr_tasks::Prompt::Chat(msgs) => msgs.iter().map(|m| m.role.len() + m.content.len()).sum(),
+    }
+}
+
+/// [`build_task`] for evaluation: every prompt must fit the model's context of `positions`
+/// tokens with room for at least one generated token. A prompt that does not is an error
+/// (naming `source`, the data file or preset, the problem's id and its place), never dropped
+/// in silence and never generated from: its text is checked against `positions *`
+/// [`PROMPT_BYTES_PER_TOKEN`] bytes before it is rendered or tokenized (so a 3 MB prompt
+/// costs no tokenizer time), and its tokens against `positions - 1` after. Empty prompts are
+/// dropped as in [`build_task`].
+pub fn build_eval_task(
+    source: &str,
+    problems: Vec<Problem>,
+    format: PromptFormat,
+    tokenizer: &ChatTokenizer,
+    positions: usize,
+    verifier: Arc<dyn Verifier>,
+) -> Result<Task, TrainError> {
+    let refuse = |i: usize, p: &Problem, reason: String| {
+        TrainError::Data(rlvr_tasks::DataError::BadRecord {
+            path: source.into(),
+            at: format!("problem {} (number {i})", p.id),
+            reason,
+        })
+    };
+    let max_bytes = positions.saturating_mul(PROMPT_BYTES_PER_TOKEN);
+    for (i, p) in problems.iter().enumerate() {
+        let bytes = prompt_bytes(p);
+        if bytes > max_bytes {
+            return Err(refuse(
+                i,
+                p,
+                format!(
+                    "the prompt's {bytes} bytes cannot fit the model's {positions} positions                      (more than {PROMPT_BYTES_PER_TOKEN} bytes per position; not tokenized)"
+                ),
+            ));
+        }
+    }
+    let (task, _) = build_task(source, problems, format, tokenizer, 0, verifier)?;
+    for (i, (p, ids)) in task.problems.iter().zip(&task.prompts).enumerate() {
+        if ids.len() >= positions {
+            return Err(refuse(
+                i,
+                p,
+                format!(
+                    "the prompt is {} tokens: it leaves no room to generate within the model's                      {positions} positions (max_position_embeddings)",
+                    ids.len()
+                ),
+            ));
+        }
+    }
+    Ok(task)
+}
+
 /// Renders and tokenizes every problem. Prompts longer than `max_prompt_len` tokens (or empty)
 /// are dropped; so, before rendering and tokenizing, are prompts whose text (the messages'
 /// roles and contents) is longer than `max_prompt_len *` [`PROMPT_BYTES_PER_TOKEN`] bytes.
@@ -101,12 +161,7 @@ pub fn build_task(
     let mut dropped = 0;
     let max_bytes = max_prompt_len.saturating_mul(PROMPT_BYTES_PER_TOKEN);
     for p in problems {
-        let bytes = match &p.prompt {
-            rlvr_tasks::Prompt::Text(t) => t.len(),
-            rlvr_tasks::Prompt::Chat(msgs) => {
-                msgs.iter().map(|m| m.role.len() + m.content.len()).sum()
-            }
-        };
+        let bytes = prompt_bytes(&p);
         if max_prompt_len > 0 && bytes > max_bytes {
             dropped += 1;
             continue;

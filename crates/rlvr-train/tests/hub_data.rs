@@ -65,3 +65,41 @@ fn a_missing_preset_downloads_from_its_dataset_repository() {
     assert!(err.contains("aime24/aime24.parquet"), "{err}");
     assert!(server.take_log().is_empty());
 }
+
+/// A dry run whose train set and two eval sets are all missing (local-only presets, an empty
+/// data directory: nothing is fetched) names each failure exactly once: the others on the
+/// dry run's output, the first as the error returned (which `rlvr` prints).
+#[test]
+fn several_missing_presets_are_each_reported_once() {
+    let root = tempfile::tempdir().unwrap();
+    let data_dir = root.path().join("data");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../configs/dapo17k-qwen3-1.7b.toml");
+    let opts = rlvr_train::run::TrainOptions {
+        config: Some(config),
+        overrides: vec![
+            "data.train_files=aime24_polaris".into(),
+            "eval.datasets=[\"codeforces\", \"leetcode\"]".into(),
+        ],
+        data_dir: Some(data_dir),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    let err = rlvr_train::run::dry_run(&opts, &mut out).unwrap_err();
+    assert!(err.is_user_input(), "{err}");
+    let shown = format!("{}\nerror: {err}\n", String::from_utf8(out).unwrap());
+    for preset in ["aime24_polaris", "codeforces", "leetcode"] {
+        let want = format!("preset {preset}: ");
+        assert_eq!(
+            shown.matches(&want).count(),
+            1,
+            "{want:?} once in:\n{shown}"
+        );
+    }
+    // the first failure is the one returned
+    assert!(
+        err.to_string().starts_with("preset aime24_polaris: "),
+        "{err}"
+    );
+}

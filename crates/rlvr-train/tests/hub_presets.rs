@@ -482,3 +482,100 @@ fn livecodebench_layout_errors_name_the_preset_file_line_and_field_or_opcode() {
         }
     }
 }
+
+/// AMC 2023's hub parquet with `answer` a list of strings (`["27", "28"]`) where the preset
+/// reads a float column; `id` and `question` as the hub has them.
+fn amc23_with_list_answer() -> Vec<u8> {
+    use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use std::sync::Arc;
+    let schema = "message m { required int64 id; required binary question (UTF8); \
+                  optional group answer (LIST) { repeated group list { \
+                  optional binary element (UTF8); } } }";
+    let schema = Arc::new(parse_message_type(schema).unwrap());
+    let mut out = Vec::new();
+    let mut w =
+        SerializedFileWriter::new(&mut out, schema, Arc::new(WriterProperties::default())).unwrap();
+    let mut group = w.next_row_group().unwrap();
+    let mut col = group.next_column().unwrap().unwrap();
+    col.typed::<Int64Type>()
+        .write_batch(&[0], None, None)
+        .unwrap();
+    col.close().unwrap();
+    let mut col = group.next_column().unwrap().unwrap();
+    col.typed::<ByteArrayType>()
+        .write_batch(&[ByteArray::from("How far?")], None, None)
+        .unwrap();
+    col.close().unwrap();
+    // one row, a list of two present elements: definition level 3, repetition 0 then 1
+    let mut col = group.next_column().unwrap().unwrap();
+    col.typed::<ByteArrayType>()
+        .write_batch(
+            &[ByteArray::from("27"), ByteArray::from("28")],
+            Some(&[3, 3]),
+            Some(&[0, 1]),
+        )
+        .unwrap();
+    col.close().unwrap();
+    assert!(group.next_column().unwrap().is_none());
+    group.close().unwrap();
+    w.close().unwrap();
+    out
+}
+
+#[test]
+fn an_answer_column_whose_type_changed_is_refused() {
+    // amc23's float `answer` replaced by a list: refused, not read as "27, 28"
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("hub");
+    hub_with(
+        &root,
+        "math-ai/amc23",
+        "test-00000-of-00001.parquet",
+        &amc23_with_list_answer(),
+    );
+    let err = load_err(&root, "amc23");
+    for want in [
+        "preset amc23",
+        "math-ai/amc23",
+        "test-00000-of-00001.parquet: row 0",
+        "field `answer`: expected a number, found a list",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    // and by a string (the same row with `answer` a string column)
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("hub");
+    let bytes = parquet_bytes(&["id", "question", "answer"], &["0", "How far?", "27"]);
+    hub_with(
+        &root,
+        "math-ai/amc23",
+        "test-00000-of-00001.parquet",
+        &bytes,
+    );
+    let err = load_err(&root, "amc23");
+    assert!(
+        err.contains("preset amc23") && err.contains("expected a number, found a string"),
+        "{err}"
+    );
+    // MATH-500's string answers as numbers, in jsonl
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("hub");
+    let rows = "{\"problem\": \"1+1?\", \"answer\": 2, \"solution\": \"\", \"unique_id\": \"a\"}\n";
+    hub_with(
+        &root,
+        "HuggingFaceH4/MATH-500",
+        "test.jsonl",
+        rows.as_bytes(),
+    );
+    let err = load_err(&root, "math500");
+    for want in [
+        "preset math500",
+        "test.jsonl: line 1",
+        "field `answer`: expected a string, found an integer",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+}

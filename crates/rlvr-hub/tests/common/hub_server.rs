@@ -13,7 +13,7 @@
 //! request is logged as `<METHOD> <path> range=<Range> auth=<Authorization>`.
 //!
 //! [`Hostile`] turns it into a hostile or broken hub: unsafe names and headers, wrong sizes and
-//! hashes, or no answer at all.
+//! hashes, answers dripped a byte at a time, redirects elsewhere, or no answer at all.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -63,6 +63,19 @@ pub struct Hostile {
     pub extra_siblings: Vec<String>,
     /// Accept connections, read nothing, answer nothing (for 30 s).
     pub silent: bool,
+    /// Sends `X-Linked-Size` = this, and this as the total of `Content-Range` (the body stays
+    /// the real file): a consistent lie about the size.
+    pub announce: Option<u64>,
+    /// Downloads and the listing (GET) send their headers at once, then the body one byte per
+    /// interval.
+    pub drip_body: Option<std::time::Duration>,
+    /// Every answer, its status line and headers included, goes out one byte per interval.
+    pub drip_all: Option<std::time::Duration>,
+    /// File downloads (GET) are answered with `302 Found` to this base URL and the same path.
+    pub redirect_to: Option<String>,
+    /// Downloads and the listing (GET) are sent without `Content-Length`; the body ends when
+    /// the connection closes.
+    pub no_length: bool,
 }
 
 impl HubServer {
@@ -142,6 +155,16 @@ fn head(status: &str, headers: &[(String, Vec<u8>)], len: usize) -> Vec<u8> {
     head
 }
 
+/// Writes `bytes` one at a time, `interval` apart; stops when the client hangs up.
+fn drip(s: &mut TcpStream, bytes: &[u8], interval: std::time::Duration) {
+    for b in bytes {
+        if s.write_all(std::slice::from_ref(b)).is_err() || s.flush().is_err() {
+            return;
+        }
+        std::thread::sleep(interval);
+    }
+}
+
 /// Sends a whole response; a `HEAD` gets the headers only.
 fn respond(
     s: &mut TcpStream,
@@ -153,6 +176,39 @@ fn respond(
     let _ = s.write_all(&head(status, headers, body.len()));
     if method != "HEAD" {
         let _ = s.write_all(body);
+    }
+}
+
+/// [`respond`] as `hostile` asks: dripped, or without `Content-Length` (GET only).
+fn respond_as(
+    s: &mut TcpStream,
+    method: &str,
+    status: &str,
+    headers: &[(String, Vec<u8>)],
+    body: &[u8],
+    hostile: &Hostile,
+) {
+    let mut top = head(status, headers, body.len());
+    let body = if method == "HEAD" { &[][..] } else { body };
+    if hostile.no_length && method == "GET" {
+        let text = String::from_utf8_lossy(&top).to_string();
+        let cut: String = text
+            .split_inclusive("\r\n")
+            .filter(|l| !l.starts_with("Content-Length:"))
+            .collect();
+        top = cut.into_bytes();
+    }
+    if let Some(every) = hostile.drip_all {
+        drip(s, &top, every);
+        drip(s, body, every);
+        return;
+    }
+    let _ = s.write_all(&top);
+    match hostile.drip_body {
+        Some(every) if method == "GET" => drip(s, body, every),
+        _ => {
+            let _ = s.write_all(body);
+        }
     }
 }
 
@@ -227,7 +283,7 @@ fn serve(
         let sha = String::from_utf8_lossy(&commit);
         let body = serde_json::json!({ "sha": sha, "siblings": siblings }).to_string();
         let h = vec![header("Content-Type", "application/json")];
-        respond(&mut s, &method, "200 OK", &h, body.as_bytes());
+        respond_as(&mut s, &method, "200 OK", &h, body.as_bytes(), hostile);
         return Ok(());
     }
     // file downloads
@@ -246,6 +302,11 @@ fn serve(
         not_found(&mut s, "entry not found");
         return Ok(());
     };
+    if let (Some(to), "GET") = (&hostile.redirect_to, method.as_str()) {
+        let h = vec![header("Location", format!("{to}{path}"))];
+        respond(&mut s, &method, "302 Found", &h, b"");
+        return Ok(());
+    }
     let size = bytes.len();
     let tag = (hostile.etag.clone()).unwrap_or_else(|| format!("\"{}\"", etag(&bytes)));
     let mut headers = vec![header("ETag", tag), header("X-Repo-Commit", commit)];
@@ -255,18 +316,23 @@ fn serve(
     if let Some(extra) = hostile.announce_extra {
         headers.push(header("X-Linked-Size", (size as u64 + extra).to_string()));
     }
+    if let Some(n) = hostile.announce {
+        headers.push(header("X-Linked-Size", n.to_string()));
+    }
     let Some(spec) = range.strip_prefix("bytes=") else {
-        respond(&mut s, &method, "200 OK", &headers, &bytes);
+        respond_as(&mut s, &method, "200 OK", &headers, &bytes, hostile);
         return Ok(());
     };
     let (a, b) = spec.split_once('-').unwrap_or((spec, ""));
     let a: usize = a.parse().unwrap_or(0);
-    let b: usize = b.parse().unwrap_or(size.saturating_sub(1)).min(size - 1);
     if a >= size {
         respond(&mut s, &method, "416 Range Not Satisfiable", &headers, b"");
         return Ok(());
     }
-    headers.push(header("Content-Range", format!("bytes {a}-{b}/{size}")));
+    let b: usize = b.parse().unwrap_or(size - 1).min(size - 1);
+    // a lie about the size is kept up in the total of Content-Range
+    let total = hostile.announce.map_or(size as u64, |n| n);
+    headers.push(header("Content-Range", format!("bytes {a}-{b}/{total}")));
     let body = &bytes[a..=b];
     if hostile.short_body && method == "GET" {
         let half = &body[..body.len() / 2];
@@ -282,6 +348,13 @@ fn serve(
         s.flush()?;
         return s.shutdown(std::net::Shutdown::Both);
     }
-    respond(&mut s, &method, "206 Partial Content", &headers, body);
+    respond_as(
+        &mut s,
+        &method,
+        "206 Partial Content",
+        &headers,
+        body,
+        hostile,
+    );
     Ok(())
 }

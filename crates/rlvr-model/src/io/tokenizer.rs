@@ -17,6 +17,9 @@ pub use rlvr_core::ChatMessage;
 #[derive(Clone)]
 pub struct ChatTokenizer {
     pub tokenizer: Tokenizer,
+    /// Where the tokenizer was read from (`<dir>/tokenizer.json`), named in encode and
+    /// decode errors; None for a tokenizer built in code.
+    pub tokenizer_source: Option<String>,
     /// The Jinja chat template (tokenizer_config.json `chat_template`, or chat_template.jinja).
     pub chat_template: Option<String>,
     /// Where [`ChatTokenizer::chat_template`] was read from (`<dir>/chat_template.jinja` or
@@ -104,6 +107,7 @@ impl ChatTokenizer {
         }
         Ok(Self {
             tokenizer,
+            tokenizer_source: None,
             chat_template: None,
             chat_template_source: None,
             bos_token: None,
@@ -126,10 +130,7 @@ impl ChatTokenizer {
                 needed: "the tokenizer (a Hugging Face tokenizers file)".into(),
             });
         }
-        let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| Error::BadFile {
-            path: tok_path.clone(),
-            reason: e.to_string(),
-        })?;
+        let tokenizer = load_tokenizer_json(&tok_path)?;
         let cfg_path = dir.join("tokenizer_config.json");
         let config = if cfg_path.is_file() {
             let text = std::fs::read_to_string(&cfg_path).map_err(|e| Error::io(&cfg_path, e))?;
@@ -184,6 +185,7 @@ impl ChatTokenizer {
             eos_token,
             eos_token_ids,
             tokenizer,
+            tokenizer_source: Some(tok_path.display().to_string()),
             config,
             template_kwargs: Map::new(),
         })
@@ -222,19 +224,23 @@ impl ChatTokenizer {
     }
 
     /// Token ids of raw `text`; `add_special_tokens` as in transformers.
+    ///
+    /// A panic inside the tokenizers crate (its regex engine panics on a pattern that passes
+    /// its backtracking limit) is caught and returned as an [`Error::Tokenizer`] naming
+    /// [`ChatTokenizer::tokenizer_source`].
     pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
-        let enc = self
-            .tokenizer
-            .encode(text, add_special_tokens)
-            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let enc = guarded(self.tokenizer_source.as_deref(), "encode", || {
+            self.tokenizer.encode(text, add_special_tokens)
+        })?;
         Ok(enc.get_ids().to_vec())
     }
 
-    /// Text of `ids`, optionally without special tokens.
+    /// Text of `ids`, optionally without special tokens (a panic inside the tokenizers crate
+    /// is an error, as in [`ChatTokenizer::encode`]).
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
-        self.tokenizer
-            .decode(ids, skip_special_tokens)
-            .map_err(|e| Error::Tokenizer(e.to_string()))
+        guarded(self.tokenizer_source.as_deref(), "decode", || {
+            self.tokenizer.decode(ids, skip_special_tokens)
+        })
     }
 
     /// The padding id: the pad token, else the first eos id, else 0.
@@ -301,7 +307,11 @@ impl ChatTokenizer {
             },
         );
         env.add_function("strftime_now", |fmt: String| strftime_now(&fmt));
-        env.add_filter("tojson", tojson);
+        let json_limit = budget.output_bytes;
+        env.add_filter(
+            "tojson",
+            move |v: minijinja::Value, indent: Option<usize>| tojson(v, indent, json_limit),
+        );
         env.add_template("chat", template).map_err(fail)?;
         // the named variables first: a kwarg of the same name does not override them
         let ctx = minijinja::context! {
@@ -338,6 +348,194 @@ impl ChatTokenizer {
         String::from_utf8(out.buf)
             .map_err(|e| Error::Template(format!("{source}: the output is not UTF-8: {e}")))
     }
+}
+
+/// The largest `tokenizer.json` read: 512 MiB (the largest published ones, with vocabularies
+/// of a few hundred thousand tokens, are under 40 MiB).
+pub const MAX_TOKENIZER_JSON_BYTES: u64 = 512 << 20;
+
+/// The longest text a `Replace` rule (normalizer, pre-tokenizer or decoder) may put in place
+/// of one match, and a `Prepend` normalizer may prepend: 16 bytes (real ones write `▁`, a
+/// space or a newline). With it, and with the empty pattern refused, a replacement grows a
+/// text by at most 16 bytes per matched byte.
+pub const MAX_REPLACEMENT_BYTES: usize = 16;
+
+/// The most a tokenizer's normalizer may grow the probe text [`load_tokenizer_json`] runs it
+/// on, as a factor of the probe's size (real normalizers: under 2; a rule that replaces every
+/// position with a long string: its length).
+pub const MAX_NORMALIZER_GROWTH: usize = 8;
+
+/// The longest a tokenizer may take to encode the probe text (about 2 KB): 2 s (real
+/// tokenizers take well under 10 ms); a slower one has a pattern that backtracks
+/// catastrophically and is refused when it is loaded.
+pub const MAX_PROBE_SECS: f64 = 2.0;
+
+/// Text that exercises a tokenizer's normalizer, pre-tokenizer and model when it is loaded:
+/// words, digits, whitespace runs, punctuation, LaTeX, accents and CJK, and runs of one
+/// character (what backtracking patterns explode on).
+fn probe_text() -> String {
+    let mut t = String::from(
+        "Hello, World! The answer is $\\frac{1}{2} + x^2 = 42$.\n\n\tÉté ünïcode: 数学 ∑ ≤ ≠ \
+         don't 'quote' \"double\" 12345678901234567890 3.14159 -7e10\r\n",
+    );
+    for c in ['a', ' ', '1', '\n', '!', 'é'] {
+        t.extend(std::iter::repeat_n(c, 200));
+        t.push('#');
+    }
+    t
+}
+
+/// Runs `f`, a call into the tokenizers crate, turning its error or its panic into an
+/// [`Error::Tokenizer`] naming `source` (the tokenizer's file) and `what` it was doing.
+fn guarded<T>(
+    source: Option<&str>,
+    what: &str,
+    f: impl FnOnce() -> tokenizers::Result<T>,
+) -> Result<T> {
+    let name = source.unwrap_or("the tokenizer");
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(Error::Tokenizer(format!("{name}: {what}: {e}"))),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            Err(Error::Tokenizer(format!(
+                "{name}: {what}: the tokenizer failed inside the tokenizers crate (a pattern \
+                 too complex for its regex engine, or a broken file): {msg}"
+            )))
+        }
+    }
+}
+
+/// Checks a parsed `tokenizer.json` for rules that grow text without bound: every `Replace`
+/// (normalizer, pre-tokenizer, decoder) must have a non-empty pattern and a content of at
+/// most [`MAX_REPLACEMENT_BYTES`], every `Prepend` at most that much. `at` is the JSON path
+/// so far, named in the error.
+fn check_growth_rules(v: &Value, at: &str) -> std::result::Result<(), String> {
+    match v {
+        Value::Object(m) => {
+            let kind = m.get("type").and_then(Value::as_str);
+            if kind == Some("Replace") {
+                let content = m.get("content").and_then(Value::as_str).unwrap_or("");
+                if content.len() > MAX_REPLACEMENT_BYTES {
+                    return Err(format!(
+                        "{at}: a Replace rule writes {} bytes per match, more than the \
+                         {MAX_REPLACEMENT_BYTES} allowed (it could grow a text many times over)",
+                        content.len()
+                    ));
+                }
+                let pattern = m.get("pattern");
+                let empty = match pattern {
+                    Some(Value::Object(p)) => p
+                        .get("String")
+                        .or_else(|| p.get("Regex"))
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty),
+                    _ => true,
+                };
+                if empty {
+                    return Err(format!(
+                        "{at}: a Replace rule with an empty or missing pattern (it would match \
+                         between every two characters)"
+                    ));
+                }
+            }
+            if kind == Some("Prepend") {
+                let prepend = m.get("prepend").and_then(Value::as_str).unwrap_or("");
+                if prepend.len() > MAX_REPLACEMENT_BYTES {
+                    return Err(format!(
+                        "{at}: a Prepend rule adds {} bytes, more than the \
+                         {MAX_REPLACEMENT_BYTES} allowed",
+                        prepend.len()
+                    ));
+                }
+            }
+            for (k, child) in m {
+                // the vocabulary and merges hold no rules: skip them (they are most of the file)
+                if k == "vocab" || k == "merges" || k == "added_tokens" {
+                    continue;
+                }
+                check_growth_rules(child, &format!("{at}.{k}"))?;
+            }
+            Ok(())
+        }
+        Value::Array(a) => {
+            for (i, child) in a.iter().enumerate() {
+                check_growth_rules(child, &format!("{at}.{i}"))?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Reads and validates a `tokenizer.json`, every failure an [`Error::BadFile`] naming it: at
+/// most [`MAX_TOKENIZER_JSON_BYTES`]; rules that grow text checked
+/// ([`MAX_REPLACEMENT_BYTES`]); parsed with any panic of the tokenizers crate caught; then
+/// the probe text ([`probe_text`]) normalized (growth at most [`MAX_NORMALIZER_GROWTH`]
+/// times) and encoded (in at most [`MAX_PROBE_SECS`], without a panic), so that a hostile
+/// file is refused when it is loaded, not when a prompt meets it.
+pub fn load_tokenizer_json(path: &Path) -> Result<Tokenizer> {
+    use std::io::Read;
+    let bad = |reason: String| Error::BadFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(bad("not a regular file".into()));
+    }
+    if meta.len() > MAX_TOKENIZER_JSON_BYTES {
+        return Err(bad(format!(
+            "{} bytes, more than the {MAX_TOKENIZER_JSON_BYTES} a tokenizer.json may hold",
+            meta.len()
+        )));
+    }
+    let mut text = String::new();
+    file.take(MAX_TOKENIZER_JSON_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| bad(format!("cannot read as UTF-8 text: {e}")))?;
+    let json: Value = serde_json::from_str(&text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+    check_growth_rules(&json, "tokenizer.json").map_err(&bad)?;
+    drop(json);
+    let source = path.display().to_string();
+    let tokenizer: Tokenizer =
+        guarded(Some(&source), "load", || text.parse()).map_err(|e| bad(e.to_string()))?;
+    let probe = probe_text();
+    if let Some(n) = tokenizer.get_normalizer() {
+        use tokenizers::{NormalizedString, Normalizer};
+        let mut ns = NormalizedString::from(probe.as_str());
+        guarded(Some(&source), "normalize a probe text", || {
+            n.normalize(&mut ns)
+        })
+        .map_err(|e| bad(e.to_string()))?;
+        let grown = ns.get().len();
+        if grown > probe.len() * MAX_NORMALIZER_GROWTH {
+            return Err(bad(format!(
+                "its normalizer grows a {}-byte probe text to {grown} bytes, more than \
+                 {MAX_NORMALIZER_GROWTH} times (a rule that blows text up)",
+                probe.len()
+            )));
+        }
+    }
+    let t = std::time::Instant::now();
+    guarded(Some(&source), "encode a probe text", || {
+        tokenizer.encode(probe.as_str(), true)
+    })
+    .map_err(|e| bad(e.to_string()))?;
+    let secs = t.elapsed().as_secs_f64();
+    if secs > MAX_PROBE_SECS {
+        return Err(bad(format!(
+            "encoding a {}-byte probe text took {secs:.1} s (more than {MAX_PROBE_SECS} s): a \
+             pattern that backtracks catastrophically",
+            probe.len()
+        )));
+    }
+    Ok(tokenizer)
 }
 
 /// The limits of one chat-template render ([`ChatTokenizer::apply_chat_template`]), scaled
@@ -400,44 +598,90 @@ impl std::io::Write for BoundedWriter {
     }
 }
 
-/// transformers' `tojson`: `json.dumps(x, ensure_ascii=False)` with optional `indent`.
+/// transformers' `tojson`: `json.dumps(x, ensure_ascii=False)` with optional `indent`,
+/// written straight from the template's value into a buffer of at most `limit` bytes (the
+/// render's output budget): a value too large to print (a list doubled into billions of
+/// items) is an error once `limit` bytes are written, not a serialization of all of it.
 fn tojson(
     v: minijinja::Value,
     indent: Option<usize>,
+    limit: usize,
 ) -> std::result::Result<minijinja::Value, minijinja::Error> {
-    let json = serde_json::to_value(&v).map_err(|e| {
-        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
-    })?;
-    let text = match indent {
+    let mut buf = BoundedWriter {
+        buf: Vec::new(),
+        limit,
+        exceeded: false,
+    };
+    let written = match indent {
         Some(n) => {
             let ind = vec![b' '; n];
             let fmt = serde_json::ser::PrettyFormatter::with_indent(&ind);
-            let mut buf = Vec::new();
             let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-            serde::Serialize::serialize(&json, &mut ser).expect("serializing a JSON value");
-            String::from_utf8(buf).expect("JSON is UTF-8")
+            serde::Serialize::serialize(&v, &mut ser)
         }
-        None => python_json(&json),
+        None => {
+            let mut ser = serde_json::Serializer::with_formatter(&mut buf, PythonFormatter);
+            serde::Serialize::serialize(&v, &mut ser)
+        }
     };
+    if buf.exceeded {
+        return Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!("tojson: the value's JSON passes the output budget of {limit} bytes"),
+        ));
+    }
+    written.map_err(|e| {
+        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+    })?;
+    let text = String::from_utf8(buf.buf).map_err(|e| {
+        minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+    })?;
     Ok(minijinja::Value::from_safe_string(text))
 }
 
-/// `json.dumps` default separators (", " and ": ").
-fn python_json(v: &Value) -> String {
-    match v {
-        Value::Array(a) => format!(
-            "[{}]",
-            a.iter().map(python_json).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Object(o) => format!(
-            "{{{}}}",
-            o.iter()
-                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), python_json(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        other => other.to_string(),
+/// `json.dumps`' default separators (", " and ": ") for serde_json's compact output.
+struct PythonFormatter;
+
+impl serde_json::ser::Formatter for PythonFormatter {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
     }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
+}
+
+/// `json.dumps` default separators (", " and ": ") of a JSON value.
+#[cfg(test)]
+fn python_json(v: &Value) -> String {
+    let mut buf = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, PythonFormatter);
+    serde::Serialize::serialize(v, &mut ser).expect("a JSON value serializes");
+    String::from_utf8(buf).expect("JSON is UTF-8")
 }
 
 /// transformers' `strftime_now(fmt)`: the current UTC time in strftime's codes (templates print

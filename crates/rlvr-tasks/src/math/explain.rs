@@ -87,7 +87,14 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
             gold_tree: gold_tree.map(|t| t.to_string()),
             answer_tree: Err("no answer".into()),
             correct: false,
-            rule: "no answer found".into(),
+            rule: if response.len() > super::MAX_RESPONSE_BYTES {
+                format!(
+                    "response longer than {} bytes: not read, scored wrong",
+                    super::MAX_RESPONSE_BYTES
+                )
+            } else {
+                "no answer found".into()
+            },
         };
     };
     let answer_tree = tree(&extracted);

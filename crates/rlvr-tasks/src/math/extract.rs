@@ -15,12 +15,16 @@
 //! "answer is" / " is ", and, when prose remains, its last `$...$` span or else its last
 //! number.
 //!
-//! Only the last [`MAX_RESPONSE_BYTES`] of a response are searched; all scans are linear.
+//! A response is searched whole, in linear scans; one longer than [`MAX_RESPONSE_BYTES`] is not
+//! searched at all and has no answer (so it scores wrong: an answer the verifier did not read
+//! in full could hide a different final answer before the part it read).
 
 use super::normalize::clean_inline;
 
-/// Only this many trailing bytes of a response are searched for an answer.
-pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+/// The longest response searched for an answer: 1 MiB, far beyond any generation budget
+/// (about 250,000 tokens of text). A longer response has no answer ([`extract_answer`] returns
+/// `None`) and is scored wrong, never judged on a part of it.
+pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
 /// A response of one line with at most this many characters and no other answer marker is
 /// taken as the answer itself.
 pub const BARE_ANSWER_CHARS: usize = 80;
@@ -32,7 +36,10 @@ pub fn extract_answer(response: &str) -> Option<String> {
 }
 
 pub(crate) fn extract(response: &str, join_boxes: bool) -> Option<String> {
-    let text = tail(response, MAX_RESPONSE_BYTES);
+    if response.len() > MAX_RESPONSE_BYTES {
+        return None;
+    }
+    let text = response;
     let boxed = if join_boxes {
         extract_boxed(text)
     } else {
@@ -63,17 +70,6 @@ pub(crate) fn extract(response: &str, join_boxes: bool) -> Option<String> {
         return non_empty(clean_inline(trimmed));
     }
     last_math_span(text).or_else(|| last_number(text))
-}
-
-fn tail(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut start = s.len() - max;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
 }
 
 pub(crate) fn head(s: &str, max: usize) -> &str {

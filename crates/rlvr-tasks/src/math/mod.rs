@@ -24,7 +24,8 @@
 //! normalized text. False positives are worse than false negatives: when a rule is unsure,
 //! it says "not equal".
 //!
-//! **Bounds**: only the last [`MAX_RESPONSE_BYTES`] of a response are searched; answers
+//! **Bounds**: a response is searched whole; one longer than [`MAX_RESPONSE_BYTES`] is not
+//! searched and scores wrong (it has no answer); answers
 //! longer than [`MAX_ANSWER_CHARS`] are cut; a parse stops at
 //! [`lex::MAX_TOKENS`] tokens, depth [`parse::MAX_DEPTH`] and [`parse::MAX_NODES`] nodes;
 //! one comparison makes at most [`compare::MAX_COMPARISONS`] element comparisons, each
