@@ -4,6 +4,7 @@
 //! and `rlvr eval` on prompts longer than the model's positions. Each exits 2 with a message
 //! naming the file (and line or problem), or scores the response wrong, quickly.
 
+#[allow(dead_code)] // TINY_TESTBED is for the other CLI tests
 mod common;
 
 use std::path::Path;

@@ -66,11 +66,14 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
             &cfg.data.train_files,
             data_dir.or(cfg.data.data_dir.as_deref()),
         );
-        return Err(no_usable_prompts(&file, read, no_answer, dropped, cfg));
+        return Err(no_usable_prompts(
+            &file, read, no_answer, dropped, cfg, positions,
+        ));
     }
     if dropped > 0 {
         ui.println(format!(
-            "{}: dropped {dropped} prompts longer than {max_prompt} tokens (data.max_prompt_length              = {}, the model's positions {positions})",
+            "{}: dropped {dropped} prompts longer than {max_prompt} tokens \
+             (data.max_prompt_length = {}, the model's positions {positions})",
             train.name, cfg.data.max_prompt_length
         ));
     }

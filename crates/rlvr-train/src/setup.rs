@@ -165,13 +165,16 @@ pub(crate) fn data_file(name: &str, data_dir: Option<&Path>) -> PathBuf {
 }
 
 /// The set-up error of a training set with no prompt left: a user-input error naming the
-/// file, with what was read, what was left out and why, and what to change.
+/// file, with what was read, what was left out and why, and what to change. `positions` is
+/// the model's `max_position_embeddings`, which caps the prompt length below a larger (or
+/// unlimited, 0) `data.max_prompt_length`.
 pub fn no_usable_prompts(
     file: &Path,
     read: usize,
     no_answer: usize,
     too_long: usize,
     cfg: &TrainConfig,
+    positions: usize,
 ) -> TrainError {
     let hint = if read == 0 && no_answer == 0 {
         "the file has no records; check data.train_files".to_string()
@@ -181,11 +184,21 @@ pub fn no_usable_prompts(
              file's answer field"
         )
     } else if too_long > 0 {
-        format!(
-            "{too_long} of {read} prompts are longer than data.max_prompt_length = {} tokens \
-             after the template; raise data.max_prompt_length (0 = no limit)",
-            cfg.data.max_prompt_length
-        )
+        let limit = cfg.data.max_prompt_length;
+        let fits = positions.saturating_sub(1).max(1);
+        if limit == 0 || limit > fits {
+            format!(
+                "{too_long} of {read} prompts are longer than {fits} tokens after the template: \
+                 the model's max_position_embeddings = {positions} leaves no room to generate \
+                 (data.max_prompt_length = {limit}); use a model with more positions or \
+                 shorter prompts"
+            )
+        } else {
+            format!(
+                "{too_long} of {read} prompts are longer than data.max_prompt_length = {limit} \
+                 tokens after the template; raise data.max_prompt_length (0 = no limit)"
+            )
+        }
     } else {
         format!("all {read} prompts tokenize to nothing; check data.prompt_template")
     };

@@ -47,7 +47,8 @@ fn save_char_model(dir: &Path, texts: &[&str]) {
     cfg.num_attention_heads = 2;
     cfg.num_key_value_heads = 1;
     cfg.head_dim = 8;
-    cfg.max_position_embeddings = 64;
+    // room for the longest LeetCode prompt (about 3.6k characters, one token each)
+    cfg.max_position_embeddings = 8192;
     cfg.eos_token_ids = vec![chars.len() as u32];
     let (_model, varmap) = init_random(&cfg, 1, DType::F32, &Device::Cpu).unwrap();
     save_model(dir, &varmap, &cfg, &tok).unwrap();
