@@ -12,24 +12,60 @@ Config (hydra overrides of ``verl.trainer.main_ppo``; see examples/verl_balanced
 
     algorithm.adv_estimator=rlvr_balanced
     actor_rollout_ref.actor.loss_agg_mode=token-mean          # verl's default; required
-    actor_rollout_ref.actor.ppo_mini_batch_size=${data.train_batch_size}   # exact BA (below)
     custom_reward_function.path=<site-packages>/rlvr/verl.py  # optional: rlvr's math checker
     custom_reward_function.name=compute_score
 
 What the estimator does. It computes verl's own GRPO advantage ``A_i``
 (``compute_grpo_outcome_advantage``: group mean, ``/(std + epsilon)`` unless
-``algorithm.norm_adv_by_std_in_grpo=false``), then rlvr's weight ``w_i`` over the whole
-training batch from the loss-token counts ``|o_i|`` (``response_mask``), ``A_i`` and the group
-ids (``uid``), and returns ``c_i * A_i`` on every token, with
+``algorithm.norm_adv_by_std_in_grpo=false``) over the whole training batch, then cuts the
+batch into the optimizer steps verl's actor will make of it (below), computes rlvr's weight
+``w_i`` over each step's sequences from their loss-token counts ``|o_i|``
+(``response_mask``), ``A_i`` and group ids (``uid``), and returns ``c_i * A_i`` on every
+token, with
 
-    c_i = w_i * N,    N = sum_i |o_i|  (the batch's loss tokens).
+    c_i = w_i * N_s,    N_s = sum_{j in s} |o_j|  (the loss tokens of i's optimizer step s).
 
 verl's ``token-mean`` aggregation with its global-batch normalization divides every
-micro-batch's token sum by ``N`` (``batch_num_tokens``, summed over data-parallel ranks) and
-multiplies by ``dp_size`` (undoing the ranks' gradient average), so the policy loss of one
-optimizer step is ``sum_i (c_i / N) sum_t l_{i,t} = sum_i w_i sum_t l_{i,t}``: exactly
-Balanced Aggregation, whatever ``ppo_micro_batch_size_per_gpu``, dynamic batch size or the
-number of ranks.
+micro-batch's token sum by the mini-batch's token count ``N_s`` (``batch_num_tokens``,
+summed over data-parallel ranks) and multiplies by ``dp_size`` (undoing the ranks' gradient
+average), so the policy loss of optimizer step ``s`` is
+``sum_{i in s} (c_i / N_s) sum_t l_{i,t} = sum_{i in s} w_i sum_t l_{i,t}``: exactly
+Balanced Aggregation over that step's sequences, whatever ``ppo_micro_batch_size_per_gpu``
+or dynamic batch size.
+
+The optimizer steps. verl 0.9's actor (``engine_workers.train_mini_batch``) receives the
+batch in the order the estimator sees it (``trainer.balance_batch`` reorders it before the
+advantage is computed), gives data-parallel rank ``r`` the ``r``-th contiguous chunk of
+``B / dp`` rows, and iterates each chunk in mini-batches of
+``ppo_mini_batch_size * rollout.n / dp`` rows (``verl.utils.tensordict_utils.make_iterator``,
+seeded with ``data_loader_seed + r``, shuffled when ``actor.shuffle``) for ``ppo_epochs``
+epochs; optimizer step ``j`` is the union over ranks of their ``j``-th mini-batch. The
+estimator replays exactly that, with verl's own iterator, from verl's config, which it reads
+from the root of the ``algorithm`` node verl passes it:
+
+- ``actor_rollout_ref.actor.ppo_mini_batch_size``, ``actor_rollout_ref.rollout.n``,
+  ``.ppo_epochs``, ``.shuffle``, ``.data_loader_seed``, ``.loss_agg_mode``;
+- the data-parallel size: ``trainer.n_gpus_per_node * trainer.nnodes`` divided by the
+  sequence-parallel size (``fsdp``/``fsdp2``: ``ulysses_sequence_parallel_size``;
+  ``megatron``: tensor x pipeline x context parallel sizes). Other strategies, or a
+  trainer whose actor does not span every GPU, set it: ``+algorithm.rlvr_dp_size=N``.
+
+Groups. Each step holds whole groups when ``B / dp`` and ``ppo_mini_batch_size * n / dp``
+are multiples of ``rollout.n`` and ``trainer.balance_batch=false`` (verl's default order
+keeps a prompt's ``n`` responses together). Otherwise a step can hold part of a group: its
+weights are then over that step's members of the group (``G`` and ``|S|`` counted in the
+step), while ``A_i`` stays the whole group's advantage. verl's synthetic padding rows
+(uid ``pad<hex>``, added when the batch is not a multiple of the mini-batch size) have
+advantage 0 and are not counted as a group; their tokens are in ``N_s`` as verl counts them.
+
+Refused (``ValueError`` naming the key, at the first batch, before any update): a
+``loss_agg_mode`` other than ``token-mean``; ``shuffle=true`` with ``ppo_epochs > 1``
+(every epoch cuts the batch differently, and one advantage per row cannot carry a different
+weight per epoch); a config from which the cut cannot be read (the estimator called without
+verl's config, a data-parallel size that does not divide the batch). The approximate mode
+``+algorithm.rlvr_weights=batch`` computes the weights over the whole batch instead (exactly
+BA only with one optimizer step per batch; each step's loss is then
+``(N/N_s) sum_{i in s} w_i sum_t l_{i,t}``) and says so on stdout at its first batch.
 
 Why the clipped surrogate stays exact. verl's token loss is
 ``l = max(-A r, -A clip(r, 1-e_low, 1+e_high))``, with the dual clip ``min(l, -A c)`` for
@@ -46,15 +82,14 @@ keep verl's ``token-mean`` over the mini-batch (Balanced Aggregation reweights t
 policy-gradient term only). With ``use_kl_in_reward`` the KL enters the reward before the
 advantage, as in verl. Logged advantages (``critic/advantages/*``) are ``c_i A_i``.
 
-Mini-batches. The weights are computed over the batch the estimator sees (the training
-batch). With ``ppo_mini_batch_size < train_batch_size`` each optimizer step takes a slice,
-normalized by the slice's own token count ``N_mb``: its loss is
-``(N/N_mb) sum_{i in slice} w_i sum_t l_{i,t}``, BA's weights rescaled to a token-mean-sized
-step; exactly BA only with one mini-batch per batch.
+Not covered: verl's fully asynchronous trainer (``verl.experimental.fully_async_policy``),
+which cuts batches its own way.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -64,13 +99,197 @@ from verl.trainer.ppo import core_algos
 import rlvr
 from rlvr import compute_score  # noqa: F401  (verl's custom_reward_function.name=compute_score)
 
-__all__ = ["ESTIMATORS", "balanced_advantage", "compute_score", "last_diagnostics"]
+__all__ = [
+    "ESTIMATORS",
+    "StepCut",
+    "balanced_advantage",
+    "compute_score",
+    "last_diagnostics",
+    "last_steps",
+    "optimizer_steps",
+    "step_cut",
+]
 
 #: Registered estimator name -> rlvr rule.
 ESTIMATORS = {"rlvr_balanced": "balanced", "rlvr_balanced_mass": "balanced-mass"}
 
 #: The diagnostics of the last batch an estimator saw (``rlvr.diagnostics``), for logging.
 last_diagnostics: Optional[dict] = None
+
+#: The optimizer steps of the last batch (row indices in the estimator's order), or None in the
+#: approximate mode (``algorithm.rlvr_weights=batch``).
+last_steps: Optional[list] = None
+
+#: verl's synthetic padding rows (``verl.trainer.ppo.padding_utils``): uid ``pad`` + 32 hex digits.
+_PAD_UID = re.compile(r"^pad[0-9a-f]{32}$")
+
+_warned_batch_mode = False
+
+
+@dataclass(frozen=True)
+class StepCut:
+    """How verl's actor cuts one training batch into optimizer steps (module docstring)."""
+
+    #: rows (responses) of one optimizer step over all ranks: ``ppo_mini_batch_size * rollout.n``
+    rows_per_step: int
+    #: data-parallel ranks of the actor
+    dp_size: int
+    ppo_epochs: int = 1
+    shuffle: bool = False
+    seed: int = 42
+
+
+def _root(config: Any) -> Any:
+    """The root of an OmegaConf node (verl passes ``config.algorithm`` of its full config)."""
+    try:
+        from omegaconf import DictConfig
+    except ImportError:  # pragma: no cover - verl depends on omegaconf
+        return None
+    if not isinstance(config, DictConfig):
+        return None
+    return config._get_root()
+
+
+def _get(root: Any, key: str, default: Any = None) -> Any:
+    from omegaconf import OmegaConf
+
+    v = OmegaConf.select(root, key, default=default)
+    return default if v is None else v
+
+
+def _positive_int(root: Any, key: str, default: Any = None) -> int:
+    v = _get(root, key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"rlvr.verl: {key} must be a positive integer to cut the batch into optimizer steps, got {v!r}")
+    return v
+
+
+def weights_mode(config: Any) -> str:
+    """``algorithm.rlvr_weights``: ``step`` (default; exact per optimizer step) or ``batch``
+    (approximate: over the whole batch)."""
+    v = config.get("rlvr_weights", "step") if hasattr(config, "get") else "step"
+    v = "step" if v is None else v
+    if v not in ("step", "batch"):
+        raise ValueError(f"rlvr.verl: algorithm.rlvr_weights must be 'step' or 'batch', got {v!r}")
+    return v
+
+
+def step_cut(config: Any) -> StepCut:
+    """The cut verl's actor makes, read from the root of verl's config (``config`` is the
+    ``algorithm`` node verl passes the estimator). Raises ``ValueError`` naming the key when a
+    setting makes the loss inexact or the cut unknowable."""
+    root = _root(config)
+    if root is None or _get(root, "actor_rollout_ref") is None:
+        raise ValueError(
+            "rlvr.verl: the balanced estimators need verl's full config (the `algorithm` node of "
+            "verl.trainer.main_ppo's config) to know how the actor cuts the batch into optimizer "
+            f"steps; got {type(config).__name__}. Set +algorithm.rlvr_weights=batch to weight over "
+            "the whole batch instead (exact only with one optimizer step per batch)"
+        )
+    actor = "actor_rollout_ref.actor"
+    agg = _get(root, f"{actor}.loss_agg_mode", "token-mean")
+    if agg != "token-mean":
+        raise ValueError(
+            f"rlvr.verl: {actor}.loss_agg_mode must be token-mean for the balanced estimators "
+            f"(its normalization by the step's tokens is what c_i = w_i N_s undoes), got {agg!r}"
+        )
+    prompts = _positive_int(root, f"{actor}.ppo_mini_batch_size")
+    n = _positive_int(root, "actor_rollout_ref.rollout.n", 1)
+    epochs = _positive_int(root, f"{actor}.ppo_epochs", 1)
+    shuffle = bool(_get(root, f"{actor}.shuffle", False))
+    seed = int(_get(root, f"{actor}.data_loader_seed", 42))
+    if shuffle and epochs > 1:
+        raise ValueError(
+            f"rlvr.verl: {actor}.shuffle=true with {actor}.ppo_epochs={epochs} cuts every epoch's "
+            "optimizer steps differently, and one advantage per response cannot carry a different "
+            f"weight per epoch: set {actor}.shuffle=false (or ppo_epochs=1), or "
+            "+algorithm.rlvr_weights=batch for the approximate mode"
+        )
+    dp = config.get("rlvr_dp_size", None)
+    if dp is not None:
+        dp = _positive_int(root, "algorithm.rlvr_dp_size")
+    else:
+        world = _positive_int(root, "trainer.n_gpus_per_node", 1) * _positive_int(root, "trainer.nnodes", 1)
+        strategy = _get(root, f"{actor}.strategy", "fsdp")
+        if strategy in ("fsdp", "fsdp2"):
+            sp = _positive_int(root, f"{actor}.ulysses_sequence_parallel_size", 1)
+            if sp == 1:
+                sp = _positive_int(root, f"{actor}.fsdp_config.ulysses_sequence_parallel_size", 1)
+        elif strategy == "megatron":
+            sp = 1
+            for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
+                sp *= _positive_int(root, f"{actor}.megatron.{k}", 1)
+        else:
+            raise ValueError(
+                f"rlvr.verl: the data-parallel size of {actor}.strategy={strategy!r} is not read from "
+                "the config: set +algorithm.rlvr_dp_size=N (the actor's data-parallel ranks)"
+            )
+        if world % sp:
+            raise ValueError(
+                f"rlvr.verl: {world} GPUs (trainer.n_gpus_per_node x trainer.nnodes) are not a multiple "
+                f"of the actor's model-parallel size {sp}; set +algorithm.rlvr_dp_size=N"
+            )
+        dp = world // sp
+    rows = prompts * n
+    if rows % dp:
+        raise ValueError(
+            f"rlvr.verl: {actor}.ppo_mini_batch_size x rollout.n = {rows} rows is not a multiple of "
+            f"the data-parallel size {dp} (verl refuses it too)"
+        )
+    return StepCut(rows_per_step=rows, dp_size=dp, ppo_epochs=epochs, shuffle=shuffle, seed=seed)
+
+
+def optimizer_steps(cut: StepCut, batch_rows: int) -> list:
+    """The rows (indices in the estimator's order) of every optimizer step of one epoch, as
+    verl's actor forms them: rank ``r`` gets the contiguous chunk
+    ``[r B/dp, (r+1) B/dp)`` and iterates it with verl's own ``make_iterator``; step ``j`` is
+    the union of the ranks' ``j``-th mini-batches. Every row is in exactly one step. Raises
+    ``ValueError`` when the batch does not divide as verl requires, or when epochs differ."""
+    from tensordict import TensorDict
+    from verl.utils.tensordict_utils import make_iterator
+
+    dp, rows = cut.dp_size, cut.rows_per_step
+    if batch_rows % dp:
+        raise ValueError(f"rlvr.verl: a batch of {batch_rows} rows does not divide over {dp} data-parallel ranks")
+    local, local_step = batch_rows // dp, rows // dp
+    if local % local_step:
+        raise ValueError(
+            f"rlvr.verl: a batch of {batch_rows} rows is not a whole number of optimizer steps of "
+            f"{rows} rows (actor_rollout_ref.actor.ppo_mini_batch_size x rollout.n)"
+        )
+    per_rank = []
+    for r in range(dp):
+        td = TensorDict({"row": torch.arange(local)}, batch_size=[local])
+        it = make_iterator(td, mini_batch_size=local_step, epochs=cut.ppo_epochs, seed=cut.seed + r,
+                           dataloader_kwargs={"shuffle": cut.shuffle})
+        per_rank.append([r * local + mb["row"].numpy() for mb in it])
+    n_steps = local // local_step
+    epochs = [
+        [np.concatenate([per_rank[r][e * n_steps + j] for r in range(dp)]) for j in range(n_steps)]
+        for e in range(cut.ppo_epochs)
+    ]
+    first = [frozenset(s.tolist()) for s in epochs[0]]
+    for e in epochs[1:]:
+        if [frozenset(s.tolist()) for s in e] != first:
+            raise ValueError(
+                "rlvr.verl: verl's epochs cut the batch into different optimizer steps "
+                "(actor_rollout_ref.actor.shuffle); one advantage per response cannot carry a weight per epoch"
+            )
+    seen = np.sort(np.concatenate(epochs[0]))
+    if not np.array_equal(seen, np.arange(batch_rows)):  # pragma: no cover - verl's iterator covers each row once
+        raise ValueError("rlvr.verl: the replayed optimizer steps do not cover the batch once")
+    return epochs[0]
+
+
+def _step_weights(rule: str, tokens: np.ndarray, a: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``c_i = w_i N_s`` over one step's rows: ``w`` over its real rows (verl's padding rows
+    excluded: weight 0), ``N_s`` over all its loss tokens, as verl counts them."""
+    real = np.array([not (isinstance(g, str) and _PAD_UID.match(g)) for g in groups], dtype=bool)
+    c = np.zeros(len(tokens), dtype=np.float64)
+    if real.any():
+        w = rlvr.weights(rule, tokens[real], a[real], groups[real])
+        c[real] = w * max(int(tokens.sum()), 1)
+    return c
 
 
 def balanced_advantage(
@@ -82,11 +301,15 @@ def balanced_advantage(
     norm_adv_by_std_in_grpo: bool = True,
     config: Any = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """verl's GRPO advantage times ``c_i = w_i N`` (module docstring); returns
+    """verl's GRPO advantage times ``c_i = w_i N_s`` (module docstring); returns
     ``(advantages, returns)`` of shape ``(bs, response_length)`` as verl's estimators do."""
-    global last_diagnostics
+    global last_diagnostics, last_steps, _warned_batch_mode
+    mode = weights_mode(config) if config is not None else "step"
     if config is not None:
         norm_adv_by_std_in_grpo = bool(config.get("norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo))
+    steps = None
+    if mode == "step":
+        steps = optimizer_steps(step_cut(config), int(response_mask.shape[0]))
     # verl's GRPO advantage per response, before it is masked: an empty response keeps its
     # sign class (it counts in |S| of its group, with no tokens), as in rlvr.
     per_token, _ = core_algos.compute_grpo_outcome_advantage(
@@ -100,10 +323,23 @@ def balanced_advantage(
     tokens = response_mask.sum(dim=-1).long().cpu().numpy()
     a = per_seq.detach().double().cpu().numpy()
     groups = np.asarray(index)
-    w = rlvr.weights(rule, tokens, a, groups)
-    c = torch.as_tensor(w * max(int(tokens.sum()), 1), dtype=per_seq.dtype, device=per_seq.device)
+    if steps is None:
+        if not _warned_batch_mode:
+            print(
+                "rlvr.verl: algorithm.rlvr_weights=batch: weights over the whole batch (approximate: "
+                "exact Balanced Aggregation only with one optimizer step per batch)",
+                flush=True,
+            )
+            _warned_batch_mode = True
+        c = _step_weights(rule, tokens, a, groups)
+    else:
+        c = np.zeros(len(tokens), dtype=np.float64)
+        for s in steps:
+            c[s] = _step_weights(rule, tokens[s], a[s], groups[s])
+    last_steps = steps
     last_diagnostics = rlvr.diagnostics(tokens, a, groups)
-    scaled = (per_seq * c).unsqueeze(-1) * response_mask
+    ct = torch.as_tensor(c, dtype=per_seq.dtype, device=per_seq.device)
+    scaled = (per_seq * ct).unsqueeze(-1) * response_mask
     return scaled, scaled
 
 
