@@ -2,9 +2,11 @@
 
     pip install ./python trl
     python python/examples/trl_balanced.py Qwen/Qwen2.5-0.5B-Instruct
+    accelerate launch --num_processes 8 python/examples/trl_balanced.py Qwen/Qwen2.5-0.5B-Instruct
 
 Any TRL GRPOConfig option works as usual; `loss_type="balanced"` (or "balanced-mass") is the
-only change, and the rlvr/* metrics (positive share per rule, length CV, within-group gap,
+only change (every optimizer step is exactly Balanced Aggregation over its own sequences, across
+processes and accumulation steps; docs/integrations.md), and the rlvr/* metrics (positive share per rule, length CV, within-group gap,
 prefactor) appear next to TRL's own.
 """
 

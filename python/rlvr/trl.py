@@ -11,31 +11,48 @@ Usage (the rest is TRL's own API)::
     trainer.train()
 
 What it computes. TRL generates one *generation batch* (``per_device_train_batch_size x
-steps_per_generation`` completions per process, gathered over all processes, advantages
-normalized over the gathered batch), then cuts it into micro-batches for
-``gradient_accumulation_steps`` backward passes per optimizer step. This subclass computes
-rlvr's weight ``w_i`` (``rlvr.weights(rule, ...)``: ``balanced`` is
-``(1/B) (|S|/G) / N_S``) ONCE per generation batch over ALL its completions (every process,
-every accumulation step), from the completions' loss-token counts, TRL's advantages and the
-prompt groups (``num_generations`` consecutive completions of the gathered batch, as TRL
-itself assumes). A micro-batch on one process then contributes
+steps_per_generation`` completions per process, advantages normalized over the batch gathered
+from all processes), shuffles each process's share, cuts it into ``steps_per_generation``
+micro-batches and feeds them to ``num_iterations x steps_per_generation`` micro-steps, of which
+every ``gradient_accumulation_steps`` consecutive ones make one optimizer step. This subclass
+computes rlvr's weight ``w_i`` (``rlvr.weights(rule, ...)``: ``balanced`` is
+``(1/B) (|S|/G) / N_S``) over exactly the sequences of each optimizer step: the micro-batches
+its micro-steps will consume, on every process (gathered), with their loss-token counts, TRL's
+advantages and their prompt groups (``num_generations`` consecutive completions of the
+gathered generation batch, as TRL itself forms them). A row a step consumes twice (``num_iterations
+> 1`` with ``steps_per_generation < gradient_accumulation_steps``) counts twice, so the step's loss
+is its Balanced Aggregation over the unique rows. The optimizer step's gradient, summed over
+processes and accumulation steps, is then
 
-    loss_micro = P * (steps_per_generation / gradient_accumulation_steps) * sum_{i in micro} w_i * sum_t l_{i,t}
+    grad sum_{i in step} w_i sum_t l_{i,t}
 
-(P processes; DDP averages over processes, so the factor P makes it a sum), exactly TRL's
-``dapo`` normalization with ``1/N`` replaced by ``w_i``: when ``steps_per_generation ==
-gradient_accumulation_steps`` (TRL's default) one optimizer step's gradient is
-``sum_i w_i * grad(sum_t l_{i,t})`` over the whole generation batch, however it is split
-across processes and accumulation steps.
+exactly, for any ``per_device_train_batch_size``, ``gradient_accumulation_steps``,
+``steps_per_generation``, ``num_iterations`` and number of processes such that an optimizer step
+never spans two generation batches: ``steps_per_generation x num_iterations`` a multiple of
+``gradient_accumulation_steps`` (TRL's default ``steps_per_generation =
+gradient_accumulation_steps`` is). Groups: TRL's shuffle splits a prompt's completions over the
+micro-batches of its generation batch, so with more than one optimizer step per generation a step
+usually holds part of a group; its weights are then over the step's members of that group (``G``
+and ``|S|`` counted in the step), the advantage staying the whole group's.
 
-How. ``w_i`` enters as a positive factor on the advantage: TRL's ``dapo`` loss is
-``sum_t l_{i,t} / N`` with ``l_{i,t} = -min(r A_i, clip(r) A_i)``; replacing ``A_i`` by
-``c_i A_i`` with ``c_i = w_i N > 0`` multiplies ``l_{i,t}`` by exactly ``c_i``, because
+Refused (``ValueError`` at construction, naming the keys): a config where an optimizer step spans
+two generation batches (the first micro-batch is backpropagated before the second generation
+exists, so its weight cannot be known), unless ``rlvr_weights="batch"`` (a keyword of this
+class) opts into the approximate mode, which computes the weights over each generation batch
+instead and prints so once; per-token advantages (shape ``(B, T)``, at the first batch); a
+subclass that overrides ``compute_loss`` (the balanced loss lives in ``_compute_loss``).
+
+How. ``w_i`` enters as a positive factor on the advantage: TRL's ``dapo`` loss of a micro-batch
+is ``sum_{i,t} l_{i,t} / (N P^-1 a / s)`` (``N`` the generation batch's loss tokens, ``P``
+processes, ``a`` accumulation steps, ``s = steps_per_generation``), with
+``l_{i,t} = -min(r A_i, clip(r) A_i)``; replacing ``A_i`` by ``c_i A_i`` with
+``c_i = w_i N a / s > 0`` multiplies ``l_{i,t}`` by exactly ``c_i``, because
 ``min(r c A, clip(r) c A) = c min(r A, clip(r) A)`` for ``c > 0``: which side of the clip is
 active depends only on the sign of ``A_i``, which ``c_i`` keeps (the same holds for TRL's
-off-policy mask, its clip-ratio metrics and the vLLM importance weights, which read the
-sign or multiply). ``c_i`` is the ratio of the rule's weight to token-mean's weight
-(``sum_i c_i |o_i| = N`` for ``balanced``).
+two-sided ``delta`` clip, its off-policy mask, its clip-ratio metrics and the vLLM importance
+weights, which read the sign or multiply). DDP averages over processes and TRL sums the
+accumulation steps, so the step's gradient is ``(s / (N a)) sum_i c_i grad sum_t l_{i,t} =
+sum_i w_i grad sum_t l_{i,t}``.
 
 KL and entropy (``beta > 0``, ``entropy_coef > 0``): the KL penalty ``beta * KL_{i,t}`` is
 NOT scaled by ``c_i``; it keeps TRL's ``dapo`` aggregation (token mean over the generation
@@ -62,22 +79,72 @@ import trl
 
 import rlvr
 
-__all__ = ["GRPOTrainer", "BALANCED_LOSS_TYPES"]
+__all__ = ["GRPOTrainer", "BALANCED_LOSS_TYPES", "WEIGHTS_MODES"]
 
 #: The loss types this subclass adds, and the rlvr rule each one uses.
 BALANCED_LOSS_TYPES = {"balanced": "balanced", "balanced-mass": "balanced-mass", "balanced_mass": "balanced-mass"}
 
 
+#: ``rlvr_weights`` values: ``"step"`` (exact, per optimizer step) and ``"batch"`` (approximate:
+#: per generation batch).
+WEIGHTS_MODES = ("step", "batch")
+
+
+def _check_cut(args: Any, rlvr_weights: str) -> None:
+    """Refuses a config where an optimizer step spans two generation batches (module docstring)."""
+    spg, iters = args.steps_per_generation, args.num_iterations
+    accum = args.gradient_accumulation_steps
+    if spg is None or rlvr_weights == "batch":
+        return  # GRPOConfig fills steps_per_generation in __post_init__; None only before it
+    if (spg * iters) % accum != 0:
+        raise ValueError(
+            f"rlvr.trl: loss_type={args.loss_type!r} is exact per optimizer step only when "
+            f"steps_per_generation x num_iterations ({spg} x {iters}) is a multiple of "
+            f"gradient_accumulation_steps ({accum}): otherwise an optimizer step spans two "
+            "generation batches and its first micro-batch is backpropagated before the second "
+            "exists. Change one of the three, or pass rlvr_weights='batch' for weights over "
+            "each generation batch (approximate)"
+        )
+
+
 class GRPOTrainer(trl.GRPOTrainer):
     """``trl.GRPOTrainer`` plus ``loss_type="balanced"`` / ``"balanced-mass"`` (see the
     module docstring for the exact loss) and rlvr's diagnostics as metrics. Every other
-    ``loss_type`` behaves exactly as in TRL."""
+    ``loss_type`` behaves exactly as in TRL.
 
-    def __init__(self, *a: Any, **kw: Any) -> None:
+    ``rlvr_weights="step"`` (default) computes the weights over each optimizer step's sequences;
+    ``"batch"`` over each generation batch (the approximate mode, for configs where an optimizer
+    step spans generation batches)."""
+
+    def __init__(self, *a: Any, rlvr_weights: str = "step", **kw: Any) -> None:
+        if rlvr_weights not in WEIGHTS_MODES:
+            raise ValueError(f"rlvr.trl: rlvr_weights must be one of {WEIGHTS_MODES}, got {rlvr_weights!r}")
+        args = kw.get("args", a[2] if len(a) > 2 else None)
+        if args is not None and args.loss_type in BALANCED_LOSS_TYPES:
+            # before the model loads: a config the balanced loss cannot make exact fails at once
+            _check_cut(args, rlvr_weights)
         super().__init__(*a, **kw)
         self.rlvr_rule = BALANCED_LOSS_TYPES.get(self.loss_type)
+        self.rlvr_weights = rlvr_weights
         self.rlvr_verdict: str | None = None
         self.rlvr_diagnostics: dict | None = None
+        self._rlvr_gen: tuple | None = None  # (tokens, advantages, groups, N) of the generation batch
+        self._rlvr_step: tuple | None = None  # (first micro-step, this process's factors per micro-step)
+        if self.rlvr_rule is None:
+            return
+        _check_cut(self.args, rlvr_weights)
+        if type(self).compute_loss is not trl.GRPOTrainer.compute_loss:
+            raise ValueError(
+                f"rlvr.trl: loss_type={self.loss_type!r} lives in _compute_loss, and "
+                f"{type(self).__name__} overrides compute_loss: the balanced loss would be bypassed"
+            )
+        if rlvr_weights == "batch":
+            print(
+                f"rlvr.trl: rlvr_weights='batch': {self.loss_type} weights over each generation batch, not "
+                "each optimizer step (approximate unless one optimizer step consumes exactly one "
+                "generation batch)",
+                flush=True,
+            )
 
     # ----- one generation batch: weights and diagnostics --------------------------------
 
@@ -91,8 +158,13 @@ class GRPOTrainer(trl.GRPOTrainer):
             loss_mask = loss_mask * output["tool_mask"]
         local_tokens = loss_mask.sum(dim=1)
         local_adv = output["advantages"]
+        if local_adv.dim() != 1 and self.rlvr_rule is not None:
+            raise ValueError(
+                f"rlvr.trl: per-token advantages (shape {tuple(local_adv.shape)}) are not supported by "
+                f"loss_type={self.loss_type!r}: its weights are per sequence"
+            )
         if local_adv.dim() != 1:
-            raise ValueError("rlvr.trl: per-token advantages (shape (B, T)) are not supported by the balanced loss types")
+            return output
         # The whole generation batch, in TRL's gathered order (process 0's completions first):
         # group of completion j is j // num_generations, as in TRL's own reward normalization.
         tokens = self.accelerator.gather(local_tokens).long().cpu().numpy()
@@ -115,15 +187,55 @@ class GRPOTrainer(trl.GRPOTrainer):
                 m[f"rlvr/{key}"].append(d[key])
 
         output["rlvr_group"] = torch.as_tensor(groups[local], device=device)
+        # each row's index in the gathered generation batch: it travels through TRL's shuffle
+        output["rlvr_index"] = torch.arange(first, first + n_local, device=device)
         if self.rlvr_rule is not None:
             w = rlvr.weights(self.rlvr_rule, tokens, adv, groups, max_len=self.max_completion_length)
-            # c_i = w_i * N: the factor that turns TRL's dapo normalizer 1/N into w_i.
+            # w_i * N: the ratio of the rule's weight to token-mean's over the generation batch
+            # (the factor that turns TRL's dapo normalizer 1/N into w_i)
             total = max(int(tokens.sum()), 1)
             ratio = w * total
             m["rlvr/weight_ratio_max"].append(float(ratio.max()) if len(ratio) else 0.0)
-            output["rlvr_weight"] = torch.as_tensor(w[local], dtype=torch.float64, device=device)
             output["rlvr_weight_ratio"] = torch.as_tensor(ratio[local], dtype=local_adv.dtype, device=device)
+            if mode == "train":
+                self._rlvr_gen = (tokens, adv, groups, total)
+                self._rlvr_step = None
         return output
+
+    # ----- one micro-step: the weights of its optimizer step ----------------------------
+
+    def _prepare_inputs(self, generation_batch):
+        inputs = super()._prepare_inputs(generation_batch)
+        if self.rlvr_rule is None or not self.model.training or self.rlvr_weights == "batch":
+            return inputs
+        accum, spg = self.args.gradient_accumulation_steps, self.args.steps_per_generation
+        step = self._step  # this micro-step (TRL counts it up after the backward pass)
+        first = step - step % accum
+        if self._rlvr_step is None or self._rlvr_step[0] != first:
+            self._rlvr_step = (first, self._step_factors(first, accum, spg))
+        inputs = dict(inputs)  # the buffered micro-batch is reused by later iterations
+        inputs["rlvr_weight_ratio"] = self._rlvr_step[1][step - first].to(inputs["advantages"].dtype)
+        return inputs
+
+    def _step_factors(self, first: int, accum: int, spg: int) -> list:
+        """The factors ``c_i = w_i N a / s`` of every micro-step of the optimizer step that
+        starts at micro-step ``first``, for this process's rows (see the module docstring)."""
+        tokens, adv, groups, total = self._rlvr_gen
+        chunks = [self._buffered_inputs[k % spg]["rlvr_index"] for k in range(first, first + accum)]
+        sizes = [len(c) for c in chunks]
+        local = torch.cat(chunks)
+        # every process's rows of this step, process-major (all processes hold equal shares)
+        everyone = self.accelerator.gather(local).long().cpu().numpy()
+        w = rlvr.weights(
+            self.rlvr_rule, tokens[everyone], adv[everyone], groups[everyone], max_len=self.max_completion_length
+        )
+        c = w * total * self.current_gradient_accumulation_steps / spg
+        mine = c[self.accelerator.process_index * len(local) :][: len(local)]
+        out, at = [], 0
+        for n in sizes:
+            out.append(torch.as_tensor(mine[at : at + n], device=local.device))
+            at += n
+        return out
 
     # ----- one micro-batch: TRL's dapo loss with c_i folded into the advantage ----------
 

@@ -1,11 +1,16 @@
-"""rlvr.trl with the real TRL on the CPU: a tiny random Qwen2 checkpoint, 2 GRPO steps per
+"""rlvr.trl with the real TRL on the CPU: a tiny random Qwen2 checkpoint, a few GRPO steps per
 case; at every optimizer step the gradient TRL accumulated equals (relative 1e-5) the gradient
-of sum_i w_i sum_t l_{i,t} computed here directly, with w from rlvr.weights over the whole
-generation batch."""
+of sum_i w_i sum_t l_{i,t} computed from scratch (trl_check.py), with w from rlvr.weights over
+the rows that optimizer step consumed: one process here (every split TRL offers), two real
+processes under `accelerate launch` in test_trl_two_processes."""
 
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -13,146 +18,45 @@ trl = pytest.importorskip("trl")
 transformers = pytest.importorskip("transformers")
 datasets = pytest.importorskip("datasets")
 
-import rlvr  # noqa: E402
 import rlvr.trl  # noqa: E402
+from trl_check import PROMPTS, CheckGradient, Recorder, long_is_right, tiny_checkpoint  # noqa: E402
 
-CHARS = "abcd"
-
-
-def tiny_checkpoint(path):
-    """A 2-layer Qwen2 with random weights and a character tokenizer (vocab 7), so that
-    `<eos>` is sampled often and completion lengths vary."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-
-    vocab = {"<pad>": 0, "<eos>": 1, "<unk>": 2, **{c: i + 3 for i, c in enumerate(CHARS)}}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
-    tok.decoder = decoders.Fuse()
-    fast = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>", unk_token="<unk>"
-    )
-    torch.manual_seed(0)
-    cfg = transformers.Qwen2Config(
-        vocab_size=len(vocab),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=64,
-        tie_word_embeddings=False,
-        eos_token_id=1,
-        pad_token_id=0,
-        bos_token_id=None,
-    )
-    model = transformers.Qwen2ForCausalLM(cfg)
-    model.generation_config.eos_token_id = 1
-    model.generation_config.pad_token_id = 0
-    model.save_pretrained(path)
-    fast.save_pretrained(path)
-    return str(path)
-
-
-def long_is_right(completions, **kwargs):
-    """Binary reward correlated with length: positives are longer than negatives."""
-    return [float(len(c) >= 5) for c in completions]
-
-
-def token_logps(model, inputs):
-    ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
-    mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
-    c = inputs["completion_ids"].size(1)
-    logits = model(input_ids=ids, attention_mask=mask).logits[:, -c - 1 : -1, :].float()
-    return torch.log_softmax(logits, dim=-1).gather(-1, inputs["completion_ids"].unsqueeze(-1)).squeeze(-1)
-
-
-class Recorder(rlvr.trl.GRPOTrainer):
-    """Keeps the micro-batches of the current optimizer step."""
-
-    def _compute_loss(self, model, inputs):
-        self.window.append(inputs)
-        return super()._compute_loss(model, inputs)
-
-
-class CheckGradient(transformers.TrainerCallback):
-    def __init__(self, rule):
-        self.rule, self.trainer, self.steps = rule, None, []
-
-    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
-        tr = self.trainer
-        params = [p for p in model.parameters() if p.requires_grad]
-        g_trl = torch.cat([p.grad.flatten().clone() for p in params])
-        # the whole generation batch (one process): weights from rlvr directly
-        gen = tr._buffered_inputs
-        tokens = torch.cat([b["completion_mask"].sum(1) for b in gen]).numpy()
-        adv = torch.cat([b["advantages"] for b in gen]).double().numpy()
-        groups = torch.cat([b["rlvr_group"] for b in gen]).numpy()
-        # the group ids are TRL's prompt groups: same prompt inside a group, G per group
-        prompts = torch.cat([b["prompt_ids"] for b in gen])
-        for g in np.unique(groups):
-            rows = prompts[torch.as_tensor(groups == g)]
-            assert len(rows) == tr.num_generations and (rows == rows[0]).all()
-        w_all = rlvr.weights(self.rule, tokens, adv, groups)
-        w_dapo = np.full(len(tokens), 1.0 / tokens.sum())
-        scale = args.steps_per_generation / args.gradient_accumulation_steps
-        grads = {}
-        for name, w in (("rlvr", w_all), ("dapo", w_dapo)):
-            model.zero_grad()
-            for mb in tr.window:
-                # weights of this micro-batch's responses (rows of gen are unique objects)
-                idx = np.concatenate([np.arange(len(b["advantages"])) + sum(len(x["advantages"]) for x in gen[:k])
-                                      for k, b in enumerate(gen) if b is mb])
-                logp = token_logps(model, mb)
-                old = mb.get("old_per_token_logps")
-                old = logp.detach() if old is None else old
-                r = torch.exp(logp - old)
-                a = mb["advantages"].unsqueeze(1)
-                l = -torch.min(r * a, torch.clamp(r, 1 - tr.epsilon_low, 1 + tr.epsilon_high) * a)
-                wi = torch.as_tensor(w[idx], dtype=torch.float64).unsqueeze(1)
-                loss = scale * (wi * (l * mb["completion_mask"]).double()).sum()
-                loss.backward()
-            grads[name] = torch.cat([p.grad.flatten().clone() for p in params]).double()
-        # put TRL's gradient back for the optimizer
-        offset = 0
-        for p in params:
-            n = p.numel()
-            p.grad.copy_(g_trl[offset : offset + n].view_as(p))
-            offset += n
-        ref = grads["rlvr"]
-        rel = ((g_trl.double() - ref).norm() / ref.norm()).item()
-        rel_dapo = ((grads["dapo"] - ref).norm() / ref.norm()).item()
-        self.steps.append(dict(rel=rel, rel_dapo=rel_dapo, norm=ref.norm().item(), n=len(tr.window),
-                               mass=float(np.dot(w_all, tokens))))
-        tr.window = []
-
-
+#: (TRL settings, optimizer steps to run). G = 4 completions a prompt throughout.
 CASES = {
     # per-device batch = generation batch, one micro-step per optimizer step
-    "one-micro-batch": dict(per_device_train_batch_size=8, gradient_accumulation_steps=1),
-    # 2 gradient-accumulation steps over one generation batch
-    "grad-accum-2": dict(per_device_train_batch_size=4, gradient_accumulation_steps=2),
-    # per-device batch smaller than the generation batch: one generation feeds 2 optimizer steps
-    "per-device-smaller": dict(per_device_train_batch_size=4, gradient_accumulation_steps=1, steps_per_generation=2),
+    "one-micro-batch": (dict(per_device_train_batch_size=8, gradient_accumulation_steps=1), 2),
+    # 2 gradient-accumulation steps over one generation batch (TRL's default steps_per_generation)
+    "grad-accum-2": (dict(per_device_train_batch_size=4, gradient_accumulation_steps=2), 2),
+    # one generation feeds 2 optimizer steps (shuffled, groups split between them)
+    "spg-2": (dict(per_device_train_batch_size=4, gradient_accumulation_steps=1, steps_per_generation=2), 2),
+    # 2 optimizer steps of 2 micro-steps each per generation
+    "spg-4-accum-2": (dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=4), 2),
+    # the generation batch used twice: the second pass off-policy, clipping active
+    "iterations-2": (
+        dict(per_device_train_batch_size=4, gradient_accumulation_steps=2, steps_per_generation=2, num_iterations=2),
+        2,
+    ),
+    # one micro-batch consumed twice inside one optimizer step (its rows count twice)
+    "spg-1-accum-2-iterations-2": (
+        dict(per_device_train_batch_size=8, gradient_accumulation_steps=2, steps_per_generation=1, num_iterations=2),
+        1,
+    ),
+    # 3 micro-batches, 2 passes, 2 micro-steps a step: steps {0,1} {2,0} {1,2}, a micro-batch
+    # weighted differently in each step it is in
+    "spg-3-accum-2-iterations-2": (
+        dict(per_device_train_batch_size=4, gradient_accumulation_steps=2, steps_per_generation=3, num_iterations=2),
+        3,
+    ),
 }
 
 
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    return tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2"))
-
-
-# every split case under `balanced`; `balanced-mass` shares its code path, so one case of it
-@pytest.mark.parametrize(
-    "case, rule", [(case, "balanced") for case in CASES] + [("grad-accum-2", "balanced-mass")]
-)
-def test_gradient_equals_rlvr_weights(checkpoint, tmp_path, case, rule):
-    data = datasets.Dataset.from_dict({"prompt": ["ab", "cd", "abc", "dcb"] * 4})
-    args = trl.GRPOConfig(
+def grpo_args(tmp_path, rule, max_steps, **split):
+    return trl.GRPOConfig(
         output_dir=str(tmp_path),
         loss_type=rule,
         num_generations=4,
         max_completion_length=10,
-        max_steps=2,
+        max_steps=max_steps,
         learning_rate=0.05,
         max_grad_norm=0.0,
         beta=0.0,
@@ -163,33 +67,140 @@ def test_gradient_equals_rlvr_weights(checkpoint, tmp_path, case, rule):
         use_cpu=True,
         bf16=False,
         seed=0,
-        **CASES[case],
+        **split,
     )
+
+
+def check_steps(steps, split, processes=1):
+    """The properties every case must show, `split` the case's TRL settings (asserts)."""
+    accum = split.get("gradient_accumulation_steps", 1)
+    rows = split["per_device_train_batch_size"] * accum * processes
+    for s in steps:
+        assert s["norm"] > 0, steps
+        assert s["rel"] < 1e-5, steps
+        assert s["micro_steps"] == accum * processes, steps
+        assert s["rows"] == rows, steps
+        # balanced is a mean over the step's sequences: sum_i w_i |o_i| = 1
+        assert s["mass"] == pytest.approx(1.0, abs=1e-9), steps
+    # the check can fail: token-mean weights give a different gradient on these batches
+    assert max(s["rel_token_mean"] for s in steps) > 1e-2, steps
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    return tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2"))
+
+
+# every split case under `balanced`; `balanced-mass` shares its code path, so one case of it
+@pytest.mark.parametrize(
+    "case, rule", [(case, "balanced") for case in CASES] + [("spg-4-accum-2", "balanced-mass")]
+)
+def test_gradient_equals_rlvr_weights_per_optimizer_step(checkpoint, tmp_path, case, rule):
+    split, max_steps = CASES[case]
+    args = grpo_args(tmp_path, rule, max_steps, **split)
+    data = datasets.Dataset.from_dict({"prompt": PROMPTS})
     check = CheckGradient(rule)
     tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check])
     tr.window = []
     check.trainer = tr
     tr.train()
     print(f"\n{case} {rule}: " + "; ".join(
-        f"rel err {s['rel']:.1e} (token-mean weights: {s['rel_dapo']:.2f})" for s in check.steps))
-    assert len(check.steps) == 2, check.steps
-    for s in check.steps:
-        assert s["norm"] > 0, check.steps
-        assert s["rel"] < 1e-5, check.steps
-        assert s["n"] == args.gradient_accumulation_steps
-    # the check can fail: token-mean weights give a different gradient on these batches
-    assert max(s["rel_dapo"] for s in check.steps) > 1e-2, check.steps
-    # balanced is a mean over the generation batch: sum_i w_i |o_i| = 1
-    for s in check.steps:
-        assert s["mass"] == pytest.approx(1.0, abs=1e-9)
+        f"rel err {s['rel']:.1e} (token-mean weights: {s['rel_token_mean']:.2f}, {s['split_groups']} split groups)"
+        for s in check.steps))
+    assert len(check.steps) == max_steps, check.steps
+    check_steps(check.steps, split)
+    if args.steps_per_generation > args.gradient_accumulation_steps:
+        # more than one optimizer step per generation: TRL's shuffle splits groups between steps
+        assert any(s["split_groups"] for s in check.steps), check.steps
     logged = [h for h in tr.state.log_history if "rlvr/positive_share/balanced" in h]
     assert logged, tr.state.log_history
     for h in logged:
-        # binary rewards, std-normalized advantages: balanced puts exactly half the mass on positives
+        # binary rewards, std-normalized advantages: over the generation batch, balanced puts
+        # exactly half the mass on positives
         assert h["rlvr/positive_share/balanced"] == pytest.approx(0.5, abs=1e-6)
         assert 0.0 <= h["rlvr/positive_share/token-mean"] <= 1.0
         assert math.isfinite(h["rlvr/length_cv"])
     assert isinstance(tr.rlvr_verdict, str) and tr.rlvr_verdict
+
+
+def test_the_approximate_mode_is_off_when_a_generation_feeds_several_steps(checkpoint, tmp_path):
+    """rlvr_weights='batch' (weights over the generation batch) is what the step weights fix:
+    with 2 optimizer steps a generation its gradient misses BA's of each step."""
+    split, max_steps = CASES["spg-2"]
+    args = grpo_args(tmp_path, "balanced", max_steps, **split)
+    data = datasets.Dataset.from_dict({"prompt": PROMPTS})
+    check = CheckGradient("balanced")
+    tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check],
+                  rlvr_weights="batch")
+    tr.window = []
+    check.trainer = tr
+    tr.train()
+    assert min(s["rel"] for s in check.steps) > 1e-2, check.steps
+
+
+def test_a_step_spanning_two_generations_is_refused_unless_approximate(checkpoint, tmp_path, capsys):
+    data = datasets.Dataset.from_dict({"prompt": PROMPTS})
+    split = dict(per_device_train_batch_size=4, gradient_accumulation_steps=2, steps_per_generation=1)
+    args = grpo_args(tmp_path, "balanced", 1, **split)
+    with pytest.raises(ValueError) as e:
+        rlvr.trl.GRPOTrainer(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data)
+    for key in ("steps_per_generation", "num_iterations", "gradient_accumulation_steps", "rlvr_weights='batch'"):
+        assert key in str(e.value), e.value
+    tr = rlvr.trl.GRPOTrainer(
+        model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, rlvr_weights="batch"
+    )
+    assert "rlvr_weights='batch'" in capsys.readouterr().out
+    tr.train()  # the approximate mode runs
+    with pytest.raises(ValueError, match="rlvr_weights must be one of"):
+        rlvr.trl.GRPOTrainer(model=checkpoint, reward_funcs=long_is_right, args=args, rlvr_weights="steps")
+
+
+def test_a_subclass_bypassing_compute_loss_is_refused(checkpoint, tmp_path):
+    class Bypass(rlvr.trl.GRPOTrainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            return torch.zeros(())
+
+    data = datasets.Dataset.from_dict({"prompt": PROMPTS})
+    args = grpo_args(tmp_path, "balanced", 1, per_device_train_batch_size=8)
+    with pytest.raises(ValueError, match="overrides compute_loss"):
+        Bypass(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data)
+
+
+def test_trl_two_processes(checkpoint, tmp_path):
+    """Two real processes (`accelerate launch --multi_gpu --num_processes 2`: on a machine
+    without a GPU, accelerate's MULTI_CPU with gloo; DDP all-reduces the gradients): every
+    optimizer step's gradient, as DDP leaves it on each process, equals BA over the rows both
+    processes consumed in that step."""
+    launcher = Path(sys.executable).with_name("accelerate")
+    if not launcher.exists():
+        pytest.skip("accelerate's launcher is not installed next to this python")
+    out = tmp_path / "steps.json"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    worker = Path(__file__).with_name("trl_ddp_worker.py")
+    cmd = [str(launcher), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+           "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0",
+           str(worker), checkpoint, str(tmp_path), str(out)]
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    results = json.loads(out.read_text())
+    assert set(results) == set(WORKER_CASES), results
+    for case, per_rank in results.items():
+        assert len(per_rank) == 2, (case, per_rank)  # both processes checked their gradient
+        split, max_steps = WORKER_CASES[case]
+        for steps in per_rank:
+            assert len(steps) == max_steps, (case, steps)
+            check_steps(steps, split, processes=2)
+        print(f"\n2 processes, {case}: " + "; ".join(f"rel err {s['rel']:.1e}" for s in per_rank[0]))
+
+
+#: The cases trl_ddp_worker.py runs (per process: per-device batch x accumulation steps).
+WORKER_CASES = {
+    "spg-4-accum-2": (dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=4), 2),
+    "spg-3-accum-2-iterations-2": (
+        dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=3, num_iterations=2),
+        3,
+    ),
+}
 
 
 def test_other_loss_types_are_trl_s_own(checkpoint, tmp_path):

@@ -1,0 +1,137 @@
+"""Shared by test_trl.py and trl_ddp_worker.py: a tiny random Qwen2 checkpoint, a reward, and a
+callback that checks, at every optimizer step, that the gradient TRL accumulated (summed over
+accumulation steps, averaged over processes by DDP) equals the gradient of
+``sum_i w_i sum_t l_{i,t}`` computed here from scratch, with ``w`` from ``rlvr.weights`` over
+the rows the step's micro-batches actually held on every process (recorded as ``_compute_loss``
+received them; groups found from the prompt text, not from rlvr's bookkeeping)."""
+
+import numpy as np
+import torch
+import transformers
+
+import rlvr
+import rlvr.trl
+
+CHARS = "abcd"
+
+#: 16 distinct prompts: within a generation batch, a prompt identifies its group.
+PROMPTS = ["ab", "ba", "cd", "dc", "ac", "ca", "bd", "db", "abc", "bca", "cab", "dcb", "bcd", "cdb", "dbc", "acd"]
+
+
+def tiny_checkpoint(path):
+    """A 2-layer Qwen2 with random weights and a character tokenizer (vocab 7), so that
+    `<eos>` is sampled often and completion lengths vary."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+
+    vocab = {"<pad>": 0, "<eos>": 1, "<unk>": 2, **{c: i + 3 for i, c in enumerate(CHARS)}}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>", unk_token="<unk>"
+    )
+    torch.manual_seed(0)
+    cfg = transformers.Qwen2Config(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+        tie_word_embeddings=False,
+        eos_token_id=1,
+        pad_token_id=0,
+        bos_token_id=None,
+    )
+    model = transformers.Qwen2ForCausalLM(cfg)
+    model.generation_config.eos_token_id = 1
+    model.generation_config.pad_token_id = 0
+    model.save_pretrained(path)
+    fast.save_pretrained(path)
+    return str(path)
+
+
+def long_is_right(completions, **kwargs):
+    """Binary reward correlated with length: positives are longer than negatives."""
+    return [float(len(c) >= 5) for c in completions]
+
+
+def token_logps(model, row):
+    ids = torch.cat([row["prompt_ids"], row["completion_ids"]], dim=1)
+    mask = torch.cat([row["prompt_mask"], row["completion_mask"]], dim=1)
+    c = row["completion_ids"].size(1)
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, -c - 1 : -1, :].float()
+    return torch.log_softmax(logits, dim=-1).gather(-1, row["completion_ids"].unsqueeze(-1)).squeeze(-1)
+
+
+class Recorder(rlvr.trl.GRPOTrainer):
+    """Keeps the micro-batches of the current optimizer step, as ``_compute_loss`` gets them."""
+
+    def _compute_loss(self, model, inputs):
+        keep = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages", "old_per_token_logps")
+        self.window.append({k: inputs[k].detach().cpu() for k in keep if inputs.get(k) is not None})
+        return super()._compute_loss(model, inputs)
+
+
+def _everyone(window):
+    """Every process's micro-batches of this step (one process: just ours)."""
+    if not torch.distributed.is_available() or not torch.distributed.is_initialized():
+        return [window]
+    out = [None] * torch.distributed.get_world_size()
+    torch.distributed.all_gather_object(out, window)
+    return out
+
+
+class CheckGradient(transformers.TrainerCallback):
+    def __init__(self, rule, trainer=None):
+        self.rule, self.trainer, self.steps = rule, trainer, []
+
+    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
+        tr = self.trainer
+        params = [p for p in model.parameters() if p.requires_grad]
+        g_trl = torch.cat([p.grad.flatten() for p in params]).double()
+        micro = [mb for window in _everyone(tr.window) for mb in window]
+        tr.window = []
+        # the step's rows, micro-batch after micro-batch
+        tokens = torch.cat([mb["completion_mask"].sum(1) for mb in micro]).numpy()
+        adv = torch.cat([mb["advantages"] for mb in micro]).double().numpy()
+        prompts = [
+            tuple(ids[m.bool()].tolist()) for mb in micro for ids, m in zip(mb["prompt_ids"], mb["prompt_mask"])
+        ]
+        names = {p: k for k, p in enumerate(dict.fromkeys(prompts))}
+        groups = np.array([names[p] for p in prompts])
+        members = {g: int((groups == g).sum()) for g in set(groups.tolist())}
+        grads = {}
+        for name, w in (
+            ("rlvr", rlvr.weights(self.rule, tokens, adv, groups)),
+            ("token-mean", np.full(len(tokens), 1.0 / max(tokens.sum(), 1))),
+        ):
+            loss, at = 0.0, 0
+            for mb in micro:
+                n = len(mb["advantages"])
+                logp = token_logps(model, mb)
+                old = mb.get("old_per_token_logps")
+                old = logp.detach() if old is None else old
+                r = torch.exp(logp - old)
+                a = mb["advantages"].unsqueeze(1)
+                lt = -torch.min(r * a, torch.clamp(r, 1 - tr.epsilon_low, 1 + tr.epsilon_high) * a)
+                wi = torch.as_tensor(w[at : at + n], dtype=torch.float64).unsqueeze(1)
+                loss = loss + (wi * (lt * mb["completion_mask"]).double()).sum()
+                at += n
+            # autograd.grad leaves .grad (TRL's gradient) and DDP's hooks alone
+            grads[name] = torch.cat([g.flatten() for g in torch.autograd.grad(loss, params)]).double()
+            if name == "rlvr":
+                mass = float(np.dot(w, tokens))
+        ref = grads["rlvr"]
+        self.steps.append(
+            dict(
+                rel=((g_trl - ref).norm() / ref.norm()).item(),
+                rel_token_mean=((grads["token-mean"] - ref).norm() / ref.norm()).item(),
+                norm=ref.norm().item(),
+                micro_steps=len(micro),
+                rows=len(tokens),
+                split_groups=sum(1 for n in members.values() if n != tr.num_generations),
+                mass=mass,
+            )
+        )

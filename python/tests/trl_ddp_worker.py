@@ -1,0 +1,39 @@
+"""Run by test_trl.py under `accelerate launch --num_processes 2`: the cases of
+test_trl.WORKER_CASES, each checked at every optimizer step by trl_check.CheckGradient on every
+process; writes {case: [steps of process 0, steps of process 1]} as JSON.
+
+    trl_ddp_worker.py CHECKPOINT WORK_DIR OUT_JSON
+"""
+
+import json
+import sys
+
+import datasets
+import torch
+
+from test_trl import WORKER_CASES, grpo_args
+from trl_check import PROMPTS, CheckGradient, Recorder, long_is_right
+
+
+def main():
+    checkpoint, work, out = sys.argv[1:4]
+    data = datasets.Dataset.from_dict({"prompt": PROMPTS})
+    results = {}
+    for case, (split, max_steps) in WORKER_CASES.items():
+        args = grpo_args(f"{work}/{case}", "balanced", max_steps, **split)
+        check = CheckGradient("balanced")
+        tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check])
+        tr.window = []
+        check.trainer = tr
+        tr.train()
+        assert tr.accelerator.num_processes == 2, tr.accelerator.num_processes
+        gathered = [None, None]
+        torch.distributed.all_gather_object(gathered, check.steps)
+        results[case] = gathered
+    if torch.distributed.get_rank() == 0:
+        with open(out, "w") as f:
+            json.dump(results, f)
+
+
+if __name__ == "__main__":
+    main()
