@@ -5,8 +5,8 @@
 //! | layout | fields used | group | length (tokens) |
 //! |---|---|---|---|
 //! | rlvr's own | `group`, `reward`, `length`, optional `advantage` | equal `group` values | `length` |
-//! | verl `trainer.rollout_data_dir` (`<step>.jsonl`; and rlvr's `trainer.rollout_data_dir`) | `input`, `output`, `score`, `step`, optional `uid`, `advantage`, `length`/`response_length` | equal `uid`; without one (verl 0.9 writes none), equal `step` and `input` anywhere in the file: verl's `trainer.balance_batch` (on by default) reorders the batch by length before dumping, so one prompt's responses are not consecutive (a prompt drawn twice in one step makes one group) | `length` or `response_length`, else `output` re-tokenized with `--tokenizer` |
-//! | TRL `log_completions` (TRL 1.16 writes `<output_dir>/completions/completions_<step:05>.parquet`; also the wandb `completions` table exported as JSON, or its rows as JSONL/JSON) | `prompt`, `completion`, `advantage`, `step`, `reward` (else the sum of the per-function reward columns, i.e. all weights 1) | a run of consecutive rows with the same `step` and `prompt` (TRL lays each prompt's `num_generations` completions out consecutively) | `completion` re-tokenized with `--tokenizer` |
+//! | verl `trainer.rollout_data_dir` (`<step>.jsonl`; and rlvr's `trainer.rollout_data_dir`) | `input`, `output`, `score`, `step`, optional `uid`, `advantage`, `length`/`response_length` | equal `uid`; without one (verl 0.9 writes none), equal `step` and `input` anywhere in the file: verl's `trainer.balance_batch` (on by default) reorders the batch by length before dumping, so one prompt's responses are not consecutive (a prompt drawn twice in one step makes one group) | `length` (rlvr's dumps write it; `response_length` read as a synonym), else `output` re-tokenized with `--tokenizer` (verl writes no count) |
+//! | TRL `log_completions` (TRL 1.16 writes `<output_dir>/completions/completions_<step:05>.parquet`; also the wandb `completions` table exported as JSON, or its rows as JSONL/JSON) | `prompt`, `completion`, `advantage`, `step`, `reward` (else the sum of the per-function reward columns, i.e. all weights 1) | a run of consecutive rows with the same `step` and `prompt` (TRL lays each prompt's `num_generations` completions out consecutively) | `completion` re-tokenized with `--tokenizer` (TRL writes no count; a `length` column, if one was added, is read as in verl's row) |
 //!
 //! Files: `.jsonl` (one object per line; blank lines skipped), `.json` (an array of objects,
 //! or a wandb table `{"columns": [...], "data": [[...]]}`), `.parquet`, or a directory of such
@@ -14,9 +14,16 @@
 //! device is refused without blocking on it); a `.json` file may hold at most
 //! `rlvr_tasks::data::MAX_JSON_FILE_BYTES`, a `.jsonl` line `rlvr_tasks::data::MAX_LINE_BYTES`,
 //! and either as many JSON values as its size allows (`rlvr_tasks::data::check_json_values`).
-//! Re-tokenized lengths count the text's
-//! tokens: verl and TRL decode without special tokens, so the end-of-sequence token a finished
-//! response was trained on is not counted (every length of a finished response is one short).
+//!
+//! Token counts: a record's count field is used exactly and never re-counted; it must be a
+//! non-negative integer of at most [`MAX_TOKEN_COUNT`] (null, a float, a string, a bool, or
+//! `length` and `response_length` disagreeing is an error naming the key). Only a record without
+//! one is re-tokenized, and the report says so (table and `lengths` in the JSON): how many
+//! lengths were re-counted, by which tokenizer, that they may differ from the run's, and how
+//! many exceed `--max-len` when it is given (counted, not clipped). Re-tokenized lengths count
+//! the text's tokens: verl and TRL decode without special tokens, so the end-of-sequence token
+//! a finished response was trained on is not counted (every length of a finished response is
+//! one short), and re-encoding decoded text need not give the sampled tokens back.
 //! A line without `advantage` gets the estimator's (`--adv`). A malformed record is an error
 //! naming the file and line or row (exit code 2).
 
@@ -46,7 +53,8 @@ pub struct Args {
     #[arg(long)]
     pub max_len: Option<usize>,
     /// Tokenizer (model directory or hub id) that counts response tokens of dumps holding only
-    /// text (verl without a length field, TRL).
+    /// text (verl, TRL); the output names it and says the lengths were re-counted. Records
+    /// with a `length` field keep theirs.
     #[arg(long)]
     pub tokenizer: Option<String>,
 }
@@ -60,7 +68,152 @@ struct Rollout {
     group: Value,
     reward: f64,
     length: usize,
+    from: LengthFrom,
     advantage: Option<f64>,
+}
+
+/// Where a response's token count came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LengthFrom {
+    /// The record's own count field (`length` or `response_length`), used exactly.
+    Field(&'static str),
+    /// The response's text encoded by `--tokenizer` (verl's and TRL's dumps log text only).
+    Text,
+}
+
+/// `--tokenizer`: its name as given, the directory it resolved to, the tokenizer.
+struct Tokenizer {
+    name: String,
+    dir: PathBuf,
+    tokenizer: rlvr_model::ChatTokenizer,
+}
+
+/// What the report says about its lengths: how many were read from a count field and how many
+/// re-counted from text (by which tokenizer), and how many exceed `--max-len`.
+#[derive(Debug, Default)]
+struct LengthNote {
+    /// Responses whose count was read from the record.
+    counted: usize,
+    /// The fields those counts came from.
+    fields: Vec<&'static str>,
+    /// Responses whose text was re-tokenized.
+    recounted: usize,
+    /// `--tokenizer` as given and the directory it resolved to (when any length was re-counted).
+    tokenizer: Option<(String, PathBuf)>,
+    /// `--max-len`, when given.
+    max_len: Option<usize>,
+    /// Lengths above `--max-len`, of them re-counted, and the longest of all.
+    over: usize,
+    over_recounted: usize,
+    longest: usize,
+}
+
+impl LengthNote {
+    fn new(rollouts: &[Rollout], tokenizer: Option<&Tokenizer>, max_len: Option<usize>) -> Self {
+        let mut note = LengthNote {
+            max_len,
+            ..Self::default()
+        };
+        for r in rollouts {
+            match r.from {
+                LengthFrom::Field(key) => {
+                    note.counted += 1;
+                    if !note.fields.contains(&key) {
+                        note.fields.push(key);
+                    }
+                }
+                LengthFrom::Text => note.recounted += 1,
+            }
+            note.longest = note.longest.max(r.length);
+            if max_len.is_some_and(|l| r.length > l) {
+                note.over += 1;
+                note.over_recounted += usize::from(r.from == LengthFrom::Text);
+            }
+        }
+        if note.recounted > 0 {
+            note.tokenizer = tokenizer.map(|t| (t.name.clone(), t.dir.clone()));
+        }
+        note
+    }
+
+    /// The sentences the table prints and the JSON holds under `lengths.note`.
+    fn lines(&self) -> Vec<String> {
+        let total = self.counted + self.recounted;
+        let fields = self
+            .fields
+            .iter()
+            .map(|f| format!("\"{f}\""))
+            .collect::<Vec<_>>()
+            .join("/");
+        let mut out = Vec::new();
+        if self.recounted == 0 {
+            out.push(format!(
+                "token counts: all {total} read from the records' {fields} field and used as \
+                 they are (nothing re-tokenized)."
+            ));
+        } else {
+            let (name, dir) = self
+                .tokenizer
+                .clone()
+                .unwrap_or_else(|| ("?".into(), PathBuf::new()));
+            let resolved = if Path::new(&name) == dir {
+                String::new()
+            } else {
+                format!(" ({})", dir.display())
+            };
+            let mut line = format!(
+                "token counts: {} of {total} re-counted from the response text by tokenizer \
+                 {name}{resolved} (the records hold text, no token count)",
+                self.recounted
+            );
+            if self.counted > 0 {
+                line += &format!("; {} read from the records' {fields} field", self.counted);
+            }
+            out.push(line + ".");
+            out.push(
+                "  re-counted lengths may differ from the ones the run trained on: the text was \
+                 decoded without special tokens (a finished response's end-of-sequence token is \
+                 not counted), another tokenizer or chat template counts differently, re-encoding \
+                 decoded text can merge or split tokens differently from how they were sampled, \
+                 and a response cut at the run's length cap can re-count to more tokens than the \
+                 cap."
+                    .into(),
+            );
+        }
+        match self.max_len {
+            Some(l) if self.over > 0 => out.push(format!(
+                "  {} of {total} lengths exceed --max-len {l} (longest {}; {} of them re-counted \
+                 from text): counted as they are, not clipped to {l}.",
+                self.over, self.longest, self.over_recounted
+            )),
+            Some(l) => out.push(format!(
+                "  every length is within --max-len {l} (longest {}).",
+                self.longest
+            )),
+            None if self.recounted > 0 => out.push(
+                "  no length cap given: --max-len L (the run's maximum response length) checks \
+                 the re-counted lengths against it."
+                    .into(),
+            ),
+            None => {}
+        }
+        out
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "from_field": self.counted,
+            "fields": self.fields,
+            "re_counted": self.recounted,
+            "tokenizer": self.tokenizer.as_ref().map(|(name, _)| name),
+            "tokenizer_dir": self.tokenizer.as_ref().map(|(_, dir)| dir.display().to_string()),
+            "max_len_given": self.max_len,
+            "over_max_len": self.over,
+            "over_max_len_re_counted": self.over_recounted,
+            "longest": self.longest,
+            "note": self.lines().iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "),
+        })
+    }
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -68,20 +221,27 @@ pub fn run(args: Args) -> Result<()> {
         Some(m) => {
             let dir =
                 rlvr_hub::resolve_model_dir(m).map_err(|e| crate::score::model_error(e.into()))?;
-            Some(rlvr_model::ChatTokenizer::from_dir(&dir).map_err(crate::score::model_error)?)
+            let tokenizer =
+                rlvr_model::ChatTokenizer::from_dir(&dir).map_err(crate::score::model_error)?;
+            Some(Tokenizer {
+                name: m.clone(),
+                dir,
+                tokenizer,
+            })
         }
         None => None,
     };
     let rollouts = read_rollouts(&args.rollouts, tokenizer.as_ref())?;
     let report = Report::new(&rollouts, args.adv, args.max_len)
         .map_err(|e| BadInput(format!("{}: {e}", args.rollouts.display())))?;
+    let note = LengthNote::new(&rollouts, tokenizer.as_ref(), args.max_len);
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report.to_json(&rollouts))?
+            serde_json::to_string_pretty(&report.to_json(&rollouts, &note))?
         );
     } else {
-        print!("{}", report.table(&args.rollouts, args.adv));
+        print!("{}", report.table(&args.rollouts, args.adv, &note));
     }
     Ok(())
 }
@@ -196,10 +356,7 @@ fn files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn read_rollouts(
-    path: &Path,
-    tokenizer: Option<&rlvr_model::ChatTokenizer>,
-) -> Result<Vec<Rollout>> {
+fn read_rollouts(path: &Path, tokenizer: Option<&Tokenizer>) -> Result<Vec<Rollout>> {
     let mut out = Vec::new();
     let mut runs = RunGrouper::default();
     for file in files(path)? {
@@ -273,17 +430,72 @@ fn number(obj: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
     }
 }
 
+/// The most tokens a count may claim: more than any model's context holds, so a larger value
+/// is a corrupt or mislabelled field, not a length.
+pub const MAX_TOKEN_COUNT: u64 = 1 << 24;
+
+/// The fields a token count is read from, in order: rlvr's own layouts and dumps write `length`;
+/// `response_length` is read as its synonym (neither verl nor TRL writes a token count).
+const LENGTH_FIELDS: [&str; 2] = ["length", "response_length"];
+
+/// A token count field: absent is `None`; present, it must be a non-negative integer of at most
+/// [`MAX_TOKEN_COUNT`] (null, a float such as `3.0`, a string or a bool is an error naming the
+/// key, never a silent re-count).
 fn length_field(obj: &Map<String, Value>, key: &str) -> Result<Option<usize>, String> {
+    let bad = |got: String| {
+        Err(format!(
+            "\"{key}\" must be a token count (a non-negative integer), got {got}"
+        ))
+    };
     match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .map(|x| Some(x as usize))
-            .ok_or(format!("\"{key}\" must be a non-negative integer, got {n}")),
-        Some(other) => Err(format!(
-            "\"{key}\" must be a non-negative integer, got {other}"
-        )),
+        None => Ok(None),
+        Some(Value::Null) => bad(
+            "null (a missing or NaN count; a parquet NaN reads as null): drop the key to \
+             re-count the response's text with --tokenizer"
+                .into(),
+        ),
+        Some(Value::Number(n)) => {
+            let too_large = || {
+                Err(format!(
+                    "\"{key}\" is {n} tokens, more than any response holds (at most \
+                     {MAX_TOKEN_COUNT}): not a token count"
+                ))
+            };
+            match (n.as_u64(), n.as_f64()) {
+                (Some(x), _) if x > MAX_TOKEN_COUNT => too_large(),
+                (Some(x), _) => Ok(Some(x as usize)),
+                (None, _) if n.is_i64() => bad(format!("{n} (negative)")),
+                (None, Some(x)) if x < 0.0 => bad(format!("{n} (negative)")),
+                (None, Some(x)) if x.fract() != 0.0 => bad(format!("{n} (not an integer)")),
+                (None, Some(x)) if x > MAX_TOKEN_COUNT as f64 => too_large(),
+                (None, _) => bad(format!("{n} (a float; token counts are integers)")),
+            }
+        }
+        Some(other @ Value::String(_)) => bad(format!("the string {other}")),
+        Some(other @ Value::Bool(_)) => bad(format!("the bool {other}")),
+        Some(other) => bad(other.to_string()),
     }
+}
+
+/// The token count a record carries, from the first of [`LENGTH_FIELDS`] it has; two that
+/// disagree are an error.
+fn counted_length(obj: &Map<String, Value>) -> Result<Option<(usize, &'static str)>, String> {
+    let mut found: Option<(usize, &'static str)> = None;
+    for key in LENGTH_FIELDS {
+        if let Some(n) = length_field(obj, key)? {
+            match found {
+                Some((m, first)) if m != n => {
+                    return Err(format!(
+                        "\"{first}\" ({m}) and \"{key}\" ({n}) disagree: which token count \
+                         is the response's?"
+                    ))
+                }
+                Some(_) => {}
+                None => found = Some((n, key)),
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// A text field: a string, or chat messages whose contents are joined.
@@ -311,29 +523,30 @@ fn step_of(obj: &Map<String, Value>) -> String {
     }
 }
 
+/// A response's token count and where it came from: the record's count field when it has one
+/// (used exactly, never re-counted), else its text encoded by `tokenizer`.
 fn token_length(
     obj: &Map<String, Value>,
     field: &str,
-    tokenizer: Option<&rlvr_model::ChatTokenizer>,
+    tokenizer: Option<&Tokenizer>,
     layout: &str,
-) -> Result<usize, String> {
-    for key in ["length", "response_length"] {
-        if let Some(n) = length_field(obj, key)? {
-            return Ok(n);
-        }
+) -> Result<(usize, LengthFrom), String> {
+    if let Some((n, key)) = counted_length(obj)? {
+        return Ok((n, LengthFrom::Field(key)));
     }
     let tok = tokenizer.ok_or(format!(
         "{layout} records hold the response as text, without a token count: pass --tokenizer \
          MODEL (the policy's model directory or hub id) to count its tokens"
     ))?;
-    tok.encode(&text(obj.get(field)), false)
-        .map(|ids| ids.len())
+    tok.tokenizer
+        .encode(&text(obj.get(field)), false)
+        .map(|ids| (ids.len(), LengthFrom::Text))
         .map_err(|e| e.to_string())
 }
 
 fn parse_record(
     v: &Value,
-    tokenizer: Option<&rlvr_model::ChatTokenizer>,
+    tokenizer: Option<&Tokenizer>,
     runs: &mut RunGrouper,
 ) -> Result<Rollout, String> {
     let obj = v.as_object().ok_or("expected a JSON object")?;
@@ -346,10 +559,12 @@ fn parse_record(
             Some(Value::Number(n)) => Value::String(n.to_string()),
             _ => runs.keyed(step_of(obj), text(obj.get("input"))),
         };
+        let (length, from) = token_length(obj, "output", tokenizer, "verl")?;
         return Ok(Rollout {
             group,
             reward,
-            length: token_length(obj, "output", tokenizer, "verl")?,
+            length,
+            from,
             advantage: number(obj, "advantage")?,
         });
     }
@@ -374,10 +589,12 @@ fn parse_record(
                 sum
             }
         };
+        let (length, from) = token_length(obj, "completion", tokenizer, "TRL")?;
         return Ok(Rollout {
             group: runs.run(step_of(obj), text(obj.get("prompt"))),
             reward,
-            length: token_length(obj, "completion", tokenizer, "TRL")?,
+            length,
+            from,
             advantage: number(obj, "advantage")?,
         });
     }
@@ -404,6 +621,7 @@ fn parse_record(
         group,
         reward,
         length,
+        from: LengthFrom::Field("length"),
         advantage: number(obj, "advantage")?,
     })
 }
@@ -453,7 +671,7 @@ impl Report {
         })
     }
 
-    fn to_json(&self, rollouts: &[Rollout]) -> Value {
+    fn to_json(&self, rollouts: &[Rollout], note: &LengthNote) -> Value {
         let sequences: Vec<Value> = self
             .seqs
             .iter()
@@ -504,11 +722,12 @@ impl Report {
                 "pos_neg_ratio": d.pos_neg_ratio, "mean_prefactor": d.mean_prefactor,
             },
             "groups": groups,
+            "lengths": note.to_json(),
             "verdict": verdict(d),
         })
     }
 
-    fn table(&self, path: &Path, estimator: AdvEstimator) -> String {
+    fn table(&self, path: &Path, estimator: AdvEstimator, note: &LengthNote) -> String {
         let d = &self.diagnostics;
         let opt = |x: Option<f64>, digits: usize| {
             x.map_or_else(|| "n/a".to_string(), |v| format!("{v:.digits$}"))
@@ -521,6 +740,10 @@ impl Report {
             d.tokens,
             estimator.as_str()
         );
+        for line in note.lines() {
+            out += &line;
+            out.push('\n');
+        }
         out += &format!(
             "length           mean {:.1}  min {}  max {}  CV {:.3}\n",
             d.length.mean, d.length.min, d.length.max, d.length.cv

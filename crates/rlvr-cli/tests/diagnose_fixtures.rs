@@ -35,8 +35,10 @@ fn diagnose_json(path: &Path, extra: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The report without group labels (they differ between layouts).
+/// The report without group labels (they differ between layouts) and the note on where the
+/// lengths came from.
 fn numbers(mut v: Value) -> Value {
+    v.as_object_mut().unwrap().remove("lengths");
     for key in ["sequences", "groups"] {
         for s in v[key].as_array_mut().unwrap() {
             s.as_object_mut().unwrap().remove("group");
@@ -121,4 +123,28 @@ fn trl_completion_logs_made_by_trl_give_the_numbers_of_the_rlvr_layout() {
     // TRL's own advantages are kept, not recomputed: (r - mean) / (std + 1e-4)
     let first = &trl["sequences"][1];
     assert_eq!(first["advantage"].as_f64().unwrap(), 1.4997999668121338);
+    // TRL logs text only: every length was re-counted, and the report says by which tokenizer;
+    // the re-counts are not the lengths TRL trained on (its completion_mask sums)
+    assert_eq!(trl["lengths"]["re_counted"], 24, "{}", trl["lengths"]);
+    assert_eq!(trl["lengths"]["tokenizer"], tok.as_str());
+    let trained: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("trl_lengths.json")).unwrap())
+            .unwrap();
+    let trained: Vec<u64> = trained["completion_mask_sums_per_generation_batch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()))
+        .collect();
+    let recounted: Vec<u64> = trl["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["length"].as_u64().unwrap())
+        .collect();
+    assert_eq!(trained.len(), recounted.len());
+    assert_ne!(
+        trained, recounted,
+        "re-counting TRL's text gave the trained lengths"
+    );
 }
