@@ -195,7 +195,11 @@ def test_trl_two_processes(checkpoint, tmp_path):
 
 #: The cases trl_ddp_worker.py runs (per process: per-device batch x accumulation steps).
 WORKER_CASES = {
-    "spg-4-accum-2": (dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=4), 2),
+    # accumulation 2 over both micro-batches, the generation used twice (the second step off-policy)
+    "accum-2-spg-2-iterations-2": (
+        dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=2, num_iterations=2),
+        2,
+    ),
     "spg-3-accum-2-iterations-2": (
         dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=3, num_iterations=2),
         3,

@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 mod bench;
 mod diagnose;
 mod eval;
+mod export;
 mod generate;
 mod render;
 mod report;
@@ -49,6 +50,8 @@ enum Command {
     /// Print the prompt a chat message list renders to with a model's chat template, and its
     /// token ids.
     Render(render::Args),
+    /// Carry a run to verl (launch script) or TRL (script), or a dataset to verl's parquet.
+    Export(export::Args),
     /// Throughput: GRPO steps on the TRL reference harness's work, and matmul GFLOP/s.
     Bench(bench::Args),
 }
@@ -179,6 +182,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args),
         Command::Render(args) => render::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -34,6 +34,7 @@ pub mod math;
 pub mod pickle;
 pub mod reward;
 pub mod testbed;
+pub mod verl_format;
 
 pub use data::{
     load_file, load_hub_files, load_preset, resolve_data_dir, AnswerSource, DataError, FieldMap,
