@@ -20,7 +20,11 @@ from tensordict import TensorDict  # noqa: E402
 import verl  # noqa: E402
 from verl.trainer.config import AlgoConfig  # noqa: E402
 from verl.trainer.ppo import core_algos  # noqa: E402
-from verl.utils.seqlen_balancing import calculate_workload, get_seqlen_balanced_partitions  # noqa: E402
+from verl.utils.seqlen_balancing import (  # noqa: E402
+    calculate_workload,
+    get_seqlen_balanced_partitions,
+    rearrange_micro_batches,
+)
 from verl.utils.tensordict_utils import make_iterator  # noqa: E402
 from verl.workers.config import ActorConfig  # noqa: E402
 
@@ -125,13 +129,26 @@ def verl_steps(b, cfg, estimator, loss_mode="vanilla"):
                                       loss_scale_factor=None)
         logp = b["logp0"].clone().requires_grad_(True)
         total = 0.0
+        micro_batches = []
         for rr in rows:
-            for mb in torch.split(rr, actor.ppo_micro_batch_size_per_gpu):
-                src = idx[mb]
-                loss, _ = policy_loss(old_log_prob=b["old"][src], log_prob=logp[src], advantages=adv[mb],
-                                      response_mask=b["mask"][src].bool(), loss_agg_mode="token-mean", config=acfg,
-                                      rollout_is_weights=None)
-                total = total + loss / dp
+            if actor.use_dynamic_bsz:
+                # verl's dynamic batch size: micro-batches by a token budget, workload-balanced
+                resp = b["mask"][idx][rr].long()
+                attn = torch.cat([torch.ones(len(rr), PROMPT_LEN, dtype=resp.dtype), resp], dim=1)
+                td = TensorDict({"input_ids": torch.zeros_like(attn), "attention_mask": attn, "row": rr},
+                                batch_size=[len(rr)])
+                parts, _ = rearrange_micro_batches(td, max_token_len=actor.ppo_max_token_len_per_gpu)
+                micro_batches += [part["row"] for part in parts]
+            else:
+                micro_batches += list(torch.split(rr, actor.ppo_micro_batch_size_per_gpu))
+        if actor.use_dynamic_bsz:
+            assert len(micro_batches) > len(rows), "the token budget should cut several micro-batches"
+        for mb in micro_batches:
+            src = idx[mb]
+            loss, _ = policy_loss(old_log_prob=b["old"][src], log_prob=logp[src], advantages=adv[mb],
+                                  response_mask=b["mask"][src].bool(), loss_agg_mode="token-mean", config=acfg,
+                                  rollout_is_weights=None)
+            total = total + loss / dp
         total.backward()
         out.append((np.sort(order[torch.cat(rows).numpy()]), total.item(), logp.grad.clone()))
     return adv, order, out
@@ -184,6 +201,16 @@ def assert_every_step_exact(b, cfg, tol=1e-9, estimators=rlvr.verl.ESTIMATORS):
 def test_every_optimizer_step_is_balanced_aggregation_over_its_responses(steps, micro, dp, balance):
     b = random_batch(steps + 10 * dp + micro + (100 if balance else 0))
     assert_every_step_exact(b, verl_config(b, steps=steps, dp=dp, micro=micro, balance=balance))
+
+
+@pytest.mark.parametrize("steps, dp, balance", list(itertools.product([1, 4], [1, 2], [False, True])))
+def test_dynamic_batch_size_micro_batches_are_exact(steps, dp, balance):
+    """use_dynamic_bsz: verl's token-budget micro-batches (rearrange_micro_batches) change the
+    memory, not the loss of a step."""
+    b = random_batch(7 + steps + dp)
+    budget = 3 * (PROMPT_LEN + b["mask"].shape[1])
+    extra = ("actor_rollout_ref.actor.use_dynamic_bsz=true", f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={budget}")
+    assert_every_step_exact(b, verl_config(b, steps=steps, dp=dp, balance=balance, extra=extra))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
