@@ -544,6 +544,22 @@ fn token_length(
         .map_err(|e| e.to_string())
 }
 
+/// The prompt's uid in a key of verl's v1 trainer, which dumps one key per response,
+/// `{uid}_{session}_{index}` (`verl/trainer/ppo/v1/agent_loop_tq.py`) with `uid` a UUID4:
+/// `Some(uid)` for such a key, `None` for anything else (verl's legacy dump writes the prompt's
+/// uid itself).
+fn verl_v1_group(key: &str) -> Option<&str> {
+    let mut parts = key.rsplitn(3, '_');
+    let (index, session, uid) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let uuid = uid.len() == 36
+        && uid.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        });
+    (digits(index) && digits(session) && uuid).then_some(uid)
+}
+
 fn parse_record(
     v: &Value,
     tokenizer: Option<&Tokenizer>,
@@ -555,7 +571,7 @@ fn parse_record(
         // verl's rollout dump (and rlvr's trainer.rollout_data_dir)
         let reward = number(obj, "score")?.ok_or("missing field \"score\" (verl dump)")?;
         let group = match obj.get("uid") {
-            Some(Value::String(u)) => Value::String(u.clone()),
+            Some(Value::String(u)) => Value::String(verl_v1_group(u).unwrap_or(u).to_string()),
             Some(Value::Number(n)) => Value::String(n.to_string()),
             _ => runs.keyed(step_of(obj), text(obj.get("input"))),
         };

@@ -146,6 +146,31 @@ fn verl_trl_and_rlvr_dumps_give_the_numbers_of_the_rlvr_layout() {
         "{err}"
     );
 
+    // verl's v1 trainer: one key per response, `{uid}_{session}_{index}` with the prompt's
+    // UUID4 uid (verl/trainer/ppo/v1/agent_loop_tq.py): grouped by the uid, not per response
+    let v1_dir = dir.path().join("verl-v1");
+    std::fs::create_dir_all(&v1_dir).unwrap();
+    let uids = [
+        "0b7f1c2e-3d4a-4f5b-8c6d-7e8f9a0b1c2d",
+        "9a8b7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d",
+        "d1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a",
+    ];
+    let mut text = String::new();
+    for (i, (p, o, s)) in rs.iter().enumerate() {
+        let key = format!("{}_0_{}", uids[i / 4], i % 4);
+        let line = json!({"input": p, "output": o, "gts": "x", "score": s, "step": 1, "uid": key});
+        text += &format!("{line}\n");
+    }
+    std::fs::write(v1_dir.join("1.jsonl"), text).unwrap();
+    let v1 = diagnose_json(&v1_dir, &with_tok);
+    assert_eq!(
+        v1["groups"].as_array().unwrap().len(),
+        3,
+        "{}",
+        v1["groups"]
+    );
+    assert_eq!(numbers(v1), reference);
+
     // TRL: the wandb completions table, conversational prompts, its own advantages
     let rewards: Vec<f64> = rs.iter().map(|r| r.2).collect();
     let adv = trl_advantages(&rewards);
