@@ -33,6 +33,10 @@ def main():
     if torch.distributed.get_rank() == 0:
         with open(out, "w") as f:
             json.dump(results, f)
+    # leave the process group before the interpreter tears down (a gloo group alive at exit can
+    # abort the process: "terminate called without an active exception")
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -261,7 +261,4 @@ mod tests {
             .to_string()
             .contains("max_tokens"));
     }
-
-    #[test]
-    fn rank_scale() {}
 }
