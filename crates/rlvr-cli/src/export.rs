@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use rlvr_core::{AdvEstimator, AggRule};
 use rlvr_tasks::verl_format::VerlRow;
-use rlvr_tasks::{ChatMessage, Prompt, PromptTemplate, RewardKind};
+use rlvr_tasks::{PromptTemplate, RewardKind};
 use rlvr_train::config::{KlType, LrScheduler, PolicyLossMode};
 use rlvr_train::TrainConfig;
 
@@ -157,41 +157,28 @@ fn origin_of(config: &std::path::Path, set: &[String]) -> String {
     s
 }
 
-/// The problems as verl rows: the template wraps the last user message (as rlvr's own prompt
-/// formatting does), a text prompt becomes one user message.
+/// The problems as verl rows: the messages rlvr's own prompt formatting makes (the template
+/// around the last user message; a text prompt becomes one user message), before any chat
+/// template (verl applies the tokenizer's).
 pub fn verl_rows(
     problems: &[rlvr_tasks::Problem],
     template: PromptTemplate,
     split: &str,
 ) -> Vec<VerlRow> {
+    let format = rlvr_train::task::PromptFormat {
+        template,
+        chat: true,
+    };
     // `ability`: where rlvr's `reward.kind = "auto"` sends the problem
     let router = rlvr_tasks::RewardFn::new(rlvr_tasks::RewardConfig::default()).ok();
     problems
         .iter()
         .map(|p| {
-            let user = template.render(p.prompt.text());
-            let prompt = match &p.prompt {
-                Prompt::Chat(msgs) if msgs.iter().any(|m| m.role == "user") => {
-                    let last = msgs.iter().rposition(|m| m.role == "user");
-                    msgs.iter()
-                        .enumerate()
-                        .map(|(i, m)| {
-                            let content = if Some(i) == last {
-                                user.clone()
-                            } else {
-                                m.content.clone()
-                            };
-                            ChatMessage::new(m.role.clone(), content)
-                        })
-                        .collect()
-                }
-                _ => vec![ChatMessage::new("user", user)],
-            };
             let code = router
                 .as_ref()
                 .is_some_and(|f| f.route(p) == RewardKind::Code);
             VerlRow {
-                prompt,
+                prompt: format.messages(p),
                 data_source: p.data_source.clone(),
                 ability: if code { "code" } else { "math" }.into(),
                 ground_truth: p.answer.clone(),

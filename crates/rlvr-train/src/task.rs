@@ -42,6 +42,29 @@ pub struct PromptFormat {
 }
 
 impl PromptFormat {
+    /// The chat messages of `problem`: its chat prompt with the template around the last user
+    /// message, or one user turn holding the templated text.
+    pub fn messages(&self, problem: &Problem) -> Vec<ChatMessage> {
+        let user = self.template.render(problem.prompt.text());
+        match &problem.prompt {
+            rlvr_tasks::Prompt::Chat(msgs) if msgs.iter().any(|m| m.role == "user") => {
+                let last_user = msgs.iter().rposition(|m| m.role == "user");
+                msgs.iter()
+                    .enumerate()
+                    .map(|(i, m)| {
+                        let content = if Some(i) == last_user {
+                            user.clone()
+                        } else {
+                            m.content.clone()
+                        };
+                        ChatMessage::new(m.role.clone(), content)
+                    })
+                    .collect()
+            }
+            _ => vec![ChatMessage::new("user", user)],
+        }
+    }
+
     /// The prompt text of `problem`; without a tokenizer the chat template cannot be applied and
     /// the text is returned as the user message alone (what `--dry-run` shows without weights).
     pub fn render(
@@ -49,29 +72,9 @@ impl PromptFormat {
         problem: &Problem,
         tokenizer: Option<&ChatTokenizer>,
     ) -> Result<String, TrainError> {
-        let user = self.template.render(problem.prompt.text());
         match (self.chat, tokenizer) {
-            (true, Some(tok)) => {
-                let messages = match &problem.prompt {
-                    rlvr_tasks::Prompt::Chat(msgs) if msgs.iter().any(|m| m.role == "user") => {
-                        let last_user = msgs.iter().rposition(|m| m.role == "user");
-                        msgs.iter()
-                            .enumerate()
-                            .map(|(i, m)| {
-                                let content = if Some(i) == last_user {
-                                    user.clone()
-                                } else {
-                                    m.content.clone()
-                                };
-                                ChatMessage::new(m.role.clone(), content)
-                            })
-                            .collect()
-                    }
-                    _ => vec![ChatMessage::new("user", user)],
-                };
-                Ok(tok.apply_chat_template(&messages, true)?)
-            }
-            _ => Ok(user),
+            (true, Some(tok)) => Ok(tok.apply_chat_template(&self.messages(problem), true)?),
+            _ => Ok(self.template.render(problem.prompt.text())),
         }
     }
 }
