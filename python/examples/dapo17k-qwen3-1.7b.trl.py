@@ -18,11 +18,10 @@ optimizer step is exactly its rule over its own sequences (docs/integrations.md)
    model.device_memory_gib = 139.0: TRL sizes memory itself
    data.max_prompt_length = 1024: TRL 1.x has no prompt-length limit (filter the data file)
    reward.kind = "auto": TRL does not route: every problem gets rlvr.math_reward
-   trainer.warm_start_steps = 0: the testbed's supervised warm start
    eval.top_p = 0.7: TRL evaluates every row with the training sampling settings
    eval.batch_size = 4: memory only (TRL's per_device_eval_batch_size)
    logging.print_freq = 1: logging_steps = 1
- Not carried, at rlvr's default: algorithm.overlong_penalty_factor, model.optimizer_offload, model.hidden_size, model.num_hidden_layers, model.num_attention_heads, model.intermediate_size, model.max_position_embeddings, data.testbed_difficulty, data.testbed_min_terms, data.testbed_heldout_modulus, data.testbed_regime, data.testbed_train_size, reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, reward.num_workers, trainer.warm_start_batch_size, trainer.warm_start_lr, trainer.cache_dir, logging.progress
+ Not carried, at rlvr's default: model.hidden_size, model.num_hidden_layers, model.num_attention_heads, model.intermediate_size, model.max_position_embeddings, data.testbed_difficulty, data.testbed_min_terms, data.testbed_heldout_modulus, data.testbed_regime, data.testbed_train_size, trainer.warm_start_batch_size, trainer.warm_start_lr, trainer.cache_dir, reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, reward.num_workers, algorithm.overlong_penalty_factor, model.optimizer_offload, logging.progress
 """
 
 import os

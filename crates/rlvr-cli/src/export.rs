@@ -262,6 +262,54 @@ impl Ledger {
         }
     }
 
+    /// The keys only rlvr has, whatever the engine: the testbed's model shape, problems and
+    /// warm start (`warm_start_steps = 0`, no warm start, is every engine's behaviour), rlvr's
+    /// caches and its code sandbox.
+    fn drop_rlvr_only(&mut self, cfg: &TrainConfig) {
+        for k in [
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "max_position_embeddings",
+        ] {
+            self.drop(
+                &format!("model.{k}"),
+                "the testbed model's shape (a real model's config.json gives it)",
+            );
+        }
+        for k in [
+            "testbed_difficulty",
+            "testbed_min_terms",
+            "testbed_heldout_modulus",
+            "testbed_regime",
+            "testbed_train_size",
+        ] {
+            self.drop(&format!("data.{k}"), "testbed only");
+        }
+        if cfg.trainer.warm_start_steps == 0 {
+            self.used(&["trainer.warm_start_steps"]);
+        } else {
+            self.drop(
+                "trainer.warm_start_steps",
+                "the testbed's supervised warm start",
+            );
+        }
+        for k in ["warm_start_batch_size", "warm_start_lr"] {
+            self.drop(
+                &format!("trainer.{k}"),
+                "the testbed's supervised warm start",
+            );
+        }
+        self.drop("trainer.cache_dir", "rlvr's own cache");
+        for k in ["code_mode", "code_max_tests", "allow_unsandboxed"] {
+            self.drop(
+                &format!("reward.{k}"),
+                "code rewards run in rlvr's own sandbox",
+            );
+        }
+    }
+
     /// Every key neither used nor dropped, dropped as "no mapping" (the completeness test keeps
     /// this list empty), then the dropped list.
     fn finish(mut self) -> Vec<NotCarried> {
@@ -351,6 +399,7 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         ));
     }
     let mut l = Ledger::new(cfg);
+    l.drop_rlvr_only(cfg);
     let mut o: Vec<(String, String)> = Vec::new();
     let mut set = |k: &str, v: String| o.push((k.to_string(), v));
     let (m, d, r, a, rw, op, t, e) = (
@@ -404,18 +453,6 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         "model.device_memory_gib",
         "verl sizes memory itself (rollout.gpu_memory_utilization)",
     );
-    for k in [
-        "hidden_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "intermediate_size",
-        "max_position_embeddings",
-    ] {
-        l.drop(
-            &format!("model.{k}"),
-            "the testbed model's shape (a real model's config.json gives it)",
-        );
-    }
 
     // [data]
     let train_file = data_file(&d.train_files);
@@ -459,15 +496,6 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         );
     }
     l.used(&["data.chat_template_kwargs"]);
-    for k in [
-        "testbed_difficulty",
-        "testbed_min_terms",
-        "testbed_heldout_modulus",
-        "testbed_regime",
-        "testbed_train_size",
-    ] {
-        l.drop(&format!("data.{k}"), "testbed only");
-    }
 
     // [rollout]
     set(&format!("{ROLLOUT}.name"), "vllm".into());
@@ -671,9 +699,6 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         "algorithm.overlong_buffer_len",
         "algorithm.overlong_penalty_factor",
     ]);
-    for k in ["code_mode", "code_max_tests", "allow_unsandboxed"] {
-        l.drop(&format!("reward.{k}"), "code rewards stay in rlvr");
-    }
     set(
         "reward.num_workers",
         if rw.num_workers == 0 {
@@ -768,18 +793,6 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         }
         None => l.used(&["trainer.rollout_data_dir"]),
     }
-    if t.warm_start_steps == 0 {
-        l.used(&["trainer.warm_start_steps"]);
-    }
-    for k in ["warm_start_steps", "warm_start_batch_size", "warm_start_lr"] {
-        if t.warm_start_steps > 0 || k != "warm_start_steps" {
-            l.drop(
-                &format!("trainer.{k}"),
-                "the testbed's supervised warm start",
-            );
-        }
-    }
-    l.drop("trainer.cache_dir", "rlvr's own cache");
 
     // [eval]
     if e.datasets.is_empty() {
@@ -909,12 +922,16 @@ fn verl_script(cfg: &TrainConfig, v: &VerlExport, origin: &str) -> String {
     let _ = writeln!(s, "RLVR=${{RLVR:-rlvr}}");
     let _ = writeln!(s, "mkdir -p \"$DATA\"");
     let template = cfg.data.prompt_template.as_str();
+    // data.data_dir: where the presets' local copies are (else RLVR_DATA_DIR, else the hub)
+    let data_dir = cfg.data.data_dir.as_ref().map_or(String::new(), |d| {
+        format!(" --data-dir {}", shell_word(&d.to_string_lossy()))
+    });
     let mut seen = BTreeSet::new();
     for (name, split, file) in &v.data {
         if seen.insert(file.clone()) {
             let _ = writeln!(
                 s,
-                "[ -f \"{f}\" ] || \"$RLVR\" export data {n} --prompt-template {template} --split {split} --out \"{f}\"",
+                "[ -f \"{f}\" ] || \"$RLVR\" export data {n} --prompt-template {template} --split {split}{data_dir} --out \"{f}\"",
                 f = shell_dq(file),
                 n = shell_word(name),
             );
@@ -974,6 +991,8 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         return Err(refuse("model.path", "the CPU testbed exists only in rlvr"));
     }
     let mut l = Ledger::new(cfg);
+    l.drop_rlvr_only(cfg);
+    l.drop("reward.num_workers", "rlvr's own scorer");
     let (m, d, r, a, rw, op, t, e) = (
         &cfg.model,
         &cfg.data,
@@ -1133,15 +1152,6 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "TRL offloads through DeepSpeed or FSDP configs of accelerate",
     );
     l.drop("model.device_memory_gib", "TRL sizes memory itself");
-    for k in [
-        "hidden_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "intermediate_size",
-        "max_position_embeddings",
-    ] {
-        l.drop(&format!("model.{k}"), "the testbed model's shape");
-    }
 
     // data
     l.used(&[
@@ -1168,15 +1178,6 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         );
         l.used(&["data.chat_template_kwargs"]);
     }
-    for k in [
-        "testbed_difficulty",
-        "testbed_min_terms",
-        "testbed_heldout_modulus",
-        "testbed_regime",
-        "testbed_train_size",
-    ] {
-        l.drop(&format!("data.{k}"), "testbed only");
-    }
 
     // reward
     match rw.kind {
@@ -1191,14 +1192,6 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
                 "code and testbed rewards run in rlvr's own sandbox and verifier",
             ))
         }
-    }
-    for k in [
-        "code_mode",
-        "code_max_tests",
-        "allow_unsandboxed",
-        "num_workers",
-    ] {
-        l.drop(&format!("reward.{k}"), "rlvr's own scorer");
     }
 
     // optim
@@ -1256,13 +1249,6 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "trainer.save_freq",
         "trainer.keep_checkpoints",
     ]);
-    for k in ["warm_start_steps", "warm_start_batch_size", "warm_start_lr"] {
-        l.drop(
-            &format!("trainer.{k}"),
-            "the testbed's supervised warm start",
-        );
-    }
-    l.drop("trainer.cache_dir", "rlvr's own cache");
     match t.rollout_data_dir {
         None => l.used(&["trainer.rollout_data_dir"]),
         Some(_) => l.drop(
