@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side GRPO throughput: Hugging Face TRL (the harness's trl_grpo_bench.py, BENCH_DIR) vs
+# Side-by-side GRPO throughput: Hugging Face TRL (bench/trl/trl_grpo_bench.py, BENCH_DIR) vs
 # `rlvr bench grpo`, on the same random checkpoints and the same work (8 prompts x 8 responses x
 # 128 new tokens, random 0/1 rewards, token-mean loss, one optimizer step per round, f32, CPU).
 # Not run by CI: it needs TRL (about 6 GB) and takes minutes per model.
@@ -7,9 +7,9 @@
 #   bench/compare_trl.sh [MODEL ...]           # default: bench-tiny bench-small
 #
 # Environment:
-#   TRL_VENV     venv with torch, transformers, trl, accelerate, datasets; created (pip) when it
-#                does not exist. Default: ~/.cache/rlvr-bench/venv-trl
-#   BENCH_DIR    the TRL harness (trl_grpo_bench.py, make_models.py). Required
+#   TRL_VENV     venv with torch, transformers, trl, accelerate, datasets; created (pip, from
+#                bench/trl/requirements.txt) when it does not exist. Default: ~/.cache/rlvr-bench/venv-trl
+#   BENCH_DIR    the TRL harness (trl_grpo_bench.py, make_models.py). Default: bench/trl (README.md there)
 #   OUT          models, JSON results and logs. Default: bench/out
 #   ROUNDS       alternating rounds per model (each round: one TRL run, one rlvr run). Default: 3
 #   STEPS        GRPO steps per run, the first a warm-up. Default: 6
@@ -20,7 +20,7 @@
 # rlvr's matmul GFLOP/s (`rlvr bench matmul`) is measured in the same run, once per model.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BENCH_DIR="${BENCH_DIR:?set BENCH_DIR to the TRL harness directory (trl_grpo_bench.py, make_models.py)}"
+BENCH_DIR="${BENCH_DIR:-$ROOT/bench/trl}"
 TRL_VENV="${TRL_VENV:-$HOME/.cache/rlvr-bench/venv-trl}"
 OUT="${OUT:-$ROOT/bench/out}"
 ROUNDS="${ROUNDS:-3}"
@@ -33,7 +33,7 @@ mkdir -p "$OUT/models" "$OUT/results"
 if [ ! -x "$TRL_VENV/bin/python" ]; then
     echo "== creating $TRL_VENV (torch, transformers, trl: several GB) =="
     python3 -m venv "$TRL_VENV"
-    "$TRL_VENV/bin/pip" install --quiet torch transformers trl accelerate tokenizers safetensors datasets
+    "$TRL_VENV/bin/pip" install --quiet -r "$ROOT/bench/trl/requirements.txt"
 fi
 PY="$TRL_VENV/bin/python"
 

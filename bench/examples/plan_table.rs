@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rlvr_train::config::TrainConfig;
 use rlvr_train::memory_plan::known_shape;
-use rlvr_train::run::memory_plan_text;
+use rlvr_train::memory_plan::memory_plan_text;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
@@ -18,8 +18,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: plan_table CONFIG [key=value ...]".into());
     };
     let cfg = TrainConfig::load(Some(Path::new(path)), &a[1..])?;
-    let shape = known_shape(&cfg.model.path)
-        .ok_or_else(|| format!("no published shape for {}", cfg.model.path))?;
+    let shape = known_shape(cfg.model_name())
+        .ok_or_else(|| format!("no published shape for {}", cfg.model_name()))?;
     println!("{}", memory_plan_text(&cfg, &shape));
     Ok(())
 }

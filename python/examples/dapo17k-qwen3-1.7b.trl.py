@@ -21,7 +21,7 @@ optimizer step is exactly its rule over its own sequences (docs/integrations.md)
    eval.top_p = 0.7: TRL evaluates every row with the training sampling settings
    eval.batch_size = 4: memory only (TRL's per_device_eval_batch_size)
    logging.print_freq = 1: logging_steps = 1
- Not carried, at rlvr's default: model.hidden_size, model.num_hidden_layers, model.num_attention_heads, model.intermediate_size, model.max_position_embeddings, data.testbed_difficulty, data.testbed_min_terms, data.testbed_heldout_modulus, data.testbed_regime, data.testbed_train_size, trainer.warm_start_batch_size, trainer.warm_start_lr, trainer.cache_dir, reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, reward.num_workers, algorithm.overlong_penalty_factor, model.optimizer_offload, logging.progress
+ Not carried, at rlvr's default: reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, reward.num_workers, algorithm.overlong_penalty_factor, model.optimizer_offload, logging.progress
 """
 
 import os

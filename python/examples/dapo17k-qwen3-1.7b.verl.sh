@@ -95,4 +95,4 @@ VERL_USE_EXTERNAL_MODULES=rlvr.verl python3 -m verl.trainer.main_ppo \
 #   reward.kind = "auto": auto routes code problems to rlvr's sandbox, which the Python package does not carry: verl scores every problem with rlvr's math checker (rlvr.compute_score)
 #   eval.batch_size = 4: memory only: vLLM batches generation itself
 #   logging.print_freq = 1: verl logs every step
-# Not carried, at rlvr's default: model.hidden_size, model.num_hidden_layers, model.num_attention_heads, model.intermediate_size, model.max_position_embeddings, data.testbed_difficulty, data.testbed_min_terms, data.testbed_heldout_modulus, data.testbed_regime, data.testbed_train_size, trainer.warm_start_batch_size, trainer.warm_start_lr, trainer.cache_dir, reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, optim.eps, logging.progress
+# Not carried, at rlvr's default: reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, optim.eps, logging.progress

@@ -14,12 +14,12 @@ BIN="${RLVR_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/rlvr}"
 OUT="${OUT:-$(mktemp -d)}"
 CPUS=("$@")
 [ ${#CPUS[@]} -gt 0 ] || CPUS=(native max SandyBridge)
-EXTRA=(--set trainer.warm_start_steps=5 --set trainer.total_training_steps=1
+EXTRA=(--set testbed.warm_start_steps=5 --set trainer.total_training_steps=1
        --set eval.n_problems=8 --set logging.progress=false)
 for cpu in "${CPUS[@]}"; do
     run=(); [ "$cpu" = native ] || run=(qemu-x86_64 -cpu "$cpu")
     rm -rf "$OUT/$cpu" "$OUT/cache-$cpu"
     "${run[@]}" "$BIN" train --set trainer.runs_dir="\"$OUT\"" --set trainer.run_name="$cpu" \
-        --set trainer.cache_dir="\"$OUT/cache-$cpu\"" "${EXTRA[@]}" > "$OUT/$cpu.log" 2>&1
+        --set testbed.cache_dir="\"$OUT/cache-$cpu\"" "${EXTRA[@]}" > "$OUT/$cpu.log" 2>&1
     echo "$cpu: rc=$? warm-start weights $(sha256sum "$OUT"/cache-"$cpu"/*/model.safetensors 2>/dev/null | cut -c1-16) $(grep -o 'final loss [0-9.]*' "$OUT/$cpu.log" | head -1)"
 done

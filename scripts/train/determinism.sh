@@ -6,7 +6,7 @@
 # Usage: [RUNS="a b t1 t2"] scripts/train/determinism.sh [RLVR_BINARY] [extra --set overrides...]
 # RUNS picks the runs (a, b: plain; tN: RAYON_NUM_THREADS=N), default a b t1 t2.
 # Default: the full default run (about 4 minutes each on 2 idle cores); for a quick check pass e.g.
-#   --set trainer.total_training_steps=10 --set trainer.warm_start_steps=60
+#   --set trainer.total_training_steps=10 --set testbed.warm_start_steps=60
 set -euo pipefail
 BIN=${1:-target/release/rlvr}
 shift || true
@@ -14,7 +14,7 @@ OUT=$(mktemp -d)
 run() { # name, env...
   local name=$1; shift
   env "$@" "$BIN" train --set trainer.runs_dir="\"$OUT\"" --set trainer.run_name="$name" \
-    --set trainer.cache_dir="\"$OUT/cache-$name\"" --set logging.progress=false "${EXTRA[@]}" \
+    --set testbed.cache_dir="\"$OUT/cache-$name\"" --set logging.progress=false "${EXTRA[@]}" \
     > "$OUT/$name.log" 2>&1
   local w; w=$(sha256sum "$OUT/$name/checkpoint/model.safetensors" | cut -c1-16)
   # metrics without timing fields

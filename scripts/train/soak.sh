@@ -8,11 +8,11 @@ BIN=${1:-target/release/rlvr}
 STEPS=${2:-1000}
 DIR=$(mktemp -d)
 "$BIN" train --set trainer.runs_dir="\"$DIR\"" --set trainer.run_name=soak \
-  --set model.hidden_size=32 --set model.num_hidden_layers=1 --set model.num_attention_heads=2 \
-  --set model.intermediate_size=64 --set trainer.total_training_steps="$STEPS" \
+  --set testbed.hidden_size=32 --set testbed.num_hidden_layers=1 --set testbed.num_attention_heads=2 \
+  --set testbed.intermediate_size=64 --set trainer.total_training_steps="$STEPS" \
   --set trainer.train_batch_size=4 --set algorithm.ppo_mini_batch_size=4 \
   --set rollout.num_generations=4 --set rollout.max_response_length=48 \
-  --set trainer.warm_start_steps=0 --set trainer.save_freq=100 --set eval.test_freq=0 \
+  --set testbed.warm_start_steps=0 --set trainer.save_freq=100 --set eval.test_freq=0 \
   --set eval.n_problems=8 --set logging.progress=false --set logging.print_freq=0 \
   > "$DIR/out.log" 2>&1 &
 PID=$!

@@ -188,10 +188,11 @@ fn random_model(shape: &str, dir: &Path) -> Result<PathBuf> {
 /// The benchmark's training config: the TRL harness's settings in `rlvr train`'s terms.
 fn grpo_config(a: &GrpoArgs, model: &Path) -> Result<TrainConfig> {
     let mut cfg = TrainConfig::default();
-    cfg.model.path = model.display().to_string();
+    cfg.model.path = Some(model.display().to_string());
     // the benchmark's own prompts (not a dataset): a label for the config
-    cfg.data.train_files = "bench".into();
-    cfg.model.dtype = "f32".into();
+    cfg.data.train_files = Some("bench".into());
+    cfg.eval.datasets.clear();
+    cfg.model.dtype = rlvr_model::WeightDtype::F32;
     cfg.rollout.num_generations = a.generations;
     cfg.rollout.temperature = 1.0;
     cfg.rollout.top_p = 1.0;
@@ -285,7 +286,7 @@ fn grpo(a: GrpoArgs) -> Result<()> {
         (None, None) => return Err(bad("--model or --shape is required")),
     };
     let cfg = grpo_config(&a, &model)?;
-    let mut policy = Policy::load(&cfg.model.path, DType::F32, &Device::Cpu)
+    let mut policy = Policy::load(cfg.model_name(), DType::F32, &Device::Cpu)
         .map_err(crate::train::wrap)
         .with_context(|| format!("loading model {}", model.display()))?;
     // fixed-length responses: nothing stops a response before --new-tokens

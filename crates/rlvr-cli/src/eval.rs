@@ -7,10 +7,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use rlvr_model::{DeviceSpec, WeightDtype};
+use rlvr_train::config::EvalSet;
 use rlvr_train::eval::{evaluate, EvalResult, EvalSpec};
+use rlvr_train::eval_set::eval_task;
 use rlvr_train::policy::Policy;
-use rlvr_train::run::{device, dtype, load_dataset, reward_fn};
-use rlvr_train::task::{build_eval_task, PromptFormat, Task};
+use rlvr_train::setup::device;
+use rlvr_train::task::{PromptFormat, Task};
 use rlvr_train::TrainError;
 
 use crate::train::wrap;
@@ -26,7 +29,8 @@ pub struct Args {
     /// A dataset preset (math500, aime24, leetcode, codeforces, ...), a file
     /// (.jsonl/.json/.parquet; a jsonl whose records have `tests` and no `answer` is read as
     /// code problems: `problem`, `tests`, optional `id`, `solutions`), or `testbed` (held-out
-    /// testbed problems; their settings come from --config, else the defaults).
+    /// testbed problems; their settings come from --config's `[testbed]`, else the defaults;
+    /// always raw prompts).
     #[arg(long)]
     data: String,
     /// Which scorer: auto (by data source: code presets and code tests run in the sandbox,
@@ -50,7 +54,8 @@ pub struct Args {
     /// Most tokens per response.
     #[arg(long, default_value_t = 1024)]
     max_tokens: usize,
-    /// Evaluate only the first N problems (0 = all).
+    /// Evaluate only the first N problems (0 = all; for `testbed`, whose held-out stream has no
+    /// end, 500).
     #[arg(long, default_value_t = 0)]
     n_problems: usize,
     /// Prompt template: dapo, qwen-boxed or raw.
@@ -67,10 +72,10 @@ pub struct Args {
     seed: u64,
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
-    device: String,
+    device: DeviceSpec,
     /// f32, bf16 or f16.
     #[arg(long, default_value = "f32")]
-    dtype: String,
+    dtype: WeightDtype,
     /// A training config (for `--data testbed`: the testbed's settings).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -92,9 +97,6 @@ pub fn run(args: Args) -> Result<()> {
     if args.k == 0 {
         return Err(BadInput("--k must be at least 1".into()).into());
     }
-    if !matches!(args.dtype.as_str(), "f32" | "bf16" | "f16") {
-        return Err(BadInput(format!("--dtype {}: expected f32, bf16 or f16", args.dtype)).into());
-    }
     let mut overrides = Vec::new();
     if let Some(kind) = &args.reward {
         let kind: rlvr_tasks::RewardKind = kind
@@ -107,39 +109,26 @@ pub fn run(args: Args) -> Result<()> {
     }
     let cfg = rlvr_train::TrainConfig::load(args.config.as_deref(), &overrides)
         .map_err(|e| wrap(e.into()))?;
-    let dev = device(&args.device).map_err(wrap)?;
-    let policy = Policy::load(&args.model, dtype(&args.dtype), &dev).map_err(wrap)?;
-    let task = if args.data == rlvr_tasks::testbed::NAME {
-        let mut t = rlvr_train::testbed::heldout_task(&cfg, &policy).map_err(wrap)?;
-        if args.n_problems > 0 {
-            t.problems.truncate(args.n_problems);
-            t.prompts.truncate(args.n_problems);
-        }
-        t
-    } else {
-        let template = args
-            .template
-            .parse()
-            .map_err(|e: String| BadInput(format!("--template: {e}")))?;
-        let mut ds = load_dataset(&args.data, args.data_dir.as_deref()).map_err(wrap)?;
-        if args.n_problems > 0 {
-            ds.problems.truncate(args.n_problems);
-        }
-        let format = PromptFormat {
-            template,
-            chat: args.chat,
-        };
-        let verifier = reward_fn(&cfg.reward, &ds.problems).map_err(wrap)?;
-        build_eval_task(
-            &args.data,
-            ds.problems,
-            format,
-            &policy.tokenizer,
-            policy.config.max_position_embeddings,
-            verifier,
-        )
-        .map_err(wrap)?
+    let dev = device(args.device).map_err(wrap)?;
+    let policy = Policy::load(&args.model, args.dtype.candle(), &dev).map_err(wrap)?;
+    let template = args
+        .template
+        .parse()
+        .map_err(|e: String| BadInput(format!("--template: {e}")))?;
+    let format = PromptFormat {
+        template,
+        chat: args.chat,
     };
+    let set = EvalSet::from(args.data.as_str());
+    let task = eval_task(
+        &set,
+        &cfg,
+        &policy,
+        format,
+        args.data_dir.as_deref(),
+        args.n_problems,
+    )
+    .map_err(wrap)?;
     if task.is_empty() {
         return Err(BadInput(format!("{}: no problems to evaluate", args.data)).into());
     }

@@ -13,10 +13,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use rlvr_core::kl::KlEstimator;
+use rlvr_core::policy_loss::PolicyLossMode;
 use rlvr_core::{AdvEstimator, AggRule};
+use rlvr_model::WeightDtype;
 use rlvr_tasks::verl_format::VerlRow;
 use rlvr_tasks::{PromptTemplate, RewardKind};
-use rlvr_train::config::{KlType, LrScheduler, PolicyLossMode};
+use rlvr_train::config::{LrScheduler, RunTask};
 use rlvr_train::TrainConfig;
 
 use crate::BadInput;
@@ -114,7 +117,7 @@ pub fn run(args: Args) -> Result<()> {
             let template: PromptTemplate = prompt_template
                 .parse()
                 .map_err(|e: String| BadInput(format!("--prompt-template: {e}")))?;
-            let ds = rlvr_train::run::load_dataset(&name, data_dir.as_deref())
+            let ds = rlvr_train::setup::load_dataset(&name, data_dir.as_deref())
                 .map_err(crate::train::wrap)?;
             let rows = verl_rows(&ds.problems, template, &split);
             rlvr_tasks::verl_format::write(&out, &rows).map_err(|e| BadInput(e.to_string()))?;
@@ -262,46 +265,19 @@ impl Ledger {
         }
     }
 
-    /// The keys only rlvr has, whatever the engine: the testbed's model shape, problems and
-    /// warm start (`warm_start_steps = 0`, no warm start, is every engine's behaviour), rlvr's
-    /// caches and its code sandbox.
-    fn drop_rlvr_only(&mut self, cfg: &TrainConfig) {
-        for k in [
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "intermediate_size",
-            "max_position_embeddings",
-        ] {
-            self.drop(
-                &format!("model.{k}"),
-                "the testbed model's shape (a real model's config.json gives it)",
-            );
+    /// The keys only rlvr has, whatever the engine: its code sandbox, and `[testbed]`, which a
+    /// run of a Hugging Face model (the only kind exported) never reads: validation keeps
+    /// every key of it at its default there, so none is listed.
+    fn drop_rlvr_only(&mut self) {
+        let testbed: Vec<String> = self
+            .table
+            .get("testbed")
+            .and_then(|t| t.as_table())
+            .map(|t| t.keys().map(|k| format!("testbed.{k}")).collect())
+            .unwrap_or_default();
+        for k in &testbed {
+            self.used(&[k.as_str()]);
         }
-        for k in [
-            "testbed_difficulty",
-            "testbed_min_terms",
-            "testbed_heldout_modulus",
-            "testbed_regime",
-            "testbed_train_size",
-        ] {
-            self.drop(&format!("data.{k}"), "testbed only");
-        }
-        if cfg.trainer.warm_start_steps == 0 {
-            self.used(&["trainer.warm_start_steps"]);
-        } else {
-            self.drop(
-                "trainer.warm_start_steps",
-                "the testbed's supervised warm start",
-            );
-        }
-        for k in ["warm_start_batch_size", "warm_start_lr"] {
-            self.drop(
-                &format!("trainer.{k}"),
-                "the testbed's supervised warm start",
-            );
-        }
-        self.drop("trainer.cache_dir", "rlvr's own cache");
         for k in ["code_mode", "code_max_tests", "allow_unsandboxed"] {
             self.drop(
                 &format!("reward.{k}"),
@@ -392,14 +368,14 @@ pub struct VerlExport {
 
 /// The verl form of `cfg` (verl 0.9's `ppo_trainer.yaml`).
 pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
-    if cfg.is_testbed() {
+    let RunTask::Datasets { model, train_files } = cfg.task() else {
         return Err(refuse(
             "model.path",
             "the CPU testbed exists only in rlvr; export a config with a Hugging Face model (configs/)",
         ));
-    }
+    };
     let mut l = Ledger::new(cfg);
-    l.drop_rlvr_only(cfg);
+    l.drop_rlvr_only();
     let mut o: Vec<(String, String)> = Vec::new();
     let mut set = |k: &str, v: String| o.push((k.to_string(), v));
     let (m, d, r, a, rw, op, t, e) = (
@@ -416,7 +392,7 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     const ROLLOUT: &str = "actor_rollout_ref.rollout";
 
     // [model]
-    set("actor_rollout_ref.model.path", hydra_str(&m.path));
+    set("actor_rollout_ref.model.path", hydra_str(model));
     set(
         "actor_rollout_ref.model.enable_gradient_checkpointing",
         m.gradient_checkpointing.to_string(),
@@ -427,7 +403,7 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     );
     set(
         "trainer.device",
-        if m.device == "cpu" { "cpu" } else { "cuda" }.into(),
+        if m.device.is_cpu() { "cpu" } else { "cuda" }.into(),
     );
     l.used(&[
         "model.path",
@@ -437,11 +413,7 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     ]);
     // compute dtype of the FSDP engine (master weights and optimizer state stay fp32, as
     // rlvr's) and of the rollout
-    let torch_dtype = match m.dtype.as_str() {
-        "bf16" => "bfloat16",
-        "f16" => "float16",
-        _ => "float32",
-    };
+    let torch_dtype = m.dtype.torch_name();
     set(&format!("{ACTOR}.fsdp_config.dtype"), torch_dtype.into());
     set(
         "actor_rollout_ref.ref.fsdp_config.dtype",
@@ -455,16 +427,13 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     );
 
     // [data]
-    let train_file = data_file(&d.train_files);
+    let train_file = data_file(train_files);
     set("data.train_files", train_file.clone());
     set("data.max_prompt_length", d.max_prompt_length.to_string());
     set("data.shuffle", d.shuffle.to_string());
     set("data.seed", t.seed.to_string());
     set(&format!("{ACTOR}.data_loader_seed"), t.seed.to_string());
-    d.prompt_template
-        .parse::<PromptTemplate>()
-        .map_err(|e| refuse("data.prompt_template", e))?;
-    let mut data = vec![(d.train_files.clone(), "train", train_file)];
+    let mut data = vec![(train_files.to_string(), "train", train_file)];
     l.used(&[
         "data.train_files",
         "data.max_prompt_length",
@@ -584,9 +553,9 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     set(&format!("{ACTOR}.use_kl_loss"), a.use_kl_loss.to_string());
     set(&format!("{ACTOR}.kl_loss_coef"), yaml_float(a.kl_loss_coef));
     let kl = match a.kl_loss_type {
-        KlType::K1 => "kl",
-        KlType::K2 => "mse",
-        KlType::K3 => "low_var_kl",
+        KlEstimator::K1 => "kl",
+        KlEstimator::K2 => "mse",
+        KlEstimator::K3 => "low_var_kl",
     };
     set(&format!("{ACTOR}.kl_loss_type"), kl.into());
     set("algorithm.use_kl_in_reward", "false".into());
@@ -798,9 +767,9 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     if e.datasets.is_empty() {
         set("trainer.test_freq", "-1".into());
     } else {
-        let files: Vec<String> = e.datasets.iter().map(|n| data_file(n)).collect();
+        let files: Vec<String> = e.datasets.iter().map(|n| data_file(n.name())).collect();
         for (n, f) in e.datasets.iter().zip(&files) {
-            data.push((n.clone(), "test", f.clone()));
+            data.push((n.name().to_string(), "test", f.clone()));
         }
         set("data.val_files", format!("[{}]", files.join(",")));
         set("trainer.test_freq", e.test_freq.to_string());
@@ -987,11 +956,11 @@ fn py_float(x: f64) -> String {
 
 /// The TRL script of `cfg` (TRL 1.x `GRPOConfig`, rlvr.trl's balanced loss types).
 pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String> {
-    if cfg.is_testbed() {
+    let RunTask::Datasets { model, train_files } = cfg.task() else {
         return Err(refuse("model.path", "the CPU testbed exists only in rlvr"));
-    }
+    };
     let mut l = Ledger::new(cfg);
-    l.drop_rlvr_only(cfg);
+    l.drop_rlvr_only();
     l.drop("reward.num_workers", "rlvr's own scorer");
     let (m, d, r, a, rw, op, t, e) = (
         &cfg.model,
@@ -1066,7 +1035,7 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         py_float(if a.use_kl_loss { a.kl_loss_coef } else { 0.0 }),
     );
     l.used(&["algorithm.use_kl_loss", "algorithm.kl_loss_coef"]);
-    if a.use_kl_loss && a.kl_loss_type != KlType::K3 {
+    if a.use_kl_loss && a.kl_loss_type != KlEstimator::K3 {
         l.drop("algorithm.kl_loss_type", "TRL's KL penalty is k3");
     } else {
         l.used(&["algorithm.kl_loss_type"]);
@@ -1135,12 +1104,12 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     );
 
     // model
-    set("bf16", py(&(m.dtype == "bf16").into()));
+    set("bf16", py(&(m.dtype == WeightDtype::Bf16).into()));
     set(
         "gradient_checkpointing",
         py(&m.gradient_checkpointing.into()),
     );
-    set("use_cpu", py(&(m.device == "cpu").into()));
+    set("use_cpu", py(&m.device.is_cpu().into()));
     l.used(&[
         "model.path",
         "model.dtype",
@@ -1349,17 +1318,17 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     let _ = writeln!(s, "import rlvr");
     let _ = writeln!(s, "import rlvr.trl");
     let _ = writeln!(s);
-    let _ = writeln!(s, "MODEL = {}", serde_json::Value::String(m.path.clone()));
+    let _ = writeln!(s, "MODEL = {}", serde_json::Value::String(model.into()));
     let _ = writeln!(s, "DATA = os.environ.get(\"DATA\", \"data/verl\")");
     let _ = writeln!(
         s,
         "TRAIN = {}",
-        serde_json::Value::String(file_stem(&d.train_files))
+        serde_json::Value::String(file_stem(train_files))
     );
     let evals: Vec<serde_json::Value> = e
         .datasets
         .iter()
-        .map(|n| serde_json::Value::String(file_stem(n)))
+        .map(|n| serde_json::Value::String(file_stem(n.name())))
         .collect();
     let _ = writeln!(s, "EVAL = {}", serde_json::Value::Array(evals));
     let _ = writeln!(

@@ -4,7 +4,7 @@
 //! Conditions are the product of the `--grid key=v1,v2` axes (for example the testbed regime and
 //! the learning rate); without `--grid` there is one. Layout: `<out>/<condition>/<rule>-s<seed>/`
 //! (`<out>/<rule>-s<seed>/` without `--grid`), where `<condition>` joins `<key>-<value>` of
-//! each axis with `_` (`testbed_regime-wrong-long_lr-0.0002`). Each is an ordinary run
+//! each axis with `_` (`regime-wrong-long_lr-0.0002`). Each is an ordinary run
 //! directory (`metrics.jsonl`, `config.toml`, `checkpoint/`) plus `train.log` (the child's
 //! output) and `sweep.done` once the run finished. Running the same sweep again skips finished runs, resumes half-finished
 //! ones from their last checkpoint (`rlvr train --resume`), and restarts runs that never reached
@@ -56,7 +56,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pub jobs: usize,
     /// A grid axis `section.key=v1,v2,...` (repeatable): every combination of the axes is one
-    /// condition, run for every rule and seed (e.g. `--grid data.testbed_regime=wrong-long,control
+    /// condition, run for every rule and seed (e.g. `--grid testbed.regime=wrong-long,control
     /// --grid optim.lr=5e-5,2e-4`).
     #[arg(long = "grid", value_name = "KEY=V1,V2")]
     pub grid: Vec<String>,
@@ -248,7 +248,7 @@ pub fn run(args: Args) -> Result<()> {
     // across machines; a config that does not load fails in the run itself, with its message
     let here = rlvr_train::TrainConfig::load(Some(&pinned), &args.overrides)
         .ok()
-        .map(|cfg| rlvr_train::run::local_machine(&cfg.model.device, threads_per_job));
+        .map(|cfg| rlvr_train::run::local_machine(&cfg.model.device.to_string(), threads_per_job));
     let started = std::time::Instant::now();
 
     let mut queue: std::collections::VecDeque<Cell> = cells.iter().cloned().collect();

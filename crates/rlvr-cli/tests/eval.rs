@@ -13,11 +13,11 @@ use common::{log, rlvr, TINY_TESTBED};
 /// A tiny testbed checkpoint: warm start plus two GRPO steps.
 fn tiny_checkpoint(dir: &Path) -> PathBuf {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/testbed.toml");
-    let cache = format!("trainer.cache_dir={}", dir.join("cache").display());
+    let cache = format!("testbed.cache_dir={}", dir.join("cache").display());
     let runs = format!("trainer.runs_dir={}", dir.join("runs").display());
     let mut args = vec!["train", "--config", config.to_str().unwrap()];
     for kv in TINY_TESTBED.into_iter().chain([
-        "trainer.warm_start_steps=40",
+        "testbed.warm_start_steps=40",
         "trainer.run_name=tiny",
         "eval.n_problems=4",
         "eval.k=2",

@@ -18,14 +18,14 @@ fn two_rule_sweep_runs_resumes_and_reports() {
     let tiny: Vec<&str> = TINY_TESTBED
         .into_iter()
         .chain([
-            "trainer.warm_start_steps=5",
+            "testbed.warm_start_steps=5",
             "trainer.save_freq=1",
             "eval.n_problems=8",
             "eval.k=2",
             "eval.test_freq=1",
         ])
         .collect();
-    let cache = format!("trainer.cache_dir={}", tmp.path().join("cache").display());
+    let cache = format!("testbed.cache_dir={}", tmp.path().join("cache").display());
     let mut args = vec![
         "sweep",
         "--config",
@@ -204,7 +204,7 @@ fn grid_sweep_reports_conditions_and_resumes_to_the_same_table() {
     let config = root.join("configs/regimes.toml");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("grid");
-    let cache = format!("trainer.cache_dir={}", tmp.path().join("cache").display());
+    let cache = format!("testbed.cache_dir={}", tmp.path().join("cache").display());
     let mut args: Vec<String> = [
         "sweep",
         "--config",
@@ -216,14 +216,14 @@ fn grid_sweep_reports_conditions_and_resumes_to_the_same_table() {
         "--jobs",
         "2",
         "--grid",
-        "data.testbed_regime=wrong-long,control",
+        "testbed.regime=wrong-long,control",
         "--out",
         out.to_str().unwrap(),
     ]
     .map(String::from)
     .to_vec();
     for t in TINY_TESTBED.into_iter().chain([
-        "trainer.warm_start_steps=5",
+        "testbed.warm_start_steps=5",
         "trainer.save_freq=1",
         "eval.n_problems=8",
         "eval.k=2",
@@ -244,13 +244,10 @@ fn grid_sweep_reports_conditions_and_resumes_to_the_same_table() {
             "balanced-s1",
             "balanced-s2",
         ] {
-            let dir = out.join(format!("testbed_regime-{regime}")).join(cell);
+            let dir = out.join(format!("regime-{regime}")).join(cell);
             assert!(dir.join("sweep.done").exists(), "{}", dir.display());
             let cfg = std::fs::read_to_string(dir.join("config.toml")).unwrap();
-            assert!(
-                cfg.contains(&format!("testbed_regime = \"{regime}\"")),
-                "{cfg}"
-            );
+            assert!(cfg.contains(&format!("regime = \"{regime}\"")), "{cfg}");
         }
     }
     let report = out.join("report/report.md");
@@ -267,7 +264,7 @@ fn grid_sweep_reports_conditions_and_resumes_to_the_same_table() {
 
     // Crash simulation: one run loses its last checkpoint and its done mark; the sweep resumes
     // it from the step-1 checkpoint, and the report is the same.
-    let cell = out.join("testbed_regime-wrong-long/token-mean-s2");
+    let cell = out.join("regime-wrong-long/token-mean-s2");
     std::fs::remove_file(cell.join("sweep.done")).unwrap();
     std::fs::remove_dir_all(cell.join("checkpoint")).unwrap();
     std::fs::rename(cell.join("checkpoint-step000001"), cell.join("checkpoint")).unwrap();
@@ -302,15 +299,15 @@ fn grid_sweep_reports_conditions_and_resumes_to_the_same_table() {
     );
     std::fs::write(
         &ovr,
-        format!("{pinned}\ngrid data.testbed_regime=wrong-long,control"),
+        format!("{pinned}\ngrid testbed.regime=wrong-long,control"),
     )
     .unwrap();
     let mut narrow = args.clone();
     let axis = narrow
         .iter()
-        .position(|a| a == "data.testbed_regime=wrong-long,control")
+        .position(|a| a == "testbed.regime=wrong-long,control")
         .unwrap();
-    narrow[axis] = "data.testbed_regime=control".into();
+    narrow[axis] = "testbed.regime=control".into();
     let argv: Vec<&str> = narrow.iter().map(String::as_str).collect();
     let narrowed = rlvr(&argv, tmp.path());
     assert!(narrowed.status.success(), "{}", log(&narrowed));
@@ -333,7 +330,7 @@ fn bad_grid_axes_are_input_errors() {
         ("lr=1e-4", "section.key"),
         ("optim.lr=1e-4,,2e-4", "non-empty"),
         ("optim.lr=1e-4,1e-4", "given twice"),
-        ("data.testbed_regime=../x", "letters, digits"),
+        ("testbed.regime=../x", "letters, digits"),
         ("trainer.seed=1,2", "both a --grid axis"),
     ] {
         let o = rlvr(

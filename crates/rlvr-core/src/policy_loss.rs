@@ -14,6 +14,30 @@
 
 use crate::CoreError;
 
+/// The per-token policy-gradient loss (verl `actor.policy_loss.loss_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyLossMode {
+    /// PPO's clipped surrogate ([`ppo_clip`]).
+    #[serde(alias = "ppo")]
+    Vanilla,
+    /// GSPO's token form ([`gspo`]).
+    Gspo,
+    /// CISPO ([`cispo`]).
+    Cispo,
+}
+
+impl PolicyLossMode {
+    /// The name the config file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Vanilla => "vanilla",
+            Self::Gspo => "gspo",
+            Self::Cispo => "cispo",
+        }
+    }
+}
+
 /// Clipping settings, named as in verl.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClipConfig {
@@ -34,12 +58,15 @@ impl Default for ClipConfig {
             clip_ratio_low: 0.2,
             clip_ratio_high: 0.2,
             clip_ratio_c: Some(3.0),
-            log_ratio_clamp: 20.0,
+            log_ratio_clamp: Self::LOG_RATIO_CLAMP,
         }
     }
 }
 
 impl ClipConfig {
+    /// verl's bound on `|logp - old|` before `exp`.
+    pub const LOG_RATIO_CLAMP: f64 = 20.0;
+
     /// Checks `0 <= ε_low < 1`, `ε_high >= 0`, `c > 1`, clamp > 0, all finite.
     pub fn validate(&self) -> Result<(), CoreError> {
         let bad = |name, reason: &str| {

@@ -258,7 +258,16 @@ impl QwenConfig {
         }
 
         // RoPE: transformers 5 nests it in rope_parameters, transformers 4 has rope_theta and an
-        // optional rope_scaling. Only the default (unscaled) RoPE is implemented.
+        // optional rope_scaling. Only the default (unscaled) RoPE on every dimension of a head is
+        // implemented (transformers reads `partial_rotary_factor` at the top level or in them).
+        let full_rotary = |key: &str, v: Option<&Value>| match v {
+            None | Some(Value::Null) => Ok(()),
+            Some(f) if f.as_f64() == Some(1.0) => Ok(()),
+            Some(f) => Err(unsupported(format!(
+                "{key} {f} (RoPE on every dimension only: 1.0)"
+            ))),
+        };
+        full_rotary("partial_rotary_factor", obj.get("partial_rotary_factor"))?;
         let mut rope_theta = f64_key("rope_theta")?;
         for key in ["rope_parameters", "rope_scaling"] {
             match obj.get(key) {
@@ -273,6 +282,10 @@ impl QwenConfig {
                             "{key}.rope_type {kind:?} (only \"default\")"
                         )));
                     }
+                    full_rotary(
+                        &format!("{key}.partial_rotary_factor"),
+                        p.get("partial_rotary_factor"),
+                    )?;
                     if let Some(t) = p.get("rope_theta") {
                         rope_theta = Some(t.as_f64().ok_or_else(|| {
                             bad(format!("key {key}.rope_theta: expected a number"))
@@ -353,6 +366,8 @@ impl QwenConfig {
     /// - `num_key_value_heads` divides `num_attention_heads` (grouped-query attention);
     /// - `head_dim` is positive and even (RoPE rotates pairs of dimensions);
     /// - `rope_theta` and `rms_norm_eps` are finite and positive;
+    /// - `qk_norm` is set exactly for Qwen3 and `attention_bias` for every Qwen2: the switches
+    ///   config.json can express, so that a saved configuration loads back the same;
     /// - every size is at most [`MAX_DIM`] and the parameter count (an untied `lm_head`
     ///   counted) at most [`MAX_PARAMETERS`], so that no shape computation overflows.
     ///
@@ -396,6 +411,27 @@ impl QwenConfig {
                     "{} does not divide num_attention_heads {}",
                     self.num_key_value_heads, self.num_attention_heads
                 ),
+            );
+        }
+        // config.json states these switches only through the architecture (transformers'
+        // Qwen2 always has q/k/v biases, Qwen3 always q/k norms, the others never), so a
+        // configuration built in code that breaks the rule would save as another model
+        if self.qk_norm != (self.architecture == Architecture::Qwen3) {
+            return bad(
+                "qk_norm",
+                format!(
+                    "{} with qk_norm = {}: only Qwen3ForCausalLM has (and always has) q/k norms",
+                    self.architecture.as_str(),
+                    self.qk_norm
+                ),
+            );
+        }
+        if self.architecture == Architecture::Qwen2 && !self.attention_bias {
+            return bad(
+                "attention_bias",
+                "Qwen2ForCausalLM always has q/k/v biases (attention_bias = false is not \
+                 expressible in its config.json)"
+                    .into(),
             );
         }
         if !self.head_dim.is_multiple_of(2) {

@@ -50,6 +50,7 @@ mod generic;
 pub mod io;
 mod kv_cache;
 pub mod model;
+pub mod placement;
 mod training;
 
 pub use cpu::{blas, matmul};
@@ -73,5 +74,6 @@ pub use generate::{
 pub use io::{init_random, load_model, save_model, save_model_with, GenerationConfig, LoadedModel};
 pub use kv_cache::KvCache;
 pub use model::Qwen;
+pub use placement::{DeviceSpec, WeightDtype};
 pub use tokenizer::{ChatMessage, ChatTokenizer, TemplateBudget};
 pub use training::{TrainForwardOptions, TrainStepOutput};

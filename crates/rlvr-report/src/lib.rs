@@ -3,11 +3,11 @@
 //!
 //! Input: run directories as `rlvr train` / `rlvr sweep` write them: `metrics.jsonl` (the line
 //! format of `rlvr_train::metrics`) and `config.toml` (the run's resolved config, from which the
-//! rule `algorithm.loss_agg_mode`, the seed `trainer.seed` and the regime `data.testbed_regime`
-//! are read; a run without `config.toml` is labelled by its directory name).
+//! rule `algorithm.loss_agg_mode`, the seed `trainer.seed` and the condition (`data.train_files`,
+//! else the testbed's `testbed.regime`) are read; a run without `config.toml` is labelled by its directory name).
 //!
 //! Runs are grouped by condition (the regime, and the learning rate `optim.lr` and the warm-start
-//! length `trainer.warm_start_steps` when the runs differ in them), then by rule; curves are the mean over seeds with a min-max band. The
+//! length `testbed.warm_start_steps` when the runs differ in them), then by rule; curves are the mean over seeds with a min-max band. The
 //! per-rule table gives peak accuracy (the best evaluation of a run), last-step accuracy, the
 //! drop between them and the mean of the last five evaluations, each as the mean over seeds with
 //! its min-max spread; the paired table gives each rule's seed-by-seed difference against

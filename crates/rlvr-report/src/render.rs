@@ -624,7 +624,7 @@ mod tests {
         std::fs::create_dir_all(dir).unwrap();
         std::fs::write(
             dir.join("config.toml"),
-            format!("[algorithm]\nloss_agg_mode = \"{rule}\"\n[trainer]\nseed = {seed}\n[data]\ntestbed_regime = \"gap\"\n"),
+            format!("[algorithm]\nloss_agg_mode = \"{rule}\"\n[trainer]\nseed = {seed}\n[testbed]\nregime = \"gap\"\n"),
         )
         .unwrap();
         let mut lines = String::new();

@@ -15,11 +15,13 @@ pub struct Run {
     pub rule: String,
     /// Seed (`trainer.seed`).
     pub seed: u64,
-    /// Testbed regime or dataset label (`data.testbed_regime`, else `data.train_files`).
+    /// Dataset label (`data.train_files`), else the testbed regime (`testbed.regime`; in runs
+    /// written before `[testbed]` existed, `data.testbed_regime`).
     pub regime: String,
     /// Learning rate (`optim.lr`), when the config gives one.
     pub lr: Option<f64>,
-    /// Supervised warm-start steps (`trainer.warm_start_steps`), when the config gives them.
+    /// Supervised warm-start steps (`testbed.warm_start_steps`, before `[testbed]`
+    /// `trainer.warm_start_steps`), when the config gives them.
     pub warm_start_steps: Option<u64>,
     /// `"kind":"train"` lines, in step order: (step, line).
     pub train: Vec<(usize, Value)>,
@@ -201,13 +203,22 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
     let seed = get("trainer", "seed")
         .and_then(|v| v.as_integer())
         .unwrap_or(0) as u64;
-    let regime = get("data", "testbed_regime")
-        .and_then(|v| v.as_str().map(String::from))
-        .filter(|r| !r.is_empty())
-        .or_else(|| get("data", "train_files").and_then(|v| v.as_str().map(String::from)))
+    let text_of = |section: &str, key: &str| {
+        get(section, key)
+            .and_then(|v| v.as_str().map(String::from))
+            .filter(|r| !r.is_empty())
+    };
+    // a dataset run by its training data; a testbed run (no data.train_files; before
+    // [testbed] existed, `train_files = "testbed"`) by its regime (`testbed.regime`; before,
+    // `data.testbed_regime`)
+    let regime = text_of("data", "train_files")
+        .filter(|f| f != "testbed")
+        .or_else(|| text_of("testbed", "regime"))
+        .or_else(|| text_of("data", "testbed_regime"))
         .unwrap_or_else(|| "default".into());
     let lr = get("optim", "lr").and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
-    let warm_start_steps = get("trainer", "warm_start_steps")
+    let warm_start_steps = get("testbed", "warm_start_steps")
+        .or_else(|| get("trainer", "warm_start_steps"))
         .and_then(|v| v.as_integer())
         .and_then(|i| u64::try_from(i).ok());
     Ok(Labels {
@@ -217,4 +228,41 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
         lr,
         warm_start_steps,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run's condition: its training data, else its testbed regime, in the layout `rlvr
+    /// train` writes now and in the one before `[testbed]` existed.
+    #[test]
+    fn condition_is_the_data_else_the_testbed_regime_in_either_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("[testbed]\nregime = \"control\"\n", "control"),
+            (
+                "[data]\ntrain_files = \"testbed\"\ntestbed_regime = \"wrong-long\"\n",
+                "wrong-long",
+            ),
+            (
+                "[data]\ntrain_files = \"math500\"\ntestbed_regime = \"pos-neg-gap\"\n",
+                "math500",
+            ),
+            ("[data]\ntrain_files = \"dapo-math-17k\"\n", "dapo-math-17k"),
+            ("[optim]\nlr = 1e-5\n", "default"),
+        ];
+        for (text, want) in cases {
+            let path = dir.path().join("config.toml");
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(labels(&path, "run").unwrap().regime, want, "{text}");
+        }
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[testbed]\nwarm_start_steps = 1200\n",
+        )
+        .unwrap();
+        let l = labels(&dir.path().join("config.toml"), "run").unwrap();
+        assert_eq!(l.warm_start_steps, Some(1200));
+    }
 }

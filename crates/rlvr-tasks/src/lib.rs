@@ -111,6 +111,7 @@ impl Dataset {
 
 /// Prompt templates that wrap a bare problem text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum PromptTemplate {
     /// DAPO's template: the answer goes on a last line `Answer: $Answer`.
     Dapo,

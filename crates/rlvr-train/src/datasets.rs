@@ -7,14 +7,14 @@ use std::time::Instant;
 
 use rlvr_tasks::Dataset;
 
-use crate::config::TrainConfig;
+use crate::config::{EvalSet, RunTask, TrainConfig};
+use crate::eval_set::eval_task;
 use crate::memory_plan::memory_plan_text;
 use crate::policy::Policy;
 use crate::setup::{
-    data_file, load_dataset, no_usable_prompts, reward_fn, template, unsandboxed_notice, Setup,
-    SetupInputs,
+    data_file, load_dataset, no_usable_prompts, reward_fn, unsandboxed_notice, Setup, SetupInputs,
 };
-use crate::task::{build_eval_task, build_task, PromptFormat};
+use crate::task::{build_task, PromptFormat};
 use crate::TrainError;
 
 /// Builds the policy from `model.path` (or `initial`, a checkpoint to load instead: resume)
@@ -29,20 +29,18 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
         dt,
         ui,
     } = *inputs;
+    let (model, train_files) = model_and_data(cfg)?;
     let t = Instant::now();
     let mut policy = match initial {
         Some(dir) => Policy::load(&dir.to_string_lossy(), dt, dev)?,
-        None => Policy::load(&cfg.model.path, dt, dev)?,
+        None => Policy::load(model, dt, dev)?,
     };
     policy.tokenizer.template_kwargs = cfg.data.chat_template_kwargs.clone();
     let format = PromptFormat {
-        template: template(cfg)?,
+        template: cfg.data.prompt_template,
         chat: cfg.data.apply_chat_template,
     };
-    let ds = load_dataset(
-        &cfg.data.train_files,
-        data_dir.or(cfg.data.data_dir.as_deref()),
-    )?;
+    let ds = load_dataset(train_files, data_dir.or(cfg.data.data_dir.as_deref()))?;
     let verifier = reward_fn(&cfg.reward, &ds.problems)?;
     let (read, no_answer) = (ds.problems.len(), ds.skipped.len());
     // a prompt must also leave the model room to generate: data.max_prompt_length 0 (no
@@ -62,10 +60,7 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
         verifier.clone(),
     )?;
     if train.is_empty() {
-        let file = data_file(
-            &cfg.data.train_files,
-            data_dir.or(cfg.data.data_dir.as_deref()),
-        );
+        let file = data_file(train_files, data_dir.or(cfg.data.data_dir.as_deref()));
         return Err(no_usable_prompts(
             &file, read, no_answer, dropped, cfg, positions,
         ));
@@ -77,23 +72,12 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
             train.name, cfg.data.max_prompt_length
         ));
     }
-    let mut evals = Vec::new();
-    for name in &cfg.eval.datasets {
-        let mut ds = load_dataset(name, data_dir.or(cfg.data.data_dir.as_deref()))?;
-        if cfg.eval.n_problems > 0 {
-            ds.problems.truncate(cfg.eval.n_problems);
-        }
-        let verifier = reward_fn(&cfg.reward, &ds.problems)?;
-        let task = build_eval_task(
-            name,
-            ds.problems,
-            format,
-            &policy.tokenizer,
-            policy.config.max_position_embeddings,
-            verifier,
-        )?;
-        evals.push(task);
-    }
+    let evals = cfg
+        .eval
+        .datasets
+        .iter()
+        .map(|set| eval_task(set, cfg, &policy, format, data_dir, cfg.eval.n_problems))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Setup {
         policy,
         train,
@@ -115,10 +99,11 @@ pub(crate) fn dry_run(
     let w = |out: &mut dyn Write, s: String| -> Result<(), TrainError> {
         writeln!(out, "{s}").map_err(|e| TrainError::io("<stdout>", e))
     };
+    let (model, train_files) = model_and_data(cfg)?;
     // the model: config.json and tokenizer when available locally
     let mut tokenizer = None;
     let mut shape = None;
-    match rlvr_hub::resolve_model_dir_local(&cfg.model.path) {
+    match rlvr_hub::resolve_model_dir_local(model) {
         Ok(dir) => {
             let qc = rlvr_model::QwenConfig::from_file(&dir.join("config.json"))?;
             shape = Some(qc.clone());
@@ -126,7 +111,7 @@ pub(crate) fn dry_run(
                 out,
                 format!(
                     "model: {} ({}): {} layers, hidden {}, vocab {}, about {:.2}B parameters",
-                    cfg.model.path,
+                    model,
                     dir.display(),
                     qc.num_hidden_layers,
                     qc.hidden_size,
@@ -149,17 +134,17 @@ pub(crate) fn dry_run(
             out,
             format!(
                 "model: {} is not available locally ({e}); checking everything else",
-                cfg.model.path
+                model
             ),
         )?,
     }
-    if cfg.model.device != "cpu" {
+    if !cfg.model.device.is_cpu() {
         w(
             out,
             format!("device: {} (not opened in a dry run)", cfg.model.device),
         )?;
     }
-    match shape.or_else(|| crate::memory_plan::known_shape(&cfg.model.path)) {
+    match shape.or_else(|| crate::memory_plan::known_shape(model)) {
         Some(qc) => w(out, memory_plan_text(cfg, &qc))?,
         None => w(
             out,
@@ -169,12 +154,12 @@ pub(crate) fn dry_run(
     // every dataset is loaded before any error is returned, so each missing one is named,
     // once: the first failure (train, else the first eval set) is the error returned, which
     // the caller prints; the others are printed here
-    let train = load_dataset(&cfg.data.train_files, data_dir);
-    let mut evals: Vec<(&String, Result<Dataset, TrainError>)> = cfg
+    let train = load_dataset(train_files, data_dir);
+    let mut evals: Vec<(&EvalSet, Result<Dataset, TrainError>)> = cfg
         .eval
         .datasets
         .iter()
-        .map(|name| (name, load_dataset(name, data_dir)))
+        .map(|set| (set, load_dataset(set.name(), data_dir)))
         .collect();
     let failed = usize::from(train.is_err()) + evals.iter().filter(|(_, e)| e.is_err()).count();
     if failed > 1 {
@@ -225,7 +210,7 @@ pub(crate) fn dry_run(
         )?;
     }
     let format = PromptFormat {
-        template: template(cfg)?,
+        template: cfg.data.prompt_template,
         chat: cfg.data.apply_chat_template,
     };
     for (i, p) in ds.problems.iter().take(3).enumerate() {
@@ -266,5 +251,15 @@ fn left_out(ds: &Dataset) -> String {
         String::new()
     } else {
         format!(" ({})", parts.join(", "))
+    }
+}
+
+/// The model and the training data of a dataset run.
+fn model_and_data(cfg: &TrainConfig) -> Result<(&str, &str), TrainError> {
+    match cfg.task() {
+        RunTask::Datasets { model, train_files } => Ok((model, train_files)),
+        RunTask::Testbed(_) => Err(TrainError::Msg(
+            "the dataset set-up was given a testbed config".into(),
+        )),
     }
 }

@@ -657,9 +657,7 @@ impl Trainer {
             aggregation::weights(a.loss_agg_mode, &seqs, self.cfg.rollout.max_response_length)?;
         let spec = LossSpec {
             mode: a.policy_loss,
-            clip_ratio_low: a.clip_ratio_low,
-            clip_ratio_high: a.clip_ratio_high,
-            clip_ratio_c: a.clip_ratio_c,
+            clip: a.clip(),
             kl: a.use_kl_loss.then_some((a.kl_loss_type, a.kl_loss_coef)),
             entropy_coeff: a.entropy_coeff,
         };

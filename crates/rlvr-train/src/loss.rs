@@ -25,18 +25,18 @@ use candle_core::{DType, Result, Tensor};
 
 use rlvr_core::kl::K3_CLAMP;
 
-use crate::config::{KlType, PolicyLossMode};
+use rlvr_core::kl::KlEstimator;
+use rlvr_core::policy_loss::{ClipConfig, PolicyLossMode};
 
 /// Coefficients of the loss terms.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LossSpec {
     /// Which per-token policy-gradient term.
     pub mode: PolicyLossMode,
-    pub clip_ratio_low: f64,
-    pub clip_ratio_high: f64,
-    pub clip_ratio_c: Option<f64>,
-    /// `Some((type, coef))` adds the KL penalty; needs `ref_logp`.
-    pub kl: Option<(KlType, f64)>,
+    /// The clip bounds and the log-ratio clamp.
+    pub clip: ClipConfig,
+    /// `Some((estimator, coef))` adds the KL penalty; needs `ref_logp`.
+    pub kl: Option<(KlEstimator, f64)>,
     pub entropy_coeff: f64,
 }
 
@@ -83,12 +83,12 @@ fn sum(t: &Tensor) -> Result<f64> {
 
 /// The per-token KL estimate for `d = logp - ref_logp` (differentiable in `logp`), as
 /// `rlvr_core::kl::kl`.
-pub fn kl_term(kind: KlType, logp: &Tensor, ref_logp: &Tensor) -> Result<Tensor> {
+pub fn kl_term(kind: KlEstimator, logp: &Tensor, ref_logp: &Tensor) -> Result<Tensor> {
     let d = (logp - ref_logp)?;
     match kind {
-        KlType::K1 => Ok(d),
-        KlType::K2 => d.sqr()? * 0.5,
-        KlType::K3 => {
+        KlEstimator::K1 => Ok(d),
+        KlEstimator::K2 => d.sqr()? * 0.5,
+        KlEstimator::K3 => {
             let v = ((d.neg()?.exp()? + &d)? - 1.0)?;
             // clamp the value at K3_CLAMP with zero gradient there, without max/min ties
             let over = v.detach().gt(K3_CLAMP)?.to_dtype(DType::F32)?;
@@ -96,9 +96,6 @@ pub fn kl_term(kind: KlType, logp: &Tensor, ref_logp: &Tensor) -> Result<Tensor>
         }
     }
 }
-
-/// Bound on `|logp - old|` before `exp` (verl's 20), as `rlvr_core::policy_loss::ClipConfig`.
-const LOG_RATIO_CLAMP: f32 = 20.0;
 
 /// A per-token policy-gradient term and where it was clipped (1.0 / 0.0 per token).
 struct Surrogate {
@@ -154,8 +151,9 @@ pub fn policy_loss(spec: &LossSpec, x: &LossInputs) -> Result<LossOutput> {
     let weight = f32s(x.weight)?.unsqueeze(1)?.broadcast_as(&shape)?;
     let wmask = (weight * &mask)?;
 
-    let hi = 1.0 + spec.clip_ratio_high;
-    let lo = 1.0 - spec.clip_ratio_low;
+    let hi = 1.0 + spec.clip.clip_ratio_high;
+    let lo = 1.0 - spec.clip.clip_ratio_low;
+    let clamp = spec.clip.log_ratio_clamp as f32;
     let log_ratio = (&logp - &old)?;
     let Surrogate {
         pg,
@@ -164,8 +162,8 @@ pub fn policy_loss(spec: &LossSpec, x: &LossInputs) -> Result<LossOutput> {
     } = match spec.mode {
         PolicyLossMode::Vanilla => {
             // ALGO LOGIC: PPO clipped surrogate with clip-higher and optional dual clip.
-            let ratio = log_ratio.clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)?.exp()?;
-            clipped_surrogate(&ratio, &adv, lo, hi, spec.clip_ratio_c)?
+            let ratio = log_ratio.clamp(-clamp, clamp)?.exp()?;
+            clipped_surrogate(&ratio, &adv, lo, hi, spec.clip.clip_ratio_c)?
         }
         PolicyLossMode::Gspo => {
             // ALGO LOGIC: GSPO: value s_i = exp(mean_t log r_t) in every token of sequence i,
@@ -174,7 +172,7 @@ pub fn policy_loss(spec: &LossSpec, x: &LossInputs) -> Result<LossOutput> {
             let seq_log_ratio = (log_ratio.detach() * &mask)?
                 .sum_keepdim(1)?
                 .div(&tokens)?
-                .clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)?;
+                .clamp(-clamp, clamp)?;
             let seq_ratio = seq_log_ratio.exp()?.broadcast_as(&shape)?;
             let straight_through = (&logp - logp.detach())?.exp()?;
             let ratio = (seq_ratio * straight_through)?;
@@ -182,10 +180,7 @@ pub fn policy_loss(spec: &LossSpec, x: &LossInputs) -> Result<LossOutput> {
         }
         PolicyLossMode::Cispo => {
             // ALGO LOGIC: CISPO: -sg[clip(r, lo, hi)] * A * logp; clipped tokens keep gradient.
-            let r = log_ratio
-                .detach()
-                .clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)?
-                .exp()?;
+            let r = log_ratio.detach().clamp(-clamp, clamp)?.exp()?;
             let weight = r.clamp(lo as f32, hi as f32)?;
             Surrogate {
                 pg: (weight * &adv)?.neg()?.mul(&logp)?,
@@ -316,9 +311,12 @@ mod tests {
         let w = [0.1f32, 0.3];
         let spec = LossSpec {
             mode: PolicyLossMode::Vanilla,
-            clip_ratio_low: 0.2,
-            clip_ratio_high: 0.28,
-            clip_ratio_c: Some(3.0),
+            clip: ClipConfig {
+                clip_ratio_low: 0.2,
+                clip_ratio_high: 0.28,
+                clip_ratio_c: Some(3.0),
+                log_ratio_clamp: 20.0,
+            },
             kl: None,
             entropy_coeff: 0.0,
         };
@@ -368,9 +366,12 @@ mod tests {
         for mode in [PolicyLossMode::Gspo, PolicyLossMode::Cispo] {
             let spec = LossSpec {
                 mode,
-                clip_ratio_low: 0.2,
-                clip_ratio_high: 0.28,
-                clip_ratio_c: None,
+                clip: ClipConfig {
+                    clip_ratio_low: 0.2,
+                    clip_ratio_high: 0.28,
+                    clip_ratio_c: None,
+                    log_ratio_clamp: 20.0,
+                },
                 kl: None,
                 entropy_coeff: 0.0,
             };
@@ -409,9 +410,12 @@ mod tests {
         let old = lp.as_tensor().detach();
         let spec = LossSpec {
             mode: PolicyLossMode::Vanilla,
-            clip_ratio_low: 0.2,
-            clip_ratio_high: 0.2,
-            clip_ratio_c: None,
+            clip: ClipConfig {
+                clip_ratio_low: 0.2,
+                clip_ratio_high: 0.2,
+                clip_ratio_c: None,
+                log_ratio_clamp: 20.0,
+            },
             kl: None,
             entropy_coeff: 0.0,
         };
@@ -444,11 +448,8 @@ mod tests {
         let dev = Device::Cpu;
         let lp = [-1.0f32, -3.0, -0.2, -12.5];
         let rf = [-1.5f32, -1.0, -0.2, -0.5];
-        for (kind, core_kind) in [
-            (KlType::K1, KlEstimator::K1),
-            (KlType::K2, KlEstimator::K2),
-            (KlType::K3, KlEstimator::K3),
-        ] {
+        for kind in [KlEstimator::K1, KlEstimator::K2, KlEstimator::K3] {
+            let core_kind = kind;
             let v = Var::from_tensor(&Tensor::new(&lp, &dev).unwrap()).unwrap();
             let reference = Tensor::new(&rf, &dev).unwrap();
             let k = kl_term(kind, v.as_tensor(), &reference).unwrap();

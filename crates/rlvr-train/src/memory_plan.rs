@@ -133,10 +133,7 @@ impl PlanInputs {
             rollout
         };
         Self {
-            dtype_bytes: match cfg.model.dtype.as_str() {
-                "bf16" | "f16" => 2,
-                _ => 4,
-            },
+            dtype_bytes: cfg.model.dtype.bytes(),
             micro_tokens: n,
             seq_tokens: t,
             gen_seqs,

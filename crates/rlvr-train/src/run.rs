@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::checkpoint::{self, DataOrder, PhaseTimes, TrainState};
-use crate::config::TrainConfig;
+use crate::config::{RunTask, TrainConfig};
 use crate::grpo::{Faults, Trainer};
 use crate::metrics::MetricsWriter;
 use crate::policy::Policy;
@@ -28,11 +28,7 @@ use run_dir::{claim_new_run_dir, names, run_config_path, write_config};
 use summary::summarize;
 
 pub use self::dry_run::dry_run;
-pub use crate::memory_plan::memory_plan_text;
-pub use crate::setup::{
-    device, dtype, load_dataset, load_dataset_with, no_usable_prompts, reward_fn,
-    unsandboxed_notice, Setup,
-};
+use crate::setup::{device, Setup};
 pub use crate::ui::Ui;
 pub use host::{local_machine, machine_signature, HostRecord, HOST_FILE};
 pub use lock::{RunLock, LOCK_FILE};
@@ -72,8 +68,8 @@ pub fn setup(
     initial: Option<&Path>,
     ui: &Ui,
 ) -> Result<Setup, TrainError> {
-    let dev = device(&cfg.model.device)?;
-    let dt = dtype(&cfg.model.dtype);
+    let dev = device(cfg.model.device)?;
+    let dt = cfg.model.dtype.candle();
     let inputs = crate::setup::SetupInputs {
         cfg,
         data_dir,
@@ -199,7 +195,7 @@ fn train_locked(
         }
     }
     ui.println(format!("run directory: {}", run_dir.display()));
-    if cfg.model.device == "cpu" {
+    if cfg.model.device.is_cpu() {
         ui.println(format!(
             "matmul: {}",
             rlvr_model::matmul::backend_description()
@@ -210,13 +206,13 @@ fn train_locked(
     // model's context before (from its config.json) and after (the model loaded)
     crate::setup::check_model_context(&cfg, ckpt.as_deref())?;
     let s = setup(&cfg, opts.data_dir.as_deref(), ckpt.as_deref(), &ui)?;
-    if !cfg.is_testbed() {
+    if let RunTask::Datasets { model, .. } = cfg.task() {
         cfg.check_context(
             s.policy.config.max_position_embeddings,
             &format!(
                 "the config.json of {}",
                 ckpt.as_deref()
-                    .map_or(cfg.model.path.clone(), |p| p.display().to_string())
+                    .map_or(model.to_string(), |p| p.display().to_string())
             ),
         )?;
     }
@@ -250,8 +246,8 @@ fn train_locked(
             trainer.reference = Some(
                 Policy::load(
                     &ref_dir.to_string_lossy(),
-                    dtype(&cfg.model.dtype),
-                    &device(&cfg.model.device)?,
+                    cfg.model.dtype.candle(),
+                    &device(cfg.model.device)?,
                 )?
                 .model,
             );

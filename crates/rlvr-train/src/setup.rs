@@ -5,64 +5,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use candle_core::{DType, Device};
-use rlvr_tasks::{Dataset, Problem, PromptTemplate, Verifier};
+use rlvr_model::DeviceSpec;
+use rlvr_tasks::{Dataset, Problem, Verifier};
 
-use crate::config::TrainConfig;
+use crate::config::{RunTask, TrainConfig};
 use crate::policy::Policy;
 use crate::task::Task;
 use crate::ui::Ui;
 use crate::TrainError;
 
-/// The device named by `model.device`.
-///
-/// A CUDA device needs a build with the `cuda` feature (`cargo build --release --features
-/// cuda`, with the CUDA toolkit installed); without it the error says so.
-pub fn device(name: &str) -> Result<Device, TrainError> {
-    let ordinal = match name {
-        "cpu" => return Ok(Device::Cpu),
-        "cuda" => 0,
-        other => match other.strip_prefix("cuda:").and_then(|n| n.parse().ok()) {
-            Some(n) => n,
-            None => {
-                return Err(crate::ConfigError::Invalid {
-                    key: "model.device".into(),
-                    message: format!("`{other}`: expected cpu, cuda or cuda:N"),
-                }
-                .into())
-            }
-        },
-    };
-    if !candle_core::utils::cuda_is_available() {
-        return Err(crate::ConfigError::Invalid {
+/// Opens the device of `model.device`; an error (a build without CUDA, a device that does not
+/// open) names the key.
+pub fn device(spec: DeviceSpec) -> Result<Device, TrainError> {
+    spec.open().map_err(|message| {
+        crate::ConfigError::Invalid {
             key: "model.device".into(),
-            message: format!(
-                "`{name}`: this rlvr was built without CUDA; rebuild it with \
-                 `cargo build --release --features cuda` (needs the CUDA toolkit), or use cpu"
-            ),
-        }
-        .into());
-    }
-    Ok(Device::new_cuda(ordinal)?)
-}
-
-/// The dtype named by `model.dtype` (validated by the config).
-pub fn dtype(name: &str) -> DType {
-    match name {
-        "bf16" => DType::BF16,
-        "f16" => DType::F16,
-        _ => DType::F32,
-    }
-}
-
-pub(crate) fn template(cfg: &TrainConfig) -> Result<PromptTemplate, TrainError> {
-    cfg.data
-        .prompt_template
-        .parse()
-        .map_err(|message| crate::ConfigError::Invalid {
-            key: "data.prompt_template".into(),
             message,
-        })
-        .map_err(Into::into)
+        }
+        .into()
+    })
 }
 
 /// Loads a dataset given as a preset name or a file path. Files: parquet in verl's layout;
@@ -266,10 +227,10 @@ pub(crate) fn check_model_context(
     cfg: &TrainConfig,
     initial: Option<&Path>,
 ) -> Result<(), TrainError> {
-    if cfg.is_testbed() {
+    let RunTask::Datasets { model, .. } = cfg.task() else {
         return Ok(());
-    }
-    let model = initial.map_or(cfg.model.path.clone(), |p| p.to_string_lossy().into_owned());
+    };
+    let model = initial.map_or(model.to_string(), |p| p.to_string_lossy().into_owned());
     match rlvr_hub::resolve_model_dir_local(&model) {
         Ok(dir) => {
             let path = dir.join("config.json");
@@ -314,19 +275,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn device_names_and_errors() {
-        assert!(matches!(device("cpu"), Ok(Device::Cpu)));
-        let err = device("tpu").unwrap_err();
-        assert!(err.is_user_input());
-        let msg = err.to_string();
-        assert!(msg.contains("model.device") && msg.contains("tpu"), "{msg}");
+    fn device_errors_name_the_key() {
+        assert!(matches!(device(DeviceSpec::Cpu), Ok(Device::Cpu)));
         #[cfg(not(feature = "cuda"))]
-        for name in ["cuda", "cuda:1"] {
-            let err = device(name).unwrap_err();
+        for spec in [DeviceSpec::Cuda(0), DeviceSpec::Cuda(1)] {
+            let err = device(spec).unwrap_err();
             assert!(err.is_user_input());
             let msg = err.to_string();
             assert!(
-                msg.contains("--features cuda") && msg.contains(name),
+                msg.contains("model.device")
+                    && msg.contains("--features cuda")
+                    && msg.contains(&spec.to_string()),
                 "{msg}"
             );
         }

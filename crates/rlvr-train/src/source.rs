@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::config::TrainConfig;
+use crate::config::{RunTask, TrainConfig};
 use crate::setup::{Setup, SetupInputs};
 use crate::TrainError;
 
@@ -28,19 +28,18 @@ pub(crate) trait TaskSource {
     fn describe(&self, cfg: &TrainConfig) -> String;
 }
 
-/// The generated testbed task with its own tiny model (`data.train_files = "testbed"`).
+/// The generated testbed task with its own tiny model (`model.path` and `data.train_files`
+/// unset; `[testbed]`).
 pub(crate) struct Testbed;
 
 /// A checkpoint trained on datasets: every other run.
 pub(crate) struct Datasets;
 
-/// The task source of a run (the config's validation keeps `model.path = "testbed"` and
-/// `data.train_files = "testbed"` together).
+/// The task source of a run ([`TrainConfig::task`]).
 pub(crate) fn task_source(cfg: &TrainConfig) -> &'static dyn TaskSource {
-    if cfg.is_testbed() {
-        &Testbed
-    } else {
-        &Datasets
+    match cfg.task() {
+        RunTask::Testbed(_) => &Testbed,
+        RunTask::Datasets { .. } => &Datasets,
     }
 }
 
@@ -61,7 +60,9 @@ impl TaskSource for Testbed {
     fn describe(&self, cfg: &TrainConfig) -> String {
         format!(
             "testbed, regime {}, sums of {} to {} terms",
-            cfg.data.testbed_regime, cfg.data.testbed_min_terms, cfg.data.testbed_difficulty
+            cfg.testbed.regime.as_str(),
+            cfg.testbed.min_terms,
+            cfg.testbed.difficulty
         )
     }
 }
@@ -81,6 +82,6 @@ impl TaskSource for Datasets {
     }
 
     fn describe(&self, cfg: &TrainConfig) -> String {
-        cfg.data.train_files.clone()
+        cfg.data.train_files.clone().unwrap_or_default()
     }
 }

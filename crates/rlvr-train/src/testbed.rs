@@ -12,54 +12,29 @@ use std::io::Write;
 use std::time::Instant;
 
 use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
-use rlvr_tasks::testbed::{self as tb, Regime, Split, TestbedConfig, NAME};
+use rlvr_tasks::testbed::{self as tb, Split, TestbedConfig, NAME};
 use rlvr_tasks::{Problem, PromptTemplate};
 
 use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
 use crate::environment::TestbedChecker;
+use crate::eval_set::eval_task;
 use crate::policy::Policy;
-use crate::setup::{load_dataset, reward_fn, Setup, SetupInputs};
+use crate::setup::{reward_fn, Setup, SetupInputs};
 use crate::task::{build_task, PromptFormat, Task};
 use crate::warm_start::{self, WarmStartSpec};
 use crate::TrainError;
 
 /// Bumped whenever the setup or warm start change, so that old caches are not reused.
-const CACHE_VERSION: u32 = 2;
+const CACHE_VERSION: u32 = 3;
 
 /// The seed of the held-out problem stream (fixed: every run evaluates on the same problems).
 const HELDOUT_SEED: u64 = 0x7E57;
 
-/// The rlvr-tasks testbed settings of a config (training problems seeded by `trainer.seed`).
-pub fn task_config(cfg: &TrainConfig) -> Result<TestbedConfig, TrainError> {
-    let regime: Regime = cfg.data.testbed_regime.parse().map_err(|message| {
-        TrainError::Config(crate::ConfigError::Invalid {
-            key: "data.testbed_regime".into(),
-            message,
-        })
-    })?;
-    let t = TestbedConfig {
-        regime,
-        difficulty: cfg.data.testbed_difficulty,
-        min_terms: cfg.data.testbed_min_terms,
-        max_operand: 9,
-        heldout_modulus: cfg.data.testbed_heldout_modulus,
-        seed: cfg.trainer.seed,
-    };
-    t.validate().map_err(|message| {
-        let key = if message.contains("min_terms") {
-            "data.testbed_min_terms"
-        } else if message.contains("heldout_modulus") {
-            "data.testbed_heldout_modulus"
-        } else {
-            "data.testbed_difficulty"
-        };
-        TrainError::Config(crate::ConfigError::Invalid {
-            key: key.into(),
-            message,
-        })
-    })?;
-    Ok(t)
+/// The rlvr-tasks testbed settings of a config (training problems seeded by `trainer.seed`;
+/// the ranges were checked when the config was read).
+pub fn task_config(cfg: &TrainConfig) -> TestbedConfig {
+    cfg.testbed.task_config(cfg.trainer.seed)
 }
 
 /// The testbed tokenizer (trained by rlvr-tasks, deterministic in the seed).
@@ -68,9 +43,9 @@ pub fn tokenizer(t: &TestbedConfig) -> Result<ChatTokenizer, TrainError> {
     Ok(ChatTokenizer::new(tok, Some(tb::EOS))?)
 }
 
-/// The testbed model's configuration from `[model]`.
+/// The testbed model's configuration from `[testbed]`.
 pub fn model_config(cfg: &TrainConfig, tok: &ChatTokenizer) -> QwenConfig {
-    let m = &cfg.model;
+    let m = &cfg.testbed;
     let mut c = QwenConfig::tiny(tok.tokenizer.get_vocab_size(true));
     c.hidden_size = m.hidden_size;
     c.intermediate_size = m.intermediate_size;
@@ -83,38 +58,20 @@ pub fn model_config(cfg: &TrainConfig, tok: &ChatTokenizer) -> QwenConfig {
     c
 }
 
-fn check(cfg: &TrainConfig) -> Result<TestbedConfig, TrainError> {
-    let m = &cfg.model;
-    if m.num_attention_heads == 0
-        || !m.hidden_size.is_multiple_of(m.num_attention_heads)
-        || !(m.hidden_size / m.num_attention_heads).is_multiple_of(2)
-    {
-        return Err(crate::ConfigError::Invalid {
-            key: "model.num_attention_heads".into(),
-            message: format!(
-                "must divide model.hidden_size ({}) into heads of even size",
-                m.hidden_size
-            ),
-        }
-        .into());
-    }
-    task_config(cfg)
-}
-
 fn train_problems(cfg: &TrainConfig, t: &TestbedConfig) -> Vec<Problem> {
-    tb::problems(t, Split::Train, cfg.data.testbed_train_size)
+    tb::problems(t, Split::Train, cfg.testbed.train_size)
 }
 
-/// Held-out problems for evaluation: `eval.n_problems` (0 means 500) distinct ones, in a fixed
+/// Held-out problems for evaluation: `n_problems` (0 means 500) distinct ones, in a fixed
 /// order; when the held-out split has fewer, each is evaluated equally often
-/// (`rlvr_tasks::testbed::distinct_problems`).
-pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainError> {
-    let t = check(cfg)?;
-    let n = if cfg.eval.n_problems == 0 {
-        500
-    } else {
-        cfg.eval.n_problems
-    };
+/// (`rlvr_tasks::testbed::distinct_problems`). Built through [`crate::eval_set::eval_task`].
+pub(crate) fn heldout_task(
+    cfg: &TrainConfig,
+    policy: &Policy,
+    n_problems: usize,
+) -> Result<Task, TrainError> {
+    let t = task_config(cfg);
+    let n = if n_problems == 0 { 500 } else { n_problems };
     let fixed = TestbedConfig {
         seed: HELDOUT_SEED,
         ..t
@@ -126,7 +83,7 @@ pub fn heldout_task(cfg: &TrainConfig, policy: &Policy) -> Result<Task, TrainErr
 }
 
 /// `task` with the testbed checker as its environment when the regime has one
-/// ([`Regime::on_failed_step`]).
+/// ([`tb::Regime::on_failed_step`]).
 fn with_environment(
     mut task: Task,
     t: &TestbedConfig,
@@ -156,7 +113,7 @@ fn raw() -> PromptFormat {
 pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
     let (cfg, ui) = (inputs.cfg, inputs.ui);
     let (dev, dt) = (inputs.dev, inputs.dt);
-    let tcfg = check(cfg)?;
+    let tcfg = task_config(cfg);
     let t = Instant::now();
     let problems = train_problems(cfg, &tcfg);
     let mut warm_note = None;
@@ -164,17 +121,24 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
     let policy = match inputs.initial {
         Some(dir) => Policy::load(&dir.to_string_lossy(), dt, dev)?,
         None => {
+            let tb = &cfg.testbed;
             let key = warm_start::cache_key(&format!(
-                "v{CACHE_VERSION} model={:?} testbed={tcfg:?} train_size={} warm=({}, {}, {}) seed={} dtype={}",
-                cfg.model,
-                cfg.data.testbed_train_size,
-                cfg.trainer.warm_start_steps,
-                cfg.trainer.warm_start_batch_size,
-                cfg.trainer.warm_start_lr,
+                "v{CACHE_VERSION} shape=({}, {}, {}, {}, {}) testbed={tcfg:?} train_size={} \
+                 warm=({}, {}, {}) seed={} dtype={} device={}",
+                tb.hidden_size,
+                tb.num_hidden_layers,
+                tb.num_attention_heads,
+                tb.intermediate_size,
+                tb.max_position_embeddings,
+                tb.train_size,
+                tb.warm_start_steps,
+                tb.warm_start_batch_size,
+                tb.warm_start_lr,
                 cfg.trainer.seed,
                 cfg.model.dtype,
+                cfg.model.device,
             ));
-            let dir = warm_start::cache_path(&cfg.trainer.cache_dir, &key);
+            let dir = warm_start::cache_path(&cfg.testbed.cache_dir, &key);
             let load_cached = || {
                 dir.join("model.safetensors")
                     .is_file()
@@ -196,7 +160,7 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
                 Some(p) => {
                     warm_note = Some(format!(
                         "{} supervised steps, loaded from the cache {}",
-                        cfg.trainer.warm_start_steps,
+                        cfg.testbed.warm_start_steps,
                         dir.display()
                     ));
                     p
@@ -217,14 +181,14 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
                         device: dev.clone(),
                         dtype: dt,
                     };
-                    let steps = cfg.trainer.warm_start_steps;
+                    let steps = cfg.testbed.warm_start_steps;
                     if steps > 0 {
                         let examples = warm_examples(&tcfg, &problems, &policy)?;
                         let pb = ui.bar(steps, "warm start");
                         let spec = WarmStartSpec {
                             steps,
-                            batch_size: cfg.trainer.warm_start_batch_size,
-                            lr: cfg.trainer.warm_start_lr,
+                            batch_size: cfg.testbed.warm_start_batch_size,
+                            lr: cfg.testbed.warm_start_lr,
                             seed: cfg.trainer.seed,
                         };
                         let report =
@@ -268,19 +232,21 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
         verifier,
     )?;
     let train_task = with_environment(train_task, &tcfg, &policy)?;
-    let mut evals = Vec::new();
-    for name in &cfg.eval.datasets {
-        if name == NAME {
-            evals.push(heldout_task(cfg, &policy)?);
-        } else {
-            let mut ds = load_dataset(name, inputs.data_dir.or(cfg.data.data_dir.as_deref()))?;
-            if cfg.eval.n_problems > 0 {
-                ds.problems.truncate(cfg.eval.n_problems);
-            }
-            let verifier = reward_fn(&cfg.reward, &ds.problems)?;
-            evals.push(build_task(name, ds.problems, raw(), &policy.tokenizer, 0, verifier)?.0);
-        }
-    }
+    let evals = cfg
+        .eval
+        .datasets
+        .iter()
+        .map(|set| {
+            eval_task(
+                set,
+                cfg,
+                &policy,
+                raw(),
+                inputs.data_dir,
+                cfg.eval.n_problems,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Setup {
         policy,
         train: train_task,
@@ -321,7 +287,7 @@ fn warm_examples(
 
 /// `--dry-run` of a testbed config: what would be built, three prompts.
 pub fn dry_run(cfg: &TrainConfig, out: &mut dyn Write) -> Result<(), TrainError> {
-    let t = check(cfg)?;
+    let t = task_config(cfg);
     let tok = tokenizer(&t)?;
     let mc = model_config(cfg, &tok);
     let train = train_problems(cfg, &t);
@@ -335,9 +301,9 @@ pub fn dry_run(cfg: &TrainConfig, out: &mut dyn Write) -> Result<(), TrainError>
         ),
         format!(
             "warm start: {} supervised steps of {} sequences (cached under {})",
-            cfg.trainer.warm_start_steps,
-            cfg.trainer.warm_start_batch_size,
-            cfg.trainer.cache_dir.display()
+            cfg.testbed.warm_start_steps,
+            cfg.testbed.warm_start_batch_size,
+            cfg.testbed.cache_dir.display()
         ),
         format!(
             "train data: testbed ({}): {} problems of {}..={} terms; eval: {:?}",

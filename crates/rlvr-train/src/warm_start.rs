@@ -101,7 +101,7 @@ pub fn supervised(
         if !opt.step_stays_finite(&policy.params, &grads, schedule.lr_at(step))? {
             return Err(TrainError::Msg(format!(
                 "warm start: the update of step {step} would make the weights non-finite \
-                 (lower trainer.warm_start_lr)"
+                 (lower testbed.warm_start_lr)"
             )));
         }
         opt.step(&policy.params, &grads, schedule.lr_at(step))?;

@@ -130,14 +130,14 @@ fn checkpoint_io_errors_name_the_path() {
     assert!(err.starts_with(&format!("{state_file}: ")), "{err}");
 }
 
-/// A testbed `[model]` with a zero size is an error before any kernel runs, never a panic
-/// (`[model]` keys are also checked when the config is read; this is the model's own check).
+/// A testbed model with a zero size is an error before any kernel runs, never a panic
+/// (`[testbed]` keys are checked when the config is read).
 #[test]
 fn testbed_zero_sizes_are_errors_not_panics() {
     let dir = tempfile::tempdir().unwrap();
     for (key, named) in [
-        ("model.hidden_size=0", "hidden_size"),
-        ("model.intermediate_size=0", "intermediate_size"),
+        ("testbed.hidden_size=0", "hidden_size"),
+        ("testbed.intermediate_size=0", "intermediate_size"),
     ] {
         let opts = rlvr_train::run::TrainOptions {
             overrides: vec![
@@ -146,10 +146,10 @@ fn testbed_zero_sizes_are_errors_not_panics() {
                     dir.path().join("runs").display().to_string()
                 ),
                 format!(
-                    "trainer.cache_dir={:?}",
+                    "testbed.cache_dir={:?}",
                     dir.path().join("cache").display().to_string()
                 ),
-                "trainer.warm_start_steps=0".into(),
+                "testbed.warm_start_steps=0".into(),
                 "trainer.total_training_steps=1".into(),
                 key.into(),
             ],
@@ -178,16 +178,16 @@ fn huge_integer_settings_are_errors_naming_the_key() {
         "rollout.generation_batch_size",
         "rollout.max_response_length",
         "data.max_prompt_length",
-        "data.testbed_train_size",
+        "testbed.train_size",
         "eval.n_problems",
         "eval.k",
         "eval.batch_size",
         "eval.max_response_length",
-        "trainer.warm_start_steps",
-        "trainer.warm_start_batch_size",
-        "model.hidden_size",
-        "model.intermediate_size",
-        "model.max_position_embeddings",
+        "testbed.warm_start_steps",
+        "testbed.warm_start_batch_size",
+        "testbed.hidden_size",
+        "testbed.intermediate_size",
+        "testbed.max_position_embeddings",
         "algorithm.ppo_epochs",
         "algorithm.max_num_gen_batches",
     ]

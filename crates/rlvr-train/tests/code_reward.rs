@@ -15,7 +15,8 @@ use rlvr_model::{init_random, save_model, ChatTokenizer, FinishReason, Generatio
 use rlvr_tasks::code::SandboxConfig;
 use rlvr_train::eval::{score_responses, summarize, Response};
 use rlvr_train::grpo::{Rollouts, Trainer};
-use rlvr_train::run::{reward_fn, setup, unsandboxed_notice, Ui};
+use rlvr_train::run::{setup, Ui};
+use rlvr_train::setup::{reward_fn, unsandboxed_notice};
 use rlvr_train::task::Task;
 use rlvr_train::TrainConfig;
 
@@ -119,7 +120,6 @@ fn config(f: &Fixture, train_files: &str, extra: &[&str]) -> TrainConfig {
             f.root.join("runs").display().to_string()
         ),
         "trainer.train_batch_size=2".into(),
-        "trainer.warm_start_steps=0".into(),
         "rollout.num_generations=2".into(),
         "algorithm.ppo_mini_batch_size=2".into(),
         "eval.datasets=[]".into(),
@@ -277,7 +277,7 @@ fn eval_scoring_of_known_completions() {
         return;
     }
     let f = fixture(&[]);
-    let ds = rlvr_train::run::load_dataset(&f.data.display().to_string(), None).unwrap();
+    let ds = rlvr_train::setup::load_dataset(&f.data.display().to_string(), None).unwrap();
     let cfg = TrainConfig::default();
     let task = Task {
         environment: None,

@@ -18,7 +18,7 @@ use rlvr_train::{TrainConfig, Trainer};
 
 fn trainer(fx: &Fixture, cfg: &TrainConfig) -> Trainer {
     let policy = Policy::load(&fx.model.to_string_lossy(), DType::F32, &Device::Cpu).unwrap();
-    let ds = rlvr_train::run::load_dataset(&fx.data.to_string_lossy(), None).unwrap();
+    let ds = rlvr_train::setup::load_dataset(&fx.data.to_string_lossy(), None).unwrap();
     let format = PromptFormat {
         template: rlvr_tasks::PromptTemplate::Raw,
         chat: false,
@@ -584,10 +584,10 @@ fn no_usable_prompts_names_the_file_and_the_fix() {
 #[test]
 fn default_run_name_is_task_rule_seed() {
     use rlvr_train::run::task_label;
-    assert_eq!(task_label("testbed"), "testbed");
-    assert_eq!(task_label("dapo_math_17k"), "dapo_math_17k");
-    assert_eq!(task_label("/data/my set/train.parquet"), "train");
-    assert_eq!(task_label("q&a.jsonl"), "q-a");
+    assert_eq!(task_label(None), "testbed");
+    assert_eq!(task_label(Some("dapo_math_17k")), "dapo_math_17k");
+    assert_eq!(task_label(Some("/data/my set/train.parquet")), "train");
+    assert_eq!(task_label(Some("q&a.jsonl")), "q-a");
     let fx = Fixture::new();
     let mut o = fx.overrides(&[
         "trainer.total_training_steps=1",

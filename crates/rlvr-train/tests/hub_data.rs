@@ -7,7 +7,7 @@ mod hub_server;
 
 use hub_server::HubServer;
 use rlvr_hub::HubOptions;
-use rlvr_train::run::load_dataset_with;
+use rlvr_train::setup::load_dataset_with;
 
 #[test]
 fn a_missing_preset_downloads_from_its_dataset_repository() {

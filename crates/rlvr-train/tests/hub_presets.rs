@@ -16,7 +16,7 @@ use hub_server::{commit_of, HubServer};
 use rlvr_hub::HubOptions;
 use rlvr_tasks::code::{parse_tests, Tests};
 use rlvr_tasks::{HubSource, PromptTemplate, PRESETS};
-use rlvr_train::run::load_dataset_with;
+use rlvr_train::setup::load_dataset_with;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {

@@ -18,20 +18,20 @@ fn live_stats_with(regime: &str, extra: &[&str]) -> (f64, f64) {
     let opts = TrainOptions {
         config: Some(config),
         overrides: vec![
-            format!("data.testbed_regime={regime}"),
+            format!("testbed.regime={regime}"),
             format!(
                 "trainer.runs_dir={:?}",
                 dir.path().join("runs").display().to_string()
             ),
             format!(
-                "trainer.cache_dir={:?}",
+                "testbed.cache_dir={:?}",
                 dir.path().join("cache").display().to_string()
             ),
-            "model.hidden_size=64".into(),
-            "model.num_hidden_layers=2".into(),
-            "model.intermediate_size=192".into(),
-            "trainer.warm_start_steps=400".into(),
-            "trainer.warm_start_lr=5e-3".into(),
+            "testbed.hidden_size=64".into(),
+            "testbed.num_hidden_layers=2".into(),
+            "testbed.intermediate_size=192".into(),
+            "testbed.warm_start_steps=400".into(),
+            "testbed.warm_start_lr=5e-3".into(),
             "trainer.total_training_steps=2".into(),
             "trainer.train_batch_size=32".into(),
             "algorithm.ppo_mini_batch_size=32".into(),
@@ -103,7 +103,7 @@ fn verified_retry_has_longer_wrong_answers() {
         "verified-retry",
         &[
             "rollout.max_response_length=64",
-            "trainer.warm_start_steps=1000",
+            "testbed.warm_start_steps=1000",
         ],
     );
     assert!(gap < -0.15, "{gap}");

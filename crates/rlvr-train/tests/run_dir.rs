@@ -234,8 +234,8 @@ fn a_run_whose_checkpoints_were_all_refused_stays_refused_until_restarted() {
     assert_eq!(train_steps(&run_dir), [1, 2, 3, 4, 5, 6]);
 }
 
-/// `--resume R --set` of a key fixed at the start of a run (the model's shape, the seed, the
-/// run's name and place, the model itself) is refused with an error naming the key, and the
+/// `--resume R --set` of a key fixed at the start of a run (the seed, the run's name and place,
+/// the model itself; the testbed's fixed keys: `config::tests`) is refused with an error naming the key, and the
 /// run's config.toml keeps what the run used; an override that applies is recorded.
 #[test]
 fn overrides_on_resume_are_refused_where_they_cannot_apply() {
@@ -246,13 +246,10 @@ fn overrides_on_resume_are_refused_where_they_cannot_apply() {
     let run_dir = fx.root.join("runs/paused");
     let config = std::fs::read_to_string(run_dir.join("config.toml")).unwrap();
     for (over, key) in [
-        ("model.hidden_size=64", "model.hidden_size"),
-        ("model.num_hidden_layers=3", "model.num_hidden_layers"),
         ("trainer.seed=5", "trainer.seed"),
         ("trainer.run_name=other", "trainer.run_name"),
         ("trainer.runs_dir=\"elsewhere\"", "trainer.runs_dir"),
         ("model.path=\"another-model\"", "model.path"),
-        ("trainer.warm_start_steps=7", "trainer.warm_start_steps"),
     ] {
         let err = train(&resume(&run_dir, &[over])).map(|_| ()).unwrap_err();
         assert!(err.is_user_input(), "{over}: {err}");
@@ -274,12 +271,12 @@ fn overrides_on_resume_are_refused_where_they_cannot_apply() {
     }
     // repeating the saved value is no change; an override that applies is recorded
     let saved = TrainConfig::load(Some(&run_dir.join("config.toml")), &[]).unwrap();
-    let same = format!("model.hidden_size={}", saved.model.hidden_size);
+    let same = format!("testbed.hidden_size={}", saved.testbed.hidden_size);
     let done = train(&resume(&run_dir, &[&same, "optim.lr=0.02"])).unwrap();
     assert_eq!(done.steps, 6);
     let after = TrainConfig::load(Some(&run_dir.join("config.toml")), &[]).unwrap();
     assert_eq!(after.optim.lr, 0.02);
-    assert_eq!(after.model, saved.model);
+    assert_eq!(after.testbed, saved.testbed);
 }
 
 /// `trainer.run_name` is one plain directory name inside `runs_dir`: `../x`, `..`, `.`, an

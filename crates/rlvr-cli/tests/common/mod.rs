@@ -24,10 +24,10 @@ pub fn log(o: &Output) -> String {
 /// `--set` overrides of a testbed run small enough for a test: a one-layer model of width
 /// 32, two GRPO steps of 4 prompts x 4 responses.
 pub const TINY_TESTBED: [&str; 9] = [
-    "model.hidden_size=32",
-    "model.num_hidden_layers=1",
-    "model.num_attention_heads=2",
-    "model.intermediate_size=64",
+    "testbed.hidden_size=32",
+    "testbed.num_hidden_layers=1",
+    "testbed.num_attention_heads=2",
+    "testbed.intermediate_size=64",
     "trainer.total_training_steps=2",
     "trainer.train_batch_size=4",
     "algorithm.ppo_mini_batch_size=4",

@@ -75,6 +75,45 @@ pub fn peaky_model(cfg: &QwenConfig, seed: u64, dtype: DType) -> (Qwen, candle_n
     (model, varmap)
 }
 
+/// [`peaky_model`] with the biases and norm weights random too: `init_random` makes them 0
+/// and 1, values under which a path that drops a bias or a norm's weight (q/k norms included)
+/// computes the same numbers as one that applies them. Biases are uniform in [-0.5, 0.5],
+/// norm weights in [0.5, 1.5], from a fixed generator seeded by `seed` (the same on every
+/// machine).
+pub fn every_weight_random(cfg: &QwenConfig, seed: u64, dtype: DType) -> (Qwen, candle_nn::VarMap) {
+    let (_, varmap) = peaky_model(cfg, seed, dtype);
+    // splitmix64, in the VarMap's name order so the values do not depend on its hashing
+    let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
+    let mut uniform = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    for (name, var) in sorted_vars(&varmap) {
+        let offset = if name.ends_with("norm.weight") {
+            1.0
+        } else if name.ends_with(".bias") {
+            0.0
+        } else {
+            continue;
+        };
+        let values: Vec<f64> = (0..var.elem_count()).map(|_| offset + uniform()).collect();
+        let t = candle_core::Tensor::from_vec(values, var.shape(), &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
+        var.set(&t).unwrap();
+    }
+    let model = Qwen::new(
+        cfg,
+        candle_nn::VarBuilder::from_varmap(&varmap, dtype, &Device::Cpu),
+    )
+    .unwrap();
+    (model, varmap)
+}
+
 /// Three (prompt, response) pairs of mixed lengths, one response empty.
 pub fn pairs(vocab: u32) -> Vec<(Vec<u32>, Vec<u32>)> {
     let ids = |n: usize, k: u32| {

@@ -50,8 +50,8 @@ impl HostRecord {
     /// This process's machine, for a run about to train from `step`.
     pub fn current(cfg: &TrainConfig, step: usize) -> Self {
         Self::on(
-            &cfg.model.device,
-            &cfg.model.dtype,
+            &cfg.model.device.to_string(),
+            cfg.model.dtype.as_str(),
             rlvr_model::matmul::worker_threads(),
             step,
         )
@@ -200,7 +200,7 @@ mod tests {
         assert_eq!(lines, vec![first.clone(), resumed]);
         assert_eq!(lines[1].step, 50);
         assert!(first.threads >= 1 && first.logical_cpus >= 1);
-        assert_eq!(first.device, cfg.model.device);
+        assert_eq!(first.device, cfg.model.device.to_string());
         // on the CPU the record names the matmul library, and the machine line carries it
         let matmul = first
             .matmul

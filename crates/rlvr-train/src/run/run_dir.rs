@@ -45,7 +45,10 @@ pub(super) fn run_config_path(run: &Path) -> Result<PathBuf, TrainError> {
 /// The task part of an automatic run name: the preset's name, or the training file's stem
 /// (`data/train.parquet` -> `train`, `testbed` -> `testbed`); characters other than ASCII
 /// letters, digits, `-`, `_` and `.` become `-`.
-pub fn task_label(train_files: &str) -> String {
+pub fn task_label(train_files: Option<&str>) -> String {
+    let Some(train_files) = train_files else {
+        return rlvr_tasks::testbed::NAME.to_string();
+    };
     let name = if rlvr_tasks::data::preset(train_files).is_ok() {
         train_files.to_string()
     } else {
@@ -96,7 +99,7 @@ pub fn new_run_dir(cfg: &TrainConfig) -> Result<PathBuf, TrainError> {
     }
     let base = format!(
         "{}-{}-s{}",
-        task_label(&cfg.data.train_files),
+        task_label(cfg.data.train_files.as_deref()),
         cfg.algorithm.loss_agg_mode,
         cfg.trainer.seed
     );

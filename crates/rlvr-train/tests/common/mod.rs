@@ -124,7 +124,6 @@ impl Fixture {
             ),
             "trainer.train_batch_size=4".into(),
             "trainer.total_training_steps=4".into(),
-            "trainer.warm_start_steps=0".into(),
             "trainer.save_freq=1".into(),
             "rollout.num_generations=4".into(),
             "rollout.max_response_length=6".into(),

@@ -1,0 +1,31 @@
+//! `[model]`: which policy to train and where it runs.
+
+use rlvr_model::{DeviceSpec, WeightDtype};
+use serde::{Deserialize, Serialize};
+
+/// `[model]`: which policy to train and where it runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// A local directory in Hugging Face layout (config.json, *.safetensors, tokenizer.json) or
+    /// a hub id (found in the local Hugging Face cache, else downloaded). Unset: the testbed
+    /// model, built from `[testbed]` (a tiny Qwen-shaped model with a tokenizer trained on the
+    /// testbed task).
+    pub path: Option<String>,
+    /// Parameter dtype: `f32`, `bf16` or `f16`. Optimizer moments are f32 whatever this is.
+    pub dtype: WeightDtype,
+    /// `cpu`, or `cuda` / `cuda:N` (needs a build with candle's CUDA support).
+    pub device: DeviceSpec,
+    /// Memory of one device in GiB: `--dry-run` says whether the memory plan fits it
+    /// (`memory_plan.rs`). 0 = not given (the plan is printed without a verdict).
+    pub device_memory_gib: f64,
+    /// Activation checkpointing per decoder layer (verl `enable_gradient_checkpointing`): the
+    /// training step keeps only each layer's input and recomputes the layer in the backward.
+    /// Same gradients, less activation memory, about one more forward of compute.
+    pub gradient_checkpointing: bool,
+    /// Keep the optimizer state (AdamW moments and f32 master weights) on the host and update
+    /// there (verl `fsdp_config.optimizer_offload`, DeepSpeed ZeRO-Offload): the device holds
+    /// only the weights and the f32 gradient accumulator. Same update, bit for bit on one
+    /// device; each optimizer step copies the gradients to the host and the weights back.
+    pub optimizer_offload: bool,
+}

@@ -1,0 +1,47 @@
+//! `[trainer]`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// `[trainer]`: run length, batch, seed, checkpoints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainerConfig {
+    /// GRPO steps (rollout batches) to run (verl `total_training_steps`).
+    pub total_training_steps: usize,
+    /// Prompts per rollout batch (verl `data.train_batch_size`).
+    pub train_batch_size: usize,
+    /// Seed of everything random: initialization, data order, sampling.
+    pub seed: u64,
+    /// Run name; files go to `<runs_dir>/<name>`. Empty: `<task>-<rule>-s<seed>` (task: `testbed`,
+    /// the preset, or the training file's stem), numbered when taken. One plain path component:
+    /// no `/` or `\`, not `.` or `..`, not absolute, so a run stays inside `runs_dir`.
+    pub run_name: String,
+    /// Directory that holds the runs.
+    pub runs_dir: PathBuf,
+    /// Save a checkpoint every this many steps (and at the end); 0 = only at the end.
+    pub save_freq: usize,
+    /// Checkpoints kept: the newest is `checkpoint/`, older ones `checkpoint-step<N>/`; a
+    /// resume that finds the newest damaged falls back to the next (`checkpoint.rs`).
+    pub keep_checkpoints: usize,
+    /// Write each step's training rollouts to `<dir>/<step>.jsonl` (verl's
+    /// `trainer.rollout_data_dir` layout: `input`, `output`, `score`, `step`, plus `uid`,
+    /// `advantage`, `length`, `acc`); unset: no dump. A relative path is under the run directory.
+    pub rollout_data_dir: Option<PathBuf>,
+}
+
+impl Default for TrainerConfig {
+    fn default() -> Self {
+        Self {
+            total_training_steps: 100,
+            train_batch_size: 16,
+            seed: 0,
+            run_name: String::new(),
+            runs_dir: "runs".into(),
+            save_freq: 50,
+            keep_checkpoints: 2,
+            rollout_data_dir: None,
+        }
+    }
+}
