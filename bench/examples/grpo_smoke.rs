@@ -138,7 +138,8 @@ fn main() {
     tc.algorithm.ppo_mini_batch_size = 8;
     tc.algorithm.ppo_micro_batch_size = 8;
     tc.optim.lr = 1e-6;
-    let mut trainer = Trainer::new(tc, policy, task).expect("trainer");
+    let mut trainer =
+        Trainer::new(tc, policy, task, rlvr_train::grpo::Start::Fresh, None).expect("trainer");
     for s in 1..=steps {
         let t = Instant::now();
         let r = trainer.step().expect("step").line;

@@ -314,7 +314,8 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     };
     let params = policy.config.num_parameters();
     let threads = rlvr_model::candle_core::utils::get_num_threads();
-    let mut trainer = Trainer::new(cfg, policy, task).map_err(crate::train::wrap)?;
+    let mut trainer = Trainer::new(cfg, policy, task, rlvr_train::grpo::Start::Fresh, None)
+        .map_err(crate::train::wrap)?;
     let completion_tokens = a.prompts * a.generations * a.new_tokens;
     println!(
         "== rlvr bench grpo: {} ({params} parameters, f32, {threads} threads) ==",

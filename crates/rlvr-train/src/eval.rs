@@ -134,7 +134,7 @@ pub fn evaluate(
             max_new_tokens: spec.max_tokens,
             eos_token_ids: policy.tokenizer.eos_token_ids.clone(),
             stop_strings: Vec::new(),
-            seed: crate::checkpoint::mix_seed(spec.seed, &[2, c as u64]),
+            seed: crate::seed::mix_seed(spec.seed, &[2, c as u64]),
         };
         let kv_bytes = spec
             .kv_cache_bytes

@@ -29,16 +29,19 @@ use rlvr_model::{
     generate_within, kv_cache_budget, Generation, Qwen, SamplingParams, TrainForwardOptions,
 };
 
-use crate::checkpoint::{mix_seed, DataOrder};
+use crate::checkpoint::{TrainState, OPTIMIZER_FILE};
 use crate::config::TrainConfig;
 use crate::loss::{policy_loss, LossInputs, LossSpec};
 use crate::metrics::TrainLine;
 use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
 use crate::policy::Policy;
+use crate::seed::{mix_seed, DataOrder, DataOrderState};
 use crate::task::Task;
 use crate::TrainError;
 
-/// Test hooks: make a step produce a non-finite reward or loss (the skip path must catch it).
+/// Test hooks (feature `test-hooks`): make a step produce a non-finite reward or loss (the
+/// skip path must catch it).
+#[cfg(feature = "test-hooks")]
 #[derive(Debug, Clone, Default)]
 pub struct Faults {
     /// At this step (1-based), the first response's reward becomes NaN.
@@ -49,6 +52,32 @@ pub struct Faults {
     /// mini-batch (0-based, counted over all epochs) has a NaN loss; the mini-batches before
     /// it have already stepped the optimizer when it is hit.
     pub nan_loss_in_mini_batch: Option<(usize, usize)>,
+}
+
+/// What tests may set and read on a trainer (feature `test-hooks`; not in a release build).
+#[cfg(feature = "test-hooks")]
+#[derive(Debug, Default)]
+pub struct TestHooks {
+    /// Faults to inject.
+    pub faults: Faults,
+    /// Keep the accumulated (unclipped) gradient of the last optimizer step in `last_grads`.
+    pub keep_grads: bool,
+    pub last_grads: Option<Vec<Option<Tensor>>>,
+}
+
+/// Where a trainer starts ([`Trainer::new`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Start<'a> {
+    /// Step 0: a fresh optimizer, the data order from its beginning, and (with the KL loss) a
+    /// frozen copy of the policy as the reference.
+    Fresh,
+    /// A checkpoint: its step, optimizer state (`<checkpoint>/optimizer.safetensors`) and
+    /// data order, and (with the KL loss) the run's saved reference model.
+    Resume {
+        state: &'a TrainState,
+        checkpoint: &'a std::path::Path,
+        reference: &'a std::path::Path,
+    },
 }
 
 /// Everything a GRPO run holds between steps.
@@ -63,17 +92,14 @@ pub struct Trainer {
     pub order: DataOrder,
     /// GRPO steps completed.
     pub step: usize,
-    pub faults: Faults,
-    /// Keep the accumulated (unclipped) gradient of the last optimizer step in `last_grads`
-    /// (tests, debugging).
-    pub keep_grads: bool,
-    pub last_grads: Option<Vec<Option<Tensor>>>,
     /// Where each step's training rollouts are written as `<step>.jsonl`
-    /// (`trainer.rollout_data_dir`, resolved by the caller); `None`: no dump.
+    /// (`trainer.rollout_data_dir`, a relative one under the run directory); `None`: no dump.
     pub rollout_dump: Option<std::path::PathBuf>,
     /// KV-cache bytes per generation call (`memory_plan::sampler_kv_budget`); `None`: the
     /// sampler's default.
     pub kv_cache_bytes: Option<usize>,
+    #[cfg(feature = "test-hooks")]
+    pub hooks: TestHooks,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -182,37 +208,64 @@ pub struct StepTiming {
 // ---------------------------------------------------------------------------------------
 
 impl Trainer {
-    /// Sets up the optimizer, schedule and data order for a fresh run (or one about to be
-    /// restored from a checkpoint).
-    pub fn new(cfg: TrainConfig, policy: Policy, task: Task) -> Result<Self, TrainError> {
-        let reference = if cfg.algorithm.use_kl_loss {
-            Some(policy.frozen_copy()?)
-        } else {
-            None
-        };
-        let optimizer = AdamW::with_offload(
-            &policy.params,
-            AdamWParams::from(&cfg.optim),
-            cfg.model.optimizer_offload,
-        )?;
-        let schedule = Schedule::new(&cfg.optim, cfg.total_optimizer_steps());
-        let order = DataOrder::new(
-            task.len(),
-            cfg.trainer.seed,
-            cfg.data.shuffle,
-            crate::checkpoint::DataOrderState {
-                epoch: 0,
-                cursor: 0,
-            },
-        );
-        let kv_cache_bytes =
-            crate::memory_plan::sampler_kv_budget(&cfg, &policy.config, &policy.device)?;
+    /// The trainer of `cfg` on `task`, from `start`: it owns its optimizer state, data order,
+    /// step and KL reference, fresh or restored from a checkpoint. `run_dir` resolves a
+    /// relative `trainer.rollout_data_dir` (None: relative to the working directory).
+    pub fn new(
+        cfg: TrainConfig,
+        policy: Policy,
+        task: Task,
+        start: Start<'_>,
+        run_dir: Option<&std::path::Path>,
+    ) -> Result<Self, TrainError> {
         if task.is_empty() {
             return Err(TrainError::Data(rlvr_tasks::DataError::BadFile {
                 path: task.name.clone().into(),
                 reason: "no usable prompts for training".into(),
             }));
         }
+        let reference = match (cfg.algorithm.use_kl_loss, start) {
+            (false, _) => None,
+            (true, Start::Fresh) => Some(policy.frozen_copy()?),
+            (true, Start::Resume { reference, .. }) => Some(
+                Policy::load(&reference.to_string_lossy(), policy.dtype, &policy.device)?.model,
+            ),
+        };
+        let mut optimizer = AdamW::with_offload(
+            &policy.params,
+            AdamWParams::from(&cfg.optim),
+            cfg.model.optimizer_offload,
+        )?;
+        let (step, data) = match start {
+            Start::Fresh => (
+                0,
+                DataOrderState {
+                    epoch: 0,
+                    cursor: 0,
+                },
+            ),
+            Start::Resume {
+                state, checkpoint, ..
+            } => {
+                let path = checkpoint.join(OPTIMIZER_FILE);
+                optimizer
+                    .load(&policy.params, &path, state.optimizer_steps)
+                    .map_err(|e| TrainError::Resume(format!("{}: {e}", path.display())))?;
+                (state.step, state.data)
+            }
+        };
+        let schedule = Schedule::new(&cfg.optim, cfg.total_optimizer_steps());
+        let order = DataOrder::new(task.len(), cfg.trainer.seed, cfg.data.shuffle, data);
+        let kv_cache_bytes =
+            crate::memory_plan::sampler_kv_budget(&cfg, &policy.config, &policy.device)?;
+        let rollout_dump = cfg
+            .trainer
+            .rollout_data_dir
+            .as_ref()
+            .map(|d| match run_dir {
+                Some(run) if d.is_relative() => run.join(d),
+                _ => d.clone(),
+            });
         Ok(Self {
             cfg,
             policy,
@@ -221,13 +274,36 @@ impl Trainer {
             optimizer,
             schedule,
             order,
-            step: 0,
-            faults: Faults::default(),
-            keep_grads: false,
-            last_grads: None,
-            rollout_dump: None,
+            step,
+            rollout_dump,
             kv_cache_bytes,
+            #[cfg(feature = "test-hooks")]
+            hooks: TestHooks::default(),
         })
+    }
+
+    /// Whether a test asked for a NaN reward at this step.
+    #[cfg(feature = "test-hooks")]
+    fn injected_nan_reward(&self) -> bool {
+        self.hooks.faults.nan_reward_at_step == Some(self.step)
+    }
+
+    #[cfg(not(feature = "test-hooks"))]
+    fn injected_nan_reward(&self) -> bool {
+        false
+    }
+
+    /// Whether a test asked for a NaN loss in the first micro-batch of `mini_batch`.
+    #[cfg(feature = "test-hooks")]
+    fn injected_nan_loss(&self, mini_batch: usize) -> bool {
+        let f = &self.hooks.faults;
+        f.nan_loss_at_step == Some(self.step)
+            || f.nan_loss_in_mini_batch == Some((self.step, mini_batch))
+    }
+
+    #[cfg(not(feature = "test-hooks"))]
+    fn injected_nan_loss(&self, _: usize) -> bool {
+        false
     }
 
     /// One GRPO step.
@@ -377,7 +453,7 @@ impl Trainer {
             reward.push(rs);
             correct.push(cs);
         }
-        if self.faults.nan_reward_at_step == Some(self.step) {
+        if self.injected_nan_reward() {
             if let Some(first) = reward.first_mut().and_then(|g| g.first_mut()) {
                 *first = f64::NAN;
             }
@@ -705,9 +781,7 @@ impl Trainer {
                 with_entropy: true,
                 gradient_checkpointing: self.cfg.model.gradient_checkpointing,
             };
-            let nan_loss = m == 0
-                && (self.faults.nan_loss_at_step == Some(self.step)
-                    || self.faults.nan_loss_in_mini_batch == Some((self.step, mini_batch)));
+            let nan_loss = m == 0 && self.injected_nan_loss(mini_batch);
             let mut terms = None;
             // the forward, the loss on its log-probs, and the backward (rlvr-model)
             // the gradients go into the f32 accumulator piece by piece, as the backward walk
@@ -756,8 +830,9 @@ impl Trainer {
             out.grad_norm = f64::NAN;
             return Ok(out);
         }
-        if self.keep_grads {
-            self.last_grads = Some(grads.copies()?);
+        #[cfg(feature = "test-hooks")]
+        if self.hooks.keep_grads {
+            self.hooks.last_grads = Some(grads.copies()?);
         }
         // ALGO LOGIC: global-norm clipping, then AdamW; never apply a non-finite gradient
         let t_opt = Instant::now();

@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod optim;
 pub mod policy;
 pub mod run;
+pub mod seed;
 pub mod setup;
 mod source;
 pub mod task;

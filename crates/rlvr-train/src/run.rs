@@ -16,11 +16,10 @@ mod summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::checkpoint::{self, DataOrder, PhaseTimes, TrainState};
+use crate::checkpoint::{self, PhaseTimes, TrainState};
 use crate::config::{RunTask, TrainConfig};
-use crate::grpo::{Faults, Trainer};
+use crate::grpo::{Start, Trainer};
 use crate::metrics::MetricsWriter;
-use crate::policy::Policy;
 use crate::TrainError;
 
 use evals::run_evals;
@@ -55,8 +54,6 @@ pub struct TrainOptions {
     pub stop_after: Option<usize>,
     /// No progress bars and no printed lines (tests).
     pub quiet: bool,
-    /// Test hooks.
-    pub faults: Faults,
 }
 
 /// Builds the policy and the tasks through the run's task source (`source.rs`: the testbed,
@@ -232,43 +229,20 @@ fn train_locked(
         cfg.algorithm.loss_agg_mode
     ));
     let ref_dir = run_dir.join("reference");
-    let mut trainer = Trainer::new(cfg.clone(), s.policy, s.train)?;
-    trainer.faults = opts.faults.clone();
-    trainer.rollout_dump = cfg.trainer.rollout_data_dir.as_ref().map(|d| {
-        if d.is_absolute() {
-            d.clone()
-        } else {
-            run_dir.join(d)
-        }
-    });
-    if cfg.algorithm.use_kl_loss {
-        if state.is_some() {
-            trainer.reference = Some(
-                Policy::load(
-                    &ref_dir.to_string_lossy(),
-                    cfg.model.dtype.candle(),
-                    &device(cfg.model.device)?,
-                )?
-                .model,
-            );
-        } else {
-            trainer.policy.save(&ref_dir)?;
-        }
-    }
+    let start = match (&state, &ckpt) {
+        (Some(state), Some(checkpoint)) => Start::Resume {
+            state,
+            checkpoint,
+            reference: &ref_dir,
+        },
+        _ => Start::Fresh,
+    };
+    let mut trainer = Trainer::new(cfg.clone(), s.policy, s.train, start, Some(&run_dir))?;
     if let (Some(st), Some(ck)) = (&state, &ckpt) {
-        trainer.step = st.step;
-        let opt_path = ck.join(checkpoint::OPTIMIZER_FILE);
-        trainer
-            .optimizer
-            .load(&trainer.policy.params, &opt_path, st.optimizer_steps)
-            .map_err(|e| TrainError::Resume(format!("{}: {e}", opt_path.display())))?;
-        trainer.order = DataOrder::new(
-            trainer.task.len(),
-            cfg.trainer.seed,
-            cfg.data.shuffle,
-            st.data,
-        );
         ui.println(format!("resumed at step {} from {}", st.step, ck.display()));
+    } else if cfg.algorithm.use_kl_loss {
+        // the frozen reference of a fresh run, for its resumes
+        trainer.policy.save(&ref_dir)?;
     }
     // the config is written (atomically) only now that it validated and the whole set-up,
     // resumed state included, succeeded: a failing override never replaces a run's config

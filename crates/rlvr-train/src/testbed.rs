@@ -15,11 +15,11 @@ use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
 use rlvr_tasks::testbed::{self as tb, Split, TestbedConfig, NAME};
 use rlvr_tasks::{Problem, PromptTemplate};
 
-use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
 use crate::environment::TestbedChecker;
 use crate::eval_set::eval_task;
 use crate::policy::Policy;
+use crate::seed::mix_seed;
 use crate::setup::{reward_fn, Setup, SetupInputs};
 use crate::task::{build_task, PromptFormat, Task};
 use crate::warm_start::{self, WarmStartSpec};

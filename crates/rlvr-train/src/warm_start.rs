@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use rlvr_model::TrainForwardOptions;
 
-use crate::checkpoint::{mix_seed, SplitMix64};
 use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
 use crate::policy::Policy;
+use crate::seed::{mix_seed, SplitMix64};
 use crate::TrainError;
 
 /// One supervised example: prompt ids and target ids (the target ends with eos).

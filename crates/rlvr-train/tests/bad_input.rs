@@ -9,8 +9,9 @@ use std::sync::Arc;
 use common::Fixture;
 use rlvr_model::ChatTokenizer;
 use rlvr_tasks::{Problem, Prompt, PromptTemplate};
-use rlvr_train::checkpoint::{self, DataOrderState, PhaseTimes, TrainState};
+use rlvr_train::checkpoint::{self, PhaseTimes, TrainState};
 use rlvr_train::run::{dry_run, TrainOptions};
+use rlvr_train::seed::DataOrderState;
 use rlvr_train::task::{build_task, PromptFormat, PROMPT_BYTES_PER_TOKEN};
 
 #[test]

@@ -14,7 +14,7 @@ use candle_core::{DType, Device};
 use rlvr_model::{init_random, save_model, ChatTokenizer, FinishReason, Generation, QwenConfig};
 use rlvr_tasks::code::SandboxConfig;
 use rlvr_train::eval::{score_responses, summarize, Response};
-use rlvr_train::grpo::{Rollouts, Trainer};
+use rlvr_train::grpo::{Rollouts, Start, Trainer};
 use rlvr_train::run::{setup, Ui};
 use rlvr_train::setup::{reward_fn, unsandboxed_notice};
 use rlvr_train::task::Task;
@@ -132,7 +132,7 @@ fn config(f: &Fixture, train_files: &str, extra: &[&str]) -> TrainConfig {
 /// The trainer of `rlvr train` on `cfg` (setup, then `Trainer::new`).
 fn trainer(cfg: &TrainConfig, data_dir: Option<&Path>) -> Trainer {
     let s = setup(cfg, data_dir, None, &Ui::new(true, false)).unwrap();
-    Trainer::new(cfg.clone(), s.policy, s.train).unwrap()
+    Trainer::new(cfg.clone(), s.policy, s.train, Start::Fresh, None).unwrap()
 }
 
 /// Rollouts whose responses are `texts[g]` for problem `problems[g]`, encoded with the

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use candle_core::{DType, Device};
 use common::{read_params, Fixture};
 use rlvr_train::checkpoint;
+use rlvr_train::grpo::Start;
 use rlvr_train::policy::Policy;
 use rlvr_train::run::{train, TrainOptions};
 use rlvr_train::task::{build_task, PromptFormat};
@@ -32,7 +33,7 @@ fn trainer(fx: &Fixture, cfg: &TrainConfig) -> Trainer {
         Arc::new(rlvr_tasks::MathVerifier),
     )
     .unwrap();
-    Trainer::new(cfg.clone(), policy, task).unwrap()
+    Trainer::new(cfg.clone(), policy, task, Start::Fresh, None).unwrap()
 }
 
 fn params(t: &Trainer) -> Vec<Vec<f32>> {
@@ -49,7 +50,8 @@ fn params(t: &Trainer) -> Vec<Vec<f32>> {
 /// parameter (or gradient) vectors.
 /// The gradient of the last optimizer step (needs `keep_grads`), flattened per parameter.
 fn take_grads(t: &mut Trainer) -> Vec<Vec<f32>> {
-    t.last_grads
+    t.hooks
+        .last_grads
         .take()
         .expect("keep_grads was set")
         .into_iter()
@@ -101,7 +103,7 @@ fn one_step_does_not_depend_on_micro_batch_size() {
                 "optim.lr=2e-4",
             ]);
             let mut t = trainer(&fx, &cfg);
-            t.keep_grads = true;
+            t.hooks.keep_grads = true;
             let before = params(&t);
             let report = t.step().unwrap();
             assert!(
@@ -162,7 +164,7 @@ fn gspo_and_cispo_run_and_do_not_depend_on_micro_batch_size() {
             &format!("algorithm.clip_ratio_high={clip}"),
         ]);
         let mut t = trainer(&fx, &cfg);
-        t.keep_grads = true;
+        t.hooks.keep_grads = true;
         let line = t.step().unwrap().line;
         assert!(!line.skipped, "{mode}: {:?}", line.skip_reason);
         assert!(line.reward_std > 0.0, "{mode}: rewards must vary");
@@ -244,8 +246,8 @@ fn nan_reward_or_loss_never_reaches_the_weights() {
     for fault in ["reward", "loss"] {
         let mut t = trainer(&fx, &cfg);
         match fault {
-            "reward" => t.faults.nan_reward_at_step = Some(2),
-            _ => t.faults.nan_loss_at_step = Some(2),
+            "reward" => t.hooks.faults.nan_reward_at_step = Some(2),
+            _ => t.hooks.faults.nan_loss_at_step = Some(2),
         }
         let r1 = t.step().unwrap();
         assert!(!r1.line.skipped);
@@ -327,7 +329,7 @@ fn a_fault_in_the_second_mini_batch_leaves_nothing_applied() {
     );
 
     let mut t = trainer(&fx, &cfg);
-    t.faults.nan_loss_in_mini_batch = Some((2, 1));
+    t.hooks.faults.nan_loss_in_mini_batch = Some((2, 1));
     assert!(!t.step().unwrap().line.skipped);
     let before = bits(&t);
     assert_eq!(

@@ -1,10 +1,10 @@
 //! A run's evaluations: `[eval]`'s sampling settings, each eval set evaluated, logged, printed.
 
-use crate::checkpoint::mix_seed;
 use crate::config::TrainConfig;
 use crate::eval::{evaluate, EvalResult, EvalSpec};
 use crate::metrics::MetricsWriter;
 use crate::policy::Policy;
+use crate::seed::mix_seed;
 use crate::task::Task;
 use crate::ui::Ui;
 use crate::TrainError;
