@@ -1,14 +1,10 @@
 //! `rlvr diagnose` end to end: JSON contract, hand-computed weights, table, bad input.
 
-use std::io::Write;
-use std::process::{Command, Output};
+#[allow(dead_code)] // TINY_TESTBED and the model builders are for the other CLI tests
+mod common;
+use common::rlvr_here as rlvr;
 
-fn rlvr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rlvr"))
-        .args(args)
-        .output()
-        .expect("run rlvr")
-}
+use std::io::Write;
 
 fn file_with(lines: &str) -> tempfile_path::TempPath {
     tempfile_path::TempPath::new(lines)

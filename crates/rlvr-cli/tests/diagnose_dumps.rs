@@ -9,21 +9,13 @@
 //! column per reward function and `advantage`) by this test; files made by the frameworks
 //! themselves are checked in diagnose_fixtures.rs.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[allow(dead_code)] // TINY_TESTBED and the model builders are for the other CLI tests
+mod common;
+use common::{rlvr_here as rlvr, tokenizer_dir};
+
+use std::path::Path;
 
 use serde_json::{json, Value};
-
-fn rlvr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rlvr"))
-        .args(args)
-        .output()
-        .expect("run rlvr")
-}
-
-fn tokenizer_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlvr-model/tests/fixtures/qwen2-tiny")
-}
 
 /// Three prompts, four responses each (consecutive, as both frameworks lay them out).
 fn rollouts() -> Vec<(String, String, f64)> {

@@ -3,21 +3,14 @@
 //! (verl's and TRL's dumps) are re-tokenized, and the report says so, naming the tokenizer and
 //! any re-counted length above `--max-len`. A bad count is an error naming file, line and key.
 
+#[allow(dead_code)] // TINY_TESTBED and the model builders are for the other CLI tests
+mod common;
+use common::{rlvr_here as rlvr, tokenizer_dir};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
-
-fn rlvr(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rlvr"))
-        .args(args)
-        .output()
-        .expect("run rlvr")
-}
-
-fn tokenizer_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlvr-model/tests/fixtures/qwen2-tiny")
-}
 
 fn tok_arg() -> String {
     tokenizer_dir().display().to_string()

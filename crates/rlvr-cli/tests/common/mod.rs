@@ -12,6 +12,21 @@ pub fn rlvr(args: &[&str], cwd: &Path) -> Output {
         .expect("run rlvr")
 }
 
+/// Runs the `rlvr` binary in the test's working directory.
+#[allow(dead_code)] // not every test binary that shares this module needs it
+pub fn rlvr_here(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rlvr"))
+        .args(args)
+        .output()
+        .expect("run rlvr")
+}
+
+/// rlvr-model's tiny Qwen2 fixture (a real byte-level BPE tokenizer and chat template).
+#[allow(dead_code)]
+pub fn tokenizer_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlvr-model/tests/fixtures/qwen2-tiny")
+}
+
 /// Its stdout and stderr, for assertion messages.
 pub fn log(o: &Output) -> String {
     format!(
