@@ -1,15 +1,19 @@
 //! rlvr-train: the GRPO loop of rlvr, with checkpoints, metrics and evaluation.
 //!
 //! [`grpo`] holds the algorithm, one function per phase (rollout, reward, advantage, old
-//! log-probs, update, report), each phase's output a named struct. Around it: [`config`] (the
-//! TOML file, every key documented), [`policy`] (the model being trained, with its tokenizer),
-//! [`task`] (problems, their tokenized prompts and verifier), [`optim`] (AdamW with f32 moments, clipping, schedule),
-//! [`loss`] (the per-token policy loss on tensors, mirroring `rlvr_core::policy_loss`),
-//! [`checkpoint`] (atomic, exactly resumable), [`metrics`] (`metrics.jsonl`), [`eval`]
-//! (mean@k / pass@k on held-out problems), [`warm_start`] (supervised start of the testbed
-//! model) and [`run`] (what `rlvr train` does end to end, over the set-up every task shares in
-//! `setup.rs`, the task sources of `source.rs` (the testbed, or a checkpoint and datasets:
-//! `datasets.rs`) and the progress output in `ui.rs`).
+//! log-probs, update, report), each phase's output a named struct, and the one constructor of a
+//! trainer, fresh or resumed ([`grpo::Start`]). Around it: [`config`] (the TOML file, one file
+//! per section, every key documented; [`config::RunTask`]: the testbed or a model on data),
+//! [`policy`] (the model being trained, with its tokenizer), [`task`] (problems, their
+//! tokenized prompts and verifier), [`eval_set`] (the task of every evaluation set), [`optim`]
+//! (AdamW with f32 moments, clipping, schedule), [`loss`] (the per-token policy loss on
+//! tensors, mirroring `rlvr_core::policy_loss`), [`seed`] (every random choice as a function of
+//! the seed and the step), [`checkpoint`] (atomic, exactly resumable), [`metrics`]
+//! (`metrics.jsonl`), [`eval`] (mean@k / pass@k on held-out problems), [`warm_start`]
+//! (supervised start of the testbed model), [`setup`] (device, datasets, reward functions: what
+//! every task source shares) and [`run`] (what `rlvr train` does end to end, over the task
+//! sources of `source.rs` (`testbed.rs`, or a checkpoint and datasets: `datasets.rs`) and the
+//! progress output in `ui.rs`).
 //!
 //! Out of scope: the math of advantages, aggregation weights and diagnostics (rlvr-core), the
 //! model and sampler (rlvr-model), datasets and verifiers (rlvr-tasks).
