@@ -5,19 +5,10 @@
 
 use std::path::PathBuf;
 
-use rlvr_tasks::{data, load_preset, math, resolve_data_dir, PRESETS};
+use rlvr_tasks::{data, load_preset, math, PRESETS};
 
 fn data_dir() -> Option<PathBuf> {
-    match resolve_data_dir(None) {
-        Ok(d) => Some(d),
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true but no data directory: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping: {e}");
-            None
-        }
-    }
+    rlvr_test_support::or_skip(rlvr_tasks::resolve_data_dir(None), "no data directory")
 }
 
 #[test]

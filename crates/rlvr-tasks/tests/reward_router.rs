@@ -5,31 +5,15 @@
 //! directory or python3; fails under `CI=true`.
 
 use rlvr_tasks::code::{parse_tests, SandboxConfig, Tests};
-use rlvr_tasks::{load_preset, resolve_data_dir, Problem, RewardConfig, RewardFn, RewardKind};
+use rlvr_tasks::{load_preset, Problem, RewardConfig, RewardFn, RewardKind};
 use rlvr_tasks::{Score, Verifier};
 
-fn ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
-}
-
 fn data_dir() -> Option<std::path::PathBuf> {
-    match resolve_data_dir(None) {
-        Ok(d) => Some(d),
-        Err(e) if ci() => panic!("CI=true: {e}"),
-        Err(e) => {
-            eprintln!("skipping: {e}");
-            None
-        }
-    }
+    rlvr_test_support::or_skip(rlvr_tasks::resolve_data_dir(None), "no data directory")
 }
 
 fn have_python() -> bool {
-    if SandboxConfig::default().python.exists() {
-        return true;
-    }
-    assert!(!ci(), "CI=true but no python3");
-    eprintln!("skipping: no python3");
-    false
+    rlvr_test_support::python(&SandboxConfig::default().python).is_some()
 }
 
 fn router(workers: usize) -> RewardFn {

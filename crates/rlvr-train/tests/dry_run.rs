@@ -11,19 +11,8 @@ fn repo(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// The data directory, or None (printed reason) when there is none; under CI=true a missing
-/// data directory fails the test.
 fn data_dir() -> Option<PathBuf> {
-    match rlvr_tasks::resolve_data_dir(None) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("CI=true but no data directory: {e}");
-            }
-            eprintln!("skipping: no data directory ({e})");
-            None
-        }
-    }
+    rlvr_test_support::or_skip(rlvr_tasks::resolve_data_dir(None), "no data directory")
 }
 
 #[test]
