@@ -38,11 +38,11 @@ pub(crate) fn model_error(e: rlvr_model::Error) -> anyhow::Error {
     }
 }
 
+/// `--dtype` (names as `rlvr_model::WeightDtype` reads them); scoring runs f32 or bf16.
 pub(crate) fn parse_dtype(s: &str) -> Result<DType> {
-    match s {
-        "f32" | "float32" => Ok(DType::F32),
-        "bf16" | "bfloat16" => Ok(DType::BF16),
-        other => Err(BadInput(format!("--dtype {other:?}: expected f32 or bf16")).into()),
+    match s.parse::<rlvr_model::WeightDtype>() {
+        Ok(d @ (rlvr_model::WeightDtype::F32 | rlvr_model::WeightDtype::Bf16)) => Ok(d.candle()),
+        _ => Err(BadInput(format!("--dtype {s:?}: expected f32 or bf16")).into()),
     }
 }
 
