@@ -20,22 +20,11 @@ from hydra import compose, initialize_config_dir  # noqa: E402
 import verl  # noqa: E402
 import rlvr.trl  # noqa: E402
 import rlvr.verl  # noqa: E402
-from test_verify_fixtures import rlvr_binary  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "configs" / "dapo17k-qwen3-1.7b.toml"
 EXAMPLES = REPO / "python" / "examples"
 _CONFIG_DIR = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
-
-
-@pytest.fixture(scope="module")
-def binary():
-    b = rlvr_binary()
-    if b is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("no rlvr binary (build it with `cargo build -p rlvr-cli` or set RLVR_BIN)")
-        pytest.skip("no rlvr binary: build it with `cargo build -p rlvr-cli` or set RLVR_BIN")
-    return b
 
 
 def export(binary, *args):

@@ -60,7 +60,7 @@ pub struct Args {
     n_problems: usize,
     /// Prompt template: dapo, qwen-boxed or raw.
     #[arg(long, default_value = "raw")]
-    template: String,
+    template: rlvr_tasks::PromptTemplate,
     /// Wrap prompts in the tokenizer's chat template.
     #[arg(long)]
     chat: bool,
@@ -111,12 +111,8 @@ pub fn run(args: Args) -> Result<()> {
         .map_err(|e| wrap(e.into()))?;
     let dev = device(args.device).map_err(wrap)?;
     let policy = Policy::load(&args.model, args.dtype.candle(), &dev).map_err(wrap)?;
-    let template = args
-        .template
-        .parse()
-        .map_err(|e: String| BadInput(format!("--template: {e}")))?;
     let format = PromptFormat {
-        template,
+        template: args.template,
         chat: args.chat,
     };
     let set = EvalSet::from(args.data.as_str());

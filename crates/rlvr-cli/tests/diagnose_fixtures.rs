@@ -15,8 +15,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn tokenizer() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../rlvr-model/tests/fixtures/qwen2-tiny")
+    rlvr_test_support::models::qwen2_tiny_dir()
         .display()
         .to_string()
 }

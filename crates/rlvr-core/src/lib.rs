@@ -13,6 +13,7 @@
 //! | [`kl`] | the k1, k2, k3 KL estimators with their derivative (the scalar reference of rlvr-train's tensor form, and its clamp) |
 //! | [`diagnostics`] | length variation, pos-neg length gap, positive share per rule (docs/architecture.md §3) |
 //! | [`estimators`] | pass@k (unbiased), mean@k, maj@k |
+//! | [`metrics`] | the schema of `metrics.jsonl` (train and eval lines), written by rlvr-train and read by every reader: not math, here because it is the one crate the writer and the readers share |
 //! | [`chat`] | the chat message type rlvr-tasks (data) and rlvr-model (chat templates) share: not math, here because it is the one crate both depend on |
 //!
 //! # Contract
@@ -31,6 +32,7 @@ pub mod diagnostics;
 mod error;
 pub mod estimators;
 pub mod kl;
+pub mod metrics;
 pub mod policy_loss;
 mod rule;
 mod sequence;

@@ -264,7 +264,7 @@ fn regime_section(
     )?;
     let last = runs
         .iter()
-        .filter_map(|r| r.train.last().map(|t| t.0))
+        .filter_map(|r| r.train.last().map(|t| t.step))
         .max()
         .unwrap_or(0);
     let mid = last / 2;
@@ -619,6 +619,24 @@ Peak = best evaluation of a run; drop = peak minus last-step accuracy.</p>",
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every metric the report plots or tabulates is one the metrics schema names (a typo
+    /// would plot nothing).
+    #[test]
+    fn every_plotted_metric_is_in_the_schema() {
+        let line = rlvr_core::metrics::TrainLine {
+            positive_share: SHARE_RULES.iter().map(|r| (r.to_string(), 0.5)).collect(),
+            ..Default::default()
+        };
+        let names = TRAIN_PLOTS
+            .iter()
+            .map(|p| p.0.to_string())
+            .chain(["response_length_cv", "pos_neg_gap", "pos_neg_gap_rel"].map(String::from))
+            .chain(SHARE_RULES.iter().map(|r| format!("positive_share.{r}")));
+        for name in names {
+            assert!(line.value(&name).is_some(), "{name}");
+        }
+    }
 
     fn write_run(dir: &Path, rule: &str, seed: u64, peak_at: usize) {
         std::fs::create_dir_all(dir).unwrap();

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rlvr_core::metrics::{MetricsLine, TrainLine};
 use serde_json::Value;
 
 use crate::{io_err, ReportError};
@@ -23,8 +24,8 @@ pub struct Run {
     /// Supervised warm-start steps (`testbed.warm_start_steps`, before `[testbed]`
     /// `trainer.warm_start_steps`), when the config gives them.
     pub warm_start_steps: Option<u64>,
-    /// `"kind":"train"` lines, in step order: (step, line).
-    pub train: Vec<(usize, Value)>,
+    /// `"kind":"train"` lines, in step order.
+    pub train: Vec<TrainLine>,
     /// Evaluation points, in step order: (step, dataset, mean@k).
     pub eval: Vec<EvalPoint>,
     /// The machine of each process that trained the run, in order (`machine` of each line of
@@ -46,13 +47,14 @@ pub struct EvalPoint {
 }
 
 impl Run {
-    /// A train-line metric as a series `(step, value)`; missing or null values are skipped,
-    /// and so are skipped steps.
+    /// A train-line metric (a name [`TrainLine::value`] takes: `pg_loss`,
+    /// `positive_share.balanced`) as a series `(step, value)`; missing or null values are
+    /// skipped, and so are skipped steps.
     pub fn series(&self, key: &str) -> Vec<(usize, f64)> {
         self.train
             .iter()
-            .filter(|(_, v)| !v["skipped"].as_bool().unwrap_or(false))
-            .filter_map(|(s, v)| pointer(v, key).map(|x| (*s, x)))
+            .filter(|t| !t.skipped)
+            .filter_map(|t| Some((t.step, t.value(key).filter(|x| x.is_finite())?)))
             .collect()
     }
 
@@ -69,42 +71,29 @@ impl Run {
     }
 }
 
-/// `key` may be `a.b` for a nested field (`positive_share.balanced`).
-fn pointer(v: &Value, key: &str) -> Option<f64> {
-    key.split('.')
-        .try_fold(v, |v, k| v.get(k))?
-        .as_f64()
-        .filter(|x| x.is_finite())
-}
-
 /// Loads `dir/metrics.jsonl` and the labels from `dir/config.toml`.
 pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
     let metrics = dir.join("metrics.jsonl");
     let mut train = Vec::new();
     let mut eval = Vec::new();
     for (i, v) in json_lines(&metrics)? {
-        let bad = |reason: String| ReportError::BadLine {
+        let line = serde_json::from_value(v).map_err(|e| ReportError::BadLine {
             path: metrics.clone(),
             line: i,
-            reason,
-        };
-        let step = v["step"]
-            .as_u64()
-            .ok_or_else(|| bad("missing integer \"step\"".into()))? as usize;
-        match v["kind"].as_str() {
-            Some("train") => train.push((step, v)),
-            Some("eval") => eval.push(EvalPoint {
-                step,
-                dataset: v["dataset"].as_str().unwrap_or("eval").to_string(),
-                mean_at_k: v["mean_at_k"]
-                    .as_f64()
-                    .ok_or_else(|| bad("eval line without mean_at_k".into()))?,
-                pass_at_k: v["pass_at_k"].as_f64().unwrap_or(f64::NAN),
+            reason: e.to_string(),
+        })?;
+        match line {
+            MetricsLine::Train(t) => train.push(t),
+            MetricsLine::Eval(e) => eval.push(EvalPoint {
+                step: e.step,
+                dataset: e.dataset,
+                mean_at_k: e.mean_at_k,
+                pass_at_k: e.pass_at_k,
             }),
-            _ => {} // other kinds (warm start, summary) are not part of the comparison
+            MetricsLine::Other => {} // kinds a later version writes are not part of the comparison
         }
     }
-    train.sort_by_key(|(s, _)| *s);
+    train.sort_by_key(|t| t.step);
     eval.sort_by_key(|e| e.step);
     let name = dir
         .file_name()

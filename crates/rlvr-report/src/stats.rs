@@ -141,7 +141,12 @@ pub(crate) fn band(series: &[Vec<(usize, f64)>]) -> Vec<(usize, Spread)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rlvr_core::metrics::TrainLine;
     use serde_json::json;
+
+    fn line(v: serde_json::Value) -> TrainLine {
+        serde_json::from_value(v).unwrap()
+    }
 
     fn run(rule: &str, seed: u64, acc: &[(usize, f64)]) -> Run {
         Run {
@@ -153,8 +158,8 @@ mod tests {
             warm_start_steps: None,
             machines: Vec::new(),
             train: vec![
-                (1, json!({"response_length_cv": 0.5, "pos_neg_gap": 10.0})),
-                (2, json!({"response_length_cv": 0.3, "pos_neg_gap": null})),
+                line(json!({"step": 1, "response_length_cv": 0.5, "pos_neg_gap": 10.0})),
+                line(json!({"step": 2, "response_length_cv": 0.3, "pos_neg_gap": null})),
             ],
             eval: acc
                 .iter()

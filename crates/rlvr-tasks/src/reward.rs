@@ -149,7 +149,7 @@ pub enum RewardError {
     Sandbox { id: String, source: SandboxError },
     /// More scoring threads than [`max_workers`] allows.
     #[error(
-        "workers = {workers}: at most {max} scoring threads here (4 per core, and never fewer \
+        "num_workers = {workers}: at most {max} scoring threads here (4 per core, and never fewer \
          than the {} sandboxes a process may run at once); 0 means one per core",
         crate::code::MAX_CONCURRENT_SANDBOXES
     )]
@@ -175,18 +175,30 @@ impl RewardError {
     }
 }
 
-/// Settings of a [`RewardFn`].
-#[derive(Debug, Clone, PartialEq)]
+/// Settings of a [`RewardFn`]: the `[reward]` section of a run config, read as it is (its
+/// field names are the config's keys).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RewardConfig {
+    /// `auto` (per problem by data source, as verl's `default_compute_score`: `testbed` to the
+    /// testbed verifier, code presets and code tests to the sandboxed code runner, the rest to
+    /// the math checker), or `math`, `code`, `testbed` for every problem.
     pub kind: RewardKind,
-    /// How passed tests become a code reward (default all-or-nothing: reward 1 = correct).
+    /// Code rewards: `all-or-nothing` (1 when every test passes; rllm/DeepCoder's sparse
+    /// reward) or `fraction` (passed / run tests; verl's `default_compute_score` passes
+    /// `continuous=True`, which is `fraction` over at most 10 tests).
     pub code_mode: RewardMode,
-    /// Run at most this many stdin/stdout tests per response (None: all).
-    pub code_max_tests: Option<usize>,
-    pub sandbox: SandboxConfig,
-    /// Threads scoring a batch (and so the most sandboxes at once); 0 = the number of cores;
-    /// at most [`max_workers`].
-    pub workers: usize,
+    /// Code rewards: run at most this many stdin/stdout tests per response (0 = all).
+    pub code_max_tests: usize,
+    /// Threads scoring a step's responses, and so the most sandboxes at once (0 = the number
+    /// of cores; at most [`max_workers`]).
+    pub num_workers: usize,
+    /// Code rewards: run programs even where the kernel refuses the sandbox's namespaces (not
+    /// root and no unprivileged user namespaces), without isolation: a program can then read
+    /// the data set (expected outputs included), write the user's files and reach the
+    /// network. Default false: such a machine is an error before the first step
+    /// ([`SandboxConfig::allow_unsandboxed`]).
+    pub allow_unsandboxed: bool,
 }
 
 impl Default for RewardConfig {
@@ -194,9 +206,20 @@ impl Default for RewardConfig {
         RewardConfig {
             kind: RewardKind::Auto,
             code_mode: RewardMode::AllOrNothing,
-            code_max_tests: None,
-            sandbox: SandboxConfig::default(),
-            workers: 0,
+            code_max_tests: 0,
+            num_workers: 0,
+            allow_unsandboxed: false,
+        }
+    }
+}
+
+impl RewardConfig {
+    /// The sandbox these settings describe: the interpreter from `RLVR_PYTHON`, else
+    /// `/usr/bin/python3`, the default limits, and `allow_unsandboxed`.
+    pub fn sandbox(&self) -> SandboxConfig {
+        SandboxConfig {
+            allow_unsandboxed: self.allow_unsandboxed,
+            ..SandboxConfig::default()
         }
     }
 }
@@ -231,13 +254,20 @@ impl std::fmt::Debug for RewardFn {
 }
 
 impl RewardFn {
-    /// A reward function with `cfg`; fails when `cfg.workers` is above [`max_workers`]
-    /// ([`RewardError::TooManyWorkers`]) or the thread pool cannot be made.
-    pub fn new(cfg: RewardConfig) -> Result<Self, RewardError> {
-        let workers = if cfg.workers == 0 {
+    /// A reward function with `cfg` and its sandbox ([`RewardConfig::sandbox`]); fails when
+    /// `cfg.num_workers` is above [`max_workers`] ([`RewardError::TooManyWorkers`]) or the
+    /// thread pool cannot be made.
+    pub fn new(cfg: &RewardConfig) -> Result<Self, RewardError> {
+        Self::with_sandbox(cfg, cfg.sandbox())
+    }
+
+    /// As [`RewardFn::new`], with another sandbox (an interpreter or limits of the caller's;
+    /// `cfg.allow_unsandboxed` is then not read).
+    pub fn with_sandbox(cfg: &RewardConfig, sandbox: SandboxConfig) -> Result<Self, RewardError> {
+        let workers = if cfg.num_workers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
-            cfg.workers
+            cfg.num_workers
         };
         let max = max_workers();
         if workers > max {
@@ -255,8 +285,8 @@ impl RewardFn {
             kind: cfg.kind,
             code: CodeVerifier {
                 mode: cfg.code_mode,
-                sandbox: cfg.sandbox,
-                max_tests: cfg.code_max_tests,
+                sandbox,
+                max_tests: (cfg.code_max_tests > 0).then_some(cfg.code_max_tests),
             },
             workers,
             pool,
@@ -488,7 +518,7 @@ mod tests {
 
     #[test]
     fn auto_routes_by_data_source_then_answer_shape() {
-        let f = RewardFn::new(RewardConfig::default()).unwrap();
+        let f = RewardFn::new(&RewardConfig::default()).unwrap();
         let cases = [
             (problem("a", "math500", "\\frac12"), RewardKind::Math),
             (problem("b", "testbed", "12"), RewardKind::Testbed),
@@ -506,7 +536,7 @@ mod tests {
         for (p, want) in &cases {
             assert_eq!(f.route(p), *want, "{}", p.id);
         }
-        let fixed = RewardFn::new(RewardConfig {
+        let fixed = RewardFn::new(&RewardConfig {
             kind: RewardKind::Math,
             ..RewardConfig::default()
         })
@@ -530,7 +560,7 @@ mod tests {
 
     #[test]
     fn check_names_the_problem_at_fault() {
-        let f = RewardFn::new(RewardConfig::default()).unwrap();
+        let f = RewardFn::new(&RewardConfig::default()).unwrap();
         let e = f
             .check(&[
                 problem("ok", "math500", "2"),
@@ -547,7 +577,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cf-1") && e.contains("functional"), "{e}");
-        let tb = RewardFn::new(RewardConfig {
+        let tb = RewardFn::new(&RewardConfig {
             kind: RewardKind::Testbed,
             ..RewardConfig::default()
         })
@@ -557,7 +587,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("problem m") && e.contains("integer"), "{e}");
-        let m = RewardFn::new(RewardConfig {
+        let m = RewardFn::new(&RewardConfig {
             kind: RewardKind::Math,
             ..RewardConfig::default()
         })
@@ -583,13 +613,13 @@ mod tests {
 
     #[test]
     fn a_sandbox_that_cannot_start_is_an_error_not_a_zero() {
-        let f = RewardFn::new(RewardConfig {
-            sandbox: SandboxConfig {
+        let f = RewardFn::with_sandbox(
+            &RewardConfig::default(),
+            SandboxConfig {
                 python: "/no/such/python3".into(),
                 ..SandboxConfig::default()
             },
-            ..RewardConfig::default()
-        })
+        )
         .unwrap();
         let p = problem("cf-3", "codeforces", IO);
         let e = f.check(std::slice::from_ref(&p)).unwrap_err().to_string();

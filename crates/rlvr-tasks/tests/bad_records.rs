@@ -123,8 +123,8 @@ fn an_over_long_prompt_is_an_error_naming_file_and_line() {
 #[test]
 fn absurd_reward_worker_counts_are_refused_quickly() {
     let t = Instant::now();
-    let err = RewardFn::new(RewardConfig {
-        workers: 100_000,
+    let err = RewardFn::new(&RewardConfig {
+        num_workers: 100_000,
         ..RewardConfig::default()
     })
     .unwrap_err();
@@ -137,11 +137,11 @@ fn absurd_reward_worker_counts_are_refused_quickly() {
         }
     ));
     assert!(err.is_user_input());
-    assert!(err.to_string().contains("workers = 100000"), "{err}");
+    assert!(err.to_string().contains("num_workers = 100000"), "{err}");
     // the bound itself is allowed
     let max = rlvr_tasks::reward::max_workers();
-    let f = RewardFn::new(RewardConfig {
-        workers: max,
+    let f = RewardFn::new(&RewardConfig {
+        num_workers: max,
         ..RewardConfig::default()
     })
     .unwrap();

@@ -17,8 +17,8 @@ fn have_python() -> bool {
 }
 
 fn router(workers: usize) -> RewardFn {
-    RewardFn::new(RewardConfig {
-        workers,
+    RewardFn::new(&RewardConfig {
+        num_workers: workers,
         ..RewardConfig::default()
     })
     .unwrap()

@@ -629,7 +629,7 @@ fn unsandboxed_helper() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("allow_unsandboxed"), "{e}");
-    let f = rlvr_tasks::RewardFn::new(rlvr_tasks::RewardConfig::default()).unwrap();
+    let f = rlvr_tasks::RewardFn::new(&rlvr_tasks::RewardConfig::default()).unwrap();
     let p = problem(r#"[{"input": "", "output": "42"}]"#);
     let e = f.check(std::slice::from_ref(&p)).unwrap_err().to_string();
     assert!(e.contains("allow_unsandboxed"), "{e}");

@@ -3,8 +3,12 @@
 //! sandbox) skips with a printed reason, and under `CI=true` fails instead, so CI never passes
 //! by skipping.
 //!
-//! Tiny models are built by the test-support module of the crate that owns them
-//! (rlvr-model's `tests/common`), the CLI's runner by rlvr-cli's `tests/common`.
+//! Tiny models for the crates above rlvr-model are in [`models`] (feature `models`);
+//! rlvr-model's own tests build theirs in its `tests/common`, the CLI's runner is in
+//! rlvr-cli's `tests/common`.
+
+#[cfg(feature = "models")]
+pub mod models;
 
 use std::fmt::Display;
 use std::path::{Path, PathBuf};

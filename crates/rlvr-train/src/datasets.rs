@@ -181,7 +181,7 @@ pub(crate) fn dry_run(
         }
     }
     // the reward of each problem (checked: no tests, no sandbox, ... are errors here)
-    let rf = cfg.reward.reward_fn()?;
+    let rf = rlvr_tasks::RewardFn::new(&cfg.reward)?;
     let routes = rf.check(&ds.problems)?;
     w(
         out,

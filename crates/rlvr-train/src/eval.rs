@@ -14,10 +14,10 @@ use std::time::Instant;
 use rlvr_core::estimators::{mean_at_k, pass_at_k};
 use rlvr_model::{generate_within, kv_cache_budget, SamplingParams};
 
-use crate::metrics::EvalLine;
 use crate::policy::Policy;
 use crate::task::Task;
 use crate::TrainError;
+use rlvr_core::metrics::EvalLine;
 
 /// Sampling settings of an evaluation.
 #[derive(Debug, Clone)]
@@ -101,7 +101,6 @@ impl EvalResult {
     /// The metrics line at `step`.
     pub fn line(&self, step: usize) -> EvalLine {
         EvalLine {
-            kind: "eval".into(),
             step,
             dataset: self.dataset.clone(),
             k: self.k,

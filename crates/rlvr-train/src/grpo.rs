@@ -32,12 +32,12 @@ use rlvr_model::{
 use crate::checkpoint::{TrainState, OPTIMIZER_FILE};
 use crate::config::TrainConfig;
 use crate::loss::{policy_loss, LossInputs, LossSpec};
-use crate::metrics::TrainLine;
 use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
 use crate::policy::Policy;
 use crate::seed::{mix_seed, DataOrder, DataOrderState};
 use crate::task::Task;
 use crate::TrainError;
+use rlvr_core::metrics::TrainLine;
 
 /// Test hooks (feature `test-hooks`): make a step produce a non-finite reward or loss (the
 /// skip path must catch it).
@@ -882,6 +882,7 @@ impl Trainer {
                     d.rule(rule).positive_share.unwrap_or(f64::NAN),
                 );
             }
+            line.verdict = Some(diagnostics::verdict(&d));
         }
         line.pg_loss = u.pg_loss;
         line.kl = u.kl;
@@ -1033,7 +1034,6 @@ impl SeenStats {
             .sum::<f64>()
             / ln;
         TrainLine {
-            kind: "train".into(),
             step,
             reward_mean: mean,
             reward_std: var.sqrt(),

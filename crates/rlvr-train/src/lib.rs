@@ -9,7 +9,9 @@
 //! (AdamW with f32 moments, clipping, schedule), [`loss`] (the per-token policy loss on
 //! tensors, mirroring `rlvr_core::policy_loss`), [`seed`] (every random choice as a function of
 //! the seed and the step), [`checkpoint`] (atomic, exactly resumable), [`metrics`]
-//! (`metrics.jsonl`), [`eval`] (mean@k / pass@k on held-out problems), [`warm_start`]
+//! (`metrics.jsonl`), [`tracking`] (where each metrics line goes: `metrics.jsonl` and, with
+//! `trainer.logger`, TensorBoard under verl's names; the event format in [`tensorboard`]),
+//! [`eval`] (mean@k / pass@k on held-out problems), [`warm_start`]
 //! (supervised start of the testbed model), [`setup`] (device, datasets, reward functions: what
 //! every task source shares) and [`run`] (what `rlvr train` does end to end, over the task
 //! sources of `source.rs` (`testbed.rs`, or a checkpoint and datasets: `datasets.rs`) and the
@@ -46,7 +48,9 @@ pub mod seed;
 pub mod setup;
 mod source;
 pub mod task;
+pub mod tensorboard;
 pub mod testbed;
+pub mod tracking;
 mod ui;
 pub mod warm_start;
 

@@ -17,10 +17,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::checkpoint::{self, PhaseTimes, TrainState};
-use crate::config::{RunTask, TrainConfig};
+use crate::config::{Logger, RunTask, TrainConfig};
 use crate::grpo::{Start, Trainer};
-use crate::metrics::MetricsWriter;
+use crate::tracking::{tensorboard_dir, Tracking};
 use crate::TrainError;
+use rlvr_core::metrics::MetricsLine;
 
 use evals::run_evals;
 use run_dir::{claim_new_run_dir, names, run_config_path, write_config};
@@ -250,9 +251,14 @@ fn train_locked(
         write_config(&run_dir, &cfg)?;
     }
     HostRecord::current(&cfg, trainer.step).append(&run_dir)?;
-    let metrics_path = run_dir.join("metrics.jsonl");
-    let mut writer = MetricsWriter::open(&metrics_path, state.as_ref().map(|s| s.step))
-        .map_err(|e| TrainError::io(&metrics_path, e))?;
+    let tb_dir = cfg
+        .trainer
+        .logs_to(Logger::Tensorboard)
+        .then(|| tensorboard_dir(&run_dir, std::env::var_os("TENSORBOARD_DIR")));
+    let mut writer = Tracking::open(&run_dir, state.as_ref().map(|s| s.step), tb_dir.as_deref())?;
+    if let Some(file) = writer.tensorboard_file() {
+        ui.println(format!("tensorboard: {}", file.display()));
+    }
 
     // evaluation before training
     let total = cfg.trainer.total_training_steps;
@@ -283,9 +289,7 @@ fn train_locked(
         times.train_s += line.time_train_s;
         let mut line = line;
         line.wall_s = times.total();
-        writer
-            .write(&line)
-            .map_err(|e| TrainError::io(&metrics_path, e))?;
+        writer.log(&MetricsLine::Train(line.clone()))?;
         pb.set_position(trainer.step as u64);
         pb.set_message(format!(
             "reward {:.2} len {:.0}",
@@ -299,7 +303,10 @@ fn train_locked(
                     line.skip_reason.as_deref().unwrap_or("?")
                 ))
             });
-        } else if cfg.logging.print_freq > 0 && trainer.step % cfg.logging.print_freq == 0 {
+        } else if cfg.trainer.logs_to(Logger::Console)
+            && cfg.logging.print_freq > 0
+            && trainer.step % cfg.logging.print_freq == 0
+        {
             pb.suspend(|| {
                 ui.println(format!(
                     "step {:>4}: reward {:.3} acc {:.3} len {:.1} (cv {:.2}) gap {:+.1} pg_loss {:+.4} grad {:.3} lr {:.2e} [{:.1}s rollout, {:.1}s train]",

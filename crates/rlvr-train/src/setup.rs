@@ -184,10 +184,10 @@ fn is_code_layout(path: &Path) -> bool {
 /// against them: a problem its scorer cannot score, or code problems without a working
 /// sandbox, are errors here, before any step or evaluation.
 pub fn reward_fn(
-    cfg: &crate::config::RewardSection,
+    cfg: &rlvr_tasks::RewardConfig,
     problems: &[Problem],
 ) -> Result<Arc<dyn Verifier>, TrainError> {
-    let f = cfg.reward_fn()?;
+    let f = rlvr_tasks::RewardFn::new(cfg)?;
     let routes = f.check(problems)?;
     if let Some(line) = unsandboxed_notice(cfg, routes.code) {
         // once per process: every dataset of a run shares the setting
@@ -200,10 +200,7 @@ pub fn reward_fn(
 /// The run-log line for `reward.allow_unsandboxed = true` when code rewards use it
 /// (`code_problems` > 0): a warning when the sandbox cannot isolate here, so programs run
 /// without isolation; a note that the setting is unused otherwise. None when it is not set.
-pub fn unsandboxed_notice(
-    cfg: &crate::config::RewardSection,
-    code_problems: usize,
-) -> Option<String> {
+pub fn unsandboxed_notice(cfg: &rlvr_tasks::RewardConfig, code_problems: usize) -> Option<String> {
     if !cfg.allow_unsandboxed || code_problems == 0 {
         return None;
     }

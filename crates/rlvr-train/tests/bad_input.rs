@@ -6,9 +6,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::Fixture;
+use common::{text_problem, Fixture};
 use rlvr_model::ChatTokenizer;
-use rlvr_tasks::{Problem, Prompt, PromptTemplate};
+use rlvr_tasks::PromptTemplate;
 use rlvr_train::checkpoint::{self, PhaseTimes, TrainState};
 use rlvr_train::run::{dry_run, TrainOptions};
 use rlvr_train::seed::DataOrderState;
@@ -41,23 +41,12 @@ fn dry_run_names_a_zero_size_in_the_checkpoint_config() {
     }
 }
 
-fn problem(id: &str, text: String) -> Problem {
-    Problem {
-        id: id.into(),
-        prompt: Prompt::Text(text),
-        answer: "1".into(),
-        solution: None,
-        data_source: "t".into(),
-    }
-}
-
 /// A prompt over `max_prompt_len * PROMPT_BYTES_PER_TOKEN` bytes is dropped and counted
 /// without being rendered: the chat template here fails on any long message, so rendering it
 /// would be an error.
 #[test]
 fn over_long_prompts_are_dropped_before_rendering_or_tokenizing() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../rlvr-model/tests/fixtures/qwen2-tiny");
+    let dir = rlvr_test_support::models::qwen2_tiny_dir();
     let mut tok = ChatTokenizer::from_dir(&dir).unwrap();
     tok.chat_template = Some(
         "{% for m in messages %}{% if m.content | length > 1000 %}\
@@ -68,9 +57,9 @@ fn over_long_prompts_are_dropped_before_rendering_or_tokenizing() {
     let max_len = 64;
     let cap = max_len * PROMPT_BYTES_PER_TOKEN;
     let problems = vec![
-        problem("short", "1+1=".into()),
-        problem("huge", "7".repeat(cap + 1)),
-        problem("short2", "2+2=".into()),
+        text_problem("short", "1+1=".into()),
+        text_problem("huge", "7".repeat(cap + 1)),
+        text_problem("short2", "2+2=".into()),
     ];
     let format = PromptFormat {
         template: PromptTemplate::Raw,
@@ -91,7 +80,7 @@ fn over_long_prompts_are_dropped_before_rendering_or_tokenizing() {
     // with no limit (0) nothing is dropped by size: the template then sees it and says so
     let err = build_task(
         "t",
-        vec![problem("huge", "7".repeat(cap + 1))],
+        vec![text_problem("huge", "7".repeat(cap + 1))],
         format,
         &tok,
         0,

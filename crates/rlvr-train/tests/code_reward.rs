@@ -329,10 +329,20 @@ fn allow_unsandboxed_reaches_the_sandbox_and_the_run_log() {
     let data = f.data.display().to_string();
     let cfg = config(&f, &data, &[]);
     assert!(!cfg.reward.allow_unsandboxed);
-    assert!(!cfg.reward.reward_fn().unwrap().sandbox().allow_unsandboxed);
+    assert!(
+        !rlvr_tasks::RewardFn::new(&cfg.reward)
+            .unwrap()
+            .sandbox()
+            .allow_unsandboxed
+    );
     assert_eq!(unsandboxed_notice(&cfg.reward, 2), None);
     let cfg = config(&f, &data, &["reward.allow_unsandboxed=true"]);
-    assert!(cfg.reward.reward_fn().unwrap().sandbox().allow_unsandboxed);
+    assert!(
+        rlvr_tasks::RewardFn::new(&cfg.reward)
+            .unwrap()
+            .sandbox()
+            .allow_unsandboxed
+    );
     // no code problem: the sandbox is not used, nothing to say
     assert_eq!(unsandboxed_notice(&cfg.reward, 0), None);
     let line = unsandboxed_notice(&cfg.reward, 2).unwrap();

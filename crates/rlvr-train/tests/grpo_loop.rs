@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use candle_core::{DType, Device};
 use common::{read_params, Fixture};
+use rlvr_core::metrics::TrainLine;
 use rlvr_train::checkpoint;
 use rlvr_train::grpo::Start;
 use rlvr_train::policy::Policy;
@@ -438,21 +439,13 @@ fn resume_after_sigkill_is_bit_identical() {
         assert!(same, "{na} differs after resume (killed at step {at_kill})");
     }
     // the resumed metrics file has each step once
-    let lines = rlvr_train::metrics::read_lines(&run_dir.join("metrics.jsonl")).unwrap();
-    let steps: Vec<u64> = lines
-        .iter()
-        .filter(|v| v["kind"] == "train")
-        .map(|v| v["step"].as_u64().unwrap())
-        .collect();
+    let lines = rlvr_train::metrics::train_lines(&run_dir.join("metrics.jsonl")).unwrap();
+    let steps: Vec<usize> = lines.iter().map(|t| t.step).collect();
     assert_eq!(steps, [1, 2, 3, 4, 5, 6]);
     let full_lines =
-        rlvr_train::metrics::read_lines(&fx.root.join("runs/full/metrics.jsonl")).unwrap();
-    let rewards = |ls: &[serde_json::Value]| -> Vec<f64> {
-        ls.iter()
-            .filter(|v| v["kind"] == "train")
-            .map(|v| v["reward_mean"].as_f64().unwrap())
-            .collect()
-    };
+        rlvr_train::metrics::train_lines(&fx.root.join("runs/full/metrics.jsonl")).unwrap();
+    let rewards =
+        |ls: &[TrainLine]| -> Vec<u64> { ls.iter().map(|t| t.reward_mean.to_bits()).collect() };
     assert_eq!(rewards(&lines), rewards(&full_lines));
 }
 
@@ -850,12 +843,8 @@ fn a_truncated_newest_checkpoint_resumes_from_the_previous_bit_identically() {
         read_params(&run_dir.join("checkpoint")),
         "resumed from step 4, the run must end as the uninterrupted one"
     );
-    let lines = rlvr_train::metrics::read_lines(&run_dir.join("metrics.jsonl")).unwrap();
-    let steps: Vec<u64> = lines
-        .iter()
-        .filter(|v| v["kind"] == "train")
-        .map(|v| v["step"].as_u64().unwrap())
-        .collect();
+    let lines = rlvr_train::metrics::train_lines(&run_dir.join("metrics.jsonl")).unwrap();
+    let steps: Vec<usize> = lines.iter().map(|t| t.step).collect();
     assert_eq!(steps, [1, 2, 3, 4, 5, 6]);
     // one flipped byte in the optimizer state of the new checkpoint
     let opt = run_dir.join("checkpoint").join(checkpoint::OPTIMIZER_FILE);
@@ -930,15 +919,9 @@ fn a_run_stopped_before_its_first_checkpoint_restarts_under_its_name() {
         };
         let s = train(&opts).unwrap_or_else(|e| panic!("resume={resume}: {e}"));
         assert_eq!(s.steps, 6);
-        let lines = rlvr_train::metrics::read_lines(&run_dir.join("metrics.jsonl")).unwrap();
-        assert!(
-            lines.iter().all(|v| v.get("stale").is_none()),
-            "resume={resume}"
-        );
-        assert_eq!(
-            lines.iter().filter(|v| v["kind"] == "train").count(),
-            6,
-            "resume={resume}"
-        );
+        let text = std::fs::read_to_string(run_dir.join("metrics.jsonl")).unwrap();
+        assert!(!text.contains("stale"), "resume={resume}");
+        let lines = rlvr_train::metrics::train_lines(&run_dir.join("metrics.jsonl")).unwrap();
+        assert_eq!(lines.len(), 6, "resume={resume}");
     }
 }

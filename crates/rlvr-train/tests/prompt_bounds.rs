@@ -3,26 +3,18 @@
 //! id and number, before rendering or tokenizing when the text alone is too long, after
 //! tokenizing otherwise; never generated from.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::text_problem;
 use rlvr_model::ChatTokenizer;
-use rlvr_tasks::{Problem, Prompt, PromptTemplate};
+use rlvr_tasks::PromptTemplate;
 use rlvr_train::task::{build_eval_task, PromptFormat, PROMPT_BYTES_PER_TOKEN};
-
-fn problem(id: &str, text: String) -> Problem {
-    Problem {
-        id: id.into(),
-        prompt: Prompt::Text(text),
-        answer: "1".into(),
-        solution: None,
-        data_source: "t".into(),
-    }
-}
 
 #[test]
 fn eval_prompts_beyond_the_models_positions_are_refused_naming_the_problem() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../rlvr-model/tests/fixtures/qwen2-tiny");
+    let dir = rlvr_test_support::models::qwen2_tiny_dir();
     let mut tok = ChatTokenizer::from_dir(&dir).unwrap();
     // rendering a long message is an error: a prompt refused by its size is never rendered
     tok.chat_template = Some(
@@ -39,8 +31,8 @@ fn eval_prompts_beyond_the_models_positions_are_refused_naming_the_problem() {
     let verifier = || Arc::new(rlvr_tasks::MathVerifier);
     // too long by its bytes: refused before rendering (3 MB, as in the issue)
     let problems = vec![
-        problem("short", "1+1=".into()),
-        problem("huge", "word ".repeat(600_000)),
+        text_problem("short", "1+1=".into()),
+        text_problem("huge", "word ".repeat(600_000)),
     ];
     let err = build_eval_task("eval.jsonl", problems, format, &tok, positions, verifier())
         .err()
@@ -55,7 +47,10 @@ fn eval_prompts_beyond_the_models_positions_are_refused_naming_the_problem() {
     // short in bytes but more tokens than positions: refused after tokenizing
     let text = "1 2 3 4 5 6 7 8 9 ".repeat(10);
     assert!(text.len() <= positions * PROMPT_BYTES_PER_TOKEN);
-    let problems = vec![problem("short", "1+1=".into()), problem("many", text)];
+    let problems = vec![
+        text_problem("short", "1+1=".into()),
+        text_problem("many", text),
+    ];
     let err = build_eval_task("eval.jsonl", problems, format, &tok, positions, verifier())
         .err()
         .expect("a prompt over the positions was accepted")
@@ -65,7 +60,10 @@ fn eval_prompts_beyond_the_models_positions_are_refused_naming_the_problem() {
         "{err}"
     );
     // prompts that fit are kept in order
-    let problems = vec![problem("a", "1+1=".into()), problem("b", "2+2=".into())];
+    let problems = vec![
+        text_problem("a", "1+1=".into()),
+        text_problem("b", "2+2=".into()),
+    ];
     let task =
         build_eval_task("eval.jsonl", problems, format, &tok, positions, verifier()).unwrap();
     assert_eq!(task.len(), 2);

@@ -45,11 +45,14 @@ fn live_stats_with(regime: &str, extra: &[&str]) -> (f64, f64) {
         ..TrainOptions::default()
     };
     let out = train(&opts).unwrap();
-    let lines = rlvr_train::metrics::read_lines(&out.run_dir.join("metrics.jsonl")).unwrap();
-    let train_lines: Vec<_> = lines.iter().filter(|v| v["kind"] == "train").collect();
+    let train_lines = rlvr_train::metrics::train_lines(&out.run_dir.join("metrics.jsonl")).unwrap();
     assert_eq!(train_lines.len(), 2);
     let mean = |key: &str| {
-        let v: Vec<f64> = train_lines.iter().filter_map(|l| l[key].as_f64()).collect();
+        let v: Vec<f64> = train_lines
+            .iter()
+            .filter_map(|l| l.value(key))
+            .filter(|x| x.is_finite())
+            .collect();
         assert_eq!(v.len(), 2, "{key} missing: {train_lines:?}");
         v.iter().sum::<f64>() / 2.0
     };

@@ -53,12 +53,11 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-fn train_steps(run_dir: &Path) -> Vec<u64> {
-    rlvr_train::metrics::read_lines(&run_dir.join("metrics.jsonl"))
+fn train_steps(run_dir: &Path) -> Vec<usize> {
+    rlvr_train::metrics::train_lines(&run_dir.join("metrics.jsonl"))
         .unwrap()
         .iter()
-        .filter(|v| v["kind"] == "train")
-        .map(|v| v["step"].as_u64().unwrap())
+        .map(|t| t.step)
         .collect()
 }
 

@@ -61,16 +61,10 @@ fn short_testbed_run_and_cached_warm_start() {
     );
     // the same warm-started model: the same evaluation before training
     assert_eq!(first.before[0].mean_at_k, second.before[0].mean_at_k);
-    let lines = rlvr_train::metrics::read_lines(&first.run_dir.join("metrics.jsonl")).unwrap();
-    let train_line = lines.iter().find(|v| v["kind"] == "train").unwrap();
-    for key in [
-        "reward_mean",
-        "positive_share",
-        "pos_neg_gap",
-        "grad_norm",
-        "rollout_tokens_per_s",
-    ] {
-        assert!(train_line.get(key).is_some(), "{key}");
+    let lines = rlvr_train::metrics::train_lines(&first.run_dir.join("metrics.jsonl")).unwrap();
+    let train_line = &lines[0];
+    for key in ["reward_mean", "grad_norm", "rollout_tokens_per_s"] {
+        assert!(train_line.value(key).unwrap().is_finite(), "{key}");
     }
-    assert_eq!(train_line["positive_share"].as_object().unwrap().len(), 7);
+    assert_eq!(train_line.positive_share.len(), 7);
 }

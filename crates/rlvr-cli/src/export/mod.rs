@@ -175,7 +175,7 @@ pub fn verl_rows(
         chat: true,
     };
     // `ability`: where rlvr's `reward.kind = "auto"` sends the problem
-    let router = rlvr_tasks::RewardFn::new(rlvr_tasks::RewardConfig::default()).ok();
+    let router = rlvr_tasks::RewardFn::new(&rlvr_tasks::RewardConfig::default()).ok();
     problems
         .iter()
         .map(|p| {

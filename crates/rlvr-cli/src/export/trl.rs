@@ -8,7 +8,7 @@ use rlvr_core::policy_loss::PolicyLossMode;
 use rlvr_core::{AdvEstimator, AggRule};
 use rlvr_model::WeightDtype;
 use rlvr_tasks::RewardKind;
-use rlvr_train::config::{LrScheduler, RunTask};
+use rlvr_train::config::{Logger, LrScheduler, RunTask};
 use rlvr_train::TrainConfig;
 
 use super::*;
@@ -295,6 +295,14 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "trainer.save_freq",
         "trainer.keep_checkpoints",
     ]);
+    // TRL's report_to takes the same logger names; its console logging is always on
+    let report_to = if t.logs_to(Logger::Tensorboard) {
+        "[\"tensorboard\"]"
+    } else {
+        "\"none\""
+    };
+    set("report_to", report_to.into());
+    l.used(&["trainer.logger"]);
     match t.rollout_data_dir {
         None => l.used(&["trainer.rollout_data_dir"]),
         Some(_) => l.drop(
@@ -457,7 +465,6 @@ def config(world_size=None, **overrides):
         per_device_train_batch_size=per_device,
         gradient_accumulation_steps=accum,
         steps_per_generation=steps_per_generation,
-        report_to="none",
 "#;
 
 pub(super) const TRL_BODY_TAIL: &str = r#"    )

@@ -7,7 +7,7 @@ use anyhow::Result;
 use rlvr_core::kl::KlEstimator;
 use rlvr_core::{AdvEstimator, AggRule};
 use rlvr_tasks::RewardKind;
-use rlvr_train::config::{LrScheduler, RunTask};
+use rlvr_train::config::{Logger, LrScheduler, RunTask};
 use rlvr_train::TrainConfig;
 
 use super::*;
@@ -433,7 +433,15 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     );
     set("trainer.n_gpus_per_node", "${N_GPUS}".into());
     set("trainer.nnodes", "1".into());
-    set("trainer.logger", "['console']".into());
+    let loggers: Vec<String> = t
+        .logger
+        .iter()
+        .map(|lg| match lg {
+            Logger::Console => "'console'".to_string(),
+            Logger::Tensorboard => "'tensorboard'".to_string(),
+        })
+        .collect();
+    set("trainer.logger", format!("[{}]", loggers.join(",")));
     l.used(&[
         "trainer.train_batch_size",
         "trainer.total_training_steps",
@@ -442,6 +450,7 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         "trainer.runs_dir",
         "trainer.keep_checkpoints",
         "trainer.seed",
+        "trainer.logger",
     ]);
     match &t.rollout_data_dir {
         Some(dir) => {

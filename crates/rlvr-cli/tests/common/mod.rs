@@ -3,6 +3,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use rlvr_test_support::models::TinyShape;
+
 /// Runs the `rlvr` binary in `cwd`.
 pub fn rlvr(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rlvr"))
@@ -24,7 +26,7 @@ pub fn rlvr_here(args: &[&str]) -> Output {
 /// rlvr-model's tiny Qwen2 fixture (a real byte-level BPE tokenizer and chat template).
 #[allow(dead_code)]
 pub fn tokenizer_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlvr-model/tests/fixtures/qwen2-tiny")
+    rlvr_test_support::models::qwen2_tiny_dir()
 }
 
 /// Its stdout and stderr, for assertion messages.
@@ -50,8 +52,8 @@ pub const TINY_TESTBED: [&str; 9] = [
     "rollout.max_response_length=48",
 ];
 
-/// Saves a random one-layer model (hidden 16, MLP 32, 2 / 1 heads of 8) with `tok` in Hugging
-/// Face layout into `dir`: `vocab` tokens, `eos` its end token, `positions` its context.
+/// Saves a random one-layer model ([`TinyShape::ONE_LAYER`]) with `tok` in Hugging Face layout
+/// into `dir`: `vocab` tokens, `eos` its end token, `positions` its context.
 #[allow(dead_code)] // not every test binary that shares this module saves a model
 pub fn save_one_layer_model(
     dir: &Path,
@@ -61,16 +63,6 @@ pub fn save_one_layer_model(
     positions: usize,
     seed: u64,
 ) {
-    use rlvr_model::candle_core::{DType, Device};
-    let mut cfg = rlvr_model::QwenConfig::tiny(vocab);
-    cfg.hidden_size = 16;
-    cfg.intermediate_size = 32;
-    cfg.num_hidden_layers = 1;
-    cfg.num_attention_heads = 2;
-    cfg.num_key_value_heads = 1;
-    cfg.head_dim = 8;
-    cfg.max_position_embeddings = positions;
-    cfg.eos_token_ids = vec![eos];
-    let (_m, varmap) = rlvr_model::init_random(&cfg, seed, DType::F32, &Device::Cpu).unwrap();
-    rlvr_model::save_model(dir, &varmap, &cfg, tok).unwrap();
+    let cfg = TinyShape::ONE_LAYER.config(vocab, eos, positions);
+    rlvr_test_support::models::save_random_model(dir, &cfg, tok, seed);
 }

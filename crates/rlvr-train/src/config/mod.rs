@@ -38,10 +38,10 @@ pub use logging::LoggingConfig;
 pub use model::ModelConfig;
 pub use optim::{LrScheduler, OptimConfig};
 pub use parse::apply_override;
-pub use reward::RewardSection;
+pub use reward::RewardConfig;
 pub use rollout::RolloutConfig;
 pub use testbed::{TestbedSection, MOVED_KEYS};
-pub use trainer::TrainerConfig;
+pub use trainer::{Logger, TrainerConfig};
 pub use validate::{
     host_memory_bytes, max_reward_workers, FIXED_ON_RESUME, PARAM_HOST_COPIES, PROBLEM_HOST_BYTES,
     SEQUENCE_HOST_BYTES, TOKEN_HOST_BYTES,
@@ -71,7 +71,7 @@ pub struct TrainConfig {
     pub data: DataConfig,
     pub rollout: RolloutConfig,
     pub algorithm: AlgorithmConfig,
-    pub reward: RewardSection,
+    pub reward: RewardConfig,
     pub optim: OptimConfig,
     pub trainer: TrainerConfig,
     pub eval: EvalConfig,

@@ -89,6 +89,33 @@ pub const MOVED_KEYS: &[(&str, &str)] = &[
 ];
 
 impl TestbedSection {
+    /// The keys of this section a `--resume` may change: where the warm-start cache lives.
+    /// Every other key is fixed at the run's start (a key added later too, until it is named
+    /// here).
+    pub const CHANGEABLE_ON_RESUME: [&'static str; 1] = ["cache_dir"];
+
+    /// Why a `--resume` cannot change `key` of this section, or `None` when it can
+    /// ([`Self::CHANGEABLE_ON_RESUME`]).
+    pub fn fixed_on_resume(key: &str) -> Option<&'static str> {
+        if Self::CHANGEABLE_ON_RESUME.contains(&key) {
+            return None;
+        }
+        Some(match key {
+            "hidden_size"
+            | "num_hidden_layers"
+            | "num_attention_heads"
+            | "intermediate_size"
+            | "max_position_embeddings" => "the checkpoint holds the model's shape",
+            "warm_start_steps" | "warm_start_batch_size" | "warm_start_lr" => {
+                "the warm start happened before the first step"
+            }
+            "regime" | "difficulty" | "min_terms" | "heldout_modulus" | "train_size" => {
+                "the testbed problems and the data order follow it"
+            }
+            _ => "the testbed's task and model are fixed when the run starts",
+        })
+    }
+
     /// The rlvr-tasks problem settings, the training problems seeded by `seed`
     /// (`trainer.seed`); terms are single digits.
     pub fn task_config(&self, seed: u64) -> rlvr_tasks::testbed::TestbedConfig {

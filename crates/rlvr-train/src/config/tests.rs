@@ -247,10 +247,20 @@ fn reward_kind_parses_and_unknown_is_named() {
         ],
     )
     .unwrap();
-    assert_eq!(cfg.reward.reward_fn().unwrap().workers(), 3);
-    assert!(!cfg.reward.reward_fn().unwrap().sandbox().allow_unsandboxed);
+    assert_eq!(rlvr_tasks::RewardFn::new(&cfg.reward).unwrap().workers(), 3);
+    assert!(
+        !rlvr_tasks::RewardFn::new(&cfg.reward)
+            .unwrap()
+            .sandbox()
+            .allow_unsandboxed
+    );
     let cfg = TrainConfig::load(None, &["reward.allow_unsandboxed=true".into()]).unwrap();
-    assert!(cfg.reward.reward_fn().unwrap().sandbox().allow_unsandboxed);
+    assert!(
+        rlvr_tasks::RewardFn::new(&cfg.reward)
+            .unwrap()
+            .sandbox()
+            .allow_unsandboxed
+    );
 }
 
 #[test]
@@ -344,14 +354,36 @@ fn moved_keys_name_their_new_key() {
 #[test]
 fn resume_refuses_the_testbed_keys_fixed_at_the_start() {
     let saved = TrainConfig::default();
-    for over in [
-        "testbed.hidden_size=64",
-        "testbed.num_hidden_layers=3",
-        "testbed.regime=control",
-        "testbed.train_size=100",
-        "testbed.warm_start_steps=7",
-    ] {
-        let new = TrainConfig::load(None, &[over.into()]).unwrap();
+    let toml::Value::Table(testbed) = toml::Value::try_from(&saved.testbed).unwrap() else {
+        panic!()
+    };
+    // a changed value of every key of [testbed] that the section accepts (the next integer or
+    // twice it, twice a float, another regime or path)
+    let changed = |key: &str, v: &toml::Value| -> (String, TrainConfig) {
+        let tries: Vec<String> = match v {
+            toml::Value::Integer(i) => vec![(i + 1).to_string(), (i * 2).to_string()],
+            toml::Value::Float(f) => vec![(f * 2.0).to_string()],
+            toml::Value::String(_) if key == "regime" => vec!["\"control\"".into()],
+            toml::Value::String(s) => vec![format!("\"{s}/other\"")],
+            other => panic!(
+                "testbed.{key}: a {} the test cannot change",
+                other.type_str()
+            ),
+        };
+        tries
+            .iter()
+            .map(|t| format!("testbed.{key}={t}"))
+            .find_map(|o| Some((o.clone(), TrainConfig::load(None, &[o]).ok()?)))
+            .unwrap_or_else(|| panic!("no valid change of testbed.{key} among {tries:?}"))
+    };
+    let mut refused = 0;
+    for (key, v) in &testbed {
+        let (over, new) = changed(key, v);
+        if TestbedSection::CHANGEABLE_ON_RESUME.contains(&key.as_str()) {
+            saved.check_resume_overrides(&new).unwrap();
+            continue;
+        }
+        refused += 1;
         let err = saved.check_resume_overrides(&new).unwrap_err().to_string();
         let key = over.split('=').next().unwrap();
         assert!(
@@ -359,6 +391,7 @@ fn resume_refuses_the_testbed_keys_fixed_at_the_start() {
             "{err}"
         );
     }
+    assert_eq!(refused, testbed.len() - 1);
     let new = TrainConfig::load(None, &["optim.lr=0.01".into()]).unwrap();
     saved.check_resume_overrides(&new).unwrap();
 }

@@ -29,6 +29,28 @@ pub struct TrainerConfig {
     /// `trainer.rollout_data_dir` layout: `input`, `output`, `score`, `step`, plus `uid`,
     /// `advantage`, `length`, `acc`); unset: no dump. A relative path is under the run directory.
     pub rollout_data_dir: Option<PathBuf>,
+    /// Where metrics go besides `metrics.jsonl` (verl's `trainer.logger`): `console` (the step
+    /// lines of `logging.print_freq`), `tensorboard` (event files in `<run>/tensorboard`, or
+    /// `$TENSORBOARD_DIR/<run name>`, every step and evaluation under verl's metric names:
+    /// configs/README.md, "Metric names").
+    pub logger: Vec<Logger>,
+}
+
+/// A metrics destination of `trainer.logger`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Logger {
+    /// The step lines on stderr.
+    Console,
+    /// TensorBoard event files.
+    Tensorboard,
+}
+
+impl TrainerConfig {
+    /// Whether `trainer.logger` names `logger`.
+    pub fn logs_to(&self, logger: Logger) -> bool {
+        self.logger.contains(&logger)
+    }
 }
 
 impl Default for TrainerConfig {
@@ -42,6 +64,7 @@ impl Default for TrainerConfig {
             save_freq: 50,
             keep_checkpoints: 2,
             rollout_data_dir: None,
+            logger: vec![Logger::Console],
         }
     }
 }

@@ -543,9 +543,9 @@ impl TrainConfig {
     }
 
     /// Checks the config a `--resume` resolved (`new`: the saved config, `self`, with the
-    /// overrides) against the saved one: a key of [`FIXED_ON_RESUME`] whose value changed is
-    /// an error naming it, since the resumed run cannot apply it and the saved config must
-    /// not claim it did.
+    /// overrides) against the saved one: a key of [`FIXED_ON_RESUME`], or of `[testbed]`
+    /// ([`super::TestbedSection::fixed_on_resume`]), whose value changed is an error naming it,
+    /// since the resumed run cannot apply it and the saved config must not claim it did.
     pub fn check_resume_overrides(&self, new: &TrainConfig) -> Result<(), ConfigError> {
         let (Ok(toml::Value::Table(old_t)), Ok(toml::Value::Table(new_t))) =
             (toml::Value::try_from(self), toml::Value::try_from(new))
@@ -558,12 +558,28 @@ impl TrainConfig {
                 .map(|v| v.to_string())
                 .unwrap_or_else(|| "unset".into())
         };
-        for &(key, why) in FIXED_ON_RESUME {
+        let testbed_keys: Vec<(String, &str)> = old_t
+            .get("testbed")
+            .and_then(|t| t.as_table())
+            .into_iter()
+            .flat_map(|t| t.keys())
+            .filter_map(|k| {
+                Some((
+                    format!("testbed.{k}"),
+                    super::TestbedSection::fixed_on_resume(k)?,
+                ))
+            })
+            .collect();
+        let fixed = FIXED_ON_RESUME
+            .iter()
+            .map(|&(k, why)| (k.to_string(), why))
+            .chain(testbed_keys);
+        for (key, why) in fixed {
             let (sec, name) = key.split_once('.').expect("section.key");
             let (was, now) = (get(&old_t, sec, name), get(&new_t, sec, name));
             if was != now {
                 return Err(ConfigError::Invalid {
-                    key: key.into(),
+                    key,
                     message: format!(
                         "cannot change on --resume ({why}): the run has {was}, the override \
                          asks for {now}; start a new run to change it"
@@ -637,31 +653,13 @@ pub fn host_memory_bytes() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-/// The keys a `--resume` cannot change, with the reason ([`TrainConfig::check_resume_overrides`]).
+/// The keys outside `[testbed]` a `--resume` cannot change, with the reason
+/// ([`TrainConfig::check_resume_overrides`]; the keys of `[testbed]` are
+/// [`super::TestbedSection::fixed_on_resume`]'s).
 pub const FIXED_ON_RESUME: &[(&str, &str)] = &[
     (
         "model.path",
         "the run continues from its checkpoint, not from model.path",
-    ),
-    (
-        "testbed.hidden_size",
-        "the checkpoint holds the model's shape",
-    ),
-    (
-        "testbed.num_hidden_layers",
-        "the checkpoint holds the model's shape",
-    ),
-    (
-        "testbed.num_attention_heads",
-        "the checkpoint holds the model's shape",
-    ),
-    (
-        "testbed.intermediate_size",
-        "the checkpoint holds the model's shape",
-    ),
-    (
-        "testbed.max_position_embeddings",
-        "the checkpoint holds the model's shape",
     ),
     (
         "trainer.seed",
@@ -669,38 +667,6 @@ pub const FIXED_ON_RESUME: &[(&str, &str)] = &[
     ),
     ("trainer.run_name", "the run stays in its directory"),
     ("trainer.runs_dir", "the run stays in its directory"),
-    (
-        "testbed.warm_start_steps",
-        "the warm start happened before the first step",
-    ),
-    (
-        "testbed.warm_start_batch_size",
-        "the warm start happened before the first step",
-    ),
-    (
-        "testbed.warm_start_lr",
-        "the warm start happened before the first step",
-    ),
-    (
-        "testbed.regime",
-        "the testbed problems and the data order follow it",
-    ),
-    (
-        "testbed.difficulty",
-        "the testbed problems and the data order follow it",
-    ),
-    (
-        "testbed.min_terms",
-        "the testbed problems and the data order follow it",
-    ),
-    (
-        "testbed.heldout_modulus",
-        "the testbed problems and the data order follow it",
-    ),
-    (
-        "testbed.train_size",
-        "the testbed problems and the data order follow it",
-    ),
 ];
 
 /// `trainer.run_name`: empty (an automatic name) or one plain path component, so that

@@ -2,12 +2,13 @@
 
 use crate::config::TrainConfig;
 use crate::eval::{evaluate, EvalResult, EvalSpec};
-use crate::metrics::MetricsWriter;
 use crate::policy::Policy;
 use crate::seed::mix_seed;
 use crate::task::Task;
+use crate::tracking::Tracking;
 use crate::ui::Ui;
 use crate::TrainError;
+use rlvr_core::metrics::MetricsLine;
 
 fn eval_spec(cfg: &TrainConfig, kv_cache_bytes: Option<usize>) -> EvalSpec {
     EvalSpec {
@@ -27,7 +28,7 @@ pub(super) fn run_evals(
     cfg: &TrainConfig,
     step: usize,
     ui: &Ui,
-    writer: &mut MetricsWriter,
+    writer: &mut Tracking,
 ) -> Result<Vec<EvalResult>, TrainError> {
     let mut out = Vec::new();
     for task in tasks {
@@ -38,9 +39,7 @@ pub(super) fn run_evals(
             pb.set_position(done as u64)
         })?;
         pb.finish_and_clear();
-        writer
-            .write(&r.line(step))
-            .map_err(|e| TrainError::io(writer.path(), e))?;
+        writer.log(&MetricsLine::Eval(r.line(step)))?;
         ui.println(format!(
             "eval step {step:>4} {}: mean@{k} = {:.3}, pass@{k} = {:.3} on {} ({:.1}s)",
             r.dataset,

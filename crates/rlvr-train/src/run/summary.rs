@@ -7,6 +7,7 @@ use crate::config::TrainConfig;
 use crate::eval::EvalResult;
 use crate::metrics;
 use crate::TrainError;
+use rlvr_core::metrics::{EvalLine, MetricsLine, TrainLine};
 
 /// What a finished (or stopped) session reports.
 #[derive(Debug, Clone)]
@@ -45,29 +46,28 @@ pub struct LiveBias {
 
 impl LiveBias {
     /// From the `"train"` lines of `metrics.jsonl` (skipped steps and nulls left out).
-    pub fn from_lines(train: &[&serde_json::Value]) -> Option<Self> {
-        let live: Vec<&serde_json::Value> = train
-            .iter()
-            .copied()
-            .filter(|v| v["skipped"] != true)
-            .collect();
-        let mean = |get: &dyn Fn(&serde_json::Value) -> Option<f64>| {
-            let xs: Vec<f64> = live.iter().filter_map(|v| get(v)).collect();
+    pub fn from_lines(train: &[&TrainLine]) -> Option<Self> {
+        let live: Vec<&TrainLine> = train.iter().copied().filter(|t| !t.skipped).collect();
+        let mean = |get: &dyn Fn(&TrainLine) -> Option<f64>| {
+            let xs: Vec<f64> = live
+                .iter()
+                .filter_map(|t| get(t))
+                .filter(|x| x.is_finite())
+                .collect();
             (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
         };
-        let length_cv = mean(&|v| v["response_length_cv"].as_f64())?;
+        let length_cv = mean(&|t| Some(t.response_length_cv))?;
         let rules: Vec<String> = live
             .first()
-            .and_then(|v| v["positive_share"].as_object())
-            .map(|m| m.keys().cloned().collect())
+            .map(|t| t.positive_share.keys().cloned().collect())
             .unwrap_or_default();
         let positive_share = rules
             .into_iter()
-            .filter_map(|r| Some((r.clone(), mean(&|v| v["positive_share"][&r].as_f64())?)))
+            .filter_map(|r| Some((r.clone(), mean(&|t| t.positive_share.get(&r).copied())?)))
             .collect();
         Some(Self {
             length_cv,
-            pos_neg_gap: mean(&|v| v["pos_neg_gap"].as_f64()),
+            pos_neg_gap: mean(&|t| Some(t.pos_neg_gap)),
             positive_share,
         })
     }
@@ -75,10 +75,10 @@ impl LiveBias {
 
 /// The distinct `skip_reason`s of the skipped `"train"` lines with their counts, most frequent
 /// first (ties in order of first appearance).
-fn skip_reasons(train: &[&serde_json::Value]) -> Vec<(String, usize)> {
+fn skip_reasons(train: &[&TrainLine]) -> Vec<(String, usize)> {
     let mut reasons: Vec<(String, usize)> = Vec::new();
-    for v in train.iter().filter(|v| v["skipped"] == true) {
-        let reason = v["skip_reason"].as_str().unwrap_or("no reason recorded");
+    for t in train.iter().filter(|t| t.skipped) {
+        let reason = t.skip_reason.as_deref().unwrap_or("no reason recorded");
         match reasons.iter_mut().find(|(r, _)| r == reason) {
             Some((_, n)) => *n += 1,
             None => reasons.push((reason.to_string(), 1)),
@@ -100,17 +100,20 @@ pub(super) fn summarize(
 ) -> Result<RunSummary, TrainError> {
     let path = run_dir.join("metrics.jsonl");
     let lines = metrics::read_lines(&path).map_err(|e| TrainError::io(&path, e))?;
-    let eval_at = |step: u64| -> Vec<EvalResult> {
+    let eval_at = |step: usize| -> Vec<EvalResult> {
         lines
             .iter()
-            .filter(|v| v["kind"] == "eval" && v["step"].as_u64() == Some(step))
-            .map(|v| EvalResult {
-                dataset: v["dataset"].as_str().unwrap_or("?").to_string(),
-                k: v["k"].as_u64().unwrap_or(0) as usize,
-                n_problems: v["n_problems"].as_u64().unwrap_or(0) as usize,
-                distinct_problems: v["distinct_problems"].as_u64().unwrap_or(0) as usize,
-                mean_at_k: v["mean_at_k"].as_f64().unwrap_or(f64::NAN),
-                pass_at_k: v["pass_at_k"].as_f64().unwrap_or(f64::NAN),
+            .filter_map(|l| match l {
+                MetricsLine::Eval(e) if e.step == step => Some(e),
+                _ => None,
+            })
+            .map(|e: &EvalLine| EvalResult {
+                dataset: e.dataset.clone(),
+                k: e.k,
+                n_problems: e.n_problems,
+                distinct_problems: e.distinct_problems,
+                mean_at_k: e.mean_at_k,
+                pass_at_k: e.pass_at_k,
                 correct: Vec::new(),
                 samples: Vec::new(),
                 response_length_mean: f64::NAN,
@@ -118,7 +121,13 @@ pub(super) fn summarize(
             })
             .collect()
     };
-    let train: Vec<&serde_json::Value> = lines.iter().filter(|v| v["kind"] == "train").collect();
+    let train: Vec<&TrainLine> = lines
+        .iter()
+        .filter_map(|l| match l {
+            MetricsLine::Train(t) => Some(t),
+            _ => None,
+        })
+        .collect();
     Ok(RunSummary {
         run_dir: run_dir.to_path_buf(),
         steps,
@@ -127,14 +136,11 @@ pub(super) fn summarize(
         task: crate::source::task_source(cfg).describe(cfg),
         before: eval_at(0),
         after: if steps > 0 {
-            eval_at(steps as u64)
+            eval_at(steps)
         } else {
             Vec::new()
         },
-        rewards: train
-            .iter()
-            .map(|v| v["reward_mean"].as_f64().unwrap_or(f64::NAN))
-            .collect(),
+        rewards: train.iter().map(|t| t.reward_mean).collect(),
         skip_reasons: skip_reasons(&train),
         live_bias: LiveBias::from_lines(&train),
         times,
@@ -259,18 +265,18 @@ mod tests {
 
     #[test]
     fn live_bias_averages_the_live_steps() {
-        let lines: Vec<serde_json::Value> = [
-            r#"{"kind":"train","skipped":false,"response_length_cv":0.4,"pos_neg_gap":-2.0,
+        let lines: Vec<TrainLine> = [
+            r#"{"step":1,"skipped":false,"response_length_cv":0.4,"pos_neg_gap":-2.0,
                "positive_share":{"balanced":0.5,"token-mean":0.44}}"#,
-            r#"{"kind":"train","skipped":false,"response_length_cv":0.2,"pos_neg_gap":null,
+            r#"{"step":2,"skipped":false,"response_length_cv":0.2,"pos_neg_gap":null,
                "positive_share":{"balanced":0.5,"token-mean":0.48}}"#,
-            r#"{"kind":"train","skipped":true,"response_length_cv":9.0,"pos_neg_gap":9.0,
+            r#"{"step":3,"skipped":true,"response_length_cv":9.0,"pos_neg_gap":9.0,
                "positive_share":{"balanced":0.0,"token-mean":0.0}}"#,
         ]
         .iter()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-        let refs: Vec<&serde_json::Value> = lines.iter().collect();
+        let refs: Vec<&TrainLine> = lines.iter().collect();
         let b = LiveBias::from_lines(&refs).unwrap();
         assert!((b.length_cv - 0.3).abs() < 1e-12);
         assert_eq!(b.pos_neg_gap, Some(-2.0));
@@ -281,11 +287,11 @@ mod tests {
     }
 
     fn summary_of(lines: &[&str]) -> RunSummary {
-        let values: Vec<serde_json::Value> = lines
+        let values: Vec<TrainLine> = lines
             .iter()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        let train: Vec<&serde_json::Value> = values.iter().collect();
+        let train: Vec<&TrainLine> = values.iter().collect();
         RunSummary {
             run_dir: PathBuf::from("run"),
             steps: train.len(),
@@ -308,10 +314,9 @@ mod tests {
     /// some steps lists them; one that skipped none says nothing about skipping.
     #[test]
     fn skipped_steps_are_reported_with_their_reasons() {
-        let novar =
-            r#"{"kind":"train","skipped":true,"skip_reason":"no group with reward variation"}"#;
-        let nan = r#"{"kind":"train","skipped":true,"skip_reason":"non-finite loss (NaN)"}"#;
-        let ok = r#"{"kind":"train","skipped":false}"#;
+        let novar = r#"{"step":1,"skipped":true,"skip_reason":"no group with reward variation"}"#;
+        let nan = r#"{"step":1,"skipped":true,"skip_reason":"non-finite loss (NaN)"}"#;
+        let ok = r#"{"step":1,"skipped":false}"#;
         let all = summary_of(&[nan, novar, novar]).render();
         assert!(
             all.contains(
@@ -331,7 +336,7 @@ mod tests {
             !none.contains("skipped steps") && !none.contains("WARNING"),
             "{none}"
         );
-        let unexplained = summary_of(&[r#"{"kind":"train","skipped":true}"#]).render();
+        let unexplained = summary_of(&[r#"{"step":1,"skipped":true}"#]).render();
         assert!(
             unexplained.contains("no reason recorded (1)"),
             "{unexplained}"

@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device};
-use rlvr_model::{init_random, save_model, ChatTokenizer, QwenConfig};
+use rlvr_model::ChatTokenizer;
+use rlvr_tasks::{Problem, Prompt};
+use rlvr_test_support::models::{self, TinyShape};
 use rlvr_train::TrainConfig;
 
 /// Characters of the test vocabulary (ids 0..), then `<eos>`.
@@ -22,46 +24,26 @@ pub fn char_tokenizer() -> tokenizers::Tokenizer {
 /// A WordLevel tokenizer with one token per character of `chars` (ids in order, newlines
 /// included) and `<eos>` (id `chars.len()`) as a special token.
 pub fn char_tokenizer_over(chars: &[char]) -> tokenizers::Tokenizer {
-    let vocab: serde_json::Map<String, serde_json::Value> = chars
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.to_string(), (i as u64).into()))
-        .chain(std::iter::once((
-            "<eos>".to_string(),
-            (chars.len() as u64).into(),
-        )))
-        .collect();
-    let json = serde_json::json!({
-        "version": "1.0",
-        "truncation": null,
-        "padding": null,
-        "added_tokens": [{
-            "id": chars.len(), "content": "<eos>", "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": false, "special": true
-        }],
-        "normalizer": null,
-        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[\\s\\S]"}, "behavior": "Isolated", "invert": false},
-        "post_processor": null,
-        "decoder": {"type": "Fuse"},
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<eos>"}
-    });
-    json.to_string().parse().expect("valid tokenizer JSON")
+    models::char_tokenizer(chars, "<eos>")
 }
 
-/// Saves a random tiny model (hidden 32, 2 layers) with the character tokenizer to `dir`.
+/// Saves a random tiny model ([`TinyShape::TWO_LAYERS`], 64 positions) with the character
+/// tokenizer to `dir`.
 pub fn save_tiny_model(dir: &Path, seed: u64) {
     let tok = ChatTokenizer::new(char_tokenizer(), Some("<eos>")).unwrap();
-    let mut cfg = QwenConfig::tiny(CHARS.len() + 1);
-    cfg.hidden_size = 32;
-    cfg.intermediate_size = 64;
-    cfg.num_hidden_layers = 2;
-    cfg.num_attention_heads = 2;
-    cfg.num_key_value_heads = 1;
-    cfg.head_dim = 16;
-    cfg.max_position_embeddings = 64;
-    cfg.eos_token_ids = vec![CHARS.len() as u32];
-    let (_model, varmap) = init_random(&cfg, seed, DType::F32, &Device::Cpu).unwrap();
-    save_model(dir, &varmap, &cfg, &tok).unwrap();
+    let cfg = TinyShape::TWO_LAYERS.config(CHARS.len() + 1, CHARS.len() as u32, 64);
+    models::save_random_model(dir, &cfg, &tok, seed);
+}
+
+/// A problem with a text prompt `text`, answer "1" and data source "t".
+pub fn text_problem(id: &str, text: String) -> Problem {
+    Problem {
+        id: id.into(),
+        prompt: Prompt::Text(text),
+        answer: "1".into(),
+        solution: None,
+        data_source: "t".into(),
+    }
 }
 
 /// A jsonl dataset of `n` problems "a+b=" with answers "0" or "1" (the math verifier takes the
