@@ -44,6 +44,24 @@ fn policy_loss_modes_parse_and_dual_clip_is_vanilla_only() {
     );
 }
 
+/// `trainer.logger` as verl takes it: a list, or one name; anything else is refused by key.
+#[test]
+fn logger_is_a_list_or_one_name() {
+    let load = |o: &str| TrainConfig::load(None, &[o.to_string()]);
+    let both = load("trainer.logger=['console','tensorboard']").unwrap();
+    assert_eq!(both.trainer.logger, [Logger::Console, Logger::Tensorboard]);
+    let one = load("trainer.logger=tensorboard").unwrap();
+    assert_eq!(one.trainer.logger, [Logger::Tensorboard]);
+    assert!(one.trainer.logs_to(Logger::Tensorboard) && !one.trainer.logs_to(Logger::Console));
+    for bad in ["trainer.logger=['console','wandb']", "trainer.logger=3"] {
+        let err = load(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("trainer.logger") && err.contains("`console`, `tensorboard`"),
+            "{bad}: {err}"
+        );
+    }
+}
+
 #[test]
 fn testbed_toml_is_the_default() {
     let cfg = TrainConfig::load(Some(&repo_file("configs/testbed.toml")), &[]).unwrap();

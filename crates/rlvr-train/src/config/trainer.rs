@@ -32,7 +32,9 @@ pub struct TrainerConfig {
     /// Where metrics go besides `metrics.jsonl` (verl's `trainer.logger`): `console` (the step
     /// lines of `logging.print_freq`), `tensorboard` (event files in `<run>/tensorboard`, or
     /// `$TENSORBOARD_DIR/<run name>`, every step and evaluation under verl's metric names:
-    /// configs/README.md, "Metric names").
+    /// configs/README.md, "Metric names"). A single name is read as a list of one, as verl
+    /// reads it.
+    #[serde(deserialize_with = "one_or_many")]
     pub logger: Vec<Logger>,
 }
 
@@ -44,6 +46,23 @@ pub enum Logger {
     Console,
     /// TensorBoard event files.
     Tensorboard,
+}
+
+/// A list of loggers, or one logger name.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Logger>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(Logger),
+        Many(Vec<Logger>),
+    }
+    match OneOrMany::deserialize(d) {
+        Ok(OneOrMany::One(l)) => Ok(vec![l]),
+        Ok(OneOrMany::Many(ls)) => Ok(ls),
+        Err(_) => Err(serde::de::Error::custom(
+            "expected `console`, `tensorboard` or a list of them, e.g. ['console','tensorboard']",
+        )),
+    }
 }
 
 impl TrainerConfig {
