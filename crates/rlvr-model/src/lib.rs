@@ -68,8 +68,8 @@ pub use config::{param_shapes, Architecture, QwenConfig};
 pub use error::{Error, Result};
 pub use generate::sampler::{sample_logits, sample_logits_tensor, DrawParams};
 pub use generate::{
-    generate, generate_within, kv_cache_budget, Environment, FinishReason, Generation,
-    NoEnvironment, SamplingParams,
+    generate, generate_observed, generate_within, kv_cache_budget, DecodeProgress, Environment,
+    FinishReason, Generation, NoEnvironment, SamplingParams,
 };
 pub use io::{init_random, load_model, save_model, save_model_with, GenerationConfig, LoadedModel};
 pub use kv_cache::KvCache;

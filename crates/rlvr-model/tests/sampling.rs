@@ -6,8 +6,8 @@ mod common;
 use candle_core::{DType, Device};
 use common::*;
 use rlvr_model::{
-    generate, generate_within, load_model, Environment, FinishReason, Generation, KvCache,
-    LoadedModel, NoEnvironment, SamplingParams, TokenBatch,
+    generate, generate_observed, generate_within, load_model, DecodeProgress, Environment,
+    FinishReason, Generation, KvCache, LoadedModel, NoEnvironment, SamplingParams, TokenBatch,
 };
 
 fn model() -> LoadedModel {
@@ -87,6 +87,53 @@ fn kv_cache_budget_batches_rows_without_changing_them() {
             let d = max_abs_diff(&a.logprobs, &b.logprobs);
             assert!(d < 1e-5, "budget {budget}: log-probs differ by {d}");
         }
+    }
+}
+
+/// The observer sees the call advance one decoded token at a time, over every batch of rows:
+/// tokens grow by the responses still running, finished responses never go back, and the
+/// last report gives the responses' total tokens and longest length. Observing changes
+/// nothing sampled.
+#[test]
+fn decode_progress_counts_every_token_of_the_call() {
+    let m = model();
+    let ps = prompts(&m);
+    let p = SamplingParams {
+        eos_token_ids: vec![5, 9, 11, 13, 17],
+        ..params(4, 7)
+    };
+    let longest = ps.iter().map(Vec::len).max().unwrap() + p.max_new_tokens;
+    let row = KvCache::bytes_per_row(m.model.config(), m.model.dtype(), longest);
+    let plain = generate_within(&m.model, None, &ps, &p, usize::MAX, &NoEnvironment).unwrap();
+    for budget in [usize::MAX, 5 * row] {
+        let mut seen: Vec<DecodeProgress> = Vec::new();
+        let gens = generate_observed(&m.model, None, &ps, &p, budget, &NoEnvironment, &mut |d| {
+            seen.push(*d)
+        })
+        .unwrap();
+        let tokens = |g: &[Generation]| g.iter().map(|g| g.tokens.clone()).collect::<Vec<_>>();
+        assert_eq!(tokens(&gens), tokens(&plain), "budget {budget}");
+        let last = *seen.last().unwrap();
+        assert_eq!(
+            last,
+            DecodeProgress {
+                responses: 12,
+                finished: 12,
+                tokens: gens.iter().map(|g| g.tokens.len()).sum(),
+                longest: gens.iter().map(|g| g.tokens.len()).max().unwrap(),
+            },
+            "budget {budget}"
+        );
+        assert!(
+            gens.iter().any(|g| g.tokens.len() < p.max_new_tokens),
+            "some end early"
+        );
+        for w in seen.windows(2) {
+            assert!(w[1].tokens >= w[0].tokens && w[1].finished >= w[0].finished);
+            assert!(w[1].longest >= w[0].longest && w[1].finished <= 12);
+        }
+        // one report per decoded token of each batch, plus the final one
+        assert!(seen.len() > p.max_new_tokens, "{} reports", seen.len());
     }
 }
 

@@ -62,12 +62,30 @@ pub struct ReportOptions {
     /// share); without them a report holds its tables and the regime map only, which is what a
     /// summary over runs already reported part by part needs.
     pub curves: bool,
+    /// `report.html` asks the browser to reload it every this many seconds (`rlvr report
+    /// --watch`); `None`: a static page.
+    pub refresh_s: Option<u64>,
 }
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        ReportOptions { curves: true }
+        ReportOptions {
+            curves: true,
+            refresh_s: None,
+        }
     }
+}
+
+/// Writes `text` to `path` through a temporary file in the same directory renamed over it, so
+/// a reader (a browser reloading a watched report) never sees half a file.
+fn write_whole(path: &Path, text: &str) -> Result<(), ReportError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text).map_err(io_err(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io_err(path))
 }
 
 /// Loads `run_dirs`, writes `report.md`, `report.html` and PNGs into `out_dir` (created), and
@@ -128,10 +146,17 @@ pub fn write_report_with(
     let notes = machine_notes(&runs, &condition);
     let md = markdown(&runs, &sections, &notes, map_file.as_deref());
     let md_path = out_dir.join("report.md");
-    std::fs::write(&md_path, md).map_err(io_err(&md_path))?;
-    let html = html(&runs, &sections, &notes, out_dir, map_file.as_deref())?;
+    write_whole(&md_path, &md)?;
+    let html = html(
+        &runs,
+        &sections,
+        &notes,
+        out_dir,
+        map_file.as_deref(),
+        options.refresh_s,
+    )?;
     let html_path = out_dir.join("report.html");
-    std::fs::write(&html_path, html).map_err(io_err(&html_path))?;
+    write_whole(&html_path, &html)?;
     written.push(md_path);
     written.push(html_path);
     Ok(written)
@@ -556,9 +581,14 @@ fn html(
     notes: &MachineNotes,
     out: &Path,
     map: Option<&str>,
+    refresh_s: Option<u64>,
 ) -> Result<String, ReportError> {
-    let mut h = String::from(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>rlvr report</title><style>\
+    let mut h = String::from("<!DOCTYPE html><html><head><meta charset=\"utf-8\">");
+    if let Some(s) = refresh_s {
+        let _ = write!(h, "<meta http-equiv=\"refresh\" content=\"{s}\">");
+    }
+    h.push_str(
+        "<title>rlvr report</title><style>\
 body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:4px 8px;text-align:right}\
 td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}\

@@ -79,6 +79,43 @@ fn committed_regime_reports_are_recomputed_from_their_runs() {
         "regime-study",
         &["regime-grid", "regime-verified"],
         96,
-        rlvr_report::ReportOptions { curves: false },
+        rlvr_report::ReportOptions {
+            curves: false,
+            ..Default::default()
+        },
     );
+}
+
+/// A watched report's page reloads itself at the watch interval; a plain one does not; both
+/// are written whole (no temporary file is left beside them) and hold the same tables.
+#[test]
+fn a_watched_page_reloads_itself() {
+    let runs: Vec<PathBuf> = run_dirs(&results().join("regime-pilots/runs"))
+        .into_iter()
+        .take(2)
+        .collect();
+    let page = |refresh_s| {
+        let tmp = tempfile::tempdir().unwrap();
+        let options = rlvr_report::ReportOptions {
+            curves: false,
+            refresh_s,
+        };
+        rlvr_report::write_report_with(&runs, tmp.path(), options).unwrap();
+        let names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+        let read = |f: &str| std::fs::read_to_string(tmp.path().join(f)).unwrap();
+        (read("report.html"), read("report.md"))
+    };
+    let (watched, watched_md) = page(Some(7));
+    let (plain, plain_md) = page(None);
+    assert!(watched.contains("<meta http-equiv=\"refresh\" content=\"7\">"));
+    assert!(!plain.contains("http-equiv"));
+    assert_eq!(
+        watched.replace("<meta http-equiv=\"refresh\" content=\"7\">", ""),
+        plain
+    );
+    assert_eq!(watched_md, plain_md);
 }

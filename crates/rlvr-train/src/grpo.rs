@@ -26,7 +26,7 @@ use rlvr_core::{
     advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
 use rlvr_model::{
-    generate_within, kv_cache_budget, Generation, Qwen, SamplingParams, TrainForwardOptions,
+    generate_observed, kv_cache_budget, Generation, Qwen, SamplingParams, TrainForwardOptions,
 };
 
 use crate::checkpoint::{TrainState, OPTIMIZER_FILE};
@@ -34,6 +34,7 @@ use crate::config::TrainConfig;
 use crate::loss::{policy_loss, LossInputs, LossSpec};
 use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
 use crate::policy::Policy;
+use crate::progress::{ProgressObserver, StepProgress};
 use crate::seed::{mix_seed, DataOrder, DataOrderState};
 use crate::task::Task;
 use crate::TrainError;
@@ -98,6 +99,8 @@ pub struct Trainer {
     /// KV-cache bytes per generation call (`memory_plan::sampler_kv_budget`); `None`: the
     /// sampler's default.
     pub kv_cache_bytes: Option<usize>,
+    /// Told where each step stands while it runs ([`StepProgress`]); `None`: nobody.
+    pub progress: Option<ProgressObserver>,
     #[cfg(feature = "test-hooks")]
     pub hooks: TestHooks,
 }
@@ -277,9 +280,17 @@ impl Trainer {
             step,
             rollout_dump,
             kv_cache_bytes,
+            progress: None,
             #[cfg(feature = "test-hooks")]
             hooks: TestHooks::default(),
         })
+    }
+
+    /// Tells the progress observer, if any.
+    fn tell(&self, p: StepProgress) {
+        if let Some(observe) = &self.progress {
+            observe(&p);
+        }
     }
 
     /// Whether a test asked for a NaN reward at this step.
@@ -366,6 +377,9 @@ impl Trainer {
         let r = &self.cfg.rollout;
         let mut groups = Vec::with_capacity(prompts.problems.len());
         let chunk = r.generation_batch_size.max(1);
+        // progress over the whole round: what the chunks before this one generated
+        let (responses, step) = (prompts.problems.len() * r.num_generations, self.step);
+        let mut before = rlvr_model::DecodeProgress::default();
         for (c, idx) in prompts.problems.chunks(chunk).enumerate() {
             let ids: Vec<Vec<u32>> = idx.iter().map(|&i| self.task.prompts[i].clone()).collect();
             let params = SamplingParams {
@@ -390,7 +404,24 @@ impl Trainer {
                 env: self.task.environment.as_deref(),
                 problems: idx,
             };
-            let gens = generate_within(model, tok, &ids, &params, kv_bytes, &env)?;
+            let mut observe = |d: &rlvr_model::DecodeProgress| {
+                self.tell(StepProgress::Rollout {
+                    step,
+                    round,
+                    responses,
+                    finished: before.finished + d.finished,
+                    tokens: before.tokens + d.tokens,
+                    longest: before.longest.max(d.longest),
+                    secs: t.elapsed().as_secs_f64(),
+                })
+            };
+            let gens = generate_observed(model, tok, &ids, &params, kv_bytes, &env, &mut observe)?;
+            before.finished += gens.len();
+            before.tokens += gens.iter().map(|g| g.tokens.len()).sum::<usize>();
+            before.longest = gens
+                .iter()
+                .map(|g| g.tokens.len())
+                .fold(before.longest, usize::max);
             let mut it = gens.into_iter();
             for _ in 0..idx.len() {
                 groups.push(it.by_ref().take(r.num_generations).collect());
@@ -549,13 +580,19 @@ impl Trainer {
     /// Phase 5: Old log-probs (and reference log-probs for the KL), without gradient.
     pub fn old_logprobs(&self, batch: &TrainBatch) -> Result<OldLogProbs, TrainError> {
         let t = Instant::now();
+        let all: Vec<usize> = (0..batch.seqs.len()).collect();
+        let passes = usize::from(!self.on_policy()) + usize::from(self.reference.is_some());
+        let mut done = Counter {
+            done: 0,
+            total: passes * self.micro_batches(batch, &all)?.len(),
+        };
         let old = if self.on_policy() {
             None
         } else {
-            Some(self.logprobs_no_grad(&self.policy.model, batch)?)
+            Some(self.logprobs_no_grad(&self.policy.model, batch, &mut done)?)
         };
         let reference = match &self.reference {
-            Some(model) => Some(self.logprobs_no_grad(model, batch)?),
+            Some(model) => Some(self.logprobs_no_grad(model, batch, &mut done)?),
             None => None,
         };
         Ok(OldLogProbs {
@@ -569,6 +606,7 @@ impl Trainer {
         &self,
         model: &Qwen,
         batch: &TrainBatch,
+        done: &mut Counter,
     ) -> Result<Vec<Vec<f32>>, TrainError> {
         let all: Vec<usize> = (0..batch.seqs.len()).collect();
         let mut out = vec![Vec::new(); batch.seqs.len()];
@@ -591,6 +629,12 @@ impl Trainer {
             for ((s, row), &i) in micro.iter().zip(rows).zip(&micro_idx) {
                 out[i] = row[..s.response.len()].to_vec();
             }
+            done.done += 1;
+            self.tell(StepProgress::LogProbs {
+                step: self.step,
+                done: done.done,
+                total: done.total,
+            });
         }
         Ok(out)
     }
@@ -635,19 +679,34 @@ impl Trainer {
         let (mut tokens, mut clip_lo, mut clip_hi, mut kl, mut ent) = (0.0, 0.0, 0.0, 0.0, 0.0);
         let mut mini_batches = 0usize;
         let (mut pg_sum, mut norm_sum) = (0.0, 0.0);
-        let per_epoch = batch.groups.div_ceil(a.ppo_mini_batch_size.max(1));
-        let saved = if a.ppo_epochs * per_epoch > 1 {
+        // the sequences of each mini-batch, the same in every epoch
+        let minis: Vec<Vec<usize>> = (0..batch.groups)
+            .step_by(a.ppo_mini_batch_size)
+            .map(|first_group| {
+                let groups = first_group..(first_group + a.ppo_mini_batch_size).min(batch.groups);
+                (0..batch.seqs.len())
+                    .filter(|&i| groups.contains(&batch.seqs[i].group))
+                    .collect()
+            })
+            .collect();
+        let saved = if a.ppo_epochs * minis.len() > 1 {
             Some(self.save_state()?)
         } else {
             None
         };
+        let mut micro_total = 0;
+        for idx in &minis {
+            micro_total += self.micro_batches(batch, idx)?.len();
+        }
+        let mut done = Counter {
+            done: 0,
+            total: a.ppo_epochs * micro_total,
+        };
+        let mini_total = a.ppo_epochs * minis.len();
         'epochs: for _epoch in 0..a.ppo_epochs {
-            for first_group in (0..batch.groups).step_by(a.ppo_mini_batch_size) {
-                let groups = first_group..(first_group + a.ppo_mini_batch_size).min(batch.groups);
-                let idx: Vec<usize> = (0..batch.seqs.len())
-                    .filter(|&i| groups.contains(&batch.seqs[i].group))
-                    .collect();
-                let step = self.minibatch_step(batch, &idx, old, mini_batches)?;
+            for idx in &minis {
+                let step =
+                    self.minibatch_step(batch, idx, old, (mini_batches, mini_total), &mut done)?;
                 mini_batches += 1;
                 tokens += step.tokens;
                 clip_lo += step.clipped_low;
@@ -712,13 +771,15 @@ impl Trainer {
         Ok(())
     }
 
-    /// One optimizer step on the sequences `idx` of `batch`.
+    /// One optimizer step on the sequences `idx` of `batch`, the `mini_batch.0`-th (0-based)
+    /// of `mini_batch.1` over all epochs; `done` counts the update's micro-batches.
     fn minibatch_step(
         &mut self,
         batch: &TrainBatch,
         idx: &[usize],
         old: &OldLogProbs,
-        mini_batch: usize,
+        (mini_batch, mini_batches): (usize, usize),
+        done: &mut Counter,
     ) -> Result<MiniBatchStep, TrainError> {
         let a = &self.cfg.algorithm;
         // ALGO LOGIC: the aggregation weight of every sequence, over the WHOLE mini-batch
@@ -739,6 +800,16 @@ impl Trainer {
         };
         let mut out = MiniBatchStep::default();
         let mut grads = GradAccum::new(&self.policy.params);
+        let tell_done = |done: &mut Counter| {
+            done.done += 1;
+            self.tell(StepProgress::Update {
+                step: self.step,
+                done: done.done,
+                total: done.total,
+                mini_batch: mini_batch + 1,
+                mini_batches,
+            });
+        };
         for (m, micro) in self.micro_batches(batch, idx)?.iter().enumerate() {
             let rows: Vec<&TrainSeq> = micro.iter().map(|&p| &batch.seqs[idx[p]]).collect();
             let pairs: Vec<(Vec<u32>, Vec<u32>)> = rows
@@ -748,6 +819,7 @@ impl Trainer {
             let tb = self.policy.batch(&pairs)?;
             let r = tb.max_response_len();
             if r == 0 {
+                tell_done(done);
                 continue;
             }
             let dev = &self.policy.device;
@@ -824,6 +896,7 @@ impl Trainer {
             out.clipped_low += loss.clipped_low;
             out.clipped_high += loss.clipped_high;
             out.tokens += loss.tokens;
+            tell_done(done);
         }
         out.lr = self.schedule.lr_at(self.optimizer.t as usize);
         if out.skipped.is_some() {
@@ -1062,6 +1135,12 @@ impl SeenStats {
 struct SavedState {
     params: Vec<Tensor>,
     optimizer: AdamW,
+}
+
+/// Micro-batches done of a phase, for its progress reports.
+struct Counter {
+    done: usize,
+    total: usize,
 }
 
 /// What one optimizer step did.

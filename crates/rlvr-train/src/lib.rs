@@ -11,7 +11,8 @@
 //! the seed and the step), [`checkpoint`] (atomic, exactly resumable), [`metrics`]
 //! (`metrics.jsonl`), [`tracking`] (where each metrics line goes: `metrics.jsonl` and, with
 //! `trainer.logger`, TensorBoard under verl's names; the event format in [`tensorboard`]),
-//! [`eval`] (mean@k / pass@k on held-out problems), [`warm_start`]
+//! [`progress`] (where a step stands while it runs, for the progress line), [`eval`] (mean@k /
+//! pass@k on held-out problems), [`warm_start`]
 //! (supervised start of the testbed model), [`setup`] (device, datasets, reward functions: what
 //! every task source shares) and [`run`] (what `rlvr train` does end to end, over the task
 //! sources of `source.rs` (`testbed.rs`, or a checkpoint and datasets: `datasets.rs`) and the
@@ -43,6 +44,7 @@ pub mod memory_plan;
 pub mod metrics;
 pub mod optim;
 pub mod policy;
+pub mod progress;
 pub mod run;
 pub mod seed;
 pub mod setup;

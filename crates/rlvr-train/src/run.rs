@@ -31,7 +31,7 @@ pub use self::dry_run::dry_run;
 use crate::setup::{device, Setup};
 pub use crate::ui::Ui;
 pub use host::{local_machine, machine_signature, HostRecord, HOST_FILE};
-pub use lock::{RunLock, LOCK_FILE};
+pub use lock::{lock_is_held, RunLock, LOCK_FILE};
 pub use run_dir::{new_run_dir, resolve_config, task_label};
 pub use summary::{LiveBias, RunSummary};
 
@@ -125,7 +125,11 @@ fn train_locked(
 ) -> Result<RunSummary, TrainError> {
     let cfg = cfg.clone();
     let run_dir = run_dir.to_path_buf();
-    let ui = Ui::new(opts.quiet, cfg.logging.progress);
+    let ui = Ui::new(
+        opts.quiet,
+        cfg.logging.progress,
+        cfg.logging.progress_interval_s,
+    );
     let found = match &opts.resume {
         Some(run) if opts.restart => {
             if let Ok(Some(f)) = checkpoint::find_intact(run) {
@@ -271,6 +275,7 @@ fn train_locked(
     // GRPO
     let pb = ui.bar(total, "grpo");
     pb.set_position(trainer.step as u64);
+    trainer.progress = ui.step_progress(&pb, |line| eprintln!("{line}"));
     let mut session_steps = 0;
     let mut last_eval_step = if trainer.step == 0 && cfg.eval.before_train {
         Some(0)

@@ -1,18 +1,42 @@
 //! The run's terminal output: progress bars and printed lines, or nothing when quiet.
+//!
+//! On a terminal, bars (indicatif) whose message is the step's progress line; off a terminal
+//! (stderr to a file or a pipe), no bar and no terminal codes, but that progress line printed
+//! as plain text at most once per `logging.progress_interval_s`.
+
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::progress::{ProgressObserver, StepProgress};
+
 /// Progress bars and printed lines, or nothing (quiet).
+#[derive(Debug, Clone)]
 pub struct Ui {
     pub quiet: bool,
+    /// Bars on stderr (a terminal, `logging.progress`, not quiet).
     pub bars: bool,
+    /// Plain progress lines at most this often (stderr not a terminal, `logging.progress`,
+    /// not quiet).
+    pub lines_every: Option<Duration>,
 }
 
 impl Ui {
-    pub fn new(quiet: bool, bars: bool) -> Self {
+    /// The output for stderr as it is: bars on a terminal, plain lines every
+    /// `interval_s` seconds otherwise (when `progress`).
+    pub fn new(quiet: bool, progress: bool, interval_s: f64) -> Self {
+        Self::for_terminal(quiet, progress, interval_s, std::io::stderr().is_terminal())
+    }
+
+    /// [`Ui::new`] with stderr a terminal or not.
+    pub fn for_terminal(quiet: bool, progress: bool, interval_s: f64, terminal: bool) -> Self {
+        let on = progress && !quiet;
         Self {
             quiet,
-            bars: bars && !quiet,
+            bars: on && terminal,
+            lines_every: (on && !terminal).then(|| Duration::from_secs_f64(interval_s.max(0.0))),
         }
     }
 
@@ -38,5 +62,95 @@ impl Ui {
         if !self.quiet {
             eprintln!("{}", line.as_ref());
         }
+    }
+
+    /// Where a step's progress goes: the message of `pb` with bars, plain lines (through
+    /// `print`) off a terminal, nowhere when progress is off.
+    pub fn step_progress(
+        &self,
+        pb: &ProgressBar,
+        print: impl Fn(&str) + Send + Sync + 'static,
+    ) -> Option<ProgressObserver> {
+        if self.bars {
+            let pb = pb.clone();
+            return Some(Arc::new(move |p: &StepProgress| {
+                pb.set_message(p.to_string())
+            }));
+        }
+        let every = self.lines_every?;
+        let lines = Mutex::new(PeriodicLines {
+            last: Instant::now(),
+            printed_in_phase: false,
+        });
+        Some(Arc::new(move |p: &StepProgress| {
+            let mut l = lines.lock().unwrap_or_else(|e| e.into_inner());
+            if l.due(every, p.is_phase_end()) {
+                print(&p.to_string());
+            }
+        }))
+    }
+}
+
+/// When a plain progress line is due: `every` after the last one, and at the end of a phase
+/// that printed one (so a long rollout's log ends with its totals).
+struct PeriodicLines {
+    last: Instant,
+    printed_in_phase: bool,
+}
+
+impl PeriodicLines {
+    fn due(&mut self, every: Duration, phase_end: bool) -> bool {
+        let due = self.last.elapsed() >= every || (phase_end && self.printed_in_phase);
+        if due {
+            self.last = Instant::now();
+        }
+        if phase_end {
+            self.printed_in_phase = false;
+        } else if due {
+            self.printed_in_phase = true;
+        }
+        due
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_on_a_terminal_lines_off_it_nothing_when_quiet() {
+        let t = Ui::for_terminal(false, true, 5.0, true);
+        assert!(t.bars && t.lines_every.is_none());
+        let f = Ui::for_terminal(false, true, 5.0, false);
+        assert!(!f.bars && f.lines_every == Some(Duration::from_secs(5)));
+        for ui in [
+            Ui::for_terminal(true, true, 5.0, false),
+            Ui::for_terminal(false, false, 5.0, false),
+            Ui::for_terminal(true, true, 5.0, true),
+        ] {
+            assert!(!ui.bars && ui.lines_every.is_none());
+            assert!(ui.step_progress(&ProgressBar::hidden(), |_| {}).is_none());
+        }
+    }
+
+    #[test]
+    fn lines_come_at_most_once_per_interval_and_close_their_phase() {
+        let mut l = PeriodicLines {
+            last: Instant::now(),
+            printed_in_phase: false,
+        };
+        let hour = Duration::from_secs(3600);
+        // a short phase prints nothing, not even its end
+        assert!(!l.due(hour, false));
+        assert!(!l.due(hour, true));
+        // a long one: its first due line, then nothing until its end, which is printed
+        l.last -= hour;
+        assert!(l.due(hour, false));
+        assert!(!l.due(hour, false));
+        assert!(l.due(hour, true));
+        // and the next phase starts over
+        assert!(!l.due(hour, true));
+        // every event with interval 0
+        assert!((0..5).all(|i| l.due(Duration::ZERO, i == 4)));
     }
 }

@@ -122,7 +122,7 @@ fn config(f: &Fixture, train_files: &str, extra: &[&str]) -> TrainConfig {
 
 /// The trainer of `rlvr train` on `cfg` (setup, then `Trainer::new`).
 fn trainer(cfg: &TrainConfig, data_dir: Option<&Path>) -> Trainer {
-    let s = setup(cfg, data_dir, None, &Ui::new(true, false)).unwrap();
+    let s = setup(cfg, data_dir, None, &Ui::new(true, false, 0.0)).unwrap();
     Trainer::new(cfg.clone(), s.policy, s.train, Start::Fresh, None).unwrap()
 }
 
@@ -205,7 +205,7 @@ fn code_data_the_scorer_cannot_score_is_an_error_naming_the_problem() {
     }
     let f = fixture(&[]);
     let data = f.data.display().to_string();
-    let ui = Ui::new(true, false);
+    let ui = Ui::new(true, false, 0.0);
     // the math checker would give every response 0: refused, naming the problem
     let cfg = config(&f, &data, &["reward.kind=math"]);
     let err = setup(&cfg, None, None, &ui).err().unwrap().to_string();

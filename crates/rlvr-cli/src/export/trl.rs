@@ -351,6 +351,10 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "memory only (TRL's per_device_eval_batch_size)",
     );
     l.drop("logging.progress", "TRL's own progress bar");
+    l.drop(
+        "logging.progress_interval_s",
+        "TRL's own progress bar (tqdm; a log gets its updates)",
+    );
     l.drop("logging.print_freq", "logging_steps = 1");
 
     let not_carried = l.finish();

@@ -516,6 +516,10 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
 
     // [logging]
     l.drop("logging.progress", "verl logs through trainer.logger");
+    l.drop(
+        "logging.progress_interval_s",
+        "verl prints no progress inside a step",
+    );
     l.drop("logging.print_freq", "verl logs every step");
 
     Ok(VerlExport {

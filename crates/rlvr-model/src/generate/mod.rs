@@ -104,6 +104,20 @@ impl Environment for NoEnvironment {
     }
 }
 
+/// Where a [`generate_observed`] call stands, passed to its observer after every decoded
+/// token (one new token in every unfinished response) and once at the end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecodeProgress {
+    /// Responses of the call: prompts x `n`.
+    pub responses: usize,
+    /// Responses that have ended (eos, stop string or `max_new_tokens`).
+    pub finished: usize,
+    /// Tokens in all responses so far (sampled and inserted).
+    pub tokens: usize,
+    /// The longest response so far, in tokens.
+    pub longest: usize,
+}
+
 struct Row {
     prompt_index: usize,
     rng: StdRng,
@@ -190,6 +204,29 @@ pub fn generate_within(
     kv_cache_bytes: usize,
     env: &dyn Environment,
 ) -> Result<Vec<Generation>> {
+    generate_observed(
+        model,
+        tokenizer,
+        prompts,
+        params,
+        kv_cache_bytes,
+        env,
+        &mut |_| {},
+    )
+}
+
+/// [`generate_within`], calling `observe` with the [`DecodeProgress`] after every decoded
+/// token and once when all responses have ended (a progress display; the responses do not
+/// depend on it).
+pub fn generate_observed(
+    model: &Qwen,
+    tokenizer: Option<&tokenizers::Tokenizer>,
+    prompts: &[Vec<u32>],
+    params: &SamplingParams,
+    kv_cache_bytes: usize,
+    env: &dyn Environment,
+    observe: &mut (dyn FnMut(&DecodeProgress) + Send),
+) -> Result<Vec<Generation>> {
     validate(model, tokenizer, prompts, params)?;
     if prompts.is_empty() {
         return Ok(Vec::new());
@@ -201,13 +238,26 @@ pub fn generate_within(
     let rows: Vec<(usize, usize)> = (0..prompts.len())
         .flat_map(|u| (0..params.n).map(move |j| (u, j)))
         .collect();
-    let generate_all = || -> Result<Vec<Generation>> {
+    let mut generate_all = || -> Result<Vec<Generation>> {
         let mut out = Vec::with_capacity(rows.len());
+        let mut progress = DecodeProgress {
+            responses: rows.len(),
+            ..Default::default()
+        };
         for chunk in rows.chunks(batch_rows) {
             out.extend(generate_rows(
-                model, tokenizer, prompts, chunk, params, env,
+                model,
+                tokenizer,
+                prompts,
+                chunk,
+                params,
+                env,
+                &mut progress,
+                observe,
             )?);
         }
+        progress.finished = progress.responses;
+        observe(&progress);
         Ok(out)
     };
     if model.uses_cpu_decode() {
@@ -228,7 +278,9 @@ fn index_tensor(idx: &[usize], model: &Qwen) -> Result<Tensor> {
 }
 
 /// [`generate()`] for the rows `(prompt index, sample index)` of `rows` (consecutive, grouped by
-/// prompt), in that order.
+/// prompt), in that order; `progress` (the whole call's) is advanced and observed after every
+/// decoded token.
+#[allow(clippy::too_many_arguments)]
 fn generate_rows(
     model: &Qwen,
     tokenizer: Option<&tokenizers::Tokenizer>,
@@ -236,6 +288,8 @@ fn generate_rows(
     rows_wanted: &[(usize, usize)],
     params: &SamplingParams,
     env: &dyn Environment,
+    progress: &mut DecodeProgress,
+    observe: &mut (dyn FnMut(&DecodeProgress) + Send),
 ) -> Result<Vec<Generation>> {
     let vocab = model.config().vocab_size as u32;
     let stop_window = params
@@ -347,6 +401,11 @@ fn generate_rows(
         let keep: Vec<usize> = (0..active.len())
             .filter(|&bi| rows[active[bi]].finish.is_none())
             .collect();
+        // every active row took one token this step, so they all have the same length
+        progress.tokens += active.len();
+        progress.finished += active.len() - keep.len();
+        progress.longest = progress.longest.max(rows[active[0]].tokens.len());
+        observe(progress);
         if keep.is_empty() {
             break;
         }

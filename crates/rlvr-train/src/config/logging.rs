@@ -6,8 +6,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LoggingConfig {
-    /// Progress bars on stderr (off automatically when stderr is not a terminal).
+    /// Progress on stderr: on a terminal, bars whose line shows where the step stands (rollout
+    /// tokens, tokens/s, longest response; micro-batches of the update); off a terminal (a log
+    /// file), that line printed as plain text every `progress_interval_s` seconds.
     pub progress: bool,
+    /// Off a terminal: at most one progress line every this many seconds (0 = every event),
+    /// plus the closing line of a phase that printed one. Steps shorter than this print none.
+    pub progress_interval_s: f64,
     /// Print a one-line summary every this many steps (0 = never).
     pub print_freq: usize,
 }
@@ -16,6 +21,7 @@ impl Default for LoggingConfig {
     fn default() -> Self {
         Self {
             progress: true,
+            progress_interval_s: 30.0,
             print_freq: 10,
         }
     }

@@ -114,6 +114,13 @@ impl TrainConfig {
                 "must be smaller than rollout.max_response_length".into(),
             );
         }
+        let interval = self.logging.progress_interval_s;
+        if !(interval >= 0.0 && interval.is_finite()) {
+            return bad(
+                "logging.progress_interval_s",
+                format!("must be a finite number of seconds >= 0, got {interval}"),
+            );
+        }
         if !(o.lr >= 0.0 && o.lr.is_finite()) {
             return bad("optim.lr", "must be a finite number >= 0".into());
         }
