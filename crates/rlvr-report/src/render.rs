@@ -871,7 +871,15 @@ mod tests {
         }
         let (full, short) = (tmp.path().join("full"), tmp.path().join("short"));
         write_report(&dirs, &full).unwrap();
-        let written = write_report_with(&dirs, &short, ReportOptions { curves: false }).unwrap();
+        let written = write_report_with(
+            &dirs,
+            &short,
+            ReportOptions {
+                curves: false,
+                refresh_s: None,
+            },
+        )
+        .unwrap();
         let pngs: Vec<_> = written
             .iter()
             .filter(|p| p.extension().is_some_and(|e| e == "png"))
