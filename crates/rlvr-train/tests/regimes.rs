@@ -82,10 +82,23 @@ fn right_long_abort_has_longer_right_answers() {
     assert!(cv > 0.1, "{cv}");
 }
 
+/// The gap is a mean over the groups that have both right and wrong answers, and lengths
+/// here are bimodal (concise about 34 tokens, verbose about 72), so on the other regimes' 32
+/// prompts its standard error is about 0.05: at that size a run measured -0.126 and the next
+/// build's -0.078, with the verbose and concise solutions right equally often. 128 prompts
+/// (1,024 responses a step) bring it to about 0.02; measured there: -0.045. The small model
+/// slips a little more often in its longer (verbose) solutions, so the bound is 0.08, far from
+/// `wrong-long`'s -0.2 at a quarter of the responses.
 #[test]
 fn high_variation_has_no_gap_and_varied_lengths() {
-    let (gap, cv) = live_stats("high-variation");
-    assert!(gap.abs() < 0.06, "{gap}");
+    let (gap, cv) = live_stats_with(
+        "high-variation",
+        &[
+            "trainer.train_batch_size=128",
+            "algorithm.ppo_mini_batch_size=128",
+        ],
+    );
+    assert!(gap.abs() < 0.08, "{gap}");
     assert!(cv > 0.25, "{cv}");
 }
 
