@@ -58,8 +58,8 @@ Verdicts. math-verify (pip install math-verify; 0.9.0 when written):
 rlvr: `rlvr verify --jsonl - --details` on {"gold", "response"} lines (--rlvr BIN).
 
 Usage (python3.11, standard library; math-verify in the same interpreter for its verdicts):
-    python3 -m venv /tmp/mv && /tmp/mv/bin/pip install math-verify
-    /tmp/mv/bin/python scripts/tasks/build_real_responses.py \\
+    python3 -m venv ~/venv-mv && ~/venv-mv/bin/pip install math-verify
+    ~/venv-mv/bin/python scripts/tasks/build_real_responses.py \\
         --qwen25-math DIR --tora DIR --gsm8k-gpt3 DIR --pot-aqua DIR --mmlu-pro DIR \\
         [--kojima DIR --unlicensed-out FILE] [--rlvr target/debug/rlvr]
 Deterministic: one fixed seed per source, rows in source order before drawing.
