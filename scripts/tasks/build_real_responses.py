@@ -51,6 +51,32 @@ mirror of it (a git directory: files are then read with `git show <commit>:<path
                 repository or uncommitted). The response is
                 the "A: Let's think step by step." completion plus the answer-extraction turn
                 ("Therefore, ... the answer is X."); gold: the log's "GT". 150 per log.
+  skythought    NovaSky-AI/SkyThought @ e78bc0515831b0a7e0ad045a7860c52aba9bfe0f  Apache-2.0
+                skythought/Qwen2.5-Math/evaluation/outputs/<model dir>/<data>_eval/<data>/
+                test_<prompt>_-1_seed0_t0.0_s0_e-1.jsonl for the files in SKYTHOUGHT_FILES
+                (a commit of 2025-01-27, "add corrupt and reflection eval results"; the
+                outputs were deleted from the repository later, so read them at this commit).
+                Qwen2.5-Math evaluation outputs (greedy, one response per problem): the Sky-T1
+                long chain-of-thought models (QwQ-style "<|begin_of_thought|> ...
+                <|end_of_thought|> <|begin_of_solution|> ... <|end_of_solution|>" markers left
+                in the text, many cut at the generation limit), the base models Qwen2.5-Math-7B
+                and Llama-3.1-8B (which continue past the answer, Llama with "<|im_start|>"
+                turns), on MATH-500, Minerva-Math (science answers, units in the responses), AMC23 and
+                AIME24;
+                response: "code"[0]; gold: MATH-500's "answer" for math500 (units and
+                \\text{} kept: "864 \\mbox{ inches}^2"), else "gt" (the answer the file's own
+                grader used; Minerva's bare numbers, AMC/AIME integers).
+                Drawn per file as SKYTHOUGHT_FILES says (all that fit where fewer than n do:
+                Llama-3.1-8B's responses are often empty or over 16 KiB).
+  zeroeval      yuchenlin/ZeroEval @ 570c6269a2e4930ee06a17e713fece1ba52cf1dd  Apache-2.0
+                result_dirs/math-l5/<model>.json, result_dirs/gsm/Mistral-Nemo-Instruct-2407.json
+                ZeroEval's zero-shot outputs: the prompt asks for a JSON object with
+                "reasoning" and "answer" fields (models answer in a ```json block, in plain
+                text, with "# Answer" headings, or run into repetition until the token limit);
+                Mistral-Nemo's GSM8K outputs end in runs of decoded "</s>" tokens. response:
+                "output"[0]; gold: "answer" (for gsm, its leading "# " removed). Drawn per file
+                as ZEROEVAL_FILES says; for math-l5, first up to a third from the responses
+                with no `"answer"` field, then at random.
 
 Verdicts. math-verify (pip install math-verify; 0.9.0 when written):
     verify(parse(gold), parse(response)), the gold wrapped in `$..$` when it has no `$`,
@@ -61,6 +87,7 @@ Usage (python3.11, standard library; math-verify in the same interpreter for its
     python3 -m venv ~/venv-mv && ~/venv-mv/bin/pip install math-verify
     ~/venv-mv/bin/python scripts/tasks/build_real_responses.py \\
         --qwen25-math DIR --tora DIR --gsm8k-gpt3 DIR --pot-aqua DIR --mmlu-pro DIR \\
+        --skythought DIR --zeroeval DIR \\
         [--kojima DIR --unlicensed-out FILE] [--rlvr target/debug/rlvr]
 Deterministic: one fixed seed per source, rows in source order before drawing.
 """
@@ -86,6 +113,8 @@ COMMITS = {
     "pot-aqua": "850399c3eff8c37458a9d642c4a98df287f50f3a",
     "mmlu-pro": "f418b116db00b065c2aea046518d8fcf74d39872",
     "kojima": "5ef330fcdeec0cd26aee27943504f91f8ec1c33c",
+    "skythought": "e78bc0515831b0a7e0ad045a7860c52aba9bfe0f",
+    "zeroeval": "570c6269a2e4930ee06a17e713fece1ba52cf1dd",
 }
 MMLU_PRO_MODELS = [
     "Qwen1.5-7B-Chat",
@@ -93,6 +122,33 @@ MMLU_PRO_MODELS = [
     "Meta-Llama-3_1-8B-Instruct",
     "Mistral-7B-Instruct-v0.2",
     "Phi-3-mini-4k-instruct",
+]
+# (model directory under skythought/Qwen2.5-Math/evaluation/outputs/, data set, prompt, n)
+SKYTHOUGHT_FILES = [
+    ("home/ubuntu/skyov1-dl/Sky-T1-math-correct-5K-27B", "math500", "Sky-T1", 45),
+    ("home/ubuntu/skyov1-dl/Sky-T1-math-correct-5K-27B", "minerva_math", "Sky-T1", 25),
+    ("home/ubuntu/skyov1-dl/Sky-T1-math-wrong-5K-27B", "minerva_math", "Sky-T1", 25),
+    ("home/ubuntu/skyov1-dl/Sky-T1-math-wrong-5K-27B", "amc23", "Sky-T1", 10),
+    ("home/ubuntu/skyov1-dl/Sky-T1-math-wrong-5K-27B", "aime24", "Sky-T1", 10),
+    ("icml_models/Sky-T1-math-corrupt-0.2-32B", "amc23", "Sky-T1", 10),
+    ("icml_models/Sky-T1-math-reflection-0.5-32B", "amc23", "Sky-T1", 10),
+    ("Qwen/Qwen2.5-Math-7B", "math500", "qwen25-math-cot", 25),
+    ("Qwen/Qwen2.5-Math-7B", "minerva_math", "qwen25-math-cot", 25),
+    ("meta-llama/Llama-3.1-8B", "amc23", "qwen25-math-cot", 15),
+    ("meta-llama/Llama-3.1-8B", "aime24", "qwen25-math-cot", 10),
+]
+# (file under result_dirs/, n)
+ZEROEVAL_FILES = [
+    ("gsm/Mistral-Nemo-Instruct-2407.json", 40),
+    ("math-l5/Meta-Llama-3.1-70B-Instruct.json", 20),
+    ("math-l5/Meta-Llama-3.1-8B-Instruct.json", 20),
+    ("math-l5/Yi-1.5-9B-Chat.json", 25),
+    ("math-l5/o1-mini-2024-09-12.json", 20),
+    ("math-l5/o1-preview-2024-09-12.json", 20),
+    ("math-l5/Qwen2.5-3B-Instruct.json", 20),
+    ("math-l5/gemma-2-2b-it.json", 20),
+    ("math-l5/Phi-3.5-mini-instruct.json", 20),
+    ("math-l5/reka-core-20240501.json", 15),
 ]
 
 
@@ -247,6 +303,46 @@ def kojima(repo, n_each=150):
     return out
 
 
+def skythought(repo, files=SKYTHOUGHT_FILES):
+    out = []
+    for j, (model_dir, data, prompt, n) in enumerate(files):
+        rel = (f"skythought/Qwen2.5-Math/evaluation/outputs/{model_dir}/{data}_eval/{data}/"
+               f"test_{prompt}_-1_seed0_t0.0_s0_e-1.jsonl")
+        model = model_dir.rsplit("/", 1)[-1]
+        # MATH-500's own "answer"; "gt" (parsed from the solution by the evaluation code)
+        # drops "\\" and "\pm" there ("\begin{pmatrix}-18-4996\end{pmatrix}")
+        gold_key = "answer" if data == "math500" else "gt"
+        rows = [row(f"skythought:{model}:{data}:{r['idx']}", r["question"], str(r[gold_key]),
+                    r["code"][0])
+                for r in repo.jsonl(rel) if fits(r["code"][0])]
+        out += draw(rows, n, 701 + j)
+    return out
+
+
+def zeroeval(repo, files=ZEROEVAL_FILES):
+    out = []
+    for j, (rel, n) in enumerate(files):
+        data, model = rel.split("/")
+        model = model[: -len(".json")]
+        rows = []
+        for r in json.loads(repo.read_text(f"result_dirs/{rel}")):
+            resp = r["output"][0] if isinstance(r["output"], list) else r["output"]
+            if not fits(resp):
+                continue
+            gold = str(r["answer"])
+            if data == "gsm":
+                gold = gold.lstrip("#").strip()
+            x = row(f"zeroeval:{data}:{model}:{r['id']}", r.get("problem") or r.get("question"),
+                    gold, resp)
+            x["_wrong"] = '"answer"' not in resp
+            rows.append(x)
+        if data == "math-l5":
+            out += draw(rows, n, 801 + j, wrong=lambda x: x["_wrong"], max_wrong_frac=1 / 3)
+        else:
+            out += draw(rows, n, 801 + j)
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # verdicts
 
@@ -292,7 +388,8 @@ def write(rows, path, rlvr):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    for key in ["qwen25-math", "tora", "gsm8k-gpt3", "pot-aqua", "mmlu-pro"]:
+    for key in ["qwen25-math", "tora", "gsm8k-gpt3", "pot-aqua", "mmlu-pro", "skythought",
+                "zeroeval"]:
         ap.add_argument(f"--{key}", required=True, metavar="DIR",
                         help=f"checkout or bare git dir of the {key} source")
     ap.add_argument("--kojima", metavar="DIR", help="zero_shot_cot checkout (unlicensed: separate file)")
@@ -304,7 +401,8 @@ def main():
         ap.error("--kojima needs --unlicensed-out (its rows are not to be committed)")
 
     builders = [("qwen25-math", qwen25_math), ("tora", tora), ("gsm8k-gpt3", gsm8k_gpt3),
-                ("pot-aqua", pot_aqua), ("mmlu-pro", mmlu_pro)]
+                ("pot-aqua", pot_aqua), ("mmlu-pro", mmlu_pro), ("skythought", skythought),
+                ("zeroeval", zeroeval)]
     rows = []
     for key, fn in builders:
         got = fn(Repo(getattr(a, key.replace("-", "_")), COMMITS[key]))
