@@ -95,4 +95,4 @@ VERL_USE_EXTERNAL_MODULES=rlvr.verl python3 -m verl.trainer.main_ppo \
 #   reward.kind = "auto": auto routes code problems to rlvr's sandbox, which the Python package does not carry: verl scores every problem with rlvr's math checker (rlvr.compute_score)
 #   eval.batch_size = 4: memory only: vLLM batches generation itself
 #   logging.print_freq = 1: verl logs every step
-# Not carried, at rlvr's default: reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, optim.eps, logging.progress
+# Not carried, at rlvr's default: reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, optim.eps, logging.progress, logging.progress_interval_s

@@ -11,7 +11,20 @@ import pytest
 import rlvr
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = sorted((REPO / "crates" / "rlvr-tasks" / "tests" / "fixtures").glob("*.jsonl"))
+
+def pair_sets():
+    """The fixtures of (gold, response) lines: checker_set, verifier_set (labelled in place) and
+    real_responses (labelled in real_responses_labels.jsonl, which holds no responses)."""
+    found = []
+    for p in sorted((REPO / "crates" / "rlvr-tasks" / "tests" / "fixtures").glob("*.jsonl")):
+        with p.open() as f:
+            first = json.loads(f.readline()) if p.read_text()[:1] == "{" else {}
+        if "gold" in first and "response" in first:
+            found.append(p)
+    return found
+
+
+FIXTURES = pair_sets()
 
 
 def rlvr_binary():
@@ -27,7 +40,7 @@ def rlvr_binary():
 
 
 def test_fixtures_exist():
-    assert len(FIXTURES) >= 2, FIXTURES
+    assert len(FIXTURES) >= 3, FIXTURES
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
@@ -43,12 +56,24 @@ def test_same_verdict_extraction_and_reason_as_the_cli(fixture):
     lines = [l for l in fixture.read_text().splitlines() if l.strip()]
     cli = [json.loads(l) for l in out if l.strip()]
     assert len(cli) == len(lines) > 100
+    labels = fixture_labels(fixture)
     agree_with_label = 0
     for line, expected in zip(lines, cli):
         case = json.loads(line)
         gold = case["gold"] if isinstance(case["gold"], str) else str(case["gold"])
         v = rlvr.verify(gold, case["response"])
         assert (v.correct, v.extracted, v.reason) == (expected["correct"], expected["extracted"], expected["reason"]), case
-        agree_with_label += v.correct == case["label"]
+        agree_with_label += v.correct == labels[case["id"]]
     # the fixtures are labelled: the checker agrees with most labels (a sanity check of the data read)
-    assert agree_with_label >= 0.9 * len(lines)
+    assert agree_with_label >= 0.8 * len(lines)
+
+
+def fixture_labels(fixture):
+    """{id: label}: the fixture's own "label" fields, or its `<stem>_labels.jsonl` lines (after
+    the grading policy's `#` lines)."""
+    side = fixture.with_name(fixture.stem + "_labels.jsonl")
+    if side.is_file():
+        rows = [json.loads(l) for l in side.read_text().splitlines() if l.strip() and not l.startswith("#")]
+    else:
+        rows = [json.loads(l) for l in fixture.read_text().splitlines() if l.strip()]
+    return {r["id"]: r["label"] for r in rows}
