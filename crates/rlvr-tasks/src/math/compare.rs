@@ -78,7 +78,54 @@ pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
     BUDGET.with(|b| b.set(MAX_COMPARISONS));
     let g = prepare_tree(gold);
     let p = prepare_tree(answer);
+    if !has_vars(&g) && has_vars(&p) {
+        if let Some(q) = unit_free(&p).filter(|q| !has_vars(q)) {
+            return eq(&g, &prepare_tree(&q), 0).map(|_| "unit after the number dropped");
+        }
+    }
     eq(&g, &p, 0)
+}
+
+/// Single letters read as units after a number (`40m`, `12 km/h`, `9.8 m/s^2`) when the
+/// gold answer has no variables.
+pub const UNIT_LETTERS: &[&str] = &["m", "s", "g", "h", "l", "L", "J", "N", "W", "V", "K"];
+
+fn unitish(e: &Expr) -> bool {
+    match e {
+        Expr::Var(v) => UNIT_LETTERS.contains(&v.as_str()),
+        Expr::Word(_) => true,
+        Expr::Pow(b, x) => unitish(b) && matches!(**x, Expr::Num(_)),
+        Expr::Mul(xs) => xs.iter().all(unitish),
+        Expr::Div(a, b) => unitish(a) && unitish(b),
+        _ => false,
+    }
+}
+
+/// A value with its unit letters dropped (`40m` → 40, `12 km/h` → 12), when the rest has
+/// no variables.
+fn unit_free(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Mul(xs) => {
+            let kept: Vec<Expr> = xs.iter().filter(|x| !unitish(x)).cloned().collect();
+            if kept.is_empty() || kept.len() == xs.len() || kept.iter().any(has_vars) {
+                return None;
+            }
+            Some(if kept.len() == 1 {
+                kept.into_iter().next().expect("one")
+            } else {
+                Expr::Mul(kept)
+            })
+        }
+        Expr::Div(a, b) if unitish(b) => {
+            if has_vars(a) {
+                unit_free(a)
+            } else {
+                Some((**a).clone())
+            }
+        }
+        Expr::Neg(x) => unit_free(x).map(|y| Expr::Neg(Box::new(y))),
+        _ => None,
+    }
 }
 
 /// Units dropped, a whole-answer degree sign dropped, `±` expanded (see the module docs).
@@ -279,6 +326,30 @@ fn labelled(e: &Expr) -> Option<(&Expr, &Expr)> {
     Some((&members[0], &members[last_eq + 1]))
 }
 
+/// The final value of an equation chain `L = ... = v` (`8C3 = 56`, `p'(2) = 14`,
+/// `x = 3 + 4 = 7`) when `v` has no variables; trailing `≈ w` ignored.
+fn chain_value(e: &Expr) -> Option<&Expr> {
+    let Expr::Rel(members, ops) = e else {
+        return None;
+    };
+    if !ops.iter().all(|o| matches!(o, RelOp::Eq | RelOp::Approx)) {
+        return None;
+    }
+    let last_eq = ops.iter().rposition(|o| *o == RelOp::Eq)?;
+    let v = &members[last_eq + 1];
+    (!has_vars(v) && !matches!(v, Expr::Rel(..) | Expr::List(_))).then_some(v)
+}
+
+/// A number or a fraction of numbers (what a two-term ratio can equal).
+fn plain_value(e: &Expr) -> bool {
+    match e {
+        Expr::Num(n) => n.base.is_none(),
+        Expr::Neg(x) => plain_value(x),
+        Expr::Div(a, b) => plain_value(a) && plain_value(b),
+        _ => false,
+    }
+}
+
 fn has_vars(e: &Expr) -> bool {
     let mut v = Vec::new();
     vars(e, &mut v);
@@ -386,6 +457,11 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
                     return eq(v, other, d).map(|_| "label dropped, values equal");
                 }
             }
+            if matches!(p, Expr::Rel(..)) {
+                if let Some(v) = chain_value(p) {
+                    return eq(g, v, d).map(|_| "equation chain resolved to its final value");
+                }
+            }
             if let Some(iv) = interval_of(rel) {
                 if matches!(other, Expr::Tuple(..) | Expr::SetOp(..)) {
                     return eq(&iv, other, d).map(|_| "inequality equals the interval");
@@ -413,9 +489,30 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
         (Expr::Set(a), x) | (x, Expr::Set(a)) if a.len() == 1 => {
             return eq(&a[0], x, d).map(|_| "one-element set");
         }
+        (_, Expr::List(items)) if !matches!(g, Expr::Set(_) | Expr::Braces(_)) => {
+            // restatements of one value count as one answer; different values are a hedge
+            if items.len() < 2 || items.len() > 8 {
+                return Err("several answers against one");
+            }
+            if items[1..].iter().all(|x| eq(&items[0], x, d).is_ok()) {
+                return eq(g, &items[0], d).map(|_| "restatements of one value");
+            }
+            return Err("different answers (a hedge) against one");
+        }
         (Expr::List(_) | Expr::Set(_) | Expr::Braces(_), _)
         | (_, Expr::List(_) | Expr::Set(_) | Expr::Braces(_)) => {
             return Err("several answers against one");
+        }
+        (Expr::Ratio(a), x) | (x, Expr::Ratio(a))
+            if a.len() == 2 && a.iter().all(|t| !has_vars(t)) && plain_value(x) =>
+        {
+            let q = Expr::Div(Box::new(a[0].clone()), Box::new(a[1].clone()));
+            let r = if matches!(g, Expr::Ratio(_)) {
+                eq(&q, x, d)
+            } else {
+                eq(x, &q, d)
+            };
+            return r.map(|_| "ratio a:b equals the value a/b");
         }
         (Expr::Tuple(o1, c1, a), Expr::Tuple(o2, c2, b)) => {
             if (o1, c1) != (o2, c2) {
@@ -717,6 +814,31 @@ fn plain_literal(e: &Expr) -> bool {
     }
 }
 
+/// The value of a decimal integer literal (at most 30 digits).
+fn decimal_value(n: &super::parse::Num) -> Option<u128> {
+    (n.text.len() <= 30 && n.text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| n.text.parse().ok())
+        .flatten()
+}
+
+/// The value of `digits_base` (base 2 to 36, digits valid in it, at most 24 of them).
+fn value_in_base(n: &super::parse::Num) -> Option<u128> {
+    let base: u32 = n
+        .base
+        .as_ref()?
+        .trim_matches(['{', '}', ' '])
+        .parse()
+        .ok()?;
+    if !(2..=36).contains(&base) || n.text.is_empty() || n.text.len() > 24 {
+        return None;
+    }
+    let mut v: u128 = 0;
+    for c in n.text.chars() {
+        v = v * u128::from(base) + u128::from(c.to_digit(base)?);
+    }
+    Some(v)
+}
+
 const F64_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
 
 fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
@@ -739,9 +861,18 @@ fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
                 (Some(x), Some(y)) => x.trim_start_matches('0') == y.trim_start_matches('0'),
                 _ => true,
             };
-            return (base_ok && digits(&a.text) == digits(&b.text))
-                .then_some("same digits in the same base")
-                .ok_or("different numbers in a base");
+            if base_ok && digits(&a.text) == digits(&b.text) {
+                return Ok("same digits in the same base");
+            }
+            // an answer in a base against a decimal gold: its value
+            if a.base.is_none() {
+                if let (Some(x), Some(y)) = (decimal_value(a), value_in_base(b)) {
+                    if x == y {
+                        return Ok("number in a base equals the decimal value");
+                    }
+                }
+            }
+            return Err("different numbers in a base");
         }
         _ => {}
     }

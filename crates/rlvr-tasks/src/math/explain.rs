@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::compare::compare;
-use super::extract::{extract, extract_boxed, head, is_prose, BARE_ANSWER_CHARS};
+use super::extract::{extract_boxed, extract_with_rule, head, is_prose, BARE_ANSWER_CHARS};
 use super::normalize::{normalize, prepare, MAX_ANSWER_CHARS};
 use super::parse::{parse, Expr};
 
@@ -15,6 +15,9 @@ pub struct Explanation {
     pub gold: String,
     /// The answer extracted from the response.
     pub extracted: Option<String>,
+    /// The extraction rule that found it ([`super::extract::Rule::describe`]), or why
+    /// there is none.
+    pub extracted_by: String,
     /// The gold's tree (prefix form), or why it did not parse.
     pub gold_tree: Result<String, String>,
     /// The answer's tree, or why it did not parse.
@@ -37,6 +40,7 @@ impl fmt::Display for Explanation {
             "extracted: {}",
             self.extracted.as_deref().unwrap_or("(none)")
         )?;
+        writeln!(f, "extracted by: {}", self.extracted_by)?;
         writeln!(f, "gold tree: {}", tree(&self.gold_tree))?;
         writeln!(f, "answer tree: {}", tree(&self.answer_tree))?;
         write!(f, "rule: {}", self.rule)
@@ -57,8 +61,8 @@ pub fn gold_answer(gold: &str) -> String {
         && is_prose(gold)
         && gold.to_ascii_lowercase().contains("answer")
     {
-        if let Some(a) = extract(gold, true) {
-            return a;
+        if let Ok(a) = extract_with_rule(gold) {
+            return a.answer;
         }
     }
     gold.trim().to_string()
@@ -72,31 +76,21 @@ fn tree(answer: &str) -> Result<Expr, String> {
 pub fn explain(gold: &str, response: &str) -> Explanation {
     let gold = gold_answer(gold);
     let gold_tree = tree(&gold);
-    // boxes joined ("\boxed{1} and \boxed{2}") only when the gold has several answers, so
-    // that a response cannot hedge between boxes of one answer
-    let several = gold_tree.as_ref().is_ok_and(|t| {
-        matches!(
-            t,
-            Expr::List(_) | Expr::Set(_) | Expr::Braces(_) | Expr::PlusMinus(None, ..)
-        )
-    });
-    let Some(extracted) = extract(response, several) else {
-        return Explanation {
-            gold,
-            extracted: None,
-            gold_tree: gold_tree.map(|t| t.to_string()),
-            answer_tree: Err("no answer".into()),
-            correct: false,
-            rule: if response.len() > super::MAX_RESPONSE_BYTES {
-                format!(
-                    "response longer than {} bytes: not read, scored wrong",
-                    super::MAX_RESPONSE_BYTES
-                )
-            } else {
-                "no answer found".into()
-            },
-        };
+    let found = match extract_with_rule(response) {
+        Ok(found) => found,
+        Err(why) => {
+            return Explanation {
+                gold,
+                extracted: None,
+                extracted_by: "(nothing)".into(),
+                gold_tree: gold_tree.map(|t| t.to_string()),
+                answer_tree: Err("no answer".into()),
+                correct: false,
+                rule: why.describe(),
+            };
+        }
     };
+    let extracted = found.answer;
     let answer_tree = tree(&extracted);
     let (correct, rule) = match (&gold_tree, &answer_tree) {
         (Ok(g), Ok(p)) => match compare(g, p) {
@@ -116,6 +110,7 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
     Explanation {
         gold,
         extracted: Some(extracted),
+        extracted_by: found.rule.describe().to_string(),
         gold_tree: gold_tree.map(|t| t.to_string()),
         answer_tree: answer_tree.map(|t| t.to_string()),
         correct,
