@@ -4,12 +4,15 @@
 //! With options given, a response is right when it names **the right option** and nothing
 //! else, either by its **letter** or by its **text**, whichever way the gold answer is
 //! written:
-//! - the gold's option: the letter of a gold written as a letter (`B`, `(B)`, `B)`,
-//!   `\text{(B)}`), else every option whose text equals the gold (compared as answers:
-//!   `\frac12` is the option `0.5`);
+//! - the gold's options: the letter of a gold written as a letter (`B`, `(B)`, `B)`,
+//!   `\text{(B)}`) and every option with the same text as that one (two options reading
+//!   `6 kmph` are both right), else every option whose text equals the gold (compared as
+//!   answers when neither holds a word: `\frac12` is the option `0.5`; else as text:
+//!   `True, False` is not the option `False, True`);
 //! - the response's option: the extracted answer ([`super::extract`]) read as a letter
 //!   (`(B)`, `B`, `**B**`, or a label before the option's text, `(B) 5`, which counts as
-//!   B), else the one option its text equals (`5` is option B when B reads `5`); an answer
+//!   B; also a final line that starts with a label, `D)Cannot be determined`, when
+//!   extraction finds nothing else), else the one option its text equals (`5` is option B when B reads `5`); an answer
 //!   equal to several options, to none, or a hedge (`A or B`) is wrong;
 //! - a gold that is neither a letter in range nor any option's text (the record and its
 //!   options disagree) is checked without the options, by [`super::verify`].
@@ -35,8 +38,9 @@ pub fn verify_with_choices<S: AsRef<str>>(gold: &str, response: &str, choices: &
         return super::verify(gold, response);
     }
     let gold = gold_answer(gold);
+    // the gold's option, and any option with the same text
     let right: Vec<usize> = match letter_of(&gold, choices.len()) {
-        Some(i) => vec![i],
+        Some(i) => same_options(i, &choices),
         None => matching(&gold, &choices),
     };
     if right.is_empty() {
@@ -44,7 +48,19 @@ pub fn verify_with_choices<S: AsRef<str>>(gold: &str, response: &str, choices: &
     }
     let found = match extract_with_rule(response) {
         Ok(f) => f,
-        Err(why) => return Score::binary(false, None, why.describe()),
+        Err(why) => {
+            // a final line that is an option's label (`D)Cannot be determined`)
+            let last = response.trim_end().rsplit('\n').next().unwrap_or("").trim();
+            match letter_of(last, choices.len()) {
+                Some(_) if last.chars().count() <= super::BARE_ANSWER_CHARS => {
+                    super::extract::Extracted {
+                        answer: last.to_string(),
+                        rule: super::extract::Rule::FinalLine,
+                    }
+                }
+                _ => return Score::binary(false, None, why.describe()),
+            }
+        }
     };
     let extracted = Some(found.answer.clone());
     let chosen = match letter_of(&found.answer, choices.len()) {
@@ -67,14 +83,63 @@ pub fn verify_with_choices<S: AsRef<str>>(gold: &str, response: &str, choices: &
     }
 }
 
-/// The options whose text equals `answer`.
+/// The options whose text equals `answer`: as answers when neither holds a word (`\frac12`
+/// is the option `0.5`), else as the same text (case, spaces and `$` aside), since the
+/// comparison of answers reads lists order-free and drops units, which options made of
+/// words do not allow (`False, True` is not `True, False`).
 fn matching(answer: &str, choices: &[&str]) -> Vec<usize> {
     choices
         .iter()
         .enumerate()
-        .filter(|(_, c)| !c.trim().is_empty() && equivalent_reason(c, answer).is_ok())
+        .filter(|(_, c)| {
+            !c.trim().is_empty()
+                && if has_word(c) || has_word(answer) {
+                    same_text(c, answer)
+                } else {
+                    equivalent_reason(c, answer).is_ok()
+                }
+        })
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The options with the same text as option `i` (and `i` itself).
+fn same_options(i: usize, choices: &[&str]) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..choices.len())
+        .filter(|&j| j == i || same_text(choices[i], choices[j]))
+        .collect();
+    out.dedup();
+    out
+}
+
+fn same_text(a: &str, b: &str) -> bool {
+    let t = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !c.is_whitespace() && *c != '$')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    t(a) == t(b)
+}
+
+/// Whether `s` holds a run of two or more letters that is not a `\command`.
+fn has_word(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_alphabetic() {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            if i - start >= 2 && (start == 0 || b[start - 1] != b'\\') {
+                return true;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    false
 }
 
 /// The option index `answer` names by its letter (see the module docs).
@@ -123,6 +188,13 @@ mod tests {
         assert!(verify_with_choices("Paris", "Answer: C", &o).correct);
         assert!(verify_with_choices("(C)", "Answer: (C) Paris", &o).correct);
         assert!(verify_with_choices("\\frac12", "\\boxed{\\text{(B)}}", &o).correct);
+        assert!(verify_with_choices("D", "So h = 80 m. The correct answer is 'D)80'.", &o).correct);
+        let twice = ["6 kmph", "15 kmph", "6 kmph"].map(String::from);
+        assert!(verify_with_choices("C", "The correct answer is A)6 kmph.", &twice).correct);
+        let tf = ["False, True", "True, False"].map(String::from);
+        assert!(!verify_with_choices("B", "The answer is False, True.", &tf).correct);
+        let cbd = ["22", "Cannot be determined"].map(String::from);
+        assert!(verify_with_choices("B", "Work...\nB)Cannot be determined", &cbd).correct);
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
         _ => {
             // an answer that does not parse can only match as the same text
             let (a, b) = (normalize(&gold), normalize(&extracted));
-            if !a.is_empty() && a.to_lowercase() == b.to_lowercase() {
+            if same_text(&a, &b) {
                 (true, "same text (not parsed)".to_string())
             } else {
                 (false, "not parsed, and the texts differ".to_string())
@@ -118,6 +118,19 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
     }
 }
 
+/// Same normalized text, ignoring case and the text commands around words
+/// (`4:30 \text{ p.m.}` is `\text{4:30 p.m.}`).
+fn same_text(a: &str, b: &str) -> bool {
+    let plain = |s: &str| {
+        let mut t = s.to_lowercase();
+        for cmd in ["\\textnormal", "\\textbf", "\\text", "\\mathrm", "\\mbox"] {
+            t = t.replace(cmd, "");
+        }
+        t.replace(['{', '}'], "")
+    };
+    !a.is_empty() && (a.to_lowercase() == b.to_lowercase() || plain(a) == plain(b))
+}
+
 /// Whether two answers (no extraction) are equivalent, with the deciding rule.
 pub fn equivalent_reason(gold: &str, answer: &str) -> Result<String, String> {
     let (g, p) = (tree(&gold_answer(gold)), tree(answer));
@@ -125,7 +138,7 @@ pub fn equivalent_reason(gold: &str, answer: &str) -> Result<String, String> {
         (Ok(g), Ok(p)) => compare(g, p).map(str::to_string).map_err(str::to_string),
         _ => {
             let (a, b) = (normalize(gold), normalize(answer));
-            if !a.is_empty() && a.to_lowercase() == b.to_lowercase() {
+            if same_text(&a, &b) {
                 Ok("same text (not parsed)".into())
             } else {
                 Err("not parsed, and the texts differ".into())

@@ -10,12 +10,17 @@
 //!    between different answers, which the comparison refuses against a single gold);
 //! 2. **the last answer marker**, whichever comes last in the text:
 //!    - an answer statement: "the answer is", "the final answer is", "answer would be",
-//!      `Answer:`, `**Final Answer:**`, `Answer =`, the word followed by math (`Answer $9$`)
+//!      `Answer:`, `**Final Answer:**`, `Answer =`, the word followed by math (`Answer $9$`),
+//!      a JSON field `"answer": "200"`, a final line `A: 26` (question-answer format)
 //!      (`Therefore, the answer is $\frac{3}{4}$.` → `\frac{3}{4}`);
 //!    - GSM8K's `#### 42` (`#### 1,234` → `1,234`);
 //!    - a Markdown answer block: a line that is only a header `# Answer`, `## Final Answer`,
 //!      `**Answer**` or `Answer:`, the answer on the next non-empty lines (PRM800K's
 //!      "...\n\n# Answer\n\n15" → `15`);
+//!
+//!    a tentative statement ("the answer should be 6", "would be", "might be") does not
+//!    count in a truncated response ([`super::final_line::looks_truncated`]): the model
+//!    went on checking and was cut before it committed;
 //!
 //!    the answer is then cut out of the statement at the end of its mathematical
 //!    expression, not of its sentence ([`super::span::statement_answer`]: "the answer is
@@ -123,7 +128,13 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     if let Some(b) = extract_boxed(text).and_then(|b| found(b, Rule::Boxed)) {
         return Ok(b);
     }
-    let markers = markers(text);
+    let mut markers = markers(text);
+    // a tentative statement ("the answer should be 6") in a truncated response is not a
+    // committed answer: the model went on checking and was cut
+    if markers.iter().any(|&(p, _)| tentative(text, p)) && super::final_line::looks_truncated(text)
+    {
+        markers.retain(|&(p, _)| !tentative(text, p));
+    }
     for &(pos, kind) in &markers {
         if let Some(a) = marker_answer(text, pos, kind, false).and_then(|a| found(a, kind)) {
             return Ok(a);
@@ -158,7 +169,7 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
 fn markers(text: &str) -> Vec<(usize, Rule)> {
     let statement = regex_cached(
         &STATEMENT_RE,
-        r"(?i)\banswers?(?:\*\*)?[ \t]*(?:(?:is|are|would be|will be|should be)\b|[:：=])",
+        r#"(?i)\banswers?(?:\*\*|")?[ \t]*(?:(?:is|are|would be|will be|should be|might be|could be|may be)\b|[:：=])"#,
     );
     let header = regex_cached(
         &HEADER_RE,
@@ -190,10 +201,27 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
     if let Some(p) = text.rfind("####") {
         out.push((p + 4, Rule::Hashes));
     }
+    // a final `A: 26` line (question-answer format)
+    let end = text.trim_end();
+    let last_line = end.rfind('\n').map_or(0, |p| p + 1);
+    if end[last_line..].trim_start().starts_with("A:") {
+        let at = last_line + end[last_line..].find("A:").unwrap_or(0) + 2;
+        out.push((at, Rule::AnswerStatement));
+    }
     out.sort_by_key(|&(p, r)| (std::cmp::Reverse(p), r == Rule::AnswerStatement));
     out.dedup_by_key(|(p, _)| *p);
     out.truncate(MAX_MARKERS);
     out
+}
+
+/// Whether the marker ending at `pos` is tentative (`should be`, `would be`, `might be`,
+/// `could be`, `may be`).
+fn tentative(text: &str, pos: usize) -> bool {
+    let start = pos.saturating_sub(12);
+    let before = text.get(start..pos).unwrap_or("").to_ascii_lowercase();
+    ["should be", "would be", "might be", "could be", "may be"]
+        .iter()
+        .any(|t| before.ends_with(t))
 }
 
 /// The answer after the marker ending at `pos`: the rest of its line, or the next paragraph
@@ -366,11 +394,25 @@ fn is_connector(between: &str) -> bool {
     })
 }
 
-/// The last non-empty `$...$` (or `$$...$$`) span: the right-hand side of its last `=` when
+/// The last non-empty `$...$` (or `$$...$$`, `\(..\)`, `\[..\]`) span: the right-hand side of its last `=` when
 /// the part before its first `=` is plain arithmetic (`$180+24=204$` → 204), else the whole
 /// span (`$x \leq 2$`, `$y = 2x+1$`: the comparison reads relations and labels).
 pub(crate) fn last_math_span(text: &str) -> Option<String> {
-    let mut end = text.rfind('$')?;
+    // a `\(..\)` or `\[..\]` span ending after the last `$`
+    let dollar = text.rfind('$');
+    let paren = ["\\)", "\\]"]
+        .iter()
+        .filter_map(|c| text.rfind(c).map(|p| (p, *c)))
+        .max();
+    if let Some((close, c)) = paren {
+        if dollar.is_none_or(|d| close > d) {
+            let open = if c == "\\)" { "\\(" } else { "\\[" };
+            if let Some(start) = text[..close].rfind(open) {
+                return span_value(text[start + 2..close].trim());
+            }
+        }
+    }
+    let mut end = dollar?;
     // skip the second `$` of a closing `$$` and empty spans
     for _ in 0..4 {
         let start = text[..end].rfind('$')?;
@@ -379,20 +421,25 @@ pub(crate) fn last_math_span(text: &str) -> Option<String> {
             end = start;
             continue;
         }
-        let first_lhs = span.split('=').next().unwrap_or("");
-        let arithmetic = !span.contains('=')
-            || (!strip_commands(first_lhs)
-                .chars()
-                .any(|c| c.is_ascii_alphabetic())
-                && !span.contains(['<', '>', '!']));
-        let chosen = if arithmetic {
-            span.rsplit('=').next().unwrap_or(span)
-        } else {
-            span
-        };
-        return non_empty(clean_inline(chosen));
+        return span_value(span);
     }
     None
+}
+
+/// A math span's answer: the right-hand side of plain arithmetic, else the whole span.
+fn span_value(span: &str) -> Option<String> {
+    let first_lhs = span.split('=').next().unwrap_or("");
+    let arithmetic = !span.contains('=')
+        || (!strip_commands(first_lhs)
+            .chars()
+            .any(|c| c.is_ascii_alphabetic())
+            && !span.contains(['<', '>', '!']));
+    let chosen = if arithmetic {
+        span.rsplit('=').next().unwrap_or(span)
+    } else {
+        span
+    };
+    non_empty(clean_inline(chosen))
 }
 
 /// `s` without its `\commands` (`\frac{1}{2}` → `{1}{2}`).

@@ -2,7 +2,7 @@
 //!
 //! A response with no box and no answer marker is read at its **final line** (the last
 //! non-empty line; up to [`MAX_CLOSING_LINES`] closing lines with no digit and no math, such
-//! as "I hope this helps!", are passed over). Earlier lines are never searched: an earlier
+//! as "I hope this helps!" or a paragraph explaining the method, are passed over). Earlier lines are never searched: an earlier
 //! formula is a step, not the answer.
 //!
 //! **Truncation heuristic.** The fallback only fires on a genuine final line; a response
@@ -31,7 +31,7 @@ use super::extract::{head, is_prose, last_math_span, last_number, outside_math_r
 use super::normalize::clean_inline;
 
 /// Closing lines passed over at the end of a response.
-pub const MAX_CLOSING_LINES: usize = 2;
+pub const MAX_CLOSING_LINES: usize = 4;
 /// Characters of the tail whose repetition marks a looping response.
 pub const TAIL_CHARS: usize = 48;
 /// The longest stand-alone final line.
@@ -76,7 +76,7 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
             chosen = Some(l);
             break;
         }
-        if passed == MAX_CLOSING_LINES || l.chars().count() > 60 {
+        if passed == MAX_CLOSING_LINES {
             break;
         }
     }
@@ -108,6 +108,22 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
     } else {
         Ok(answer.to_string())
     }
+}
+
+/// Whether `text` looks truncated: it repeats itself, or its final line is cut or does not
+/// end a sentence (the rules in the module docs).
+pub fn looks_truncated(text: &str) -> bool {
+    let text = text.trim_end();
+    if text.is_empty() {
+        return false;
+    }
+    if loops(text) {
+        return true;
+    }
+    let mut lines = text.rsplit('\n').map(str::trim).filter(|l| !l.is_empty());
+    let last = lines.next().unwrap_or("");
+    let before = text.rsplit('\n').nth(1).map(str::trim);
+    !finished(last, before)
 }
 
 fn has_copula(s: &str) -> bool {

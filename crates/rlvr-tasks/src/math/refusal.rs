@@ -35,6 +35,13 @@ pub const PHRASES: &[&str] = &[
     "not able to solve",
     "cannot solve",
     "can't solve",
+    "none of the answer options",
+    "none of the answer choices",
+    "none of the options",
+    "none of the choices",
+    "none of the given options",
+    "no correct option",
+    "no correct answer",
 ];
 
 /// Whether `text` declines to answer (see the module docs).

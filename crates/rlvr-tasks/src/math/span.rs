@@ -69,7 +69,9 @@ const COPULAS: &[&str] = &[" is ", " are ", " equals ", " was ", " be ", " equal
 /// The answer held by a statement (rules in the module docs); empty when it holds none.
 pub fn statement_answer(s: &str) -> String {
     let s = super::extract::head(s, MAX_STATEMENT);
-    let s = s.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '*' | '：'));
+    let s = s.trim_start_matches(|c: char| {
+        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
+    });
     // math opening the statement, possibly over several lines
     for (open, close) in [("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)")] {
         if let Some(inner) = s.strip_prefix(open) {
@@ -152,7 +154,9 @@ fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
 /// [`super::extract`] uses it when no marker holds an expression.
 pub fn statement_words(s: &str) -> String {
     let s = super::extract::head(s, MAX_STATEMENT);
-    let s = s.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '*' | '：'));
+    let s = s.trim_start_matches(|c: char| {
+        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
+    });
     let sentence = first_sentence(s.lines().next().unwrap_or("").trim());
     if sentence.chars().count() > super::BARE_ANSWER_CHARS {
         return String::new();
@@ -412,6 +416,8 @@ mod tests {
         assert_eq!(a(" approximately 3.14"), "3.14");
         assert_eq!(a(" 2\\sqrt{3} units"), "2\\sqrt{3}");
         assert_eq!(a(":\n\\[\n\\frac{1}{2}\n\\]"), "\\frac{1}{2}");
+        assert_eq!(a("\": \"200\"\n}"), "200");
+        assert_eq!(a(" 'D)80'."), "D");
     }
 
     #[test]
