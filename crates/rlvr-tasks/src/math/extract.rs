@@ -25,9 +25,11 @@
 //!    the answer is then cut out of the statement at the end of its mathematical
 //!    expression, not of its sentence ([`super::span::statement_answer`]: "the answer is
 //!    that there are 125 trees on 5 labeled vertices" → `125`); a marker whose statement
-//!    holds no expression gives way to the one before it (at most [`MAX_MARKERS`] tried:
-//!    "the answer is 42. ... so the answer is correct." → `42`); when none holds one, the
-//!    words of the last marker are the answer (`Answer: east` → `east`);
+//!    declines ("the answer is not 5", "... cannot be determined": [`super::span`]) means
+//!    no answer; one whose statement holds no expression gives way to the one before it
+//!    (at most [`MAX_MARKERS`] tried: "the answer is 42. ... so the answer is correct." →
+//!    `42`); when none holds one, the words of the last marker are the answer
+//!    (`Answer: east` → `east`);
 //! 3. **a bare response**: one line of at most [`BARE_ANSWER_CHARS`] characters, no `$`,
 //!    not prose, is the answer itself (`x = 3`);
 //! 4. **the final line** of a finished response ([`super::final_line`]: a truncated or
@@ -39,7 +41,7 @@
 
 use super::final_line::{final_line_answer, NoFinal};
 use super::normalize::clean_inline;
-use super::span::{statement_answer, MAX_STATEMENT};
+use super::span::{Statement, MAX_STATEMENT};
 
 /// The longest response searched for an answer: 1 MiB, far beyond any generation budget
 /// (about 250,000 tokens of text). A longer response has no answer ([`extract_answer`] returns
@@ -136,13 +138,23 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
         markers.retain(|&(p, _)| !tentative(text, p));
     }
     for &(pos, kind) in &markers {
-        if let Some(a) = marker_answer(text, pos, kind, false).and_then(|a| found(a, kind)) {
-            return Ok(a);
+        match marker_answer(text, pos, kind, false) {
+            Err(()) => return Err(NoAnswer::Refusal),
+            Ok(Some(a)) => {
+                if let Some(a) = found(a, kind) {
+                    return Ok(a);
+                }
+            }
+            Ok(None) => {}
         }
     }
     // no marker holds an expression: the words of the last one (`Answer: east`)
     if let Some(&(pos, kind)) = markers.first() {
-        if let Some(a) = marker_answer(text, pos, kind, true).and_then(|a| found(a, kind)) {
+        if let Some(a) = marker_answer(text, pos, kind, true)
+            .ok()
+            .flatten()
+            .and_then(|a| found(a, kind))
+        {
             return Ok(a);
         }
     }
@@ -225,8 +237,8 @@ fn tentative(text: &str, pos: usize) -> bool {
 }
 
 /// The answer after the marker ending at `pos`: the rest of its line, or the next paragraph
-/// when the line holds nothing more (a header).
-fn marker_answer(text: &str, pos: usize, kind: Rule, words: bool) -> Option<String> {
+/// when the line holds nothing more (a header); Err when the statement declines.
+fn marker_answer(text: &str, pos: usize, kind: Rule, words: bool) -> Result<Option<String>, ()> {
     let rest = &text[pos..];
     let rest = rest.trim_start_matches(['#', ' ', '\t']);
     let line = rest.split('\n').next().unwrap_or("");
@@ -247,9 +259,13 @@ fn marker_answer(text: &str, pos: usize, kind: Rule, words: bool) -> Option<Stri
     let a = if words {
         super::span::statement_words(body)
     } else {
-        statement_answer(body)
+        match super::span::read_statement(body) {
+            Statement::Answer(a) => a,
+            Statement::Declines => return Err(()),
+            Statement::Nothing => String::new(),
+        }
     };
-    (!a.trim().is_empty()).then_some(a)
+    Ok((!a.trim().is_empty()).then_some(a))
 }
 
 pub(crate) fn head(s: &str, max: usize) -> &str {

@@ -5,8 +5,9 @@
 //! expression out of it, in its first sentence:
 //! - **a declining, negated or scaled statement** (a [`super::refusal`] phrase, or `not`,
 //!   `no`, `neither`, `negative`, `minus`, `none`, `undefined`, `half`, `twice`, ... before
-//!   the expression) is kept whole as text: "the answer is not 5" does not answer 5, "the
-//!   answer is negative 5" is not 5, "half of 10" is not 10;
+//!   the expression) declines ([`Statement::Declines`]; extraction then finds no answer):
+//!   "the answer is not 5" does not answer 5, "the answer is negative 5" is not 5, "half of
+//!   10" is not 10;
 //! - **prose** ([`super::extract::is_prose`]) is read after its last copula outside math
 //!   (` is `, ` are `, ` equals `, ` was `, ` be `): "The largest $n$ is 34" → `34`;
 //! - up to 8 **leading words** are skipped ("that there are 125 trees on 5 labeled
@@ -66,8 +67,35 @@ const MATH_WORDS: &[&str] = &[
 ];
 const COPULAS: &[&str] = &[" is ", " are ", " equals ", " was ", " be ", " equal to "];
 
-/// The answer held by a statement (rules in the module docs); empty when it holds none.
+/// What a statement says (rules in the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Statement {
+    /// The answer expression (restatements and alternatives joined with `, `).
+    Answer(String),
+    /// It declines, negates or scales: no answer may be drawn from it.
+    Declines,
+    /// No expression.
+    Nothing,
+}
+
+/// The answer held by a statement (rules in the module docs); empty when it holds none or
+/// declines.
 pub fn statement_answer(s: &str) -> String {
+    match read_statement(s) {
+        Statement::Answer(a) => a,
+        Statement::Declines | Statement::Nothing => String::new(),
+    }
+}
+
+/// What a statement says: its answer, a refusal or negation, or nothing.
+pub fn read_statement(s: &str) -> Statement {
+    let answer = |a: String| {
+        if a.trim().is_empty() {
+            Statement::Nothing
+        } else {
+            Statement::Answer(a)
+        }
+    };
     let s = super::extract::head(s, MAX_STATEMENT);
     let s = s.trim_start_matches(|c: char| {
         c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
@@ -77,14 +105,14 @@ pub fn statement_answer(s: &str) -> String {
         if let Some(inner) = s.strip_prefix(open) {
             if let Some(end) = find_unescaped(inner, close) {
                 let rest = &inner[end + close.len()..];
-                return join(clean_inline(&inner[..end]), &more_pieces(rest));
+                return answer(join(clean_inline(&inner[..end]), &more_pieces(rest)));
             }
         }
     }
     let line = s.lines().next().unwrap_or("").trim();
     let sentence = first_sentence(line);
     if super::refusal::is_refusal(sentence) {
-        return clean_inline(sentence);
+        return Statement::Declines;
     }
     let mut t = sentence;
     if !starts_math(t) && is_prose(t) {
@@ -121,7 +149,7 @@ pub fn statement_answer(s: &str) -> String {
             break;
         }
         if NEGATING.contains(&lower.as_str()) || NUMBER_WORDS.contains(&lower.as_str()) {
-            return clean_inline(sentence);
+            return Statement::Declines;
         }
         rest = after.trim_start_matches([' ', ',', ':', '*']);
     }
@@ -130,10 +158,7 @@ pub fn statement_answer(s: &str) -> String {
     let start = rest.as_ptr() as usize - line.as_ptr() as usize;
     let rest = &line[start..];
     let (first, end) = expression(rest);
-    if first.is_empty() {
-        return String::new();
-    }
-    join(first, &more_pieces(&rest[end..]))
+    answer(join(first, &more_pieces(&rest[end..])))
 }
 
 /// The first `pat` in `s` not escaped by a backslash (`\$` is a dollar sign).
@@ -432,13 +457,15 @@ mod tests {
     }
 
     #[test]
-    fn negations_and_refusals_are_text() {
-        assert_eq!(a(" not 5"), "not 5");
-        assert_eq!(a(" negative 5"), "negative 5");
-        assert_eq!(a(" half of 10"), "half of 10");
-        assert_eq!(
-            a(" that there is not enough information to determine f(0)."),
-            "that there is not enough information to determine f(0)"
-        );
+    fn negations_and_refusals_decline() {
+        for s in [
+            " not 5",
+            " negative 5",
+            " half of 10",
+            " that there is not enough information to determine f(0).",
+        ] {
+            assert_eq!(read_statement(s), Statement::Declines, "{s}");
+        }
+        assert_eq!(read_statement(" the number of trees."), Statement::Nothing);
     }
 }
