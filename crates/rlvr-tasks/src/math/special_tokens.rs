@@ -80,7 +80,7 @@ pub fn strip_tokens<S: AsRef<str>>(text: &str, tokens: &[S]) -> String {
 
 fn strip<'a, 'b>(
     text: &'a str,
-    ends: impl Iterator<Item = &'b str> + Clone,
+    ends: impl Iterator<Item = &'b str>,
     others: impl Iterator<Item = &'b str>,
 ) -> Cow<'a, str> {
     let mut out = Cow::Borrowed(text);
@@ -89,27 +89,35 @@ fn strip<'a, 'b>(
             out = Cow::Owned(out.replace(m, ""));
         }
     }
-    // cut at the first end marker preceded by text; end markers before any text go
-    loop {
-        let first = ends
-            .clone()
-            .filter_map(|m| out.find(m).map(|p| (p, m.len())))
-            .min();
-        let Some((p, len)) = first else { break };
-        if out[..p].trim().is_empty() {
-            out = Cow::Owned(out[p + len..].to_string());
-        } else {
-            out = match out {
-                Cow::Borrowed(s) => Cow::Borrowed(&s[..p]),
-                Cow::Owned(mut s) => {
-                    s.truncate(p);
-                    Cow::Owned(s)
-                }
+    // cut at the first end marker preceded by text; end markers before any text go. Each
+    // marker's next occurrence is searched again only once the scan has passed it, so this
+    // stays linear however many markers lead the text.
+    let ends: Vec<&str> = ends.collect();
+    let mut next: Vec<Option<usize>> = ends.iter().map(|m| out.find(m)).collect();
+    let mut start = 0;
+    while let Some((p, k)) = next
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| p.map(|p| (p, k)))
+        .min()
+    {
+        if !out[start..p].trim().is_empty() {
+            return match out {
+                Cow::Borrowed(s) => Cow::Borrowed(&s[start..p]),
+                Cow::Owned(s) => Cow::Owned(s[start..p].to_string()),
             };
-            break;
+        }
+        start = p + ends[k].len();
+        for (k, m) in ends.iter().enumerate() {
+            if next[k].is_some_and(|q| q < start) {
+                next[k] = out[start..].find(m).map(|q| q + start);
+            }
         }
     }
-    out
+    match out {
+        Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
+        Cow::Owned(s) => Cow::Owned(s[start..].to_string()),
+    }
 }
 
 #[cfg(test)]
