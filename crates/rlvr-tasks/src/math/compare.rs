@@ -9,6 +9,11 @@
 //! - **`±`** is expanded into its alternatives (`1 \pm \sqrt2` → the list `1+\sqrt2,
 //!   1-\sqrt2`; at most 8), inside lists and sets flattened into their elements.
 //!
+//! - **unit letters** after a number are dropped from the answer when the gold has no
+//!   variables: `40m`, `5 g`, `12 km/h`, `9.8 m/s^2` equal 40, 5, 12, 9.8 (the letters of
+//!   [`UNIT_LETTERS`], and words); `40x` is still 40·x, and a gold with variables (`5m`)
+//!   keeps the answer's letters as variables.
+//!
 //! Then, first rule that applies decides (the rule's name is what `verify` reports):
 //! - **identical trees** are equal;
 //! - **labels**: a relation `L = v` (also `L = ... = v`, trailing `≈ w` ignored, or
@@ -22,16 +27,30 @@
 //!   nonzero constant multiple of `L₂−R₂` at the sample points (`2x+4y-3=0` ~
 //!   `y=-\frac12x+\frac34`), inequalities when the multiple is positive and the
 //!   strictness agrees (`x<1` ~ `-x>-1`); a relation never equals a bare value otherwise;
+//! - **equation chains** in the answer against a gold value: a chain of `=` (trailing `≈ w`
+//!   ignored) whose last member has no variables stands for that value (`8C3 = 56` ~ 56,
+//!   `p'(2) = 14` ~ 14, `x = 3 + 4 = 7` ~ 7); a gold that is itself a relation is compared
+//!   as a relation (`7 = 11a+c` is not `11a+c`), and a chain ending in an expression with
+//!   variables is not a value (`y = 5x` is not 5);
 //! - **several answers**: lists (`1, 2`, `1 and 2`, several boxes), sets `\{..\}` and
 //!   brace lists `{..}` are compared as multisets (order-free) with each other; a brace
-//!   list against a tuple in order; a single value never equals a list;
+//!   list against a tuple in order; against a single gold value, a list whose items are
+//!   all equal is one answer restated (`0.25, 1/4` ~ `\frac14`, from "0.25, or 1/4") and a
+//!   list of different items is a hedge, wrong even when one item is the gold (`3, 5` from
+//!   "3 or 5" is not 3);
 //! - **tuples and intervals**: same brackets, same length, equal in order; a one-row or
 //!   one-column matrix equals a parenthesized tuple of its entries; **matrices** cell by
 //!   cell; **unions** order-free; **ratios** term by term (or proportional, all terms
-//!   nonzero);
+//!   nonzero); a **two-term ratio of constants** `a:b` equals the plain value `a/b` (a
+//!   number or a fraction of numbers: `3:4` ~ `\frac34` ~ 0.75, either side gold), since a
+//!   ratio of two quantities is that quotient; a ratio of three or more terms, or with
+//!   variables, only equals a ratio (no single value is unambiguous: `3:4:5`);
 //! - **words** compare case-insensitively ignoring spaces and punctuation;
-//! - **numbers with a base** (`4210_7`): same digits and base; a bare number is read in the
-//!   other side's base (`204_5` ~ `204`, but not its decimal value 54);
+//! - **numbers with a base** (`4210_7`): same digits and base; a bare gold number is read
+//!   in the answer's base (`204` ~ `204_5`), and an answer in a base also equals a decimal
+//!   gold of the same value (`1358` ~ `2516_8` ~ `2516_{8}`, `11` ~ `1011_2`); a gold in a
+//!   base never equals its decimal value (`204_5` is not 54: the question asked for the
+//!   base);
 //! - **percent**: `p\%` equals `p` and `p/100`;
 //! - **constant values**: exact rationals when both sides have one (so `2^{100}` and its
 //!   31 digits are told apart from their neighbours); a decimal against an exact form

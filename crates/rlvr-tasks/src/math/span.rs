@@ -8,7 +8,7 @@
 //!   the expression) declines ([`Statement::Declines`]; extraction then finds no answer):
 //!   "the answer is not 5" does not answer 5, "the answer is negative 5" is not 5, "half of
 //!   10" is not 10;
-//! - **prose** ([`super::extract::is_prose`]) is read after its last copula outside math
+//! - **prose** (two or more words outside math, one of four letters) is read after its last copula outside math
 //!   (` is `, ` are `, ` equals `, ` was `, ` be `): "The largest $n$ is 34" → `34`;
 //! - up to 8 **leading words** are skipped ("that there are 125 trees on 5 labeled
 //!   vertices" → `125`; "approximately 3.14" → `3.14`);
