@@ -9,7 +9,11 @@
 //!   `"extracted"`, `"reason"` with `--details`); blank lines are written back unchanged.
 //!   Each line is written as soon as it is checked, so a bad line (exit code 2, with its line
 //!   number) loses nothing before it. Field names are configurable. `--explain` adds
-//!   `"gold_tree"`, `"answer_tree"` and `"reason"` to each line.
+//!   `"gold_tree"`, `"answer_tree"`, `"extracted_by"` (the extraction rule that found the
+//!   answer, e.g. `markdown answer block`) and `"reason"` to each line. A line whose
+//!   `--choices-field` (default `choices`) holds a list of strings is a multiple-choice
+//!   problem: it is scored by `rlvr_tasks::math::verify_with_choices` (the right option's
+//!   letter or text, nothing else).
 //! - Bounds: a `--jsonl` line may hold at most `rlvr_tasks::data::MAX_LINE_BYTES` (64 MiB; a
 //!   longer one, or an endless one such as `/dev/zero`'s, is an error naming the file and
 //!   line, read no further than one byte past the limit), and as many JSON values as its size
@@ -46,6 +50,10 @@ pub struct Args {
     /// Field holding the response in --jsonl lines.
     #[arg(long, default_value = "response")]
     response_field: String,
+    /// Field holding a multiple-choice problem's options (a list of strings) in --jsonl
+    /// lines; a line without it is scored without options.
+    #[arg(long, default_value = "choices")]
+    choices_field: String,
     /// Also add "extracted" and "reason" to each --jsonl line.
     #[arg(long)]
     details: bool,
@@ -160,13 +168,40 @@ fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
     };
     let gold = text(&args.gold_field)?;
     let response = text(&args.response_field)?;
-    let e = rlvr_tasks::math::explain(&gold, &response);
+    let choices: Option<Vec<String>> = match obj.get(&args.choices_field) {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    Value::Number(n) => Ok(n.to_string()),
+                    _ => Err(format!(
+                        "field `{}` must be a list of strings",
+                        args.choices_field
+                    )),
+                })
+                .collect::<std::result::Result<_, _>>()?,
+        ),
+        Some(_) => {
+            return Err(format!(
+                "field `{}` must be a list of strings",
+                args.choices_field
+            ))
+        }
+    };
+    let mut e = rlvr_tasks::math::explain(&gold, &response);
+    if let Some(choices) = choices.filter(|c| !c.is_empty()) {
+        let s = rlvr_tasks::math::verify_with_choices(&gold, &response, &choices);
+        (e.correct, e.extracted, e.rule) = (s.correct, s.extracted, s.reason);
+    }
     let mut added = vec![("correct", Value::Bool(e.correct))];
     if args.details || args.explain {
         added.push(("extracted", e.extracted.map_or(Value::Null, Value::String)));
         added.push(("reason", Value::String(e.rule)));
     }
     if args.explain {
+        added.push(("extracted_by", Value::String(e.extracted_by)));
         let tree = |t: Result<String, String>| {
             Value::String(t.unwrap_or_else(|e| format!("(not parsed: {e})")))
         };
@@ -206,6 +241,7 @@ mod tests {
             output: None,
             gold_field: "gold".into(),
             response_field: "response".into(),
+            choices_field: "choices".into(),
             details,
             explain: false,
         }
@@ -245,6 +281,23 @@ mod tests {
         assert_eq!(
             v["reason"],
             Value::String("label dropped, values equal".into())
+        );
+        assert_eq!(v["extracted_by"], Value::String("last \\boxed{}".into()));
+    }
+
+    #[test]
+    fn choices_are_read_from_their_field() {
+        let a = args(true);
+        let line = r#"{"gold": "B", "response": "The answer is 0.5.", "choices": ["3", "1/2"]}"#;
+        let v: Value = serde_json::from_str(&check_line(line, &a).unwrap()).unwrap();
+        assert_eq!(v["correct"], Value::Bool(true));
+        let line = r#"{"gold": "B", "response": "The answer is (A).", "choices": ["3", "1/2"]}"#;
+        let v: Value = serde_json::from_str(&check_line(line, &a).unwrap()).unwrap();
+        assert_eq!(v["correct"], Value::Bool(false));
+        assert!(
+            check_line(r#"{"gold": "B", "response": "B", "choices": "AB"}"#, &a)
+                .unwrap_err()
+                .contains("`choices`")
         );
     }
 

@@ -107,6 +107,28 @@ fn adversarial_inputs_are_bounded() {
             format!("\\boxed{{{}}}", "1e999999999".repeat(10)),
         ),
         ("1".into(), "\\boxed{\\begin{pmatrix}".repeat(1000)),
+        // the extraction paths: markers, blocks, special tokens, statements, final lines
+        ("1".into(), "# Answer\n\n".repeat(50_000)),
+        ("1".into(), "</s>".repeat(200_000)),
+        ("1".into(), format!("1{}", "<|im_start|>".repeat(50_000))),
+        ("1".into(), "the answer should be ".repeat(50_000)),
+        ("1".into(), "The answer is that there are ".repeat(30_000)),
+        (
+            "1".into(),
+            format!("The answer is 1{}", ", or 1".repeat(100_000)),
+        ),
+        ("1".into(), format!("Answer: {}", "(".repeat(200_000))),
+        (
+            "1".into(),
+            format!("Answer: 1{}", " i.e. 1".repeat(100_000)),
+        ),
+        ("1".into(), "\"answer\": \"".repeat(50_000)),
+        ("1".into(), "A: 1\n".repeat(100_000)),
+        ("1".into(), format!("x\n{}", "1 + 1 = 2. ".repeat(80_000))),
+        ("1".into(), format!("x\n{}1.", "a ".repeat(400_000))),
+        ("1".into(), "\\(".repeat(200_000)),
+        ("1".into(), format!("{}\\)", "\\(".repeat(200_000))),
+        ("1".into(), "The answer is $".repeat(50_000)),
     ];
     let mut slowest = Duration::ZERO;
     for (g, r) in &cases {
@@ -171,6 +193,23 @@ fn latexish() -> impl Strategy<Value = String> {
         ".",
         "\\",
         "é",
+        "# Answer\n\n",
+        "**Final Answer**\n",
+        "</s>",
+        "<|im_end|>",
+        "<|im_start|>",
+        " or equivalently ",
+        ", i.e. ",
+        "A: ",
+        "\"answer\": \"",
+        " should be ",
+        " not ",
+        "cannot be determined",
+        "\\(",
+        "\\)",
+        "2516_8",
+        "3:4",
+        "40m",
     ]);
     prop::collection::vec(atoms, 0..80).prop_map(|v| v.concat())
 }
@@ -188,6 +227,15 @@ proptest! {
         timed(&g, &r);
         let _ = math::extract_answer(&r);
         let _ = math::normalize(&g);
+    }
+
+    #[test]
+    fn options_never_panic(g in latexish(), r in latexish(), c in prop::collection::vec(latexish(), 0..6)) {
+        let (t, cpu) = (Instant::now(), thread_cpu());
+        let s = math::verify_with_choices(&g, &r, &c);
+        prop_assert!((0.0..=1.0).contains(&s.reward));
+        // one verify per option at most, plus the response's
+        prop_assert!(thread_cpu() - cpu < 8 * LIMIT && t.elapsed() < 80 * LIMIT);
     }
 
     #[test]

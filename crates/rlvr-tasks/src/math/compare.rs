@@ -9,6 +9,11 @@
 //! - **`±`** is expanded into its alternatives (`1 \pm \sqrt2` → the list `1+\sqrt2,
 //!   1-\sqrt2`; at most 8), inside lists and sets flattened into their elements.
 //!
+//! - **unit letters** after a number are dropped from the answer when the gold has no
+//!   variables: `40m`, `5 g`, `12 km/h`, `9.8 m/s^2` equal 40, 5, 12, 9.8 (the letters of
+//!   [`UNIT_LETTERS`], and words); `40x` is still 40·x, and a gold with variables (`5m`)
+//!   keeps the answer's letters as variables.
+//!
 //! Then, first rule that applies decides (the rule's name is what `verify` reports):
 //! - **identical trees** are equal;
 //! - **labels**: a relation `L = v` (also `L = ... = v`, trailing `≈ w` ignored, or
@@ -22,16 +27,30 @@
 //!   nonzero constant multiple of `L₂−R₂` at the sample points (`2x+4y-3=0` ~
 //!   `y=-\frac12x+\frac34`), inequalities when the multiple is positive and the
 //!   strictness agrees (`x<1` ~ `-x>-1`); a relation never equals a bare value otherwise;
+//! - **equation chains** in the answer against a gold value: a chain of `=` (trailing `≈ w`
+//!   ignored) whose last member has no variables stands for that value (`8C3 = 56` ~ 56,
+//!   `p'(2) = 14` ~ 14, `x = 3 + 4 = 7` ~ 7); a gold that is itself a relation is compared
+//!   as a relation (`7 = 11a+c` is not `11a+c`), and a chain ending in an expression with
+//!   variables is not a value (`y = 5x` is not 5);
 //! - **several answers**: lists (`1, 2`, `1 and 2`, several boxes), sets `\{..\}` and
 //!   brace lists `{..}` are compared as multisets (order-free) with each other; a brace
-//!   list against a tuple in order; a single value never equals a list;
+//!   list against a tuple in order; against a single gold value, a list whose items are
+//!   all equal is one answer restated (`0.25, 1/4` ~ `\frac14`, from "0.25, or 1/4") and a
+//!   list of different items is a hedge, wrong even when one item is the gold (`3, 5` from
+//!   "3 or 5" is not 3);
 //! - **tuples and intervals**: same brackets, same length, equal in order; a one-row or
 //!   one-column matrix equals a parenthesized tuple of its entries; **matrices** cell by
 //!   cell; **unions** order-free; **ratios** term by term (or proportional, all terms
-//!   nonzero);
+//!   nonzero); a **two-term ratio of constants** `a:b` equals the plain value `a/b` (a
+//!   number or a fraction of numbers: `3:4` ~ `\frac34` ~ 0.75, either side gold), since a
+//!   ratio of two quantities is that quotient; a ratio of three or more terms, or with
+//!   variables, only equals a ratio (no single value is unambiguous: `3:4:5`);
 //! - **words** compare case-insensitively ignoring spaces and punctuation;
-//! - **numbers with a base** (`4210_7`): same digits and base; a bare number is read in the
-//!   other side's base (`204_5` ~ `204`, but not its decimal value 54);
+//! - **numbers with a base** (`4210_7`): same digits and base; a bare gold number is read
+//!   in the answer's base (`204` ~ `204_5`), and an answer in a base also equals a decimal
+//!   gold of the same value (`1358` ~ `2516_8` ~ `2516_{8}`, `11` ~ `1011_2`); a gold in a
+//!   base never equals its decimal value (`204_5` is not 54: the question asked for the
+//!   base);
 //! - **percent**: `p\%` equals `p` and `p/100`;
 //! - **constant values**: exact rationals when both sides have one (so `2^{100}` and its
 //!   31 digits are told apart from their neighbours); a decimal against an exact form
@@ -78,7 +97,54 @@ pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
     BUDGET.with(|b| b.set(MAX_COMPARISONS));
     let g = prepare_tree(gold);
     let p = prepare_tree(answer);
+    if !has_vars(&g) && has_vars(&p) {
+        if let Some(q) = unit_free(&p).filter(|q| !has_vars(q)) {
+            return eq(&g, &prepare_tree(&q), 0).map(|_| "unit after the number dropped");
+        }
+    }
     eq(&g, &p, 0)
+}
+
+/// Single letters read as units after a number (`40m`, `12 km/h`, `9.8 m/s^2`) when the
+/// gold answer has no variables.
+pub const UNIT_LETTERS: &[&str] = &["m", "s", "g", "h", "l", "L", "J", "N", "W", "V", "K"];
+
+fn unitish(e: &Expr) -> bool {
+    match e {
+        Expr::Var(v) => UNIT_LETTERS.contains(&v.as_str()),
+        Expr::Word(_) => true,
+        Expr::Pow(b, x) => unitish(b) && matches!(**x, Expr::Num(_)),
+        Expr::Mul(xs) => xs.iter().all(unitish),
+        Expr::Div(a, b) => unitish(a) && unitish(b),
+        _ => false,
+    }
+}
+
+/// A value with its unit letters dropped (`40m` → 40, `12 km/h` → 12), when the rest has
+/// no variables.
+fn unit_free(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Mul(xs) => {
+            let kept: Vec<Expr> = xs.iter().filter(|x| !unitish(x)).cloned().collect();
+            if kept.is_empty() || kept.len() == xs.len() || kept.iter().any(has_vars) {
+                return None;
+            }
+            Some(if kept.len() == 1 {
+                kept.into_iter().next().expect("one")
+            } else {
+                Expr::Mul(kept)
+            })
+        }
+        Expr::Div(a, b) if unitish(b) => {
+            if has_vars(a) {
+                unit_free(a)
+            } else {
+                Some((**a).clone())
+            }
+        }
+        Expr::Neg(x) => unit_free(x).map(|y| Expr::Neg(Box::new(y))),
+        _ => None,
+    }
 }
 
 /// Units dropped, a whole-answer degree sign dropped, `±` expanded (see the module docs).
@@ -279,6 +345,30 @@ fn labelled(e: &Expr) -> Option<(&Expr, &Expr)> {
     Some((&members[0], &members[last_eq + 1]))
 }
 
+/// The final value of an equation chain `L = ... = v` (`8C3 = 56`, `p'(2) = 14`,
+/// `x = 3 + 4 = 7`) when `v` has no variables; trailing `≈ w` ignored.
+fn chain_value(e: &Expr) -> Option<&Expr> {
+    let Expr::Rel(members, ops) = e else {
+        return None;
+    };
+    if !ops.iter().all(|o| matches!(o, RelOp::Eq | RelOp::Approx)) {
+        return None;
+    }
+    let last_eq = ops.iter().rposition(|o| *o == RelOp::Eq)?;
+    let v = &members[last_eq + 1];
+    (!has_vars(v) && !matches!(v, Expr::Rel(..) | Expr::List(_))).then_some(v)
+}
+
+/// A number or a fraction of numbers (what a two-term ratio can equal).
+fn plain_value(e: &Expr) -> bool {
+    match e {
+        Expr::Num(n) => n.base.is_none(),
+        Expr::Neg(x) => plain_value(x),
+        Expr::Div(a, b) => plain_value(a) && plain_value(b),
+        _ => false,
+    }
+}
+
 fn has_vars(e: &Expr) -> bool {
     let mut v = Vec::new();
     vars(e, &mut v);
@@ -386,6 +476,11 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
                     return eq(v, other, d).map(|_| "label dropped, values equal");
                 }
             }
+            if matches!(p, Expr::Rel(..)) {
+                if let Some(v) = chain_value(p) {
+                    return eq(g, v, d).map(|_| "equation chain resolved to its final value");
+                }
+            }
             if let Some(iv) = interval_of(rel) {
                 if matches!(other, Expr::Tuple(..) | Expr::SetOp(..)) {
                     return eq(&iv, other, d).map(|_| "inequality equals the interval");
@@ -413,9 +508,30 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
         (Expr::Set(a), x) | (x, Expr::Set(a)) if a.len() == 1 => {
             return eq(&a[0], x, d).map(|_| "one-element set");
         }
+        (_, Expr::List(items)) if !matches!(g, Expr::Set(_) | Expr::Braces(_)) => {
+            // restatements of one value count as one answer; different values are a hedge
+            if items.len() < 2 || items.len() > 8 {
+                return Err("several answers against one");
+            }
+            if items[1..].iter().all(|x| eq(&items[0], x, d).is_ok()) {
+                return eq(g, &items[0], d).map(|_| "restatements of one value");
+            }
+            return Err("different answers (a hedge) against one");
+        }
         (Expr::List(_) | Expr::Set(_) | Expr::Braces(_), _)
         | (_, Expr::List(_) | Expr::Set(_) | Expr::Braces(_)) => {
             return Err("several answers against one");
+        }
+        (Expr::Ratio(a), x) | (x, Expr::Ratio(a))
+            if a.len() == 2 && a.iter().all(|t| !has_vars(t)) && plain_value(x) =>
+        {
+            let q = Expr::Div(Box::new(a[0].clone()), Box::new(a[1].clone()));
+            let r = if matches!(g, Expr::Ratio(_)) {
+                eq(&q, x, d)
+            } else {
+                eq(x, &q, d)
+            };
+            return r.map(|_| "ratio a:b equals the value a/b");
         }
         (Expr::Tuple(o1, c1, a), Expr::Tuple(o2, c2, b)) => {
             if (o1, c1) != (o2, c2) {
@@ -717,6 +833,31 @@ fn plain_literal(e: &Expr) -> bool {
     }
 }
 
+/// The value of a decimal integer literal (at most 30 digits).
+fn decimal_value(n: &super::parse::Num) -> Option<u128> {
+    (n.text.len() <= 30 && n.text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| n.text.parse().ok())
+        .flatten()
+}
+
+/// The value of `digits_base` (base 2 to 36, digits valid in it, at most 24 of them).
+fn value_in_base(n: &super::parse::Num) -> Option<u128> {
+    let base: u32 = n
+        .base
+        .as_ref()?
+        .trim_matches(['{', '}', ' '])
+        .parse()
+        .ok()?;
+    if !(2..=36).contains(&base) || n.text.is_empty() || n.text.len() > 24 {
+        return None;
+    }
+    let mut v: u128 = 0;
+    for c in n.text.chars() {
+        v = v * u128::from(base) + u128::from(c.to_digit(base)?);
+    }
+    Some(v)
+}
+
 const F64_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
 
 fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
@@ -739,9 +880,18 @@ fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
                 (Some(x), Some(y)) => x.trim_start_matches('0') == y.trim_start_matches('0'),
                 _ => true,
             };
-            return (base_ok && digits(&a.text) == digits(&b.text))
-                .then_some("same digits in the same base")
-                .ok_or("different numbers in a base");
+            if base_ok && digits(&a.text) == digits(&b.text) {
+                return Ok("same digits in the same base");
+            }
+            // an answer in a base against a decimal gold: its value
+            if a.base.is_none() {
+                if let (Some(x), Some(y)) = (decimal_value(a), value_in_base(b)) {
+                    if x == y {
+                        return Ok("number in a base equals the decimal value");
+                    }
+                }
+            }
+            return Err("different numbers in a base");
         }
         _ => {}
     }

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::compare::compare;
-use super::extract::{extract, extract_boxed, head, is_prose, BARE_ANSWER_CHARS};
+use super::extract::{extract_boxed, extract_with_rule, head, is_prose, BARE_ANSWER_CHARS};
 use super::normalize::{normalize, prepare, MAX_ANSWER_CHARS};
 use super::parse::{parse, Expr};
 
@@ -15,6 +15,9 @@ pub struct Explanation {
     pub gold: String,
     /// The answer extracted from the response.
     pub extracted: Option<String>,
+    /// The extraction rule that found it ([`super::extract::Rule::describe`]), or why
+    /// there is none.
+    pub extracted_by: String,
     /// The gold's tree (prefix form), or why it did not parse.
     pub gold_tree: Result<String, String>,
     /// The answer's tree, or why it did not parse.
@@ -37,6 +40,7 @@ impl fmt::Display for Explanation {
             "extracted: {}",
             self.extracted.as_deref().unwrap_or("(none)")
         )?;
+        writeln!(f, "extracted by: {}", self.extracted_by)?;
         writeln!(f, "gold tree: {}", tree(&self.gold_tree))?;
         writeln!(f, "answer tree: {}", tree(&self.answer_tree))?;
         write!(f, "rule: {}", self.rule)
@@ -57,8 +61,8 @@ pub fn gold_answer(gold: &str) -> String {
         && is_prose(gold)
         && gold.to_ascii_lowercase().contains("answer")
     {
-        if let Some(a) = extract(gold, true) {
-            return a;
+        if let Ok(a) = extract_with_rule(gold) {
+            return a.answer;
         }
     }
     gold.trim().to_string()
@@ -72,31 +76,21 @@ fn tree(answer: &str) -> Result<Expr, String> {
 pub fn explain(gold: &str, response: &str) -> Explanation {
     let gold = gold_answer(gold);
     let gold_tree = tree(&gold);
-    // boxes joined ("\boxed{1} and \boxed{2}") only when the gold has several answers, so
-    // that a response cannot hedge between boxes of one answer
-    let several = gold_tree.as_ref().is_ok_and(|t| {
-        matches!(
-            t,
-            Expr::List(_) | Expr::Set(_) | Expr::Braces(_) | Expr::PlusMinus(None, ..)
-        )
-    });
-    let Some(extracted) = extract(response, several) else {
-        return Explanation {
-            gold,
-            extracted: None,
-            gold_tree: gold_tree.map(|t| t.to_string()),
-            answer_tree: Err("no answer".into()),
-            correct: false,
-            rule: if response.len() > super::MAX_RESPONSE_BYTES {
-                format!(
-                    "response longer than {} bytes: not read, scored wrong",
-                    super::MAX_RESPONSE_BYTES
-                )
-            } else {
-                "no answer found".into()
-            },
-        };
+    let found = match extract_with_rule(response) {
+        Ok(found) => found,
+        Err(why) => {
+            return Explanation {
+                gold,
+                extracted: None,
+                extracted_by: "(nothing)".into(),
+                gold_tree: gold_tree.map(|t| t.to_string()),
+                answer_tree: Err("no answer".into()),
+                correct: false,
+                rule: why.describe(),
+            };
+        }
     };
+    let extracted = found.answer;
     let answer_tree = tree(&extracted);
     let (correct, rule) = match (&gold_tree, &answer_tree) {
         (Ok(g), Ok(p)) => match compare(g, p) {
@@ -106,7 +100,7 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
         _ => {
             // an answer that does not parse can only match as the same text
             let (a, b) = (normalize(&gold), normalize(&extracted));
-            if !a.is_empty() && a.to_lowercase() == b.to_lowercase() {
+            if same_text(&a, &b) {
                 (true, "same text (not parsed)".to_string())
             } else {
                 (false, "not parsed, and the texts differ".to_string())
@@ -116,11 +110,25 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
     Explanation {
         gold,
         extracted: Some(extracted),
+        extracted_by: found.rule.describe().to_string(),
         gold_tree: gold_tree.map(|t| t.to_string()),
         answer_tree: answer_tree.map(|t| t.to_string()),
         correct,
         rule,
     }
+}
+
+/// Same normalized text, ignoring case and the text commands around words
+/// (`4:30 \text{ p.m.}` is `\text{4:30 p.m.}`).
+fn same_text(a: &str, b: &str) -> bool {
+    let plain = |s: &str| {
+        let mut t = s.to_lowercase();
+        for cmd in ["\\textnormal", "\\textbf", "\\text", "\\mathrm", "\\mbox"] {
+            t = t.replace(cmd, "");
+        }
+        t.replace(['{', '}'], "")
+    };
+    !a.is_empty() && (a.to_lowercase() == b.to_lowercase() || plain(a) == plain(b))
 }
 
 /// Whether two answers (no extraction) are equivalent, with the deciding rule.
@@ -130,7 +138,7 @@ pub fn equivalent_reason(gold: &str, answer: &str) -> Result<String, String> {
         (Ok(g), Ok(p)) => compare(g, p).map(str::to_string).map_err(str::to_string),
         _ => {
             let (a, b) = (normalize(gold), normalize(answer));
-            if !a.is_empty() && a.to_lowercase() == b.to_lowercase() {
+            if same_text(&a, &b) {
                 Ok("same text (not parsed)".into())
             } else {
                 Err("not parsed, and the texts differ".into())

@@ -1,25 +1,47 @@
 //! Extraction: the final answer of a model response (and of a gold answer).
 //!
-//! [`extract_answer`], first rule that finds something wins:
-//! 1. the last `\boxed{...}` / `\fbox{...}` (nested braces, `\{ \}` escapes; `\boxed 5` too);
-//!    boxes right before it separated only by `,`/`and`/`or`/`\quad` are joined (several
-//!    answers; [`super::verify`] joins them only when the gold answer has several parts);
-//! 2. GSM8K's `#### 42` (the text after the last `####`, to the end of its line);
-//! 3. the last line with `Answer:` (DAPO's format; also `Final Answer:`, `**Answer:**`);
-//! 4. the last "the answer is ..." (to the end of its sentence);
-//! 5. a short one-line response (at most [`BARE_ANSWER_CHARS`]) is the answer itself;
-//! 6. fallback: the right-hand side of the last `$...$` span, else the last number.
+//! [`extract_with_rule`] reads a response as a careful grader does. First, special tokens
+//! left in decoded text are handled ([`super::special_tokens`]: the response ends at its
+//! first end-of-turn marker, `\boxed{5}<|im_end|>` reads `\boxed{5}`). Then the first rule
+//! that finds something wins ([`Rule`] names it; `rlvr verify --explain` prints it):
+//! 1. **the last box**: `\boxed{...}` / `\fbox{...}` (nested braces, `\{ \}` escapes;
+//!    `\boxed 5` too); boxes right before it separated only by `,`/`and`/`or`/`\quad` are
+//!    joined as list items (`\boxed{2} and \boxed{3}` → `2, 3`: several answers, or a hedge
+//!    between different answers, which the comparison refuses against a single gold);
+//! 2. **the last answer marker**, whichever comes last in the text:
+//!    - an answer statement: "the answer is", "the final answer is", "answer would be",
+//!      `Answer:`, `**Final Answer:**`, `Answer =`, the word followed by math (`Answer $9$`),
+//!      a JSON field `"answer": "200"`, a final line `A: 26` (question-answer format)
+//!      (`Therefore, the answer is $\frac{3}{4}$.` → `\frac{3}{4}`);
+//!    - GSM8K's `#### 42` (`#### 1,234` → `1,234`);
+//!    - a Markdown answer block: a line that is only a header `# Answer`, `## Final Answer`,
+//!      `**Answer**` or `Answer:`, the answer on the next non-empty lines (PRM800K's
+//!      "...\n\n# Answer\n\n15" → `15`);
 //!
-//! Answers found by rules 2-4 are sentences at times ("The largest $n$ is 34. I hope it is
-//! correct."): [`sentence_answer`] keeps the first sentence, the part after its last
-//! "answer is" / " is ", and, when prose remains, its last `$...$` span or else its last
-//! number.
+//!    a tentative statement ("the answer should be 6", "would be", "might be") does not
+//!    count in a truncated response ([`super::final_line::looks_truncated`]): the model
+//!    went on checking and was cut before it committed;
+//!
+//!    the answer is then cut out of the statement at the end of its mathematical
+//!    expression, not of its sentence ([`super::span::statement_answer`]: "the answer is
+//!    that there are 125 trees on 5 labeled vertices" → `125`); a marker whose statement
+//!    declines ("the answer is not 5", "... cannot be determined": [`super::span`]) means
+//!    no answer; one whose statement holds no expression gives way to the one before it
+//!    (at most [`MAX_MARKERS`] tried: "the answer is 42. ... so the answer is correct." →
+//!    `42`); when none holds one, the words of the last marker are the answer
+//!    (`Answer: east` → `east`);
+//! 3. **a bare response**: one line of at most [`BARE_ANSWER_CHARS`] characters, no `$`,
+//!    not prose, is the answer itself (`x = 3`);
+//! 4. **the final line** of a finished response ([`super::final_line`]: a truncated or
+//!    looping response, or one whose final line declines to answer, has no answer).
 //!
 //! A response is searched whole, in linear scans; one longer than [`MAX_RESPONSE_BYTES`] is not
 //! searched at all and has no answer (so it scores wrong: an answer the verifier did not read
 //! in full could hide a different final answer before the part it read).
 
+use super::final_line::{final_line_answer, NoFinal};
 use super::normalize::clean_inline;
+use super::span::{Statement, MAX_STATEMENT};
 
 /// The longest response searched for an answer: 1 MiB, far beyond any generation budget
 /// (about 250,000 tokens of text). A longer response has no answer ([`extract_answer`] returns
@@ -28,37 +50,113 @@ pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
 /// A response of one line with at most this many characters and no other answer marker is
 /// taken as the answer itself.
 pub const BARE_ANSWER_CHARS: usize = 80;
+/// Answer markers tried, from the last one back.
+pub const MAX_MARKERS: usize = 8;
 const MAX_ITEMS: usize = 64;
+
+/// The extraction rule that found an answer (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    Boxed,
+    AnswerStatement,
+    Hashes,
+    AnswerBlock,
+    BareResponse,
+    FinalLine,
+}
+
+impl Rule {
+    /// How `rlvr verify --explain` names the rule.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Rule::Boxed => "last \\boxed{}",
+            Rule::AnswerStatement => "answer statement (\"the answer is\", \"Answer:\")",
+            Rule::Hashes => "GSM8K #### line",
+            Rule::AnswerBlock => "markdown answer block",
+            Rule::BareResponse => "the whole (one-line) response",
+            Rule::FinalLine => "final line",
+        }
+    }
+}
+
+/// Why a response has no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoAnswer {
+    TooLong,
+    NotFound,
+    /// The response loops or stops mid-line: no committed final answer.
+    Truncated,
+    Refusal,
+}
+
+impl NoAnswer {
+    pub fn describe(self) -> String {
+        match self {
+            NoAnswer::TooLong => {
+                format!("response longer than {MAX_RESPONSE_BYTES} bytes: not read, scored wrong")
+            }
+            NoAnswer::NotFound => "no answer found".into(),
+            NoAnswer::Truncated => {
+                "no answer found: no marker, and the response looks truncated (it repeats \
+                 itself or its final line is unfinished)"
+                    .into()
+            }
+            NoAnswer::Refusal => "no answer found: the response declines to answer".into(),
+        }
+    }
+}
+
+/// An extracted answer and the rule that found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extracted {
+    pub answer: String,
+    pub rule: Rule,
+}
 
 /// Extracts the final answer from a model response (rules in the module docs).
 pub fn extract_answer(response: &str) -> Option<String> {
-    extract(response, true)
+    extract_with_rule(response).ok().map(|e| e.answer)
 }
 
-pub(crate) fn extract(response: &str, join_boxes: bool) -> Option<String> {
+/// The final answer of a response with the rule that found it, or why there is none.
+pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     if response.len() > MAX_RESPONSE_BYTES {
-        return None;
+        return Err(NoAnswer::TooLong);
     }
-    let text = response;
-    let boxed = if join_boxes {
-        extract_boxed(text)
-    } else {
-        last_boxed(text)
-    };
-    if let Some(b) = boxed {
-        return non_empty(b);
+    let text = super::special_tokens::strip_special_tokens(response);
+    let text = text.as_ref();
+    let found =
+        |answer: String, rule: Rule| non_empty(answer).map(|answer| Extracted { answer, rule });
+    if let Some(b) = extract_boxed(text).and_then(|b| found(b, Rule::Boxed)) {
+        return Ok(b);
     }
-    if let Some(pos) = text.rfind("####") {
-        let rest = text[pos + 4..].lines().next().unwrap_or("");
-        if let Some(a) = non_empty(sentence_answer(rest)) {
-            return Some(a);
+    let mut markers = markers(text);
+    // a tentative statement ("the answer should be 6") in a truncated response is not a
+    // committed answer: the model went on checking and was cut
+    if markers.iter().any(|&(p, _)| tentative(text, p)) && super::final_line::looks_truncated(text)
+    {
+        markers.retain(|&(p, _)| !tentative(text, p));
+    }
+    for &(pos, kind) in &markers {
+        match marker_answer(text, pos, kind, false) {
+            Err(()) => return Err(NoAnswer::Refusal),
+            Ok(Some(a)) => {
+                if let Some(a) = found(a, kind) {
+                    return Ok(a);
+                }
+            }
+            Ok(None) => {}
         }
     }
-    if let Some(a) = answer_line(text) {
-        return Some(a);
-    }
-    if let Some(a) = answer_is(text) {
-        return Some(a);
+    // no marker holds an expression: the words of the last one (`Answer: east`)
+    if let Some(&(pos, kind)) = markers.first() {
+        if let Some(a) = marker_answer(text, pos, kind, true)
+            .ok()
+            .flatten()
+            .and_then(|a| found(a, kind))
+        {
+            return Ok(a);
+        }
     }
     let trimmed = text.trim();
     if !trimmed.is_empty()
@@ -67,9 +165,107 @@ pub(crate) fn extract(response: &str, join_boxes: bool) -> Option<String> {
         && trimmed.chars().count() <= BARE_ANSWER_CHARS
         && !is_prose(trimmed)
     {
-        return non_empty(clean_inline(trimmed));
+        if let Some(a) = found(clean_inline(trimmed), Rule::BareResponse) {
+            return Ok(a);
+        }
     }
-    last_math_span(text).or_else(|| last_number(text))
+    match final_line_answer(text) {
+        Ok(a) => found(a, Rule::FinalLine).ok_or(NoAnswer::NotFound),
+        Err(NoFinal::Nothing) => Err(NoAnswer::NotFound),
+        Err(NoFinal::Looping | NoFinal::Unfinished) => Err(NoAnswer::Truncated),
+        Err(NoFinal::Refusal) => Err(NoAnswer::Refusal),
+    }
+}
+
+/// Answer markers of `text` (byte offset after the marker, kind), the last one first.
+fn markers(text: &str) -> Vec<(usize, Rule)> {
+    let statement = regex_cached(
+        &STATEMENT_RE,
+        r#"(?i)\banswers?(?:\*\*|")?[ \t]*(?:(?:is|are|would be|will be|should be|might be|could be|may be)\b|[:：=])"#,
+    );
+    let header = regex_cached(
+        &HEADER_RE,
+        r"(?im)^[ \t>]*(?:#{1,6}[ \t]*|\*\*)?(?:final[ \t]+)?answer[ \t]*(?:\*\*)?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*$",
+    );
+    let mut out: Vec<(usize, Rule)> = Vec::new();
+    let keep_last = |v: &mut Vec<(usize, Rule)>, pos: usize, rule: Rule| {
+        v.push((pos, rule));
+        if v.len() > 4 * MAX_MARKERS {
+            v.drain(..v.len() - MAX_MARKERS);
+        }
+    };
+    let mut stmts = Vec::new();
+    for m in statement.find_iter(text) {
+        keep_last(&mut stmts, m.end(), Rule::AnswerStatement);
+    }
+    // `Answer $9$`: the word followed by math, no colon
+    let before_math = regex_cached(&ANSWER_MATH_RE, r"(?i)\banswers?[ \t]*(?:\$|\\\(|\\\[)");
+    for m in before_math.find_iter(text) {
+        let opener = if text[..m.end()].ends_with('$') { 1 } else { 2 };
+        keep_last(&mut stmts, m.end() - opener, Rule::AnswerStatement);
+    }
+    let mut blocks = Vec::new();
+    for m in header.find_iter(text) {
+        keep_last(&mut blocks, m.end(), Rule::AnswerBlock);
+    }
+    out.extend(stmts);
+    out.extend(blocks);
+    if let Some(p) = text.rfind("####") {
+        out.push((p + 4, Rule::Hashes));
+    }
+    // a final `A: 26` line (question-answer format)
+    let end = text.trim_end();
+    let last_line = end.rfind('\n').map_or(0, |p| p + 1);
+    if end[last_line..].trim_start().starts_with("A:") {
+        let at = last_line + end[last_line..].find("A:").unwrap_or(0) + 2;
+        out.push((at, Rule::AnswerStatement));
+    }
+    out.sort_by_key(|&(p, r)| (std::cmp::Reverse(p), r == Rule::AnswerStatement));
+    out.dedup_by_key(|(p, _)| *p);
+    out.truncate(MAX_MARKERS);
+    out
+}
+
+/// Whether the marker ending at `pos` is tentative (`should be`, `would be`, `might be`,
+/// `could be`, `may be`).
+fn tentative(text: &str, pos: usize) -> bool {
+    let start = pos.saturating_sub(12);
+    let before = text.get(start..pos).unwrap_or("").to_ascii_lowercase();
+    ["should be", "would be", "might be", "could be", "may be"]
+        .iter()
+        .any(|t| before.ends_with(t))
+}
+
+/// The answer after the marker ending at `pos`: the rest of its line, or the next paragraph
+/// when the line holds nothing more (a header); Err when the statement declines.
+fn marker_answer(text: &str, pos: usize, kind: Rule, words: bool) -> Result<Option<String>, ()> {
+    let rest = &text[pos..];
+    let rest = rest.trim_start_matches(['#', ' ', '\t']);
+    let line = rest.split('\n').next().unwrap_or("");
+    let bare_line = line.trim().trim_matches(['*', ':', ' ']);
+    let header_words = bare_line.to_ascii_lowercase();
+    let empty = bare_line.is_empty()
+        || (kind == Rule::Hashes && matches!(header_words.as_str(), "answer" | "final answer"));
+    let body =
+        if empty && !rest.trim_start().starts_with("$$") && !rest.trim_start().starts_with("\\[") {
+            // the next paragraph (a block's answer)
+            let after = rest.get(line.len()..).unwrap_or("");
+            let after = after.trim_start();
+            let end = after.find("\n\n").unwrap_or(after.len());
+            head(&after[..end], MAX_STATEMENT)
+        } else {
+            head(rest, MAX_STATEMENT)
+        };
+    let a = if words {
+        super::span::statement_words(body)
+    } else {
+        match super::span::read_statement(body) {
+            Statement::Answer(a) => a,
+            Statement::Declines => return Err(()),
+            Statement::Nothing => String::new(),
+        }
+    };
+    Ok((!a.trim().is_empty()).then_some(a))
 }
 
 pub(crate) fn head(s: &str, max: usize) -> &str {
@@ -214,61 +410,25 @@ fn is_connector(between: &str) -> bool {
     })
 }
 
-fn answer_line(text: &str) -> Option<String> {
-    // lines from the last one up, lowercased once (ASCII lowercase keeps byte offsets)
-    let lower = text.to_ascii_lowercase();
-    let mut end = text.len();
-    loop {
-        let start = lower[..end].rfind('\n').map_or(0, |p| p + 1);
-        // the last "answer" of the line followed by a colon (at most 8 tried per line)
-        let mut line_end = end;
-        for _ in 0..8 {
-            let Some(p) = lower[start..line_end].rfind("answer") else {
-                break;
-            };
-            let after = &text[start + p + 6..end];
-            let after = after.trim_start_matches(['*', ' ']);
-            if let Some(rest) = after.strip_prefix(':').or_else(|| after.strip_prefix('：')) {
-                if let Some(a) = non_empty(sentence_answer(rest)) {
-                    return Some(a);
-                }
-            }
-            line_end = start + p;
-        }
-        if start == 0 {
-            return None;
-        }
-        end = start - 1;
-    }
-}
-
-fn answer_is(text: &str) -> Option<String> {
-    let lower = text.to_ascii_lowercase();
-    let p = lower.rfind("answer is")?;
-    let rest = &text[p + "answer is".len()..];
-    let rest = rest.lines().next().unwrap_or("");
-    let rest = rest.trim_start_matches([':', ' ']);
-    // the sentence ends at ". " (not inside a number) or at the end of the line
-    let mut end = rest.len();
-    let bytes = rest.as_bytes();
-    let mut dollars = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'$' {
-            dollars += 1;
-        }
-        if b == b'.' && dollars % 2 == 0 && bytes.get(i + 1).is_none_or(|c| *c == b' ') {
-            end = i;
-            break;
-        }
-    }
-    non_empty(clean_inline(&rest[..end]))
-}
-
-/// The last non-empty `$...$` (or `$$...$$`) span: the right-hand side of its last `=` when
+/// The last non-empty `$...$` (or `$$...$$`, `\(..\)`, `\[..\]`) span: the right-hand side of its last `=` when
 /// the part before its first `=` is plain arithmetic (`$180+24=204$` → 204), else the whole
 /// span (`$x \leq 2$`, `$y = 2x+1$`: the comparison reads relations and labels).
-fn last_math_span(text: &str) -> Option<String> {
-    let mut end = text.rfind('$')?;
+pub(crate) fn last_math_span(text: &str) -> Option<String> {
+    // a `\(..\)` or `\[..\]` span ending after the last `$`
+    let dollar = text.rfind('$');
+    let paren = ["\\)", "\\]"]
+        .iter()
+        .filter_map(|c| text.rfind(c).map(|p| (p, *c)))
+        .max();
+    if let Some((close, c)) = paren {
+        if dollar.is_none_or(|d| close > d) {
+            let open = if c == "\\)" { "\\(" } else { "\\[" };
+            if let Some(start) = text[..close].rfind(open) {
+                return span_value(text[start + 2..close].trim());
+            }
+        }
+    }
+    let mut end = dollar?;
     // skip the second `$` of a closing `$$` and empty spans
     for _ in 0..4 {
         let start = text[..end].rfind('$')?;
@@ -277,20 +437,25 @@ fn last_math_span(text: &str) -> Option<String> {
             end = start;
             continue;
         }
-        let first_lhs = span.split('=').next().unwrap_or("");
-        let arithmetic = !span.contains('=')
-            || (!strip_commands(first_lhs)
-                .chars()
-                .any(|c| c.is_ascii_alphabetic())
-                && !span.contains(['<', '>', '!']));
-        let chosen = if arithmetic {
-            span.rsplit('=').next().unwrap_or(span)
-        } else {
-            span
-        };
-        return non_empty(clean_inline(chosen));
+        return span_value(span);
     }
     None
+}
+
+/// A math span's answer: the right-hand side of plain arithmetic, else the whole span.
+fn span_value(span: &str) -> Option<String> {
+    let first_lhs = span.split('=').next().unwrap_or("");
+    let arithmetic = !span.contains('=')
+        || (!strip_commands(first_lhs)
+            .chars()
+            .any(|c| c.is_ascii_alphabetic())
+            && !span.contains(['<', '>', '!']));
+    let chosen = if arithmetic {
+        span.rsplit('=').next().unwrap_or(span)
+    } else {
+        span
+    };
+    non_empty(clean_inline(chosen))
 }
 
 /// `s` without its `\commands` (`\frac{1}{2}` → `{1}{2}`).
@@ -309,7 +474,7 @@ fn strip_commands(s: &str) -> String {
     out
 }
 
-fn last_number(text: &str) -> Option<String> {
+pub(crate) fn last_number(text: &str) -> Option<String> {
     let re = regex_cached(&NUMBER_RE, r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?");
     re.find_iter(text)
         .last()
@@ -318,6 +483,9 @@ fn last_number(text: &str) -> Option<String> {
 
 static NUMBER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static BOX_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static HEADER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static ANSWER_MATH_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 
 fn regex_cached<'a>(
     cell: &'a std::sync::OnceLock<regex::Regex>,
@@ -326,32 +494,8 @@ fn regex_cached<'a>(
     cell.get_or_init(|| regex::Regex::new(pattern).expect("static regex compiles"))
 }
 
-/// The answer inside a sentence (rules in the module docs).
-pub(crate) fn sentence_answer(s: &str) -> String {
-    let s = first_sentence(s.trim());
-    let lower = s.to_ascii_lowercase();
-    let mut t = s;
-    if let Some(p) = lower.rfind("answer is") {
-        t = &s[p + "answer is".len()..];
-    } else if is_prose(s) {
-        if let Some(p) = outside_math_rfind(s, " is ") {
-            t = &s[p + 4..];
-        }
-    }
-    let t = t.trim_start_matches([':', ' ']).trim();
-    if is_prose(t) {
-        if let Some(span) = last_math_span(t) {
-            return span;
-        }
-        if let Some(n) = last_number(t) {
-            return n;
-        }
-    }
-    clean_inline(t)
-}
-
 /// Up to the first `. ` (or `.` at the end) outside `$...$` that is not a decimal point.
-fn first_sentence(s: &str) -> &str {
+pub(crate) fn first_sentence(s: &str) -> &str {
     let b = s.as_bytes();
     let mut dollars = 0;
     for (i, &c) in b.iter().enumerate() {
@@ -366,7 +510,7 @@ fn first_sentence(s: &str) -> &str {
 }
 
 /// Byte offset of the last `pat` outside `$...$` spans and braces.
-fn outside_math_rfind(s: &str, pat: &str) -> Option<usize> {
+pub(crate) fn outside_math_rfind(s: &str, pat: &str) -> Option<usize> {
     let b = s.as_bytes();
     let (mut dollars, mut depth, mut last) = (0, 0i32, None);
     for i in 0..b.len() {

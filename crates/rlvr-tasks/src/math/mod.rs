@@ -5,8 +5,15 @@
 //! trees and the deciding rule (`rlvr verify --explain`).
 //!
 //! The pipeline, one concept per module:
-//! - [`extract`]: the final answer of a response (boxes, `####`, `Answer:` lines, "the
-//!   answer is", sentences, fallbacks);
+//! - [`special_tokens`]: chat and end-of-sequence markers left in decoded text;
+//! - [`extract`]: the final answer of a response, in the order a careful grader reads (last
+//!   box; last answer marker: "the answer is", `Answer:`, `####`, a `# Answer` block; a bare
+//!   one-line response; the final line), naming the rule that found it;
+//! - [`span`]: the expression inside a statement, cut where the math ends, with its
+//!   restatements ("0.25, or 1/4");
+//! - [`final_line`]: the final-line fallback and its truncation heuristic;
+//! - [`refusal`]: statements that decline to answer;
+//! - [`choices`]: multiple choice, when the options are known ([`verify_with_choices`]);
 //! - [`normalize`]: text-level cleanup (delimiters, digit-group separators);
 //! - [`lex`] and [`parse`]: tokens, then a recursive-descent parser (its grammar and its
 //!   reading decisions are in [`parse`]'s docs) into an [`parse::Expr`] tree;
@@ -32,19 +39,29 @@
 //! evaluating a tree at a fixed number of points; powers are in `f64` or checked `i128`.
 //! So [`verify`] runs in bounded time on any input; it never panics.
 
+pub mod choices;
 pub mod compare;
 pub mod explain;
 pub mod extract;
+pub mod final_line;
 pub mod lex;
 pub mod normalize;
 pub mod numeric;
 pub mod parse;
+pub mod refusal;
+pub mod span;
+pub mod special_tokens;
 
 use crate::Score;
 
+pub use choices::verify_with_choices;
 pub use explain::{explain, gold_answer, Explanation};
-pub use extract::{extract_answer, last_boxed, BARE_ANSWER_CHARS, MAX_RESPONSE_BYTES};
+pub use extract::{
+    extract_answer, extract_with_rule, last_boxed, Extracted, NoAnswer, Rule, BARE_ANSWER_CHARS,
+    MAX_RESPONSE_BYTES,
+};
 pub use normalize::{normalize, MAX_ANSWER_CHARS};
+pub use special_tokens::{strip_special_tokens, strip_tokens};
 
 /// Scores `response` against `gold`: reward 1 when the extracted answer is equivalent.
 ///

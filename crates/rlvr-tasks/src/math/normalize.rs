@@ -2,12 +2,16 @@
 //!
 //! [`prepare`] does only what a tree cannot: math delimiters (`$`, `\(..\)`, `\[..\]`) and
 //! trailing sentence punctuation go, and digit-group separators are removed:
-//! - `{,}`, `,\!` and `\,` between a digit and a group of exactly three digits are always
-//!   thousands separators (`14{,}916` = 14916, `12,\!000` = 12000, `1\,000` = 1000);
+//! - `{,}`, `,\!`, `\,`, `\ `, `~`, `\;` and `\:` between a digit and a group of exactly
+//!   three digits are always thousands separators (`14{,}916` = 14916, `12,\!000` = 12000,
+//!   `1\,000` = 1000, `1~000` = 1000);
 //! - a plain comma (or a single space) is a thousands separator only when the whole answer
 //!   is one number of the form `d{1,3}(,ddd)+(.d+)?` (`1,234` = 1234, `7,425,000`): a
 //!   comma followed by a space, a group that is not three digits, or any other content makes
-//!   it a list separator (`32, 349` is the list 32, 349, never 32349; `(1,234)` is a pair).
+//!   it a list separator (`32, 349` is the list 32, 349, never 32349; `(1,234)` is a pair);
+//!   such a number followed by a unit or a word keeps the rule (`1,000.99 m` = 1000.99 m);
+//! - digits spaced out, single digits separated by single spaces, are one number
+//!   (`2 0 2 4` = 2024; `1 2` = 12: a list needs commas).
 //!
 //! Units and words are not removed here: the parser reads them as words and the comparison
 //! strips them alike on both sides ([`super::compare`]).
@@ -38,6 +42,23 @@ pub fn prepare(answer: &str) -> String {
     if whole_number_with_separators(t) {
         return t.replace([',', ' '], "");
     }
+    // a separated number followed by a unit or a word (`1,000.99 m`, `7,425,000 dollars`)
+    let num_end = t
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, ',' | '.' | '-' | '+')))
+        .unwrap_or(t.len());
+    let (num, rest) = t.split_at(num_end);
+    if !rest.is_empty()
+        && !rest.contains(',')
+        && rest
+            .trim_start()
+            .starts_with(|c: char| c.is_alphabetic() || c == '\\')
+        && whole_number_with_separators(num)
+    {
+        return format!("{}{rest}", num.replace(',', ""));
+    }
+    if let Some(joined) = spaced_digits(t) {
+        return joined;
+    }
     t.to_string()
 }
 
@@ -62,6 +83,16 @@ pub fn clean_inline(s: &str) -> String {
         }
     }
     t.to_string()
+}
+
+/// Single digits separated by single spaces (`2 0 2 4` → 2024), at least two of them.
+fn spaced_digits(t: &str) -> Option<String> {
+    let parts: Vec<&str> = t.split(' ').collect();
+    let ok = parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| p.len() == 1 && p.as_bytes()[0].is_ascii_digit());
+    ok.then(|| parts.concat())
 }
 
 /// `d{1,3}(,ddd)+(.d+)?` or `d{1,3}( ddd)+`, with an optional sign.
@@ -94,7 +125,7 @@ fn whole_number_with_separators(t: &str) -> bool {
 /// Removes `{,}`, `,\!`, `{,\!}` and `\,` between a digit and exactly three digits.
 fn join_digit_groups(s: &str) -> String {
     const SEPS: &[&str] = &[
-        "{,\\!}", "{,}", ",\\!", ",\\,", "\\,", "\\!,", "{ , }", "{, }",
+        "{,\\!}", "{,}", ",\\!", ",\\,", "\\,", "\\!,", "{ , }", "{, }", "\\ ", "~", "\\;", "\\:",
     ];
     if !SEPS.iter().any(|p| s.contains(p)) {
         return s.to_string();
@@ -144,5 +175,11 @@ mod tests {
         assert_eq!(prepare("(1,234)"), "(1,234)");
         assert_eq!(prepare("$\\frac12$."), "\\frac12");
         assert_eq!(normalize(" 1, 2 "), "1,2");
+        assert_eq!(prepare("1,000.99m"), "1000.99m");
+        assert_eq!(prepare("7,425,000 dollars"), "7425000 dollars");
+        assert_eq!(prepare("1, 000 m"), "1, 000 m");
+        assert_eq!(prepare("2 0 2 4"), "2024");
+        assert_eq!(prepare("1~000"), "1000");
+        assert_eq!(prepare("1\\ 000"), "1000");
     }
 }

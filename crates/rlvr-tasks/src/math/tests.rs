@@ -248,3 +248,152 @@ fn explain_prints_trees_and_rule() {
     let text = e.to_string();
     assert!(text.contains("gold tree: (rel x = 3)") && text.contains("rule: "));
 }
+
+fn rule_of(response: &str) -> Option<Rule> {
+    extract_with_rule(response).ok().map(|e| e.rule)
+}
+
+#[test]
+fn answer_statements_are_cut_at_the_end_of_the_expression() {
+    let r = "By Cayley's formula the count is n^{n-2}.\n\nSo the answer is that there are \
+             125 trees on 5 labeled vertices.";
+    assert_eq!(extract_answer(r).as_deref(), Some("125"));
+    assert!(verify("125", r).correct);
+    let r = "Adding the two cases gives 3/4 of the total.\n\nTherefore, the answer is \
+             $\\frac{3}{4}$.";
+    assert_eq!(extract_answer(r).as_deref(), Some("\\frac{3}{4}"));
+    assert_eq!(rule_of(r), Some(Rule::AnswerStatement));
+    let r = "Final Answer: The final answer is $(0, 1)$. I hope it is correct.";
+    assert_eq!(extract_answer(r).as_deref(), Some("(0, 1)"));
+    // an earlier statement the response moved on from does not count
+    let r = "The answer is 12.\n\nWait, I double-counted. The answer is 10.";
+    assert_eq!(extract_answer(r).as_deref(), Some("10"));
+    // a later marker without an expression gives way to the one before it
+    let r = "So the answer is 42.\n\nI checked it twice, and the answer is correct.";
+    assert_eq!(extract_answer(r).as_deref(), Some("42"));
+}
+
+#[test]
+fn markdown_answer_blocks_and_gsm8k_lines() {
+    // PRM800K's solutions end in a "# Answer" block
+    let r = "I need to find the number of ways, which is $\\binom{6}{2} = 15$.\n\nSo $x = 3$ \
+             is not it; the count is what was asked.\n\n# Answer\n\n15";
+    assert_eq!(extract_answer(r).as_deref(), Some("15"));
+    assert_eq!(rule_of(r), Some(Rule::AnswerBlock));
+    let r = "Work with $y = 2$.\n\n**Final Answer**\n\n$\\frac{7}{2}$";
+    assert_eq!(extract_answer(r).as_deref(), Some("\\frac{7}{2}"));
+    let r = "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\n#### 72";
+    assert_eq!(extract_answer(r).as_deref(), Some("72"));
+    assert_eq!(rule_of(r), Some(Rule::Hashes));
+    let r = "He has 40-14=<<40-14=26>>26 pieces left.\nA: 26";
+    assert_eq!(extract_answer(r).as_deref(), Some("26"));
+    let r = "```json\n{\n  \"reasoning\": \"8 + 24 = 32\",\n  \"answer\": \"32\"\n}\n```</s></s>";
+    assert_eq!(extract_answer(r).as_deref(), Some("32"));
+}
+
+#[test]
+fn the_final_line_of_a_finished_response() {
+    let r = "Step 1: the first bag has $3 \\cdot 4 = 12$ apples.\nStep 2: the second has 3.\n\
+             So she has 15 apples in total.";
+    assert_eq!(extract_answer(r).as_deref(), Some("15"));
+    assert_eq!(rule_of(r), Some(Rule::FinalLine));
+    // a truncated response whose last number equals the gold has no answer
+    let r = "First we find the sum of the roots, which is 7.\nThen we add 3 + 4 = 7 and \
+             multiply by";
+    let e = explain("7", r);
+    assert!(!e.correct && e.extracted.is_none(), "{e}");
+    assert!(e.rule.contains("truncated"), "{}", e.rule);
+    let looping = format!(
+        "We need $f(2)$.\n{}",
+        "Wait, let me recompute: 3 + 4 = 7.\n".repeat(30)
+    );
+    assert!(!verify("7", &looping).correct);
+}
+
+#[test]
+fn special_tokens_do_not_hide_the_answer() {
+    assert!(verify("5", "So the answer is \\boxed{5}.<|im_end|>").correct);
+    assert!(verify("5", "The answer is 5.</s><s>").correct);
+    assert!(verify("12", "Thus there are 12 ways.<|eot_id|><|endoftext|>").correct);
+    assert!(verify("3", "Answer: 3<｜end▁of▁sentence｜>").correct);
+    // what follows the end of the turn is not the answer
+    assert!(
+        !verify(
+            "7",
+            "\\boxed{5}<|im_end|>\n<|im_start|>user\nWhat about 7?\\boxed{7}"
+        )
+        .correct
+    );
+    assert_eq!(
+        strip_tokens(
+            "\\boxed{4}<|my_eos|>\\boxed{9}",
+            &["<|my_eos|>".to_string()]
+        ),
+        "\\boxed{4}"
+    );
+}
+
+#[test]
+fn equation_chains_resolve_to_their_final_value_against_a_value() {
+    assert!(verify("56", "There are \\boxed{8C3 = 56} ways.").correct);
+    assert!(verify("14", "So \\boxed{p'(2) = 14}.").correct);
+    assert!(verify("7", "\\boxed{x = 3 + 4 = 7}").correct);
+    assert!(verify("\\frac{1}{9}", "\\boxed{P = \\frac{4}{36} = \\frac{1}{9}}").correct);
+    // a gold relation is still compared as a relation
+    no("7 = 11a+c", "11a+c");
+    no("a^2 + b = 0", "0");
+    // a chain ending in an expression with variables is not a value
+    assert!(!verify("5", "\\boxed{y = 5x}").correct);
+}
+
+#[test]
+fn notation_units_bases_spacing_ratios() {
+    yes("40", "40m");
+    yes("5", "5cm");
+    yes("12", "12 km/h");
+    yes("40\\text{ m}", "40m");
+    no("40", "40x");
+    no("5m", "5");
+    yes("1358", "2516_8");
+    yes("1358", "2516_{8}");
+    yes("11", "1011_2");
+    yes("2516_8", "2516_8");
+    no("2516_8", "1358");
+    no("1358", "2517_8");
+    yes("2024", "2 0 2 4");
+    yes("3/4", "3:4");
+    yes("3:4", "\\frac{3}{4}");
+    no("3/4", "4:3");
+    no("3/4", "3:4:5");
+}
+
+#[test]
+fn restatements_count_once_hedges_are_wrong() {
+    assert!(verify("\\frac14", "The probability is 0.25, or 1/4.").correct);
+    assert!(verify("0.5", "The answer is $\\frac12$, i.e. $0.5$.").correct);
+    assert!(verify("5", "\\boxed{5} or equivalently \\boxed{\\frac{10}{2}}").correct);
+    assert!(!verify("3", "The answer is 3 or 5.").correct);
+    assert!(!verify("3", "The answer is either 3 or 5.").correct);
+    assert!(!verify("5", "so it is \\boxed{3} or \\boxed{5}").correct);
+    // several answers when the gold has several
+    assert!(verify("3, 5", "The answer is 3 or 5.").correct);
+}
+
+#[test]
+fn refusals_are_wrong() {
+    let r = "We know $f(1) = 2$ only.\nThere is not enough information to determine f(0).";
+    let e = explain("0", r);
+    assert!(!e.correct, "{e}");
+    assert!(!verify("0", "The answer is that $f(0)$ cannot be determined.").correct);
+    assert!(!verify("5", "The answer is not 5.").correct);
+}
+
+#[test]
+fn explain_names_the_extraction_rule() {
+    let e = explain("15", "Work.\n\n# Answer\n\n15");
+    assert_eq!(e.extracted_by, "markdown answer block");
+    assert!(e
+        .to_string()
+        .contains("extracted by: markdown answer block"));
+    assert_eq!(explain("4", "so \\boxed{4}").extracted_by, "last \\boxed{}");
+}

@@ -1,0 +1,216 @@
+//! Multiple choice: a gold answer and a response read against the options of the problem.
+//!
+//! [`verify_with_choices`] takes the options in order (option `i` has the letter `A + i`).
+//! With options given, a response is right when it names **the right option** and nothing
+//! else, either by its **letter** or by its **text**, whichever way the gold answer is
+//! written:
+//! - the gold's options: the letter of a gold written as a letter (`B`, `(B)`, `B)`,
+//!   `\text{(B)}`) and every option with the same text as that one (two options reading
+//!   `6 kmph` are both right), else every option whose text equals the gold (compared as
+//!   answers when neither holds a word: `\frac12` is the option `0.5`; else as text:
+//!   `True, False` is not the option `False, True`);
+//! - the response's option: the extracted answer ([`super::extract`]) read as a letter
+//!   (`(B)`, `B`, `**B**`, or a label before the option's text, `(B) 5`, which counts as
+//!   B; also a final line that starts with a label, `D)Cannot be determined`, when
+//!   extraction finds nothing else), else the one option its text equals (`5` is option B when B reads `5`); an answer
+//!   equal to several options, to none, or a hedge (`A or B`) is wrong;
+//! - a gold that is neither a letter in range nor any option's text (the record and its
+//!   options disagree) is checked without the options, by [`super::verify`].
+//!
+//! Without options a letter gold is compared as a letter, as [`super::verify`] does.
+
+use super::explain::{equivalent_reason, gold_answer};
+use super::extract::extract_with_rule;
+use crate::Score;
+
+/// The most options read (`A` to `Z`).
+pub const MAX_CHOICES: usize = 26;
+
+/// Scores `response` against `gold` for a problem with these options (rules in the module
+/// docs).
+pub fn verify_with_choices<S: AsRef<str>>(gold: &str, response: &str, choices: &[S]) -> Score {
+    let choices: Vec<&str> = choices
+        .iter()
+        .take(MAX_CHOICES)
+        .map(AsRef::as_ref)
+        .collect();
+    if choices.is_empty() {
+        return super::verify(gold, response);
+    }
+    let gold = gold_answer(gold);
+    // the gold's option, and any option with the same text
+    let right: Vec<usize> = match letter_of(&gold, choices.len()) {
+        Some(i) => same_options(i, &choices),
+        None => matching(&gold, &choices),
+    };
+    if right.is_empty() {
+        return super::verify(&gold, response);
+    }
+    let found = match extract_with_rule(response) {
+        Ok(f) => f,
+        Err(why) => {
+            // a final line that is an option's label (`D)Cannot be determined`)
+            let last = response.trim_end().rsplit('\n').next().unwrap_or("").trim();
+            match letter_of(last, choices.len()) {
+                Some(_) if last.chars().count() <= super::BARE_ANSWER_CHARS => {
+                    super::extract::Extracted {
+                        answer: last.to_string(),
+                        rule: super::extract::Rule::FinalLine,
+                    }
+                }
+                _ => return Score::binary(false, None, why.describe()),
+            }
+        }
+    };
+    let extracted = Some(found.answer.clone());
+    let chosen = match letter_of(&found.answer, choices.len()) {
+        Some(i) => i,
+        None => match matching(&found.answer, &choices).as_slice() {
+            [i] => *i,
+            [] => return Score::binary(false, extracted, "names no option"),
+            _ => return Score::binary(false, extracted, "equals several options"),
+        },
+    };
+    let letter = (b'A' + chosen as u8) as char;
+    if right.contains(&chosen) {
+        Score::binary(
+            true,
+            extracted,
+            format!("names the right option ({letter})"),
+        )
+    } else {
+        Score::binary(false, extracted, format!("names another option ({letter})"))
+    }
+}
+
+/// The options whose text equals `answer`: as answers when neither holds a word (`\frac12`
+/// is the option `0.5`), else as the same text (case, spaces and `$` aside), since the
+/// comparison of answers reads lists order-free and drops units, which options made of
+/// words do not allow (`False, True` is not `True, False`).
+fn matching(answer: &str, choices: &[&str]) -> Vec<usize> {
+    choices
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            !c.trim().is_empty()
+                && if has_word(c) || has_word(answer) {
+                    same_text(c, answer)
+                } else {
+                    equivalent_reason(c, answer).is_ok()
+                }
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The options with the same text as option `i` (and `i` itself).
+fn same_options(i: usize, choices: &[&str]) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..choices.len())
+        .filter(|&j| j == i || same_text(choices[i], choices[j]))
+        .collect();
+    out.dedup();
+    out
+}
+
+fn same_text(a: &str, b: &str) -> bool {
+    let t = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !c.is_whitespace() && *c != '$')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    t(a) == t(b)
+}
+
+/// Whether `s` holds a run of two or more letters that is not a `\command`.
+fn has_word(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_alphabetic() {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            if i - start >= 2 && (start == 0 || b[start - 1] != b'\\') {
+                return true;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+/// The option index `answer` names by its letter (see the module docs).
+pub fn letter_of(answer: &str, n: usize) -> Option<usize> {
+    let mut t = super::normalize::clean_inline(answer);
+    for cmd in ["\\text{", "\\textbf{", "\\mathrm{", "\\mathbf{"] {
+        if let Some(inner) = t.strip_prefix(cmd).and_then(|x| x.strip_suffix('}')) {
+            t = inner.trim().to_string();
+        }
+    }
+    let t = t.trim().trim_matches('*').trim();
+    let chars: Vec<char> = t.chars().take(4).collect();
+    let (letter, rest_at) = match chars.as_slice() {
+        ['(', c, ')', ..] => (c.to_ascii_uppercase(), 3),
+        [c, ..] if c.is_ascii_uppercase() => (*c, 1),
+        _ => return None,
+    };
+    if !letter.is_ascii_uppercase() {
+        return None;
+    }
+    let rest = &t[rest_at..];
+    // a lone letter, or a label `B)`, `B.`, `B:` or `(B)` before the option's text
+    let label = rest.is_empty()
+        || rest.starts_with([')', '.', ':'])
+        || (rest_at == 3 && rest.starts_with(' '));
+    let i = (letter as u8 - b'A') as usize;
+    (label && i < n).then_some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> Vec<String> {
+        ["3", "\\frac{1}{2}", "Paris", "7"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    #[test]
+    fn letter_or_text_in_either_direction() {
+        let o = opts();
+        assert!(verify_with_choices("B", "The answer is (B).", &o).correct);
+        assert!(verify_with_choices("B", "So the answer is $0.5$.", &o).correct);
+        assert!(verify_with_choices("0.5", "\\boxed{B}", &o).correct);
+        assert!(verify_with_choices("Paris", "Answer: C", &o).correct);
+        assert!(verify_with_choices("(C)", "Answer: (C) Paris", &o).correct);
+        assert!(verify_with_choices("\\frac12", "\\boxed{\\text{(B)}}", &o).correct);
+        assert!(verify_with_choices("D", "So h = 80 m. The correct answer is 'D)80'.", &o).correct);
+        let twice = ["6 kmph", "15 kmph", "6 kmph"].map(String::from);
+        assert!(verify_with_choices("C", "The correct answer is A)6 kmph.", &twice).correct);
+        let tf = ["False, True", "True, False"].map(String::from);
+        assert!(!verify_with_choices("B", "The answer is False, True.", &tf).correct);
+        let cbd = ["22", "Cannot be determined"].map(String::from);
+        assert!(verify_with_choices("B", "Work...\nB)Cannot be determined", &cbd).correct);
+    }
+
+    #[test]
+    fn anything_else_is_wrong() {
+        let o = opts();
+        assert!(!verify_with_choices("B", "The answer is (A).", &o).correct);
+        assert!(!verify_with_choices("B", "The answer is A or B.", &o).correct);
+        assert!(!verify_with_choices("B", "The answer is 0.25.", &o).correct);
+        assert!(!verify_with_choices("B", "\\boxed{E}", &o).correct);
+        assert!(!verify_with_choices("7", "\\boxed{3}", &o).correct);
+    }
+
+    #[test]
+    fn without_options_a_letter_is_a_letter() {
+        let none: [&str; 0] = [];
+        assert!(verify_with_choices("B", "\\boxed{B}", &none).correct);
+        assert!(!verify_with_choices("B", "\\boxed{0.5}", &none).correct);
+    }
+}

@@ -1,0 +1,246 @@
+//! The last resort of extraction: the final line of a finished response.
+//!
+//! A response with no box and no answer marker is read at its **final line** (the last
+//! non-empty line; up to [`MAX_CLOSING_LINES`] closing lines with no digit and no math, such
+//! as "I hope this helps!" or a paragraph explaining the method, are passed over). Earlier lines are never searched: an earlier
+//! formula is a step, not the answer.
+//!
+//! **Truncation heuristic.** The fallback only fires on a genuine final line; a response
+//! that stopped mid-computation (a generation cut at its token budget) or loops has no
+//! committed answer, whatever its last number is. A response is taken as unfinished when:
+//! - it **repeats itself**: its last [`TAIL_CHARS`] characters occur 3 or more times in it,
+//!   or its final line (8 characters or more) is 3 or more of its lines;
+//! - its final line is **cut**: an unclosed `\[`/`\(`, or more `{` than `}` (a `$` count
+//!   says nothing: `$` is also a currency sign);
+//! - its final line **does not end a sentence**: it must end with `.`, `!`, `。`, a closing
+//!   `$`, `\]`, `\)` or `**`, be the whole response on one line of at most
+//!   [`super::BARE_ANSWER_CHARS`] characters, or be a short stand-alone line (at most
+//!   [`STANDALONE_CHARS`] characters, not prose) that follows a blank line or a line ending
+//!   in `:` ("...\n\n15", "Therefore:\nx = 7"). So "Then we add 3 + 4 = 7" (cut
+//!   mid-sentence) has no answer, while "So she has 7 apples left." has 7.
+//!
+//! A final line that declines to answer ([`super::refusal`]) has no answer.
+//!
+//! From the final line: prose with a copula is read like a statement
+//! ([`super::span::statement_answer`]: "Thus there are $125$ trees on $5$ vertices." →
+//! 125); else its last `$..$` span (the right-hand side of plain arithmetic,
+//! `$180+24=204$` → 204); else the line itself when it is short and not prose (`x = 7`);
+//! else its last number.
+
+use super::extract::{head, is_prose, last_math_span, last_number, outside_math_rfind};
+use super::normalize::clean_inline;
+
+/// Closing lines passed over at the end of a response.
+pub const MAX_CLOSING_LINES: usize = 4;
+/// Characters of the tail whose repetition marks a looping response.
+pub const TAIL_CHARS: usize = 48;
+/// The longest stand-alone final line.
+pub const STANDALONE_CHARS: usize = 40;
+const MAX_LINE: usize = 2_000;
+
+/// Why the final line gave no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoFinal {
+    /// No line with a number or math.
+    Nothing,
+    /// The response repeats itself.
+    Looping,
+    /// The final line is cut or does not end a sentence.
+    Unfinished,
+    /// The final line declines to answer.
+    Refusal,
+}
+
+/// The answer of the final line of `text` (rules in the module docs).
+pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
+    let text = text.trim_end();
+    if text.is_empty() {
+        return Err(NoFinal::Nothing);
+    }
+    if loops(text) {
+        return Err(NoFinal::Looping);
+    }
+    let lines: Vec<&str> = text.rsplit('\n').take(2 * MAX_CLOSING_LINES + 6).collect();
+    let last = lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0);
+    let final_line = lines[last].trim();
+    let before = lines.get(last + 1).map(|l| l.trim());
+    // passing over closing lines without digits or math
+    let mut chosen = None;
+    for (passed, l) in lines[last..]
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        if l.contains(|c: char| c.is_ascii_digit() || c == '$' || c == '\\') {
+            chosen = Some(l);
+            break;
+        }
+        if passed == MAX_CLOSING_LINES {
+            break;
+        }
+    }
+    let line = head(chosen.ok_or(NoFinal::Nothing)?, MAX_LINE);
+    if super::refusal::is_refusal(line) || super::refusal::is_refusal(final_line) {
+        return Err(NoFinal::Refusal);
+    }
+    if !finished(final_line, before) {
+        return Err(NoFinal::Unfinished);
+    }
+    let sentence = last_sentence_with_math(line);
+    let stated = if is_prose(sentence) && has_copula(sentence) {
+        super::span::statement_answer(sentence)
+    } else {
+        String::new()
+    };
+    let answer = if !stated.trim().is_empty() {
+        stated
+    } else if let Some(span) = last_math_span(sentence) {
+        span
+    } else if !is_prose(sentence) && sentence.chars().count() <= super::BARE_ANSWER_CHARS {
+        clean_inline(sentence.trim_start_matches(['-', '>', ' ']))
+    } else {
+        last_number(sentence).unwrap_or_default()
+    };
+    let answer = answer.trim();
+    if answer.is_empty() {
+        Err(NoFinal::Nothing)
+    } else {
+        Ok(answer.to_string())
+    }
+}
+
+/// Whether `text` looks truncated: it repeats itself, or its final line is cut or does not
+/// end a sentence (the rules in the module docs).
+pub fn looks_truncated(text: &str) -> bool {
+    let text = text.trim_end();
+    if text.is_empty() {
+        return false;
+    }
+    if loops(text) {
+        return true;
+    }
+    let mut lines = text.rsplit('\n').map(str::trim).filter(|l| !l.is_empty());
+    let last = lines.next().unwrap_or("");
+    let before = text.rsplit('\n').nth(1).map(str::trim);
+    !finished(last, before)
+}
+
+fn has_copula(s: &str) -> bool {
+    [" is ", " are ", " equals ", " was "]
+        .iter()
+        .any(|c| outside_math_rfind(s, c).is_some())
+}
+
+/// The last sentence of a line holding a digit or math (the line when none splits).
+fn last_sentence_with_math(line: &str) -> &str {
+    let b = line.as_bytes();
+    let mut starts = vec![0];
+    let mut dollars = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'$' {
+            dollars += 1;
+        }
+        if matches!(c, b'.' | b'!' | b'?')
+            && dollars % 2 == 0
+            && b.get(i + 1).is_some_and(|n| *n == b' ')
+        {
+            starts.push(i + 1);
+        }
+    }
+    let sentences = || {
+        starts.iter().enumerate().rev().map(|(k, &s)| {
+            let e = starts.get(k + 1).copied().unwrap_or(line.len());
+            line[s..e].trim()
+        })
+    };
+    // a sentence with math first (`we get $180+24=204$. -user2010`), else with a digit
+    sentences()
+        .find(|s| s.contains(['$', '\\']))
+        .or_else(|| sentences().find(|s| s.contains(|c: char| c.is_ascii_digit())))
+        .unwrap_or(line)
+}
+
+/// Whether the response repeats its tail or its final line (see the module docs).
+fn loops(text: &str) -> bool {
+    let n = text.chars().count();
+    if n >= 4 * TAIL_CHARS {
+        let start = text
+            .char_indices()
+            .nth(n - TAIL_CHARS)
+            .map_or(0, |(i, _)| i);
+        let tail = &text[start..];
+        if text.matches(tail).take(3).count() >= 3 {
+            return true;
+        }
+    }
+    let last = text.rsplit('\n').next().unwrap_or("").trim();
+    last.len() >= 8 && text.lines().filter(|l| l.trim() == last).take(3).count() >= 3
+}
+
+/// Whether the final line ends the response (see the module docs).
+fn finished(line: &str, before: Option<&str>) -> bool {
+    let unclosed = |o: &str, c: &str| line.rfind(o).is_some_and(|p| !line[p..].contains(c));
+    if line.matches('{').count() > line.matches('}').count()
+        || unclosed("\\[", "\\]")
+        || unclosed("\\(", "\\)")
+    {
+        return false;
+    }
+    let t = line.trim_end();
+    let sentence_end = t.ends_with(['.', '!', '。', '$'])
+        || t.ends_with("\\]")
+        || t.ends_with("\\)")
+        || (t.ends_with("**") && t.len() > 4);
+    if sentence_end {
+        return true;
+    }
+    let n = t.chars().count();
+    // the whole response is one short line; or a short stand-alone line after a break
+    (before.is_none() && n <= super::BARE_ANSWER_CHARS)
+        || (n <= STANDALONE_CHARS
+            && !is_prose(t)
+            && before.is_none_or(|b| b.is_empty() || b.ends_with(':')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_final_line_gives_its_answer() {
+        let r = "Step 1: $3 \\cdot 4 = 12$.\nStep 2: add 3.\nSo she has 15 apples left.";
+        assert_eq!(final_line_answer(r).as_deref(), Ok("15"));
+        let r = "We compute $x = 3$.\n\nThus there are $125$ trees on $5$ vertices.\n\nHope this helps!";
+        assert_eq!(final_line_answer(r).as_deref(), Ok("125"));
+        assert_eq!(
+            final_line_answer("Work...\nTherefore:\nx = 7").as_deref(),
+            Ok("x = 7")
+        );
+        assert_eq!(
+            final_line_answer("we get $180+24=204$.").as_deref(),
+            Ok("204")
+        );
+    }
+
+    #[test]
+    fn a_truncated_or_looping_response_has_no_answer() {
+        let r = "First we find the sum.\nThen we add 3 + 4 = 7 and multiply by";
+        assert_eq!(final_line_answer(r), Err(NoFinal::Unfinished));
+        let r = "We need the sum.\nNow 3 + 4 = 7, so the total is 7";
+        assert_eq!(final_line_answer(r), Err(NoFinal::Unfinished));
+        let r = "Work.\nSo $x = \\frac{7";
+        assert_eq!(final_line_answer(r), Err(NoFinal::Unfinished));
+        let looping = format!(
+            "Let me compute.\n{}",
+            "Wait, 3 + 4 = 7. Let me check again.\n".repeat(20)
+        );
+        assert_eq!(final_line_answer(&looping), Err(NoFinal::Looping));
+    }
+
+    #[test]
+    fn a_refusal_has_no_answer() {
+        let r = "Hmm.\nThere is not enough information to determine $f(0)$.";
+        assert_eq!(final_line_answer(r), Err(NoFinal::Refusal));
+    }
+}

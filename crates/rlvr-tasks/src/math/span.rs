@@ -1,0 +1,471 @@
+//! The answer expression inside a statement: where it starts and where it ends.
+//!
+//! After an answer marker ("the answer is", `Answer:`, `####`, a `# Answer` block) or in a
+//! final line, the text is a sentence; [`statement_answer`] takes the mathematical
+//! expression out of it, in its first sentence:
+//! - **a declining, negated or scaled statement** (a [`super::refusal`] phrase, or `not`,
+//!   `no`, `neither`, `negative`, `minus`, `none`, `undefined`, `half`, `twice`, ... before
+//!   the expression) declines ([`Statement::Declines`]; extraction then finds no answer):
+//!   "the answer is not 5" does not answer 5, "the answer is negative 5" is not 5, "half of
+//!   10" is not 10;
+//! - **prose** (two or more words outside math, one of four letters) is read after its last copula outside math
+//!   (` is `, ` are `, ` equals `, ` was `, ` be `): "The largest $n$ is 34" → `34`;
+//! - up to 8 **leading words** are skipped ("that there are 125 trees on 5 labeled
+//!   vertices" → `125`; "approximately 3.14" → `3.14`);
+//! - the expression then ends at the **end of the mathematical expression**, not of the
+//!   sentence ([`expression`]): a `$..$`, `\(..\)` or `\[..\]` span is taken whole; plain
+//!   text stops at a word of two or more letters that is not a function, constant or unit
+//!   name (`125 trees` → `125`, `2 cm^2` stays), at a sentence end (`.` not in a number,
+//!   `;`, `?`, `!` before a space), at a closing bracket it did not open, or at the end of
+//!   the line;
+//! - **restatements and alternatives** after it are kept as further list items, joined with
+//!   `, `: `, or`, `or`, `, i.e.`, `, that is`, `, which is`, `or equivalently`, `and`,
+//!   `,`, or a parenthesis holding an expression (`0.25, or 1/4` → `0.25, 1/4`;
+//!   `$\frac12$, i.e. $0.5$` → `\frac12, 0.5`; `3 or 5` → `3, 5`). The comparison counts
+//!   items that are all equal as one answer and different items as a hedge
+//!   ([`super::compare`]).
+//!
+//! Every scan is linear in the statement, which is at most [`MAX_STATEMENT`] bytes.
+
+use super::extract::{first_sentence, is_prose, outside_math_rfind};
+use super::normalize::clean_inline;
+
+/// The most bytes of a statement read.
+pub const MAX_STATEMENT: usize = 4_000;
+const MAX_PIECES: usize = 16;
+const MAX_SKIPPED_WORDS: usize = 8;
+
+/// Words that make a statement not a plain value (kept whole as text).
+const NEGATING: &[&str] = &[
+    "not",
+    "no",
+    "n't",
+    "neither",
+    "nor",
+    "never",
+    "negative",
+    "minus",
+    "none",
+    "undefined",
+    "isn't",
+    "aren't",
+    "cannot",
+    "can't",
+    "impossible",
+    "nothing",
+];
+/// Words that scale the number after them ("half of 10" is not 10).
+const NUMBER_WORDS: &[&str] = &[
+    "half", "halves", "twice", "double", "triple", "third", "thirds", "quarter", "quarters",
+    "times", "percent",
+];
+/// Letter runs that belong to an expression in plain text.
+const MATH_WORDS: &[&str] = &[
+    "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+    "ln", "log", "lg", "exp", "sqrt", "abs", "pi", "inf", "infty", "infinity", "mod", "cm", "mm",
+    "km", "ft", "kg", "mg", "ml", "hr", "lb", "mi", "in", "sq", "m", "s", "g", "h",
+];
+const COPULAS: &[&str] = &[" is ", " are ", " equals ", " was ", " be ", " equal to "];
+
+/// What a statement says (rules in the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Statement {
+    /// The answer expression (restatements and alternatives joined with `, `).
+    Answer(String),
+    /// It declines, negates or scales: no answer may be drawn from it.
+    Declines,
+    /// No expression.
+    Nothing,
+}
+
+/// The answer held by a statement (rules in the module docs); empty when it holds none or
+/// declines.
+pub fn statement_answer(s: &str) -> String {
+    match read_statement(s) {
+        Statement::Answer(a) => a,
+        Statement::Declines | Statement::Nothing => String::new(),
+    }
+}
+
+/// What a statement says: its answer, a refusal or negation, or nothing.
+pub fn read_statement(s: &str) -> Statement {
+    let answer = |a: String| {
+        if a.trim().is_empty() {
+            Statement::Nothing
+        } else {
+            Statement::Answer(a)
+        }
+    };
+    let s = super::extract::head(s, MAX_STATEMENT);
+    let s = s.trim_start_matches(|c: char| {
+        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
+    });
+    // math opening the statement, possibly over several lines
+    for (open, close) in [("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)")] {
+        if let Some(inner) = s.strip_prefix(open) {
+            if let Some(end) = find_unescaped(inner, close) {
+                let rest = &inner[end + close.len()..];
+                return answer(join(clean_inline(&inner[..end]), &more_pieces(rest)));
+            }
+        }
+    }
+    let line = s.lines().next().unwrap_or("").trim();
+    let sentence = first_sentence(line);
+    if super::refusal::is_refusal(sentence) {
+        return Statement::Declines;
+    }
+    let mut t = sentence;
+    if !starts_math(t) && is_prose(t) {
+        if let Some((p, len)) = COPULAS
+            .iter()
+            .filter_map(|c| outside_math_rfind(t, c).map(|p| (p, c.len())))
+            .max()
+        {
+            t = &t[p + len - 1..];
+        }
+    }
+    // leading words skipped; a negation or a number word keeps the statement as text
+    let mut rest = t.trim_start();
+    for _ in 0..MAX_SKIPPED_WORDS {
+        let word_len = rest
+            .find(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
+            .unwrap_or(rest.len());
+        if word_len == 0 {
+            break;
+        }
+        let lower = rest[..word_len].to_ascii_lowercase();
+        let after = &rest[word_len..];
+        let before_word =
+            after.starts_with(' ') && after[1..].starts_with(|c: char| c.is_ascii_alphabetic());
+        // a lone letter is a variable (`x = 3`, `B`), but for the article "a"
+        if word_len == 1 && !(&rest[..1] == "a" && before_word && !after.starts_with(" or ")) {
+            break;
+        }
+        if lower == "or" || lower == "and" {
+            break;
+        }
+        // a function or constant name starts the expression (`sqrt(2)`, `pi/2`)
+        if MATH_WORDS.contains(&lower.as_str()) && !before_word {
+            break;
+        }
+        if NEGATING.contains(&lower.as_str()) || NUMBER_WORDS.contains(&lower.as_str()) {
+            return Statement::Declines;
+        }
+        rest = after.trim_start_matches([' ', ',', ':', '*']);
+    }
+    // the expression is read on the whole line: it ends where the math ends, which may be
+    // past what `first_sentence` took for a sentence end (`\frac12, i.e. 0.5`)
+    let start = rest.as_ptr() as usize - line.as_ptr() as usize;
+    let rest = &line[start..];
+    let (first, end) = expression(rest);
+    answer(join(first, &more_pieces(&rest[end..])))
+}
+
+/// The first `pat` in `s` not escaped by a backslash (`\$` is a dollar sign).
+fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(p) = s[from..].find(pat) {
+        let at = from + p;
+        if pat != "$" || !s[..at].ends_with('\\') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The words of a statement that holds no expression (`Answer: east` → `east`): its first
+/// sentence, when it has at most [`super::BARE_ANSWER_CHARS`] characters; else empty.
+/// [`super::extract`] uses it when no marker holds an expression.
+pub fn statement_words(s: &str) -> String {
+    let s = super::extract::head(s, MAX_STATEMENT);
+    let s = s.trim_start_matches(|c: char| {
+        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
+    });
+    let sentence = first_sentence(s.lines().next().unwrap_or("").trim());
+    if sentence.chars().count() > super::BARE_ANSWER_CHARS {
+        return String::new();
+    }
+    clean_inline(sentence)
+}
+
+fn join(first: String, more: &[String]) -> String {
+    let mut out = first;
+    for m in more {
+        out.push_str(", ");
+        out.push_str(m);
+    }
+    out
+}
+
+/// Restatements or alternatives after an expression (see the module docs).
+fn more_pieces(mut rest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    while out.len() < MAX_PIECES {
+        let r = rest.trim_start_matches([' ', '\t']);
+        let (r, paren) = match r.strip_prefix('(') {
+            Some(x) => (x, true),
+            None => (r.strip_prefix(',').unwrap_or(r), false),
+        };
+        let mut r = r.trim_start_matches([' ', '\t']);
+        let lower = r.get(..24.min(r.len())).unwrap_or(r).to_ascii_lowercase();
+        for c in [
+            "or equivalently",
+            "i.e.,",
+            "i.e.",
+            "ie.",
+            "that is,",
+            "which is",
+            "which equals",
+            "or",
+            "and",
+            "=",
+        ] {
+            let ok = lower.starts_with(c)
+                && !lower[c.len()..].starts_with(|ch: char| ch.is_ascii_alphabetic());
+            if ok {
+                r = r[c.len()..].trim_start_matches([' ', '\t', ',']);
+                break;
+            }
+        }
+        if !starts_math(r) {
+            break;
+        }
+        let (piece, end) = expression(r);
+        if piece.is_empty() {
+            break;
+        }
+        let mut after = &r[end..];
+        if paren {
+            match after.trim_start().strip_prefix(')') {
+                Some(a) => after = a,
+                None => break,
+            }
+        }
+        out.push(piece);
+        rest = after;
+    }
+    out
+}
+
+/// Whether `s` starts with something an expression can start with.
+fn starts_math(s: &str) -> bool {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c)
+            if c.is_ascii_digit()
+                || matches!(
+                    c,
+                    '$' | '\\' | '-' | '(' | '[' | '{' | '−' | '√' | '∞' | 'π' | '.'
+                ) =>
+        {
+            true
+        }
+        Some(c) if c.is_ascii_alphabetic() => {
+            // a lone letter (a variable), not a word nor an article before one ("A triangle")
+            let rest = chars.as_str();
+            let next_word = rest
+                .strip_prefix(' ')
+                .and_then(|r| r.split(|ch: char| !ch.is_ascii_alphabetic()).next())
+                .map(str::to_ascii_lowercase)
+                .unwrap_or_default();
+            let word_follows = next_word.len() >= 2
+                && !MATH_WORDS.contains(&next_word.as_str())
+                && next_word != "or"
+                && next_word != "and";
+            !rest.starts_with(|n: char| n.is_ascii_alphabetic()) && !word_follows
+        }
+        _ => false,
+    }
+}
+
+/// The expression at the start of `s` (cleaned) and the byte offset where it ends.
+pub fn expression(s: &str) -> (String, usize) {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut end = 0; // after the last character that belongs to the expression
+    let mut depth = 0i32;
+    // a math span opening the expression is taken whole
+    for (open, close) in [("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")] {
+        if let Some(inner) = s.strip_prefix(open) {
+            return match inner.find(close) {
+                Some(e) => (clean_inline(&inner[..e]), open.len() + e + close.len()),
+                None => (String::new(), 0),
+            };
+        }
+    }
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'$' => break,
+            b'\\' => {
+                let name_len = s[i + 1..]
+                    .find(|ch: char| !ch.is_ascii_alphabetic())
+                    .unwrap_or(s.len() - i - 1);
+                if name_len == 0 {
+                    // `\{`, `\%`, `\,`: one escaped character (`\)`/`\]` close a span)
+                    match b.get(i + 1) {
+                        Some(b')' | b']') | None => break,
+                        Some(_) => {
+                            i += 1 + s[i + 1..].chars().next().map_or(0, char::len_utf8);
+                        }
+                    }
+                } else {
+                    i += 1 + name_len;
+                }
+                end = i;
+            }
+            b'{' | b'(' | b'[' => {
+                depth += 1;
+                i += 1;
+                end = i;
+            }
+            b'}' | b')' | b']' => {
+                if depth == 0 {
+                    break;
+                }
+                depth -= 1;
+                i += 1;
+                end = i;
+            }
+            b'0'..=b'9' => {
+                i += 1;
+                end = i;
+            }
+            b'.' => {
+                let next_digit = b.get(i + 1).is_some_and(u8::is_ascii_digit);
+                if next_digit || (depth > 0 && b.get(i + 1) == Some(&b'.')) {
+                    i += 1;
+                    end = i;
+                } else if depth > 0 && b.get(i + 1).is_some_and(|n| !n.is_ascii_whitespace()) {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            b',' => {
+                if depth > 0 || b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                    end = i;
+                } else {
+                    break; // a following item is taken by `more_pieces`
+                }
+            }
+            b' ' | b'\t' => i += 1,
+            b'!' => {
+                if b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) {
+                    break; // an exclamation mark, not a factorial
+                }
+                i += 1;
+                end = i;
+            }
+            b'=' | b'<' | b'>' | b'+' | b'-' | b'*' | b'/' | b'^' | b'_' | b'|' | b'%' | b'\''
+            | b':' | b'&' | b'~' => {
+                i += 1;
+                if !(c == b':' && b.get(i).is_none_or(u8::is_ascii_whitespace) && depth == 0) {
+                    end = i;
+                } else {
+                    break;
+                }
+            }
+            b'a'..=b'z' | b'A'..=b'Z' => {
+                let len = s[i..]
+                    .find(|ch: char| !ch.is_ascii_alphabetic())
+                    .unwrap_or(s.len() - i);
+                let word = s[i..i + len].to_ascii_lowercase();
+                let after = s[i + len..].trim_start_matches(' ');
+                let connector = word == "or" || word == "and";
+                if connector && depth == 0 {
+                    break; // alternatives are taken by `more_pieces`
+                }
+                let math = if len == 1 {
+                    // a lone letter, unless a word follows it (the article in "5 a day",
+                    // prose after a cut: "x is")
+                    let next_word = s[i + 1..]
+                        .starts_with(' ')
+                        .then(|| after.split(|ch: char| !ch.is_ascii_alphabetic()).next())
+                        .flatten()
+                        .map(str::to_ascii_lowercase);
+                    !next_word.is_some_and(|w| {
+                        w.len() >= 2 && !MATH_WORDS.contains(&w.as_str()) && w != "or" && w != "and"
+                    })
+                } else {
+                    depth > 0 || MATH_WORDS.contains(&word.as_str()) || connector
+                };
+                if !math {
+                    break;
+                }
+                i += len;
+                end = i;
+            }
+            _ if c >= 0x80 => {
+                let ch = s[i..].chars().next().unwrap_or(' ');
+                if !"×÷−√π∞≤≥≠≈°·±∓∈∪∩′".contains(ch) {
+                    break;
+                }
+                i += ch.len_utf8();
+                end = i;
+            }
+            _ => break,
+        }
+    }
+    // trailing operators are not part of the value (`5 =` from a cut line)
+    let mut t = s[..end].trim_end();
+    while let Some(x) = t.strip_suffix(['=', '+', '-', '*', '/', '^', '_', ':', ',']) {
+        t = x.trim_end();
+    }
+    (clean_inline(t), end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> String {
+        statement_answer(s)
+    }
+
+    #[test]
+    fn the_expression_ends_where_the_math_ends() {
+        assert_eq!(a("that there are 125 trees on 5 labeled vertices."), "125");
+        assert_eq!(a(" $\\frac{3}{4}$. I hope it is correct."), "\\frac{3}{4}");
+        assert_eq!(a(" 3.5 cm. Done"), "3.5 cm");
+        assert_eq!(a(": **42**"), "42");
+        assert_eq!(a(" 12 km/h, since speed is distance over time"), "12 km/h");
+        assert_eq!(a(" x = 3, so we are done"), "x = 3");
+        assert_eq!(a("The largest $n$ is 34."), "34");
+        assert_eq!(a(" \\(\\sqrt{2}\\)."), "\\sqrt{2}");
+        assert_eq!(a(" 1,234 dollars"), "1,234");
+        assert_eq!(a(" $(0, 1)$. I hope it is correct."), "(0, 1)");
+        assert_eq!(a(" B."), "B");
+        assert_eq!(a(" approximately 3.14"), "3.14");
+        assert_eq!(a(" 2\\sqrt{3} units"), "2\\sqrt{3}");
+        assert_eq!(a(":\n\\[\n\\frac{1}{2}\n\\]"), "\\frac{1}{2}");
+        assert_eq!(a("\": \"200\"\n}"), "200");
+        assert_eq!(a(" 'D)80'."), "D");
+    }
+
+    #[test]
+    fn restatements_and_alternatives_are_items() {
+        assert_eq!(a(" 0.25, or 1/4."), "0.25, 1/4");
+        assert_eq!(a(" $\\frac12$, i.e. $0.5$."), "\\frac12, 0.5");
+        assert_eq!(a(" 3 or 5"), "3, 5");
+        assert_eq!(a(" either 3 or 5"), "3, 5");
+        assert_eq!(a(" $\\frac{1}{2}$ (or $0.5$)."), "\\frac{1}{2}, 0.5");
+        assert_eq!(a(" 5, which is the number of ways"), "5");
+        assert_eq!(a(" 12, and the sum is 7"), "12");
+    }
+
+    #[test]
+    fn negations_and_refusals_decline() {
+        for s in [
+            " not 5",
+            " negative 5",
+            " half of 10",
+            " that there is not enough information to determine f(0).",
+        ] {
+            assert_eq!(read_statement(s), Statement::Declines, "{s}");
+        }
+        assert_eq!(read_statement(" the number of trees."), Statement::Nothing);
+    }
+}

@@ -1,0 +1,163 @@
+//! Special tokens left in decoded text (`<|im_end|>`, `</s>`, ...), removed before extraction.
+//!
+//! A response decoded without `skip_special_tokens` keeps its chat and end-of-sequence
+//! markers: `\boxed{5}<|im_end|>` or `The answer is 5.</s><s>`. [`strip_special_tokens`]
+//! applies two rules:
+//! - the response **ends at its first end-of-turn marker** ([`END_MARKERS`]) that follows
+//!   some text: what a model writes after its turn ended (a new turn it hallucinated, another
+//!   "assistant" answer) is not its answer
+//!   (`\boxed{5}<|im_end|>\n<|im_start|>user ... \boxed{7}` has the answer 5);
+//! - every other marker of [`OTHER_MARKERS`] (a beginning-of-sequence `<s>`, `<bos>`)
+//!   and an end marker before any text are removed (`</s><s>The answer is 3` reads
+//!   `The answer is 3`).
+//!
+//! [`strip_tokens`] removes a given list of tokens (a tokenizer's own special tokens) the same
+//! way. Both scan the text once per marker, so they run in linear time.
+
+use std::borrow::Cow;
+
+/// End-of-turn / end-of-sequence markers of common chat models (Qwen, Llama 2 and 3,
+/// DeepSeek, Mistral, Gemma, Phi, GPT-2), and the markers that start a new turn.
+pub const END_MARKERS: &[&str] = &[
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|end_of_text|>",
+    "<|eom_id|>",
+    "</s>",
+    "<｜end▁of▁sentence｜>",
+    "<|end▁of▁sentence|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<eos>",
+    // a new turn starting ends this one
+    "<|im_start|>",
+    "<start_of_turn>",
+    "<|start_header_id|>",
+];
+
+/// Other special tokens removed wherever they are.
+pub const OTHER_MARKERS: &[&str] = &[
+    "<s>",
+    "<|begin_of_text|>",
+    "<｜begin▁of▁sentence｜>",
+    "<|begin▁of▁sentence|>",
+    "<bos>",
+    "<|end_header_id|>",
+    "<pad>",
+    "<|pad|>",
+    "<|assistant|>",
+];
+
+/// `text` without the common special tokens (rules in the module docs).
+pub fn strip_special_tokens(text: &str) -> Cow<'_, str> {
+    if !text.contains('<') {
+        return Cow::Borrowed(text);
+    }
+    strip(
+        text,
+        END_MARKERS.iter().copied(),
+        OTHER_MARKERS.iter().copied(),
+    )
+}
+
+/// `text` without the given special tokens (a tokenizer's own list): cut at the first of
+/// them that ends a turn (one of [`END_MARKERS`], or any token whose text names an end:
+/// `eos`, `end`, `eot`), the others removed.
+pub fn strip_tokens<S: AsRef<str>>(text: &str, tokens: &[S]) -> String {
+    let is_end = |t: &str| {
+        let l = t.to_ascii_lowercase();
+        END_MARKERS.contains(&t) || l.contains("eos") || l.contains("end") || l.contains("eot")
+    };
+    let toks = || tokens.iter().map(AsRef::as_ref).filter(|t| !t.is_empty());
+    strip(
+        text,
+        toks().filter(|t| is_end(t)),
+        toks().filter(|t| !is_end(t)),
+    )
+    .into_owned()
+}
+
+fn strip<'a, 'b>(
+    text: &'a str,
+    ends: impl Iterator<Item = &'b str>,
+    others: impl Iterator<Item = &'b str>,
+) -> Cow<'a, str> {
+    let mut out = Cow::Borrowed(text);
+    for m in others {
+        if out.contains(m) {
+            out = Cow::Owned(out.replace(m, ""));
+        }
+    }
+    // cut at the first end marker preceded by text; end markers before any text go. Each
+    // marker's next occurrence is searched again only once the scan has passed it, so this
+    // stays linear however many markers lead the text.
+    let ends: Vec<&str> = ends.collect();
+    let mut next: Vec<Option<usize>> = ends.iter().map(|m| out.find(m)).collect();
+    let mut start = 0;
+    while let Some((p, k)) = next
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| p.map(|p| (p, k)))
+        .min()
+    {
+        if !out[start..p].trim().is_empty() {
+            return match out {
+                Cow::Borrowed(s) => Cow::Borrowed(&s[start..p]),
+                Cow::Owned(s) => Cow::Owned(s[start..p].to_string()),
+            };
+        }
+        start = p + ends[k].len();
+        for (k, m) in ends.iter().enumerate() {
+            if next[k].is_some_and(|q| q < start) {
+                next[k] = out[start..].find(m).map(|q| q + start);
+            }
+        }
+    }
+    match out {
+        Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
+        Cow::Owned(s) => Cow::Owned(s[start..].to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qwen_and_llama_markers() {
+        assert_eq!(
+            strip_special_tokens("so \\boxed{5}<|im_end|><|endoftext|>"),
+            "so \\boxed{5}"
+        );
+        assert_eq!(
+            strip_special_tokens(
+                "\\boxed{5}<|im_end|>\n<|im_start|>user\nAnd 7?<|im_end|>\\boxed{7}"
+            ),
+            "\\boxed{5}"
+        );
+        assert_eq!(
+            strip_special_tokens("</s><s>The answer is 3.</s><s>"),
+            "The answer is 3."
+        );
+        assert_eq!(
+            strip_special_tokens("Answer: 12<｜end▁of▁sentence｜>"),
+            "Answer: 12"
+        );
+        assert_eq!(strip_special_tokens("x < 3 and y > 2"), "x < 3 and y > 2");
+        assert!(matches!(
+            strip_special_tokens("no markers"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_tokenizers_own_list() {
+        let toks = ["<|my_eos|>", "<|tool|>"];
+        assert_eq!(
+            strip_tokens("<|tool|>\\boxed{4}<|my_eos|>junk \\boxed{9}", &toks),
+            "\\boxed{4}"
+        );
+        assert_eq!(strip_tokens("a<|tool|>b", &[String::new()]), "a<|tool|>b");
+    }
+}
