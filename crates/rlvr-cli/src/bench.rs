@@ -11,9 +11,10 @@
 //!   The first step is a warm-up and is not counted in the medians. Each step's process CPU
 //!   time (user + system, all threads) is printed too: on a busy machine it says what the
 //!   step cost where the wall time also counts waiting for a core.
-//! * `rlvr bench matmul [--model DIR]`: achieved GFLOP/s of candle's CPU matmul on the
-//!   products one training step runs per linear layer: forward `x W^T`, and the two backward
-//!   products `dY W` (input gradient) and `X^T dY` (weight gradient), at `--tokens` rows.
+//! * `rlvr bench matmul [--model DIR]`: achieved GFLOP/s of rlvr's CPU matmul (on the library
+//!   `RLVR_BLAS` picks, `cpu/blas.rs` of rlvr-model) on the products one training step runs per
+//!   linear layer: forward `x W^T`, and the two backward products `dY W` (input gradient) and
+//!   `X^T dY` (weight gradient), at `--tokens` rows.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -115,7 +115,8 @@ fn bench_grpo_one_step_prints_every_field() {
 }
 
 /// The binary has no link-time BLAS: it loads one at run time, says which library runs the
-/// products, and falls back to the gemm crate, saying why, when none loads (`RLVR_BLAS`).
+/// products, and falls back to the built-in gemm crate, saying why and which kernel, when none
+/// loads; `RLVR_BLAS` picks either built-in crate (`cpu/blas.rs`).
 #[test]
 fn bench_matmul_says_which_blas_runs_and_falls_back_without_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -139,16 +140,21 @@ fn bench_matmul_says_which_blas_runs_and_falls_back_without_one() {
     };
     let missing = header(Some("/nonexistent/libopenblas.so.0"));
     assert!(
-        missing.contains(
-            "by gemm crate (pure Rust): /nonexistent/libopenblas.so.0 could not be loaded"
-        ),
+        missing.contains("by gemm crate 0.19.0 (pure Rust, ")
+            && missing.contains(" kernel): /nonexistent/libopenblas.so.0 could not be loaded"),
         "{missing}"
     );
-    let off = header(Some("gemm"));
-    assert!(
-        off.contains("by gemm crate (pure Rust): RLVR_BLAS=gemm,"),
-        "{off}"
-    );
+    for (v, line) in [
+        ("gemm", "by gemm crate 0.19.0 (pure Rust, "),
+        ("matrixmultiply", "by matrixmultiply 0.3.11 (pure Rust, "),
+        ("none", "by gemm crate 0.19.0 (pure Rust, "),
+    ] {
+        let off = header(Some(v));
+        assert!(
+            off.contains(line) && off.contains(&format!(" kernel): RLVR_BLAS={v},")),
+            "{off}"
+        );
+    }
     // CI installs the system OpenBLAS: the default search must load it
     let default = header(None);
     if std::env::var_os("CI").is_some() {

@@ -19,7 +19,8 @@
 //!   kernels on plain buffers without a tensor op per step (`cpu/decode.rs`), elsewhere the
 //!   device-generic training layer reading the cache (`generic/decode.rs`).
 //! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time
-//!   ([`blas`]: the system OpenBLAS by default), else through the gemm crate.
+//!   ([`blas`]: the system OpenBLAS by default), else through the built-in pure-Rust gemm
+//!   crate (or the matrixmultiply crate with `RLVR_BLAS=matrixmultiply`).
 //!
 //! What it leaves out: losses, optimizers and rewards (rlvr-core, rlvr-train), quantization,
 //! GPU-specific kernels (candle's CUDA/Metal devices may work but are untested here).

@@ -283,8 +283,8 @@ fn fused_walk_matches_finite_differences_in_f64() {
 }
 
 /// The fused CPU kernels split rows into fixed blocks (not per thread) and sum per-block
-/// partials in block order: with the gemm crate's products the walk's values and gradients
-/// are bit-identical on 1 and 3 threads. OpenBLAS's products change in the last bits with the
+/// partials in block order: with a built-in crate's products (matrixmultiply or gemm) the
+/// walk's values and gradients are bit-identical on 1 and 3 threads. OpenBLAS's products change in the last bits with the
 /// thread count (`cpu/matmul.rs`), so when a BLAS is loaded the walk is only checked to
 /// repeat itself bit for bit on each count.
 #[test]

@@ -1,22 +1,36 @@
-//! The system BLAS, loaded at run time: which library computes the CPU f32 matrix products.
+//! Which library computes the CPU f32 matrix products: a system CBLAS loaded at run time, or one
+//! of two pure-Rust crates built in.
 //!
 //! rlvr has no link-time dependency on a BLAS. On first use, [`backend`] tries, in order:
 //!
-//! | `RLVR_BLAS` | what is loaded |
+//! | `RLVR_BLAS` | what runs the products |
 //! |---|---|
 //! | unset | `libopenblas.so.0`, then `libopenblas.so` (the dynamic loader's search path) |
 //! | a path or library name | that library only (any CBLAS that exports `cblas_sgemm`) |
-//! | `gemm` or `none` | nothing: the pure-Rust gemm crate |
+//! | `gemm` or `none` | nothing is loaded: the built-in gemm crate (candle's CPU matmul) |
+//! | `matrixmultiply` | nothing is loaded: the built-in matrixmultiply crate |
 //!
-//! and falls back to the gemm crate, with the reason, when nothing loads or the library lacks
-//! `cblas_sgemm`. [`Backend::describe`] is the one line `rlvr train` and `rlvr bench` print.
+//! and falls back to the built-in [`FALLBACK`] (the gemm crate), with the reason, when nothing
+//! loads or the library lacks `cblas_sgemm`. [`Backend::describe`] is the one line `rlvr train`
+//! and `rlvr bench` print; for a built-in crate it names the micro-kernel its run-time CPU
+//! dispatch picks (e.g. `gemm crate 0.19.0 (pure Rust, fma kernel)`, `matrixmultiply 0.3.11
+//! (pure Rust, avx512f kernel)`).
+//!
+//! Why gemm stays the fallback: `rlvr bench matmul` on the bench-tiny and bench-small training
+//! shapes measured it level with matrixmultiply on bench-tiny and 2-6% faster on bench-small
+//! and on 64-row decode products, on a 2-core AMD EPYC with AVX-512 (BENCHMARKS.md, "Built-in
+//! matrix product"), and it keeps the bits of earlier runs without OpenBLAS. That CPU runs
+//! 512-bit instructions as two 256-bit halves, so matrixmultiply's AVX-512 kernel (compiled in
+//! on stable Rust, where gemm's needs nightly and gemm runs its AVX2+FMA kernel) gains nothing
+//! there; on a CPU with full-width AVX-512 units it may, and `RLVR_BLAS=matrixmultiply`
+//! measures it (not yet done).
 //!
 //! # Contract
 //! * The choice is made once per process and never changes.
 //! * A library that exports `openblas_set_num_threads` is set to one thread: rlvr splits a large
 //!   product among its own rayon threads instead (`cpu/matmul.rs`). Other CBLAS libraries keep their
 //!   own threading.
-//! * Loading never panics: any failure selects the gemm crate and says why.
+//! * Loading never panics: any failure selects [`FALLBACK`] and says why.
 
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::OnceLock;
@@ -60,24 +74,115 @@ pub struct Blas {
     _lib: libloading::Library,
 }
 
+/// The version of the matrixmultiply crate built in (pinned exactly in the workspace's
+/// Cargo.toml, so this line cannot go stale).
+pub const MATRIXMULTIPLY_VERSION: &str = "0.3.11";
+/// The version of the gemm crate built in (pinned exactly, as candle's).
+pub const GEMM_VERSION: &str = "0.19.0";
+
+/// A pure-Rust matrix product compiled into rlvr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuiltIn {
+    /// The matrixmultiply crate (`sgemm` on arbitrary strides, AVX-512 on stable Rust).
+    MatrixMultiply,
+    /// The gemm crate, called as candle's CPU matmul calls it.
+    Gemm,
+}
+
+/// The built-in crate that runs the products when no CBLAS loads (or `RLVR_BLAS=none`), chosen
+/// by `rlvr bench matmul` (module docs).
+pub const FALLBACK: BuiltIn = BuiltIn::Gemm;
+
+impl BuiltIn {
+    /// E.g. `matrixmultiply 0.3.11 (pure Rust, avx512f kernel)`: the crate, its version and
+    /// the micro-kernel its run-time dispatch picks on this CPU.
+    pub fn describe(self) -> String {
+        match self {
+            BuiltIn::MatrixMultiply => format!(
+                "matrixmultiply {MATRIXMULTIPLY_VERSION} (pure Rust, {} kernel)",
+                matrixmultiply_kernel()
+            ),
+            BuiltIn::Gemm => format!(
+                "gemm crate {GEMM_VERSION} (pure Rust, {} kernel)",
+                gemm_kernel()
+            ),
+        }
+    }
+}
+
+/// The f32 kernel matrixmultiply 0.3.11 dispatches to, tested as its `sgemm_kernel::detect`
+/// does: `avx512f`, else `fma` and `avx2`, else `avx`, else its portable `fallback` (x86); NEON
+/// on aarch64. (Its AVX-512 kernel is compiled in from rustc 1.89 on, below our
+/// `rust-version`, with its default `avx512` feature.)
+pub fn matrixmultiply_kernel() -> &'static str {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "avx512f";
+        }
+        if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2")
+        {
+            return "fma+avx2";
+        }
+        if std::arch::is_x86_feature_detected!("avx") {
+            return "avx";
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            return "neon";
+        }
+    }
+    "fallback"
+}
+
+/// The f32 kernel the gemm crate 0.19.0 dispatches to on stable Rust: its AVX-512 kernel
+/// needs the nightly-only `x86-v4` feature, so x86 runs `fma` (AVX2+FMA) where the CPU has
+/// FMA, else `scalar`; NEON on aarch64.
+pub fn gemm_kernel() -> &'static str {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            return "fma";
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            return "neon";
+        }
+    }
+    "scalar"
+}
+
 /// The library behind the CPU matrix product (`matmul`, `sgemm` of the sibling module).
 pub enum Backend {
     /// A CBLAS loaded at run time.
     Blas(Blas),
-    /// The pure-Rust gemm crate (candle's CPU matmul), and why no BLAS was loaded.
-    Gemm { reason: String },
+    /// A pure-Rust crate built in, and why no BLAS was loaded.
+    BuiltIn { kind: BuiltIn, reason: String },
 }
 
 impl Backend {
     /// One line saying which library runs the products, e.g. `OpenBLAS 0.3.21 ... (loaded
-    /// libopenblas.so.0)` or `gemm crate (pure Rust): libopenblas.so.0 not found; ...`.
+    /// libopenblas.so.0)` or `gemm crate 0.19.0 (pure Rust, fma kernel): libopenblas.so.0
+    /// could not be loaded (...); ...`.
     pub fn describe(&self) -> String {
         match self {
             Backend::Blas(b) => match &b.config {
                 Some(c) => format!("{} (loaded {}, one thread per call)", c.trim(), b.library),
                 None => format!("CBLAS cblas_sgemm (loaded {})", b.library),
             },
-            Backend::Gemm { reason } => format!("gemm crate (pure Rust): {reason}"),
+            Backend::BuiltIn { kind, reason } => format!("{}: {reason}", kind.describe()),
+        }
+    }
+
+    /// A built-in crate, with the reason given.
+    pub fn built_in(kind: BuiltIn, reason: impl Into<String>) -> Self {
+        Backend::BuiltIn {
+            kind,
+            reason: reason.into(),
         }
     }
 
@@ -98,10 +203,14 @@ pub fn choose(env: Option<&str>) -> Backend {
     let env = env.map(str::trim);
     let candidates: Vec<&str> = match env {
         None | Some("") => DEFAULT_LIBRARIES.to_vec(),
-        Some(v) if v.eq_ignore_ascii_case("gemm") || v.eq_ignore_ascii_case("none") => {
-            return Backend::Gemm {
-                reason: format!("{BLAS_ENV}={v}"),
-            }
+        Some(v) if v.eq_ignore_ascii_case("gemm") => {
+            return Backend::built_in(BuiltIn::Gemm, format!("{BLAS_ENV}={v}"))
+        }
+        Some(v) if v.eq_ignore_ascii_case("matrixmultiply") => {
+            return Backend::built_in(BuiltIn::MatrixMultiply, format!("{BLAS_ENV}={v}"))
+        }
+        Some(v) if v.eq_ignore_ascii_case("none") => {
+            return Backend::built_in(FALLBACK, format!("{BLAS_ENV}={v}"))
         }
         Some(v) => vec![v],
     };
@@ -119,9 +228,7 @@ pub fn choose(env: Option<&str>) -> Backend {
         }
         Some(_) => "",
     };
-    Backend::Gemm {
-        reason: format!("{}{hint}", why.join("; ")),
-    }
+    Backend::built_in(FALLBACK, format!("{}{hint}", why.join("; ")))
 }
 
 /// Loads `name` and resolves its symbols; the error says what failed.
@@ -161,14 +268,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gemm_and_none_select_the_gemm_crate_and_say_so() {
-        for v in ["gemm", "none", "GEMM", " none "] {
+    fn gemm_matrixmultiply_and_none_select_a_built_in_crate_and_say_so() {
+        for (v, kind) in [
+            ("gemm", BuiltIn::Gemm),
+            ("GEMM", BuiltIn::Gemm),
+            ("matrixmultiply", BuiltIn::MatrixMultiply),
+            (" MatrixMultiply ", BuiltIn::MatrixMultiply),
+            ("none", FALLBACK),
+            (" none ", FALLBACK),
+        ] {
             let b = choose(Some(v));
             assert!(!b.is_blas(), "{v}");
+            assert!(
+                matches!(b, Backend::BuiltIn { kind: k, .. } if k == kind),
+                "{v}"
+            );
             assert_eq!(
                 b.describe(),
-                format!("gemm crate (pure Rust): RLVR_BLAS={}", v.trim())
+                format!("{}: RLVR_BLAS={}", kind.describe(), v.trim())
             );
+        }
+    }
+
+    /// The line names the crate, its version and the kernel of this CPU.
+    #[test]
+    fn a_built_in_crate_names_its_version_and_kernel() {
+        let mm = BuiltIn::MatrixMultiply.describe();
+        assert!(
+            mm.starts_with("matrixmultiply 0.3.11 (pure Rust, ") && mm.ends_with(" kernel)"),
+            "{mm}"
+        );
+        assert!(mm.contains(matrixmultiply_kernel()), "{mm}");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            assert_eq!(mm, "matrixmultiply 0.3.11 (pure Rust, avx512f kernel)");
+        }
+        let g = BuiltIn::Gemm.describe();
+        assert!(g.starts_with("gemm crate 0.19.0 (pure Rust, "), "{g}");
+        // the versions named are the ones pinned
+        let manifest =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml"))
+                .unwrap();
+        for pin in [
+            format!("matrixmultiply = \"={MATRIXMULTIPLY_VERSION}\""),
+            format!("gemm = \"={GEMM_VERSION}\""),
+        ] {
+            assert!(manifest.lines().any(|l| l.trim() == pin), "{pin}");
         }
     }
 
@@ -178,9 +323,10 @@ mod tests {
         assert!(!b.is_blas());
         let d = b.describe();
         assert!(
-            d.starts_with(
-                "gemm crate (pure Rust): /nonexistent/libopenblas.so.0 could not be loaded"
-            ),
+            d.starts_with(&format!(
+                "{}: /nonexistent/libopenblas.so.0 could not be loaded",
+                FALLBACK.describe()
+            )),
             "{d}"
         );
     }
@@ -192,7 +338,7 @@ mod tests {
         assert!(!b.is_blas());
         assert_eq!(
             b.describe(),
-            "gemm crate (pure Rust): libc.so.6 has no cblas_sgemm"
+            format!("{}: libc.so.6 has no cblas_sgemm", FALLBACK.describe())
         );
     }
 

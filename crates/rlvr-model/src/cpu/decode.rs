@@ -5,8 +5,8 @@
 //! Decoding one token for 64 rows of a small model is a few hundred small products; through
 //! candle each of the ~40 ops of a layer allocates its output, dispatches to the thread pool and
 //! (for the attention) transposes and copies, which cost several times the arithmetic. Here a
-//! step is, per layer, four matrix products (OpenBLAS, or the gemm crate candle's CPU matmul
-//! calls, on the weights' own buffers: q|k|v and gate|up written into one buffer each, residual
+//! step is, per layer, four matrix products ([`crate::cpu::matmul::sgemm`]: OpenBLAS, or the
+//! built-in matrixmultiply or gemm crate, on the weights' own buffers: q|k|v and gate|up written into one buffer each, residual
 //! adds inside the products, `dst += a W^T`) and loops over reused buffers:
 //!
 //! * RMSNorm per row ([`kernels::rms_norm_rows`]; per head on q and k with Qwen3's `q_norm` /

@@ -1,5 +1,5 @@
 //! The CPU path in f32 / f64: the matrix product ([`matmul`], through a run-time CBLAS,
-//! [`blas`], or the gemm crate), the fused kernels of a decoder layer with their backwards
+//! [`blas`], or the built-in matrixmultiply or gemm crate), the fused kernels of a decoder layer with their backwards
 //! (`kernels`), the decoder layer's forward and hand-written backward (`layer`), and the
 //! KV-cached sampling forward on plain buffers from the same kernels (`decode`).
 
