@@ -98,7 +98,8 @@ fn with_storage_mut(
     t: &Tensor,
     f: &mut dyn FnMut(&mut CpuStorage, &Layout) -> Result<()>,
 ) -> Result<()> {
-    struct Op<'f>(RefCell<&'f mut dyn FnMut(&mut CpuStorage, &Layout) -> Result<()>>);
+    type F<'f> = &'f mut dyn FnMut(&mut CpuStorage, &Layout) -> Result<()>;
+    struct Op<'f>(RefCell<F<'f>>);
     impl InplaceOp1 for Op<'_> {
         fn name(&self) -> &'static str {
             "rlvr-optimizer"

@@ -933,13 +933,20 @@ mod tests {
             let params = Params::from_varmap(&varmap);
             let mut opt = AdamW::new(&params, hp).unwrap();
             opt.fused_host = fused;
-            // f64 reference state per parameter: (w, m, v, rank)
-            let mut refs: Vec<(Vec<f64>, Vec<f64>, Vec<f64>, usize)> = [(&w0, 2), (&b0, 1)]
+            // f64 reference state per parameter
+            struct Reference {
+                w: Vec<f64>,
+                m: Vec<f64>,
+                v: Vec<f64>,
+                rank: usize,
+            }
+            let mut refs: Vec<Reference> = [(&w0, 2), (&b0, 1)]
                 .iter()
-                .map(|(w, r)| {
-                    let w: Vec<f64> = w.iter().map(|&x| x as f64).collect();
-                    let n = w.len();
-                    (w, vec![0.0; n], vec![0.0; n], *r)
+                .map(|(w, rank)| Reference {
+                    w: w.iter().map(|&x| x as f64).collect(),
+                    m: vec![0.0; w.len()],
+                    v: vec![0.0; w.len()],
+                    rank: *rank,
                 })
                 .collect();
             for step in 1..=200u64 {
@@ -965,7 +972,7 @@ mod tests {
                 let coef = (max_norm / (norm + 1e-6)).min(1.0);
                 let bc1 = 1.0 - hp.beta1.powi(step as i32);
                 let bc2 = 1.0 - hp.beta2.powi(step as i32);
-                for ((w, m, v, rank), g) in refs.iter_mut().zip(&gs) {
+                for (Reference { w, m, v, rank }, g) in refs.iter_mut().zip(&gs) {
                     let decay = if *rank >= 2 { hp.weight_decay } else { 0.0 };
                     for k in 0..w.len() {
                         let g = g[k] as f64 * coef;
@@ -976,7 +983,7 @@ mod tests {
                     }
                 }
             }
-            for (var, (w, _, _, _)) in params.vars.iter().zip(&refs) {
+            for (var, Reference { w, .. }) in params.vars.iter().zip(&refs) {
                 let got = var
                     .as_tensor()
                     .flatten_all()
