@@ -43,6 +43,25 @@ enum What {
     Grpo(GrpoArgs),
     /// Achieved GFLOP/s of the model's matmul shapes (forward and both backward products).
     Matmul(MatmulArgs),
+    /// One optimizer step (gradient clipping, the finiteness check, AdamW) over a model
+    /// shape's parameters: seconds and the memory traffic it amounts to.
+    Optimizer(OptimizerArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct OptimizerArgs {
+    /// The parameter set: `bench-tiny`, `bench-small`, `qwen2.5-0.5b` (494M parameters).
+    #[arg(long, default_value = "bench-small", value_parser = ["bench-tiny", "bench-small", "qwen2.5-0.5b"])]
+    shape: String,
+    /// Weights in f32, or bf16 with an f32 master copy.
+    #[arg(long, default_value = "f32", value_parser = ["f32", "bf16"])]
+    dtype: String,
+    /// Timed steps (the median is reported) after one warm-up step.
+    #[arg(long, default_value_t = 5)]
+    steps: usize,
+    /// Time the device-agnostic tensor-op path instead of the fused host pass.
+    #[arg(long)]
+    tensor_path: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -103,7 +122,83 @@ pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Grpo(a) => grpo(a),
         What::Matmul(a) => matmul_bench(a),
+        What::Optimizer(a) => optimizer_bench(a),
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// bench optimizer
+// ---------------------------------------------------------------------------------------
+
+/// `rlvr bench optimizer`: what `Trainer::minibatch_step` runs after the backward (global
+/// norm and clipping, `step_stays_finite`, `step`), timed.
+fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
+    use rlvr_train::optim::{AdamW, AdamWParams, GradAccum, Params};
+    let cfg = match a.shape.as_str() {
+        "bench-tiny" => QwenConfig::bench_tiny(),
+        "bench-small" => QwenConfig::bench_small(),
+        _ => QwenConfig::qwen25_05b_shaped(24),
+    };
+    let dtype = if a.dtype == "bf16" {
+        DType::BF16
+    } else {
+        DType::F32
+    };
+    let dev = Device::Cpu;
+    let varmap = rlvr_model::candle_nn::VarMap::new();
+    {
+        let mut data = varmap.data().lock().expect("varmap lock");
+        for (name, shape) in rlvr_model::param_shapes(&cfg) {
+            let w = Tensor::randn(0f32, 0.02, shape.as_slice(), &dev)?.to_dtype(dtype)?;
+            data.insert(name, rlvr_model::candle_core::Var::from_tensor(&w)?);
+        }
+    }
+    let params = Params::from_varmap(&varmap);
+    let mut grads = GradAccum::new(&params);
+    for (slot, v) in grads.grads.iter_mut().zip(&params.vars) {
+        *slot = Some(Tensor::randn(0f32, 1e-3, v.shape(), &dev)?);
+    }
+    let hp = AdamWParams {
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        weight_decay: 0.01,
+    };
+    let mut opt = AdamW::new(&params, hp)?;
+    opt.fused_host = !a.tensor_path;
+    let n = params.numel();
+    let mut times = Vec::new();
+    for i in 0..=a.steps.max(1) {
+        let t = Instant::now();
+        let _norm = grads.clip(1.0)?;
+        anyhow::ensure!(
+            opt.step_stays_finite(&params, &grads, 1e-6)?,
+            "non-finite update"
+        );
+        opt.step(&params, &grads, 1e-6)?;
+        if i > 0 {
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    // bytes the step must move at least: read g twice (norm, clip) and write it once (clip),
+    // read g, m, v, the weight (or master) in the check, and read and write m, v and the
+    // weight (and master) in the step
+    let w_bytes = dtype.size_in_bytes();
+    let master = if dtype == DType::F32 { 0 } else { 4 };
+    let per_elem = 4 * 3 + (4 * 3 + master.max(w_bytes)) + (4 * 2 * 2 + 2 * w_bytes + 2 * master);
+    let gb = (n * per_elem) as f64 / 1e9;
+    println!(
+        "optimizer step, {} ({n} parameters, {}{}), {}: median {median:.3} s over {} steps,          {:.1} GB/s of the {gb:.1} GB it must move",
+        a.shape,
+        a.dtype,
+        if master > 0 { " with f32 master" } else { "" },
+        if a.tensor_path { "tensor-op path" } else { "fused host pass" },
+        times.len(),
+        gb / median,
+    );
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ use candle_nn::VarMap;
 
 use crate::config::{LrScheduler, OptimConfig};
 
+mod fused_cpu;
+
 /// The trainable parameters of a model, in a fixed order (sorted by name).
 #[derive(Clone)]
 pub struct Params {
@@ -129,6 +131,28 @@ impl GradAccum {
         for (slot, var) in self.grads.iter_mut().zip(&params.vars) {
             if let Some(g) = store.get(var.as_tensor()) {
                 let g = g.detach().flatten_all()?;
+                let host = g.device().is_cpu() && g.is_contiguous();
+                if host {
+                    // one pass in place (fused_cpu.rs); the first piece is copied as it is
+                    // (its own f32 copy, -0.0 kept), the accumulator's one allocation
+                    match slot {
+                        None => {
+                            let acc = if g.dtype() == DType::F32 {
+                                g.copy()?
+                            } else {
+                                g.to_dtype(DType::F32)?
+                            };
+                            *slot = Some(acc.reshape(var.shape())?);
+                        }
+                        Some(acc) if acc.is_contiguous() => fused_cpu::add_in_place(acc, &g)?,
+                        Some(_) => {
+                            return Err(candle_core::Error::Msg(
+                                "optimizer: a gradient accumulator is not contiguous".into(),
+                            ))
+                        }
+                    }
+                    continue;
+                }
                 if slot.is_none() {
                     *slot = Some(Tensor::zeros(var.shape(), DType::F32, var.device())?);
                     let acc = flat_view(slot.as_ref().expect("just set"), "a gradient")?;
@@ -156,11 +180,16 @@ impl GradAccum {
             .collect()
     }
 
-    /// The global L2 norm of all gradients (NaN or inf when any entry is).
+    /// The global L2 norm of all gradients (NaN or inf when any entry is). On the host the
+    /// squares are summed in f64 in one pass (fused_cpu.rs); on a device, per tensor in f32.
     pub fn global_norm(&self) -> candle_core::Result<f64> {
         let mut sq = 0f64;
         for g in self.grads.iter().flatten() {
-            sq += g.sqr()?.sum_all()?.to_scalar::<f32>()? as f64;
+            sq += if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
+                fused_cpu::sum_of_squares(g)?
+            } else {
+                g.sqr()?.sum_all()?.to_scalar::<f32>()? as f64
+            };
         }
         Ok(sq.sqrt())
     }
@@ -172,6 +201,10 @@ impl GradAccum {
         if max_norm > 0.0 && norm.is_finite() && norm > max_norm {
             let scale = max_norm / (norm + 1e-6);
             for g in self.grads.iter().flatten() {
+                if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
+                    fused_cpu::scale_in_place(g, scale)?;
+                    continue;
+                }
                 let g = flat_view(g, "a gradient")?;
                 for (o, l) in chunks(g.elem_count()) {
                     g.slice_set(&g.narrow(0, o, l)?.affine(scale, 0.0)?, 0, o)?;
@@ -203,7 +236,8 @@ impl From<&OptimConfig> for AdamWParams {
 }
 
 /// AdamW (Loshchilov & Hutter): `m = b1 m + (1-b1) g`, `v = b2 v + (1-b2) g^2`,
-/// `p -= lr (m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps) + wd p)`. Moments are f32 whatever the
+/// `p -= lr (m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps) + wd p)` (computed as
+/// `(p - p (lr wd)) - lr u`, so no f32 rounding of `1 - lr wd` biases every step). Moments are f32 whatever the
 /// parameter dtype; weight decay applies to parameters of rank >= 2 only (matrices, not norm
 /// weights or biases). `p` is the f32 master weight of a bf16/f16 parameter (module docs).
 ///
@@ -219,6 +253,18 @@ pub struct AdamW {
     master: Vec<Option<Tensor>>,
     /// Where the moments and masters live when offloaded (the host), else None.
     offload: Option<Device>,
+    /// Whether a parameter whose state, weight and gradient are all on the host takes the
+    /// fused host pass (`fused_cpu.rs`; the default) rather than the tensor-op path; both give
+    /// the same bits (tests turn this off to check the other path on the CPU).
+    pub fused_host: bool,
+}
+
+/// `x` as the f32 that a tensor op rounds it to. The moments decay by the f32 betas, so the
+/// bias corrections `1 - b^t` are taken of the same f32 betas: with f64 ones the corrected
+/// `v` drifts from its normaliser by ~1e-5 relative after 200 steps at `b2 = 0.999` (torch's
+/// f32 AdamW has that drift; the float64 test below bounds ours).
+pub(crate) fn f32_rounded(x: f64) -> f64 {
+    x as f32 as f64
 }
 
 /// A copy of `t` on `device` with its own storage.
@@ -285,6 +331,7 @@ impl AdamW {
             v: params.vars.iter().map(zeros).collect::<Result<_, _>>()?,
             master: params.vars.iter().map(master).collect::<Result<_, _>>()?,
             offload: host,
+            fused_host: true,
         })
     }
 
@@ -309,6 +356,18 @@ impl AdamW {
         grads: &GradAccum,
         lr: f64,
     ) -> candle_core::Result<bool> {
+        let fused = self.fused_params(params, grads);
+        for (i, var) in params.vars.iter().enumerate() {
+            if !fused[i] {
+                continue;
+            }
+            let g = grads.grads[i].as_ref().expect("fused only with a gradient");
+            let s = self.scalars(var, lr, self.t + 1);
+            let (m, v, w) = (&self.m[i], &self.v[i], var.as_tensor());
+            if !fused_cpu::adamw_stays_finite(&s, m, v, w, self.master[i].as_ref(), g)? {
+                return Ok(false);
+            }
+        }
         let mut sums = Vec::new();
         let state = (&self.m[..], &self.v[..], &self.master[..]);
         Self::updates(
@@ -318,6 +377,7 @@ impl AdamW {
             grads,
             lr,
             self.t + 1,
+            &|i| !fused[i],
             |_, _, _, mc, vc, p| {
                 // 0 * x is 0 for a finite x and NaN for an infinite or NaN one; the sum of zeros
                 // stays exactly 0, so the total is 0 iff every element is finite
@@ -346,6 +406,16 @@ impl AdamW {
     /// bit-identical to it (tested against an out-of-place reference).
     pub fn step(&mut self, params: &Params, grads: &GradAccum, lr: f64) -> candle_core::Result<()> {
         self.t += 1;
+        let fused = self.fused_params(params, grads);
+        for (i, var) in params.vars.iter().enumerate() {
+            if !fused[i] {
+                continue;
+            }
+            let g = grads.grads[i].as_ref().expect("fused only with a gradient");
+            let s = self.scalars(var, lr, self.t);
+            let (m, v, w) = (&self.m[i], &self.v[i], var.as_tensor());
+            fused_cpu::adamw_step(&s, m, v, w, self.master[i].as_ref(), g)?;
+        }
         let (t, m_all, v_all, master_all) = (self.t, &self.m[..], &self.v[..], &self.master[..]);
         Self::updates(
             self.hp,
@@ -354,6 +424,7 @@ impl AdamW {
             grads,
             lr,
             t,
+            &|i| !fused[i],
             |i, o, var, mc, vc, p| {
                 let name = &params.names[i];
                 flat_view(&m_all[i], name)?.slice_set(mc, 0, o)?;
@@ -374,9 +445,43 @@ impl AdamW {
         )
     }
 
+    /// Which parameters take the fused host pass: those with a gradient whose state, weight
+    /// and gradient are all on the host (`fused_cpu::applies`), when `fused_host` is on.
+    fn fused_params(&self, params: &Params, grads: &GradAccum) -> Vec<bool> {
+        params
+            .vars
+            .iter()
+            .enumerate()
+            .map(|(i, var)| {
+                self.fused_host
+                    && grads.grads[i].as_ref().is_some_and(|g| {
+                        fused_cpu::applies(
+                            &self.m[i],
+                            &self.v[i],
+                            var.as_tensor(),
+                            self.master[i].as_ref(),
+                            g,
+                        )
+                    })
+            })
+            .collect()
+    }
+
+    /// The f32 scalars of step `t` for `var` (decay on matrices only).
+    fn scalars(&self, var: &Var, lr: f64, t: u64) -> fused_cpu::AdamScalars {
+        let hp = self.hp;
+        let decay = if var.rank() >= 2 {
+            hp.weight_decay
+        } else {
+            0.0
+        };
+        fused_cpu::AdamScalars::new(hp.beta1, hp.beta2, hp.eps, lr, decay, t)
+    }
+
     /// The AdamW update at step `t`, chunk by chunk: calls `f(param index, chunk offset,
-    /// var, new m, new v, new weight)` for every chunk of every parameter with a gradient,
-    /// reading (never writing) the current state.
+    /// var, new m, new v, new weight)` for every chunk of every parameter with a gradient
+    /// that `take` selects, reading (never writing) the current state.
+    #[allow(clippy::too_many_arguments)]
     fn updates(
         hp: AdamWParams,
         (m_all, v_all, master_all): (&[Tensor], &[Tensor], &[Option<Tensor>]),
@@ -384,6 +489,7 @@ impl AdamW {
         grads: &GradAccum,
         lr: f64,
         t: u64,
+        take: &dyn Fn(usize) -> bool,
         mut f: impl FnMut(usize, usize, &Var, &Tensor, &Tensor, &Tensor) -> candle_core::Result<()>,
     ) -> candle_core::Result<()> {
         let AdamWParams {
@@ -392,10 +498,14 @@ impl AdamW {
             eps,
             weight_decay: wd,
         } = hp;
+        let (b1, b2) = (f32_rounded(b1), f32_rounded(b2));
         let bc1 = 1.0 - b1.powi(t as i32);
         let bc2 = 1.0 - b2.powi(t as i32);
         for (i, var) in params.vars.iter().enumerate() {
             let Some(g) = &grads.grads[i] else { continue };
+            if !take(i) {
+                continue;
+            }
             let name = &params.names[i];
             let g = g.flatten_all()?;
             let m = flat_view(&m_all[i], name)?;
@@ -417,7 +527,9 @@ impl AdamW {
                     None => w.narrow(0, o, l)?,
                 };
                 let update = ((&mc / bc1)? / ((&vc / bc2)?.sqrt()? + eps)?)?;
-                let p = ((p * (1.0 - lr * decay))? - (update * lr)?)?;
+                // decay as `p - p (lr wd)`: `p (1 - lr wd)` would round `1 - lr wd` to f32,
+                // the same relative error on every step (a drift of ~1e-6 over 200 steps)
+                let p = ((&p - (&p * (lr * decay))?)? - (update * lr)?)?;
                 f(i, o, var, &mc, &vc, &p)?;
             }
         }
@@ -432,6 +544,7 @@ impl AdamW {
             hp: self.hp,
             t: self.t,
             offload: self.offload.clone(),
+            fused_host: self.fused_host,
             m: self.m.iter().map(copy).collect::<Result<_, _>>()?,
             v: self.v.iter().map(copy).collect::<Result<_, _>>()?,
             master: self
@@ -754,7 +867,7 @@ mod tests {
         lr: f64,
         rank: usize,
     ) -> (Tensor, Tensor, Tensor) {
-        let (b1, b2) = (hp.beta1, hp.beta2);
+        let (b1, b2) = (f32_rounded(hp.beta1), f32_rounded(hp.beta2));
         let bc1 = 1.0 - b1.powi(t as i32);
         let bc2 = 1.0 - b2.powi(t as i32);
         let m = ((m * b1).unwrap() + (g * (1.0 - b1)).unwrap()).unwrap();
@@ -763,7 +876,7 @@ mod tests {
             / ((&v / bc2).unwrap().sqrt().unwrap() + hp.eps).unwrap())
         .unwrap();
         let decay = if rank >= 2 { hp.weight_decay } else { 0.0 };
-        let p = ((p * (1.0 - lr * decay)).unwrap() - (update * lr).unwrap()).unwrap();
+        let p = ((p - (p * (lr * decay)).unwrap()).unwrap() - (update * lr).unwrap()).unwrap();
         (m, v, p)
     }
 
@@ -792,6 +905,106 @@ mod tests {
             .collect()
     }
 
+    /// Over many steps, with clipping and weight decay, the optimizer (its fused host pass and
+    /// the tensor path alike) stays within 1e-6 (absolute up to 1, relative above) of AdamW
+    /// computed in float64 from the same gradients (torch's `clip_grad_norm_` then
+    /// `AdamW`, written out in f64).
+    #[test]
+    fn many_steps_track_a_float64_adamw_within_1e_6() {
+        let (rows, cols) = (300, 257); // several threaded pieces, an odd tail
+        let hp = AdamWParams {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.01,
+        };
+        let max_norm = 1.0;
+        for fused in [true, false] {
+            let w0 = values(rows * cols, 3, 0.02);
+            let b0 = values(cols, 4, 0.5);
+            let varmap = VarMap::new();
+            {
+                let mut d = varmap.data().lock().unwrap();
+                let w = Tensor::from_vec(w0.clone(), (rows, cols), &Device::Cpu).unwrap();
+                let b = Tensor::from_vec(b0.clone(), cols, &Device::Cpu).unwrap();
+                d.insert("a.w".into(), Var::from_tensor(&w).unwrap());
+                d.insert("b.bias".into(), Var::from_tensor(&b).unwrap());
+            }
+            let params = Params::from_varmap(&varmap);
+            let mut opt = AdamW::new(&params, hp).unwrap();
+            opt.fused_host = fused;
+            // f64 reference state per parameter
+            struct Reference {
+                w: Vec<f64>,
+                m: Vec<f64>,
+                v: Vec<f64>,
+                rank: usize,
+            }
+            let mut refs: Vec<Reference> = [(&w0, 2), (&b0, 1)]
+                .iter()
+                .map(|(w, rank)| Reference {
+                    w: w.iter().map(|&x| x as f64).collect(),
+                    m: vec![0.0; w.len()],
+                    v: vec![0.0; w.len()],
+                    rank: *rank,
+                })
+                .collect();
+            for step in 1..=200u64 {
+                let lr = 1e-3 * (1.0 + (step % 5) as f64) / 3.0;
+                // large enough gradients that clipping acts on most steps
+                let gs: Vec<Vec<f32>> = params
+                    .vars
+                    .iter()
+                    .map(|v| values(v.elem_count(), 100 + step as u32, 0.01))
+                    .collect();
+                let mut acc = GradAccum::new(&params);
+                for ((slot, g), var) in acc.grads.iter_mut().zip(&gs).zip(&params.vars) {
+                    *slot = Some(Tensor::from_vec(g.clone(), var.shape(), &Device::Cpu).unwrap());
+                }
+                acc.clip(max_norm).unwrap();
+                opt.step(&params, &acc, lr).unwrap();
+                let norm = gs
+                    .iter()
+                    .flatten()
+                    .map(|&g| (g as f64) * (g as f64))
+                    .sum::<f64>()
+                    .sqrt();
+                let coef = (max_norm / (norm + 1e-6)).min(1.0);
+                let bc1 = 1.0 - hp.beta1.powi(step as i32);
+                let bc2 = 1.0 - hp.beta2.powi(step as i32);
+                for (Reference { w, m, v, rank }, g) in refs.iter_mut().zip(&gs) {
+                    let decay = if *rank >= 2 { hp.weight_decay } else { 0.0 };
+                    for k in 0..w.len() {
+                        let g = g[k] as f64 * coef;
+                        m[k] = hp.beta1 * m[k] + (1.0 - hp.beta1) * g;
+                        v[k] = hp.beta2 * v[k] + (1.0 - hp.beta2) * g * g;
+                        let u = (m[k] / bc1) / ((v[k] / bc2).sqrt() + hp.eps);
+                        w[k] = w[k] * (1.0 - lr * decay) - lr * u;
+                    }
+                }
+            }
+            for (var, Reference { w, .. }) in params.vars.iter().zip(&refs) {
+                let got = var
+                    .as_tensor()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap();
+                // |a - b| <= 1e-6 max(1, |b|): absolute for weights up to 1 (an f32 weight of
+                // 3.5 has an ulp of 2.4e-7, so larger ones are held relative)
+                let worst = got
+                    .iter()
+                    .zip(w)
+                    .map(|(&a, &b)| (a as f64 - b).abs() / b.abs().max(1.0))
+                    .fold(0.0, f64::max);
+                assert!(
+                    worst < 1e-6,
+                    "fused {fused}: weights off float64 AdamW by {worst:e}"
+                );
+            }
+        }
+    }
+
     /// The in-place chunked step against the out-of-place reference, bit for bit, over three
     /// steps, on a matrix that spans more than one chunk (f32: the parameter is its own
     /// master; bf16: the f32 master and its one cast per step), with weight decay, together
@@ -806,7 +1019,13 @@ mod tests {
             eps: 1e-8,
             weight_decay: 0.1,
         };
-        for dtype in [DType::F32, DType::BF16] {
+        for (dtype, fused) in [
+            (DType::F32, true),
+            (DType::BF16, true),
+            (DType::F16, true),
+            (DType::F32, false),
+            (DType::BF16, false),
+        ] {
             let varmap = VarMap::new();
             let w0 = Tensor::from_vec(values(rows * cols, 1, 0.02), (rows, cols), &Device::Cpu)
                 .unwrap()
@@ -823,6 +1042,7 @@ mod tests {
             }
             let params = Params::from_varmap(&varmap);
             let mut opt = AdamW::new(&params, hp).unwrap();
+            opt.fused_host = fused;
             // the reference state: (m, v, f32 master) per parameter
             let mut refs: Vec<(Tensor, Tensor, Tensor)> = params
                 .vars
@@ -855,7 +1075,7 @@ mod tests {
                 for (i, var) in params.vars.iter().enumerate() {
                     let (m, v, p) = &refs[i];
                     let next = reference_step(hp, step as u64, m, v, p, &gs[i], lr, var.rank());
-                    let what = format!("{dtype:?} {} step {step}", params.names[i]);
+                    let what = format!("{dtype:?} fused {fused} {} step {step}", params.names[i]);
                     assert_eq!(bits(&opt.m[i]), bits(&next.0), "{what}: m");
                     assert_eq!(bits(&opt.v[i]), bits(&next.1), "{what}: v");
                     let want_w = next.2.to_dtype(dtype).unwrap();
