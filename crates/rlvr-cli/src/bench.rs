@@ -190,7 +190,7 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     let per_elem = 4 * 3 + (4 * 3 + master.max(w_bytes)) + (4 * 2 * 2 + 2 * w_bytes + 2 * master);
     let gb = (n * per_elem) as f64 / 1e9;
     println!(
-        "optimizer step, {} ({n} parameters, {}{}), {}: median {median:.3} s over {} steps,          {:.1} GB/s of the {gb:.1} GB it must move",
+        "optimizer step, {} ({n} parameters, {}{}), {}: median {median:.3} s over {} steps, {:.1} GB/s of the {gb:.1} GB it must move",
         a.shape,
         a.dtype,
         if master > 0 { " with f32 master" } else { "" },
