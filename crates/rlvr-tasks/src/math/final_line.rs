@@ -17,7 +17,9 @@
 //!   [`super::BARE_ANSWER_CHARS`] characters, or be a short stand-alone line (at most
 //!   [`STANDALONE_CHARS`] characters, not prose) that follows a blank line or a line ending
 //!   in `:` ("...\n\n15", "Therefore:\nx = 7"). So "Then we add 3 + 4 = 7" (cut
-//!   mid-sentence) has no answer, while "So she has 7 apples left." has 7.
+//!   mid-sentence) has no answer, while "So she has 7 apples left." has 7. An author
+//!   signature after the last sentence is not part of it (`... $180 + 24 = 204$. -sepehr2010`
+//!   ends a sentence; [`SIGNATURE_CHARS`]).
 //!
 //! A final line that declines to answer ([`super::refusal`]) has no answer.
 //!
@@ -34,6 +36,8 @@ use super::normalize::clean_inline;
 pub const MAX_CLOSING_LINES: usize = 4;
 /// Characters of the tail whose repetition marks a looping response.
 pub const TAIL_CHARS: usize = 48;
+/// The longest name in a trailing author signature (`-sepehr2010`).
+pub const SIGNATURE_CHARS: usize = 32;
 /// The longest stand-alone final line.
 pub const STANDALONE_CHARS: usize = 40;
 const MAX_LINE: usize = 2_000;
@@ -178,6 +182,32 @@ fn loops(text: &str) -> bool {
     last.len() >= 8 && text.lines().filter(|l| l.trim() == last).take(3).count() >= 3
 }
 
+/// `line` without a trailing author signature: a space, then `-`, `~` or `—` and one name of at
+/// most [`SIGNATURE_CHARS`] letters, digits, `_` or `.` (AoPS solutions end
+/// `... $180 + 24 = 204$. -sepehr2010`). A signature is only cut after a sentence end, so a
+/// line cut mid-sentence stays unfinished.
+fn without_signature(line: &str) -> &str {
+    let Some(p) = line.rfind([' ', '\t']) else {
+        return line;
+    };
+    let (head, tail) = (line[..p].trim_end(), &line[p + 1..]);
+    let name = tail
+        .strip_prefix(['-', '~', '—'])
+        .map(|n| n.trim_start_matches(['-', '~']));
+    match name {
+        Some(n)
+            if !n.is_empty()
+                && n.chars().count() <= SIGNATURE_CHARS
+                && n.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                && head.ends_with(['.', '!', '$']) =>
+        {
+            head
+        }
+        _ => line,
+    }
+}
+
 /// Whether the final line ends the response (see the module docs).
 fn finished(line: &str, before: Option<&str>) -> bool {
     let unclosed = |o: &str, c: &str| line.rfind(o).is_some_and(|p| !line[p..].contains(c));
@@ -187,7 +217,7 @@ fn finished(line: &str, before: Option<&str>) -> bool {
     {
         return false;
     }
-    let t = line.trim_end();
+    let t = without_signature(line.trim_end());
     let sentence_end = t.ends_with(['.', '!', '。', '$'])
         || t.ends_with("\\]")
         || t.ends_with("\\)")
@@ -220,6 +250,30 @@ mod tests {
         assert_eq!(
             final_line_answer("we get $180+24=204$.").as_deref(),
             Ok("204")
+        );
+        // an AoPS solution's author signature after its last sentence
+        let r = "Walk...\nso t = 24. $180 + 24 = 204$. -sepehr2010";
+        assert_eq!(final_line_answer(r).as_deref(), Ok("204"));
+        assert_eq!(
+            final_line_answer("Thus the answer: 17. ~user_12").as_deref(),
+            Ok("17")
+        );
+    }
+
+    #[test]
+    fn a_signature_does_not_finish_a_cut_sentence() {
+        // the mark must follow a sentence end, and be a name, not words
+        assert_eq!(
+            final_line_answer("Work...\nThen we add 3 + 4 = 7 -x2"),
+            Err(NoFinal::Unfinished)
+        );
+        assert_eq!(
+            final_line_answer("Work...\nSo we get 5. Then"),
+            Err(NoFinal::Unfinished)
+        );
+        assert_eq!(
+            final_line_answer("Work...\nSo we get 5. - then we add"),
+            Err(NoFinal::Unfinished)
         );
     }
 
