@@ -26,6 +26,7 @@ use candle_core::{DType, Device, Tensor, D};
 
 use crate::cpu::kernels::fast_exp;
 use crate::error::{Error, Result};
+use crate::model::row_sums_f64;
 
 /// Truncation and temperature of one sampling call.
 #[derive(Debug, Clone, Copy)]
@@ -447,11 +448,14 @@ pub fn sample_logits_tensor(
     let m = s.max_keepdim(D::Minus1)?;
     let z = s.broadcast_sub(&m)?;
     let w = z.exp()?;
-    let total = w.sum_keepdim(D::Minus1)?;
-    let lse = total.log()?;
+    // the vocabulary-wide sum by blocks, then in f64 (tests/precision.rs)
+    let total64 = row_sums_f64(&w)?;
+    let total = total64.to_dtype(DType::F32)?;
+    let lse = total64.log()?;
     let logprob_of = |ids: &Tensor| -> Result<Tensor> {
         let ids = ids.reshape((rows, 1))?;
-        Ok(z.gather(&ids, 1)?.sub(&lse)?.squeeze(1)?)
+        let zt = z.gather(&ids, 1)?.to_dtype(DType::F64)?;
+        Ok(zt.sub(&lse)?.squeeze(1)?.to_dtype(DType::F32)?)
     };
     if params.greedy() {
         let ids = s.argmax_keepdim(D::Minus1)?.to_dtype(DType::U32)?;
