@@ -27,7 +27,7 @@ Errors: bad input raises ``ValueError`` naming the argument (and the index).
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -171,10 +171,12 @@ class Verdict(NamedTuple):
         return 1.0 if self.correct else 0.0
 
 
-def verify(gold: Any, response: Any) -> Verdict:
+def verify(gold: Any, response: Any, choices: Optional[Sequence[str]] = None) -> Verdict:
     """rlvr's math answer checker: extract the final answer of ``response`` (boxes,
     ``####``, ``Answer:`` lines, ...) and compare it with ``gold`` (a ``\\boxed{}`` gold is
-    unwrapped). Numbers are accepted as gold (``str(gold)``)."""
+    unwrapped). Numbers are accepted as gold (``str(gold)``). ``choices``: the problem's
+    options, in letter order, for multiple choice: the right option's letter or its text is
+    accepted, whichever of the two the gold is, and nothing else (docs/checker.md)."""
     if not isinstance(gold, str):
         if isinstance(gold, (int, float, np.integer, np.floating)) and not isinstance(gold, bool):
             gold = str(gold)
@@ -182,7 +184,11 @@ def verify(gold: Any, response: Any) -> Verdict:
             raise ValueError(f"gold must be a string or a number, got {type(gold).__name__}")
     if not isinstance(response, str):
         raise ValueError(f"response must be a string, got {type(response).__name__}")
-    return Verdict(*_rlvr.verify(gold, response))
+    if choices is not None:
+        if isinstance(choices, str) or not all(isinstance(c, str) for c in choices):
+            raise ValueError("choices must be a list of strings (the options, in letter order)")
+        choices = list(choices)
+    return Verdict(*_rlvr.verify(gold, response, choices))
 
 
 _GOLD_COLUMNS = ("answer", "solution", "gold", "ground_truth")

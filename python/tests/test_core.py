@@ -138,6 +138,14 @@ def test_verify_and_reward_functions():
     correct, extracted, reason = rlvr.verify("3", "Answer: 4")
     assert (correct, extracted) == (False, "4")
     assert rlvr.verify(12, "#### 12").correct
+    # multiple choice with the options: the letter or the right option's text, nothing else
+    opts = ["12 km", "15 km", "18 km"]
+    assert rlvr.verify("B", "so the answer is (B)", opts).correct
+    assert rlvr.verify("B", "The distance is 15 km.", opts).correct
+    assert not rlvr.verify("B", "The answer is (C).", opts).correct
+    assert rlvr.verify("15 km", "The answer is (B).", opts).correct
+    with pytest.raises(ValueError, match="choices"):
+        rlvr.verify("B", "(B)", "ABC")
     assert rlvr.math_reward(["\\boxed{2}", "\\boxed{3}"], answer=["2", "2"]) == [1.0, 0.0]
     conv = [[{"role": "assistant", "content": "The answer is \\boxed{7}."}]]
     assert rlvr.math_reward(conv, solution=["7"]) == [1.0]

@@ -61,7 +61,7 @@ def test_same_verdict_extraction_and_reason_as_the_cli(fixture):
     for line, expected in zip(lines, cli):
         case = json.loads(line)
         gold = case["gold"] if isinstance(case["gold"], str) else str(case["gold"])
-        v = rlvr.verify(gold, case["response"])
+        v = rlvr.verify(gold, case["response"], case.get("choices"))
         assert (v.correct, v.extracted, v.reason) == (expected["correct"], expected["extracted"], expected["reason"]), case
         agree_with_label += v.correct == labels[case["id"]]
     # the fixtures are labelled: the checker agrees with most labels (a sanity check of the data read)

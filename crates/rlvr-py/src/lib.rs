@@ -221,10 +221,19 @@ fn diagnostics_json(
 }
 
 /// rlvr's math answer checker: `(correct, extracted answer or None, reason)`, exactly what
-/// `rlvr verify --gold G --response TEXT` prints.
+/// `rlvr verify --gold G --response TEXT` prints; with the problem's options, multiple choice
+/// (`rlvr_tasks::math::verify_with_choices`, as `rlvr verify --jsonl` with a `choices` field).
 #[pyfunction]
-fn verify(gold: &str, response: &str) -> (bool, Option<String>, String) {
-    let s = rlvr_tasks::math::verify(gold, response);
+#[pyo3(signature = (gold, response, choices=None))]
+fn verify(
+    gold: &str,
+    response: &str,
+    choices: Option<Vec<String>>,
+) -> (bool, Option<String>, String) {
+    let s = match choices {
+        Some(c) => rlvr_tasks::math::verify_with_choices(gold, response, &c),
+        None => rlvr_tasks::math::verify(gold, response),
+    };
     (s.correct, s.extracted, s.reason)
 }
 

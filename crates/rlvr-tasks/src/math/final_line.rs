@@ -84,7 +84,7 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
             break;
         }
     }
-    let line = head(chosen.ok_or(NoFinal::Nothing)?, MAX_LINE);
+    let line = without_signature(head(chosen.ok_or(NoFinal::Nothing)?, MAX_LINE));
     if super::refusal::is_refusal(line) || super::refusal::is_refusal(final_line) {
         return Err(NoFinal::Refusal);
     }
@@ -255,7 +255,7 @@ mod tests {
         let r = "Walk...\nso t = 24. $180 + 24 = 204$. -sepehr2010";
         assert_eq!(final_line_answer(r).as_deref(), Ok("204"));
         assert_eq!(
-            final_line_answer("Thus the answer: 17. ~user_12").as_deref(),
+            final_line_answer("Work...\nSo the total is 17. ~user_12").as_deref(),
             Ok("17")
         );
     }
