@@ -236,29 +236,31 @@ fn update(s: &AdamScalars, m: &mut [f32], v: &mut [f32], w: Weight<'_>, g: &[f32
                     }
                 });
         }
-        Weight::Bf16(w, p) => {
-            check_len(n, &[w.len(), p.len()])?;
-            mv.zip(w.par_chunks_mut(PIECE).zip(p.par_chunks_mut(PIECE)))
-                .zip(g.par_chunks(PIECE))
-                .for_each(|(((m, v), (w, p)), g)| {
-                    for i in 0..g.len() {
-                        (m[i], v[i], p[i]) = s.element(m[i], v[i], p[i], g[i]);
-                        w[i] = bf16::from_f32(p[i]);
-                    }
-                });
-        }
-        Weight::F16(w, p) => {
-            check_len(n, &[w.len(), p.len()])?;
-            mv.zip(w.par_chunks_mut(PIECE).zip(p.par_chunks_mut(PIECE)))
-                .zip(g.par_chunks(PIECE))
-                .for_each(|(((m, v), (w, p)), g)| {
-                    for i in 0..g.len() {
-                        (m[i], v[i], p[i]) = s.element(m[i], v[i], p[i], g[i]);
-                        w[i] = f16::from_f32(p[i]);
-                    }
-                });
-        }
+        Weight::Bf16(w, p) => update_with_master(s, mv, w, p, g, bf16::from_f32)?,
+        Weight::F16(w, p) => update_with_master(s, mv, w, p, g, f16::from_f32)?,
     }
+    Ok(())
+}
+
+/// [`update`] of a half-precision weight `w` whose f32 master `p` takes the step; `w` is then
+/// the master rounded by `round`.
+fn update_with_master<'a, T: Send>(
+    s: &AdamScalars,
+    mv: impl IndexedParallelIterator<Item = (&'a mut [f32], &'a mut [f32])>,
+    w: &mut [T],
+    p: &mut [f32],
+    g: &[f32],
+    round: fn(f32) -> T,
+) -> Result<()> {
+    check_len(g.len(), &[w.len(), p.len()])?;
+    mv.zip(w.par_chunks_mut(PIECE).zip(p.par_chunks_mut(PIECE)))
+        .zip(g.par_chunks(PIECE))
+        .for_each(|(((m, v), (w, p)), g)| {
+            for i in 0..g.len() {
+                (m[i], v[i], p[i]) = s.element(m[i], v[i], p[i], g[i]);
+                w[i] = round(p[i]);
+            }
+        });
     Ok(())
 }
 
