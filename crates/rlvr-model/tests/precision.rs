@@ -31,20 +31,11 @@ const TOL: f64 = 1e-5;
 /// Hidden 64, 2 layers, 4 / 2 heads of 16, the real vocabulary: Qwen2.5's switches (qkv bias,
 /// tied embeddings) or Qwen3's (q/k norms, untied head).
 fn shape(tied: bool) -> QwenConfig {
-    let mut c = QwenConfig::tiny(VOCAB);
+    let mut c = small_config(if tied { "qwen2" } else { "qwen3" }, VOCAB);
     c.hidden_size = 64;
     c.intermediate_size = 128;
-    c.num_hidden_layers = 2;
-    c.num_attention_heads = 4;
-    c.num_key_value_heads = 2;
     c.head_dim = 16;
     c.rope_theta = 1_000_000.0;
-    if !tied {
-        c.architecture = rlvr_model::Architecture::Qwen3;
-        c.attention_bias = false;
-        c.qk_norm = true;
-        c.tie_word_embeddings = false;
-    }
     c
 }
 
