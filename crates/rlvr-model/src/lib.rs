@@ -66,7 +66,7 @@ pub use candle_core;
 pub use candle_nn;
 pub use tokenizers;
 
-pub use batch::{ResponseLogProbs, TokenBatch};
+pub use batch::{Packing, ResponseLogProbs, TokenBatch};
 /// candle's gradient store, the type of [`TrainStepOutput::grads`].
 pub use candle_core::backprop::GradStore;
 pub use config::{param_shapes, Architecture, QwenConfig};

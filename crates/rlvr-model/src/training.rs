@@ -39,7 +39,7 @@ use std::sync::Arc;
 use candle_core::backprop::GradStore;
 use candle_core::{DType, Tensor, Var};
 
-use crate::batch::{ResponseLogProbs, TokenBatch};
+use crate::batch::{Packing, ResponseLogProbs, TokenBatch};
 use crate::cpu::kernels::{self, AttnSpec};
 use crate::cpu::layer::{self, LayerTape};
 use crate::cpu::matmul::matmul;
@@ -96,8 +96,11 @@ struct VocabOut {
 
 /// Per-batch constants of one walk.
 struct Walk {
+    /// Rows of the batch (fewer than the sequences when packed).
     b: usize,
     t: usize,
+    /// Sequences of the batch: the rows of the `[seqs, R]` results.
+    seqs: usize,
     /// `[B*T]` u32 token ids.
     ids: Tensor,
     /// Fused CPU attention spec (fused path only).
@@ -106,11 +109,13 @@ struct Walk {
     rope: Option<(Tensor, Tensor)>,
     /// `[B, T]` 1 = real key, 0 = padding, in the upcast dtype; `None` for a right-padded batch.
     key_ok: Option<Tensor>,
+    /// `[B, T]` u32, the sequence of each position of a packed batch (generic path only).
+    segments: Option<Tensor>,
     /// Indices into `[B*T]` of the positions that predict response tokens, `[n]` u32.
     rows: Tensor,
     /// `[n, 1]` u32 target tokens.
     targets: Tensor,
-    /// Indices into `[B*R]` of those positions, `[n]` u32.
+    /// Indices into `[seqs*R]` of those positions, `[n]` u32.
     slots: Tensor,
     n: usize,
     r: usize,
@@ -127,6 +132,7 @@ impl Walk {
             sin,
             rot: &m.rot,
             key_ok: self.key_ok.as_ref(),
+            segments: self.segments.as_ref(),
             chunk: m.attn_chunk_rows,
         })
     }
@@ -198,15 +204,19 @@ fn generic_vocab_rows(
 }
 
 impl Qwen {
-    /// The shapes, RoPE tables and key flags of the fused CPU attention for a `[B, T]` batch.
-    pub(crate) fn fused_spec(
+    /// The shapes, RoPE tables, key flags and (packed) sequence layout of the fused CPU
+    /// attention for a `[B, T]` batch.
+    fn fused_spec(
         &self,
-        b: usize,
-        t: usize,
+        (b, t): (usize, usize),
         key_ok: Option<Vec<Vec<bool>>>,
+        packing: Option<&Packing>,
     ) -> Arc<AttnSpec> {
         let hd = self.cfg.head_dim;
-        let positions: Vec<u32> = (0..t as u32).collect();
+        let positions: Vec<u32> = match packing {
+            Some(p) => p.positions.concat(),
+            None => (0..t as u32).collect(),
+        };
         let (cos, sin) = crate::model::rope_cos_sin(&self.inv_freq, &positions);
         Arc::new(AttnSpec {
             b,
@@ -218,6 +228,7 @@ impl Qwen {
             cos,
             sin,
             key_ok,
+            segments: packing.map(|p| p.segments.clone()),
         })
     }
 
@@ -243,49 +254,70 @@ impl Qwen {
             )));
         }
         let (b, t) = batch.input_ids.dims2()?;
+        let packing = batch.packing.as_ref();
+        let seqs = batch.len();
+        let place: Vec<(usize, usize)> = match packing {
+            Some(p) => p.place.clone(),
+            None => (0..seqs).map(|i| (i, 0)).collect(),
+        };
         let am = batch
             .attention_mask
             .to_dtype(DType::U32)?
             .to_vec2::<u32>()?;
-        let right_padded = am
-            .iter()
-            .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
-        let (spec, rope, key_ok) = if self.uses_fused() {
+        // a packed batch's padding is its own segment: the segments hide it
+        let right_padded = packing.is_some()
+            || am
+                .iter()
+                .all(|row| row.windows(2).all(|w| w[0] != 0 || w[1] == 0));
+        let dev = &self.device;
+        let (spec, rope, key_ok, segments) = if self.uses_fused() {
             let key_ok = (!right_padded).then(|| {
                 am.iter()
                     .map(|r| r.iter().map(|&x| x != 0).collect())
                     .collect()
             });
-            (Some(self.fused_spec(b, t, key_ok)), None, None)
+            (
+                Some(self.fused_spec((b, t), key_ok, packing)),
+                None,
+                None,
+                None,
+            )
         } else {
-            let positions = vec![(0..t as u32).collect::<Vec<_>>()];
+            let positions = match packing {
+                Some(p) => p.positions.clone(),
+                None => vec![(0..t as u32).collect::<Vec<_>>()],
+            };
             let key_ok = if right_padded {
                 None
             } else {
                 Some(batch.attention_mask.to_dtype(upcast(self.dtype))?)
             };
-            (None, Some(self.rope_tables(&positions)?), key_ok)
+            let segments = packing
+                .map(|p| Tensor::from_vec(p.segments.concat(), (b, t), dev))
+                .transpose()?;
+            (None, Some(self.rope_tables(&positions)?), key_ok, segments)
         };
         let ids = batch.input_ids.to_vec2::<u32>()?;
         let r = batch.max_response_len();
         let (mut rows, mut targets, mut slots) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, row) in ids.iter().enumerate() {
+        for (i, &(row, col)) in place.iter().enumerate() {
             let (start, len) = (batch.response_start[i], batch.response_len[i]);
             for k in 0..len {
-                rows.push((i * t + start - 1 + k) as u32);
-                targets.push(row[start + k]);
+                rows.push((row * t + col + start - 1 + k) as u32);
+                targets.push(ids[row][col + start + k]);
                 slots.push((i * r + k) as u32);
             }
         }
         let n = rows.len();
-        let dev = &self.device;
         Ok(Walk {
             b,
             t,
+            seqs,
             ids: batch.input_ids.flatten_all()?,
             spec,
             rope,
             key_ok,
+            segments,
             rows: Tensor::from_vec(rows, n, dev)?,
             targets: Tensor::from_vec(targets, (n, 1), dev)?,
             slots: Tensor::from_vec(slots, n, dev)?,
@@ -511,15 +543,15 @@ impl Qwen {
         Ok(Some(w.targets.flatten_all()?.to_vec1::<u32>()?))
     }
 
-    /// `[n]` values at `w.slots` scattered into a `[B, R]` tensor (0 elsewhere).
+    /// `[n]` values at `w.slots` scattered into a `[seqs, R]` tensor (0 elsewhere).
     fn to_slots(&self, x: &Tensor, w: &Walk) -> Result<Tensor> {
-        let z = Tensor::zeros(w.b * w.r, x.dtype(), &self.device)?;
+        let z = Tensor::zeros(w.seqs * w.r, x.dtype(), &self.device)?;
         let full = if w.n == 0 {
             z
         } else {
             z.index_add(&w.slots, x, 0)?
         };
-        Ok(full.reshape((w.b, w.r))?)
+        Ok(full.reshape((w.seqs, w.r))?)
     }
 
     /// The training forward without any autograd graph: the log-probs `log softmax(logits /

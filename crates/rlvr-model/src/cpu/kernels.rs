@@ -457,12 +457,16 @@ pub(crate) struct AttnSpec {
     pub kv_heads: usize,
     pub head_dim: usize,
     pub scale: f64,
-    /// `[T, head_dim]` cos and sin (rotate-half layout), positions `0..T` in every row.
+    /// cos and sin (rotate-half layout): `[T, head_dim]`, positions `0..T` in every row, or
+    /// `[B, T, head_dim]`, each row's own positions (a packed batch).
     pub cos: Vec<f64>,
     pub sin: Vec<f64>,
     /// Per row and key, false for a padding key (`None`: every key is real). A query always
     /// sees itself and never a later key.
     pub key_ok: Option<Vec<Vec<bool>>>,
+    /// Per row and position, the sequence it belongs to (a packed batch): a query sees only
+    /// the keys of its own sequence. `None`: one sequence per row.
+    pub segments: Option<Vec<Vec<u32>>>,
 }
 
 /// What the backward needs: rotated queries `[B, kvh, g*T, hd]` (query heads folded into the
@@ -505,9 +509,19 @@ impl AttnSpec {
     /// the head's offset in the position's packed `q | k | v` row, `head_major` its offset in
     /// the sequence's head-major `[heads, T, head_dim]` block of that part, `rope` the
     /// position's cos and sin.
-    fn for_each_head(&self, i: usize, mut f: impl FnMut(Part, usize, usize, [&[f64]; 2])) {
+    fn for_each_head(
+        &self,
+        row: usize,
+        i: usize,
+        mut f: impl FnMut(Part, usize, usize, [&[f64]; 2]),
+    ) {
         let (t, nh, kvh, hd) = (self.t, self.heads, self.kv_heads, self.head_dim);
-        let rope = [&self.cos[i * hd..][..hd], &self.sin[i * hd..][..hd]];
+        let at = if self.cos.len() == t * hd {
+            i
+        } else {
+            row * t + i
+        } * hd;
+        let rope = [&self.cos[at..][..hd], &self.sin[at..][..hd]];
         for h in 0..nh {
             f(Part::Q, h * hd, (h * t + i) * hd, rope);
         }
@@ -524,7 +538,11 @@ impl AttnSpec {
                 && self
                     .key_ok
                     .as_ref()
-                    .is_none_or(|ok| ok[row].get(j).copied().unwrap_or(true)))
+                    .is_none_or(|ok| ok[row].get(j).copied().unwrap_or(true))
+                && self
+                    .segments
+                    .as_ref()
+                    .is_none_or(|seg| seg[row][j] == seg[row][i]))
     }
 
     fn forward<T: Fl>(&self, qkv: &[T]) -> Result<(Vec<T>, AttnSaved)> {
@@ -541,10 +559,11 @@ impl AttnSpec {
             .zip(k.par_chunks_mut(kvh * t * hd))
             .zip(v.par_chunks_mut(kvh * t * hd))
             .zip(qkv.par_chunks(t * width))
-            .for_each(|(((q, k), v), seq)| {
+            .enumerate()
+            .for_each(|(bi, (((q, k), v), seq))| {
                 for i in 0..t {
                     let row = &seq[i * width..(i + 1) * width];
-                    self.for_each_head(i, |part, p, o, [cos, sin]| {
+                    self.for_each_head(bi, i, |part, p, o, [cos, sin]| {
                         let src = &row[p..p + hd];
                         match part {
                             Part::Q => rope_row(src, cos, sin, false, &mut q[o..o + hd]),
@@ -614,10 +633,11 @@ impl AttnSpec {
         out.par_chunks_mut(t * width)
             .zip(dq.par_chunks(nh * t * hd))
             .zip(dk.par_chunks(kvh * t * hd).zip(dv.par_chunks(kvh * t * hd)))
-            .for_each(|((seq, dq), (dk, dv))| {
+            .enumerate()
+            .for_each(|(bi, ((seq, dq), (dk, dv)))| {
                 for i in 0..t {
                     let row = &mut seq[i * width..(i + 1) * width];
-                    self.for_each_head(i, |part, p, o, [cos, sin]| {
+                    self.for_each_head(bi, i, |part, p, o, [cos, sin]| {
                         let dst = &mut row[p..p + hd];
                         match part {
                             Part::Q => rope_row(&dq[o..o + hd], cos, sin, true, dst),

@@ -16,8 +16,9 @@
 //! ```
 //! Scores, softmax, `lse` and `D` are f32 (f64 for an f64 model); the matmuls run in the
 //! model's dtype (bf16 works). Masks are built on the device from `arange` comparisons: key
-//! `j` is visible to query `i` when `j == i`, or `j < i` and `j` is not a padding key, the
-//! rule of the other forwards (a query always sees itself, so no row is empty).
+//! `j` is visible to query `i` when `j == i`, or `j < i` and `j` is not a padding key (and, in
+//! a packed batch, belongs to the same sequence as `i`), the rule of the other forwards (a
+//! query always sees itself, so no row is empty).
 //!
 //! Shapes: `q` `[B, heads, T, hd]` (after RoPE), `k`, `v` `[B, kv_heads, past + T, hd]`: the
 //! queries are the last `T` positions (`past` > 0 only when sampling with a KV cache; the
@@ -79,10 +80,11 @@ impl Geo {
 
 /// The additive mask `[B or 1, 1, 1, c, L]` (0 visible, MASK_VALUE not) of query rows
 /// `s..s+c` (positions `past + s..`) against keys `0..L`, built on `device`. `key_ok` is
-/// `[B, past + T]` in `up` (1 real, 0 padding).
+/// `[B, past + T]` in `up` (1 real, 0 padding); `segments` `[B, past + T]` u32, the sequence of
+/// each position of a packed batch.
 fn chunk_mask(
     geo: &Geo,
-    key_ok: Option<&Tensor>,
+    (key_ok, segments): (Option<&Tensor>, Option<&Tensor>),
     s: usize,
     c: usize,
     l: usize,
@@ -91,16 +93,23 @@ fn chunk_mask(
     let p = geo.past + s;
     let qi = Tensor::arange(p as u32, (p + c) as u32, device)?.reshape((c, 1))?;
     let kj = Tensor::arange(0u32, l as u32, device)?.reshape((1, l))?;
-    let before = kj.broadcast_lt(&qi)?.to_dtype(geo.up)?; // j < i
-    let same = kj.broadcast_eq(&qi)?.to_dtype(geo.up)?; // j == i
-    let visible = match key_ok {
-        None => (before + same)?.reshape((1, 1, 1, c, l))?,
-        Some(ok) => {
-            let ok = ok.narrow(1, 0, l)?.reshape((geo.b, 1, 1, 1, l))?;
-            ok.broadcast_mul(&before.reshape((1, 1, 1, c, l))?)?
-                .broadcast_add(&same.reshape((1, 1, 1, c, l))?)?
-        }
-    };
+    let shape = (1, 1, 1, c, l);
+    // j < i: earlier keys, then only the real ones, then only those of the query's sequence
+    let mut earlier = kj.broadcast_lt(&qi)?.to_dtype(geo.up)?.reshape(shape)?;
+    let same = kj.broadcast_eq(&qi)?.to_dtype(geo.up)?.reshape(shape)?; // j == i
+    if let Some(ok) = key_ok {
+        let ok = ok.narrow(1, 0, l)?.reshape((geo.b, 1, 1, 1, l))?;
+        earlier = ok.broadcast_mul(&earlier)?;
+    }
+    if let Some(seg) = segments {
+        let sq = seg.narrow(1, p, c)?.reshape((geo.b, 1, 1, c, 1))?;
+        let sk = seg.narrow(1, 0, l)?.reshape((geo.b, 1, 1, 1, l))?;
+        earlier = sk
+            .broadcast_eq(&sq)?
+            .to_dtype(geo.up)?
+            .broadcast_mul(&earlier)?;
+    }
+    let visible = earlier.broadcast_add(&same)?;
     Ok(((visible - 1.0)? * -MASK_VALUE)?)
 }
 
@@ -110,7 +119,7 @@ fn scores(
     geo: &Geo,
     qc: &Tensor,
     kc: &Tensor,
-    key_ok: Option<&Tensor>,
+    masks: (Option<&Tensor>, Option<&Tensor>),
     s: usize,
     c: usize,
     scale: f64,
@@ -118,16 +127,18 @@ fn scores(
     let l = geo.past + s + c;
     let sc =
         (qc.matmul(&kc.t()?)?.to_dtype(geo.up)? * scale)?.reshape((geo.b, geo.kvh, geo.g, c, l))?;
-    let mask = chunk_mask(geo, key_ok, s, c, l, qc.device())?;
+    let mask = chunk_mask(geo, masks, s, c, l, qc.device())?;
     Ok(sc.broadcast_add(&mask)?)
 }
 
 /// One causal attention call: `[q, k, v]` as in the module docs, the key flags
 /// (`[B, past + T]`, 1 real, 0 padding, in the upcast dtype; `None`: every key real), the
-/// score scale and the query rows per chunk.
+/// sequence of each position of a packed batch (`[B, past + T]` u32; `None`: one sequence per
+/// row), the score scale and the query rows per chunk.
 pub(crate) struct Attention<'a> {
     pub qkv: [&'a Tensor; 3],
     pub key_ok: Option<&'a Tensor>,
+    pub segments: Option<&'a Tensor>,
     pub scale: f64,
     pub chunk: usize,
 }
@@ -149,7 +160,8 @@ impl Attention<'_> {
         let qc = geo.rows(self.qkv[0], s, c)?;
         let kc = self.qkv[1].narrow(2, 0, l)?.contiguous()?;
         let vc = self.qkv[2].narrow(2, 0, l)?.contiguous()?;
-        let sc = scores(geo, &qc, &kc, self.key_ok, s, c, self.scale)?;
+        let masks = (self.key_ok, self.segments);
+        let sc = scores(geo, &qc, &kc, masks, s, c, self.scale)?;
         Ok(Chunk {
             c,
             l,

@@ -40,6 +40,7 @@ pub(crate) fn forward(
         sin: &sin,
         rot: &m.rot,
         key_ok: key_ok.as_ref(),
+        segments: None,
         chunk: m.attn_chunk_rows,
     };
     let mut xs = m

@@ -51,6 +51,9 @@ pub(crate) struct Inputs<'a> {
     /// `[B, past + T]` 1 for a real key, 0 for padding, in the upcast dtype; `None` when
     /// every key is real.
     pub key_ok: Option<&'a Tensor>,
+    /// `[B, past + T]` u32, the sequence of each position of a packed batch; `None`: one
+    /// sequence per row.
+    pub segments: Option<&'a Tensor>,
     /// Query rows per attention chunk.
     pub chunk: usize,
 }
@@ -68,6 +71,7 @@ impl Inputs<'_> {
         Attention {
             qkv: [q, k, v],
             key_ok: self.key_ok,
+            segments: self.segments,
             scale: 1.0 / (head_dim as f64).sqrt(),
             chunk: self.chunk,
         }
