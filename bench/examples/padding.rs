@@ -1,5 +1,6 @@
-//! Padded tokens of count-based micro-batches against token-budget ones (`use_dynamic_bsz`),
-//! on real rollout dumps or on DAPO-like lengths.
+//! Computed token slots (real tokens plus padding) of the micro-batch plans: right-padded or
+//! packed (`model.use_remove_padding`), by count or by a token budget (`use_dynamic_bsz`), on
+//! real rollout dumps or on DAPO-like lengths.
 //!
 //! ```text
 //! cargo run --release -p rlvr-bench --example padding -- dump DUMP_DIR TOKENIZER_DIR MICRO BUDGET
@@ -10,19 +11,25 @@
 //! prompt tokens from the run's tokenizer, response tokens from `length`). `dapo`: `N`
 //! sequences with a prompt of 60-260 tokens and a response drawn log-normally (median
 //! `MAX_RESPONSE / 4`, sigma 0.8, cut at `MAX_RESPONSE`), a seeded stand-in for a DAPO batch.
-//! Each batch is split by count (`ppo_micro_batch_size = MICRO`, in order) and by a budget of
-//! padded tokens (`ppo_max_token_len_per_gpu = BUDGET`, longest first); the padded tokens of a
-//! micro-batch are its sequences times its longest (`rlvr_core::split::padded_tokens`).
+//! Each batch is split by count (`ppo_micro_batch_size = MICRO`, in order) and by a budget
+//! (`ppo_max_token_len_per_gpu = BUDGET`, longest first: of padded tokens when padded, of
+//! packed token slots when packed). A padded micro-batch computes its sequences times its
+//! longest (`rlvr_core::split::padded_tokens`), a packed one its rows times its longest
+//! (`rlvr_core::split::packed_tokens`).
 
 use std::path::Path;
 
+use rlvr_bench::dapo_lengths;
 use rlvr_core::split;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().collect();
     let batches: Vec<Vec<usize>> = match a.get(1).map(String::as_str) {
         Some("dump") => dump(Path::new(&a[2]), Path::new(&a[3]))?,
-        Some("dapo") => vec![dapo(a[2].parse()?, a[3].parse()?, a[4].parse()?)],
+        Some("dapo") => vec![dapo_lengths(a[2].parse()?, a[3].parse()?, a[4].parse()?)
+            .into_iter()
+            .map(|(p, r)| p + r)
+            .collect()],
         _ => {
             return Err(
                 "usage: padding dump DIR TOKENIZER MICRO BUDGET | dapo N SEED MAX MICRO BUDGET"
@@ -32,36 +39,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let k = if a[1] == "dump" { 4 } else { 5 };
     let (micro, budget): (usize, usize) = (a[k].parse()?, a[k + 1].parse()?);
-    let (mut real, mut count, mut tok, mut n_count, mut n_tok) = (0, 0, 0, 0, 0);
+    // computed token slots of the four plans: (micro-batches, tokens)
+    let mut plans = [(0, 0); 4];
+    let mut real = 0;
     for lens in &batches {
         real += lens.iter().sum::<usize>();
         let c = split::by_count(lens.len(), 1, micro)?;
         let t = split::by_padded_tokens(lens, 1, budget)?;
-        count += split::padded_tokens(&c, lens);
-        tok += split::padded_tokens(&t, lens);
-        n_count += c[0].len();
-        n_tok += t[0].len();
+        let r = split::by_packed_tokens(lens, 1, budget)?;
+        let add = |p: &mut (usize, usize), plan: &split::SplitPlan, tokens: usize| {
+            p.0 += plan[0].len();
+            p.1 += tokens;
+        };
+        add(&mut plans[0], &c, split::padded_tokens(&c, lens));
+        add(&mut plans[1], &t, split::padded_tokens(&t, lens));
+        add(&mut plans[2], &c, split::packed_tokens(&c, lens));
+        add(&mut plans[3], &r, split::packed_tokens(&r, lens));
     }
     let seqs: usize = batches.iter().map(Vec::len).sum();
     println!(
         "{} batches, {seqs} sequences, {real} real tokens (prompt + response)",
         batches.len()
     );
-    println!(
-        "by count ({micro} sequences): {n_count} micro-batches, {count} padded tokens ({} padding, {:.1}%)",
-        count - real,
-        100.0 * (count - real) as f64 / count as f64
-    );
-    println!(
-        "by token budget ({budget} padded tokens): {n_tok} micro-batches, {tok} padded tokens ({} padding, {:.1}%)",
-        tok - real,
-        100.0 * (tok - real) as f64 / tok as f64
-    );
-    println!(
-        "saved: {} padded tokens ({:.1}% of count-based)",
-        count as i64 - tok as i64,
-        100.0 * (count as f64 - tok as f64) / count as f64
-    );
+    let names = [
+        format!("padded, by count ({micro} sequences)"),
+        format!("padded, by padded-token budget ({budget})"),
+        format!("packed, by count ({micro} sequences)"),
+        format!("packed, by packed-token budget ({budget})"),
+    ];
+    let base = plans[0].1;
+    for (name, (n, tokens)) in names.iter().zip(plans) {
+        println!(
+            "{name}: {n} micro-batches, {tokens} computed tokens ({} padding, {:.1}%; {:.2}x the padded count-based plan's)",
+            tokens - real,
+            100.0 * (tokens - real) as f64 / tokens as f64,
+            tokens as f64 / base as f64
+        );
+    }
     Ok(())
 }
 
@@ -87,25 +101,4 @@ fn dump(dir: &Path, tokenizer: &Path) -> Result<Vec<Vec<usize>>, Box<dyn std::er
         out.push(lens);
     }
     Ok(out)
-}
-
-/// `n` DAPO-like sequence lengths (module docs), from a small seeded generator.
-fn dapo(n: usize, seed: u64, max_response: usize) -> Vec<usize> {
-    let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-    let mut uniform = move || {
-        s = s
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    };
-    (0..n)
-        .map(|_| {
-            let prompt = 60 + (uniform() * 200.0) as usize;
-            // Box-Muller normal, log-normal response length
-            let z = (-2.0 * uniform().ln()).sqrt() * (std::f64::consts::TAU * uniform()).cos();
-            let median = max_response as f64 / 4.0;
-            let response = (median * (0.8 * z).exp()).clamp(1.0, max_response as f64) as usize;
-            prompt + response
-        })
-        .collect()
 }

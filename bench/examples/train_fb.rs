@@ -1,9 +1,13 @@
 //! Timing of the training forward + backward alone (not a test): `Qwen::loss_and_grads_into`
-//! on TRL's bench shapes, 64 sequences x (12 prompt + 128 response) tokens, a token-mean
-//! log-prob loss, the gradients dropped as they arrive (as the trainer's sink would take them).
+//! on TRL's bench shapes, a token-mean log-prob loss, the gradients dropped as they arrive (as
+//! the trainer's sink would take them). The work is 64 sequences x (12 prompt + 128 response)
+//! tokens, or with `dapo N SEED MAX_RESPONSE` `N` sequences of DAPO-like lengths
+//! (`rlvr_bench::dapo_lengths`) in one micro-batch, right-padded and packed
+//! (`TokenBatch::packed`) alternately.
 //!
 //!     cargo build --release -p rlvr-bench --example train_fb
 //!     RAYON_NUM_THREADS=1 target/release/examples/train_fb bench-small [REPEATS]
+//!     target/release/examples/train_fb bench-small 3 dapo 32 1 256
 //!
 //! Prints per repeat the wall seconds and the process CPU seconds (user + system, all
 //! threads), then the medians.
@@ -36,42 +40,85 @@ fn main() {
     let dev = Device::Cpu;
     let (model, _varmap) = init_random(&cfg, 0, DType::F32, &dev).expect("init");
     let vocab = cfg.vocab_size as u32;
-    let pairs: Vec<(Vec<u32>, Vec<u32>)> = (0..64u32)
-        .map(|r| {
-            let p = (0..12).map(|i| (r % 8 * 31 + i * 17 + 1) % vocab).collect();
-            let resp = (0..128).map(|i| (r * 7 + i * 13 + 5) % vocab).collect();
+    let lengths: Vec<(usize, usize)> = match args.get(3).map(String::as_str) {
+        Some("dapo") => {
+            let arg = |i: usize| -> usize {
+                args.get(i)
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_else(|| panic!("dapo N SEED MAX_RESPONSE: argument {i}"))
+            };
+            rlvr_bench::dapo_lengths(arg(4), arg(5) as u64, arg(6))
+        }
+        None => vec![(12, 128); 64],
+        Some(other) => panic!("unknown work {other:?}: dapo N SEED MAX_RESPONSE"),
+    };
+    let pairs: Vec<(Vec<u32>, Vec<u32>)> = lengths
+        .iter()
+        .zip(0u32..)
+        .map(|(&(p, r), k)| {
+            let p = (0..p as u32)
+                .map(|i| (k % 8 * 31 + i * 17 + 1) % vocab)
+                .collect();
+            let resp = (0..r as u32)
+                .map(|i| (k * 7 + i * 13 + 5) % vocab)
+                .collect();
             (p, resp)
         })
         .collect();
-    let batch = TokenBatch::new(&pairs, 0, &dev).expect("batch");
-    let opts = TrainForwardOptions::default();
-    let (mut walls, mut cpus) = (Vec::new(), Vec::new());
-    for rep in 0..=repeats {
-        let (t, c) = (Instant::now(), cpu_seconds());
-        let out = model
-            .loss_and_grads_into::<rlvr_model::Error, _, _>(
-                &batch,
-                &opts,
-                |o| Ok((o.logprobs.sum_all()? / 8192.0)?.neg()?),
-                |piece| {
-                    drop(piece);
-                    Ok(())
-                },
-            )
-            .expect("step");
-        let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+    let mut batches = vec![("padded", TokenBatch::new(&pairs, 0, &dev).expect("batch"))];
+    if args.get(3).is_some() {
+        batches.push((
+            "packed",
+            TokenBatch::packed(&pairs, 0, &dev).expect("batch"),
+        ));
+    }
+    let real: usize = lengths.iter().map(|(p, r)| p + r).sum();
+    let response: usize = lengths.iter().map(|(_, r)| r).sum();
+    println!(
+        "{which}: {} sequences, {real} real tokens ({response} response)",
+        pairs.len()
+    );
+    for (name, b) in &batches {
+        let (rows, t) = b.input_ids.dims2().expect("2-d ids");
         println!(
-            "rep {rep}: loss {:.6} wall {wall:.3} s cpu {cpu:.2} s",
-            out.loss
+            "{name}: {rows} rows x {t} = {} computed tokens ({:.1}% padding)",
+            rows * t,
+            100.0 * (rows * t - real) as f64 / (rows * t) as f64
         );
-        if rep > 0 {
-            walls.push(wall);
-            cpus.push(cpu);
+    }
+    let opts = TrainForwardOptions::default();
+    let mut times = vec![(Vec::new(), Vec::new(), 0.0); batches.len()];
+    for rep in 0..=repeats {
+        for ((name, batch), (walls, cpus, loss)) in batches.iter().zip(&mut times) {
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let out = model
+                .loss_and_grads_into::<rlvr_model::Error, _, _>(
+                    batch,
+                    &opts,
+                    |o| Ok((o.logprobs.sum_all()? / response as f64)?.neg()?),
+                    |piece| {
+                        drop(piece);
+                        Ok(())
+                    },
+                )
+                .expect("step");
+            let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+            println!(
+                "rep {rep} {name}: loss {:.6} wall {wall:.3} s cpu {cpu:.2} s",
+                out.loss
+            );
+            *loss = out.loss;
+            if rep > 0 {
+                walls.push(wall);
+                cpus.push(cpu);
+            }
         }
     }
-    println!(
-        "{which}: forward+backward median wall {:.3} s, cpu {:.2} s",
-        median(walls),
-        median(cpus)
-    );
+    for ((name, _), (walls, cpus, loss)) in batches.iter().zip(times) {
+        println!(
+            "{which} {name}: forward+backward median wall {:.3} s, cpu {:.2} s (loss {loss:.6})",
+            median(walls),
+            median(cpus)
+        );
+    }
 }

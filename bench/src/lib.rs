@@ -18,7 +18,7 @@
 //! | OpenBLAS's row and column splits | `bench/probe_openblas_split.c` | see its header |
 //!
 //! The measuring pieces the examples share: [`CountingAlloc`] (live heap bytes and their
-//! peak), [`status_kib`] (`VmRSS`, `VmHWM` of this process) and [`median`].
+//! peak), [`status_kib`] (`VmRSS`, `VmHWM` of this process), [`median`] and [`dapo_lengths`].
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -109,4 +109,28 @@ pub fn vm_hwm_mib() -> f64 {
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// `n` DAPO-like `(prompt, response)` token counts from a small seeded generator: a prompt of
+/// 60-260 tokens (uniform) and a response drawn log-normally, median `max_response / 4`,
+/// sigma 0.8, cut to `1..=max_response` (a length CV of about 0.8 before the cut, as RLVR
+/// responses of a math recipe spread).
+pub fn dapo_lengths(n: usize, seed: u64, max_response: usize) -> Vec<(usize, usize)> {
+    let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    let mut uniform = move || {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| {
+            let prompt = 60 + (uniform() * 200.0) as usize;
+            // Box-Muller normal, log-normal response length
+            let z = (-2.0 * uniform().ln()).sqrt() * (std::f64::consts::TAU * uniform()).cos();
+            let median = max_response as f64 / 4.0;
+            let response = (median * (0.8 * z).exp()).clamp(1.0, max_response as f64) as usize;
+            (prompt, response)
+        })
+        .collect()
 }

@@ -21,7 +21,7 @@ optimizer step is exactly its rule over its own sequences (docs/integrations.md)
    eval.top_p = 0.7: TRL evaluates every row with the training sampling settings
    eval.batch_size = 4: memory only (TRL's per_device_eval_batch_size)
    logging.print_freq = 1: logging_steps = 1
- Not carried, at rlvr's default: reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, reward.num_workers, algorithm.overlong_penalty_factor, model.optimizer_offload, logging.progress, logging.progress_interval_s
+ Not carried, at rlvr's default: reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, reward.num_workers, algorithm.overlong_penalty_factor, model.optimizer_offload, model.use_remove_padding, logging.progress, logging.progress_interval_s
 """
 
 import os

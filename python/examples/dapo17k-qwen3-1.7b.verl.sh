@@ -17,6 +17,7 @@ VERL_USE_EXTERNAL_MODULES=rlvr.verl python3 -m verl.trainer.main_ppo \
     "actor_rollout_ref.model.path='Qwen/Qwen3-1.7B-Base'" \
     "actor_rollout_ref.model.enable_gradient_checkpointing=true" \
     "actor_rollout_ref.actor.fsdp_config.optimizer_offload=false" \
+    "actor_rollout_ref.model.use_remove_padding=true" \
     "trainer.device=cuda" \
     "actor_rollout_ref.actor.fsdp_config.dtype=bfloat16" \
     "actor_rollout_ref.ref.fsdp_config.dtype=bfloat16" \

@@ -105,11 +105,111 @@ pub fn by_padded_tokens(
         .collect())
 }
 
+/// Splits by a budget of PACKED token slots, for micro-batches packed without padding
+/// ([`pack_rows`], `model.use_remove_padding`): sequences are dealt to ranks contiguously as
+/// in [`by_count`]; on each rank they are taken longest first (ties in index order), and each
+/// joins the current micro-batch while the micro-batch's packed rows, `rows * width` with
+/// `width` its first (longest) sequence, stay within `max_tokens`. Taken in this order, each
+/// sequence lands where [`pack_rows`] puts it, so every micro-batch computes at most
+/// `max_tokens` slots: its real tokens plus the little padding first-fit decreasing leaves. A
+/// sequence longer than the budget gets a micro-batch of its own.
+pub fn by_packed_tokens(
+    tokens: &[usize],
+    ranks: usize,
+    max_tokens: usize,
+) -> Result<SplitPlan, CoreError> {
+    positive("ranks", ranks)?;
+    positive("max_tokens", max_tokens)?;
+    Ok(rank_ranges(tokens.len(), ranks)
+        .map(|range| {
+            let mut order: Vec<usize> = range.collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(tokens[i]));
+            let mut micros: Vec<Vec<usize>> = Vec::new();
+            // the rows of the current micro-batch: tokens used in each, and their width
+            let (mut used, mut width): (Vec<usize>, usize) = (Vec::new(), 0);
+            for i in order {
+                let n = tokens[i];
+                let fits = used.iter().position(|&u| u + n <= width);
+                let rows_after = used.len() + usize::from(fits.is_none());
+                match micros.last_mut() {
+                    Some(m) if rows_after * width <= max_tokens => {
+                        m.push(i);
+                        match fits {
+                            Some(r) => used[r] += n,
+                            None => used.push(n),
+                        }
+                    }
+                    _ => {
+                        micros.push(vec![i]);
+                        (used, width) = (vec![n], n);
+                    }
+                }
+            }
+            micros
+        })
+        .collect())
+}
+
 /// The padded tokens of a plan: `Σ_micro |micro| * max_{i ∈ micro} tokens[i]`.
 pub fn padded_tokens(plan: &SplitPlan, tokens: &[usize]) -> usize {
     plan.iter()
         .flatten()
         .map(|m| m.len() * m.iter().map(|&i| tokens[i]).max().unwrap_or(0))
+        .sum()
+}
+
+/// How one micro-batch's sequences sit in packed rows (padding-free micro-batches, verl's
+/// `use_remove_padding`): rows `width` tokens wide, `width` the longest sequence, sequence `i`
+/// at row `place[i].0` from column `place[i].1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedRows {
+    pub width: usize,
+    pub rows: usize,
+    pub place: Vec<(usize, usize)>,
+}
+
+impl PackedRows {
+    /// Token slots computed, `rows * width`, padding included.
+    pub fn computed_tokens(&self) -> usize {
+        self.rows * self.width
+    }
+}
+
+/// Packs sequences of `tokens[i]` tokens into rows as wide as the longest, first fit in order
+/// of decreasing length (ties in index order): each sequence goes into the first row with
+/// `width - used >= tokens[i]` room, else a new row. First-fit decreasing leaves every row but
+/// one more than half full, so `rows * width < 2 Σ tokens + width`; on a spread of lengths it
+/// is close to `Σ tokens`. No sequence is split.
+pub fn pack_rows(tokens: &[usize]) -> PackedRows {
+    let width = tokens.iter().copied().max().unwrap_or(0);
+    let mut order: Vec<usize> = (0..tokens.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(tokens[i]));
+    let mut used: Vec<usize> = Vec::new();
+    let mut place = vec![(0, 0); tokens.len()];
+    for i in order {
+        let row = match used.iter().position(|&u| u + tokens[i] <= width) {
+            Some(row) => row,
+            None => {
+                used.push(0);
+                used.len() - 1
+            }
+        };
+        place[i] = (row, used[row]);
+        used[row] += tokens[i];
+    }
+    PackedRows {
+        width,
+        rows: used.len(),
+        place,
+    }
+}
+
+/// The token slots of a plan whose micro-batches are packed ([`pack_rows`]):
+/// `Σ_micro rows(micro) * max_{i ∈ micro} tokens[i]`.
+pub fn packed_tokens(plan: &SplitPlan, tokens: &[usize]) -> usize {
+    plan.iter()
+        .flatten()
+        .map(|m| pack_rows(&m.iter().map(|&i| tokens[i]).collect::<Vec<_>>()).computed_tokens())
         .sum()
 }
 
@@ -242,6 +342,74 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn pack_rows_by_hand() {
+        // decreasing: 0 (4) row 0; 4 (3) row 1; 1 (2) row 2; 3 (2) row 2; 2 (1) row 1
+        let p = pack_rows(&[4, 2, 1, 2, 3]);
+        assert_eq!(p.place, [(0, 0), (2, 0), (1, 3), (2, 2), (1, 0)]);
+        assert_eq!((p.width, p.rows, p.computed_tokens()), (4, 3, 12));
+        assert_eq!(pack_rows(&[]).computed_tokens(), 0);
+        let plan = vec![vec![vec![0, 1], vec![2, 3, 4]]];
+        // [4, 2]: two rows of 4; [1, 2, 3]: two rows of 3 (3 | 2 + 1)
+        assert_eq!(packed_tokens(&plan, &[4, 2, 1, 2, 3]), 8 + 6);
+        assert_eq!(padded_tokens(&plan, &[4, 2, 1, 2, 3]), 8 + 9);
+    }
+
+    #[test]
+    fn by_packed_tokens_by_hand() {
+        // longest first: 8, 5, 4, 3, 2, 1 (indices 1, 3, 0, 5, 2, 4); budget 16 = two rows of 8
+        let tokens = [4, 8, 2, 5, 1, 3];
+        let plan = by_packed_tokens(&tokens, 1, 16).unwrap();
+        // rows of 8: [8], [5]; 4 fits neither and a third row costs 24 > 16: a new micro-batch
+        // of width 4: [4], [3], then 2 opens a third row (12 <= 16), then 1 joins the 3
+        assert_eq!(plan, vec![vec![vec![1, 3], vec![0, 5, 2, 4]]]);
+        assert_eq!(packed_tokens(&plan, &tokens), 16 + 12);
+        // a sequence over the budget gets its own micro-batch
+        let plan = by_packed_tokens(&[20, 3, 3], 1, 10).unwrap();
+        assert_eq!(plan, vec![vec![vec![0], vec![1, 2]]]);
+    }
+
+    proptest::proptest! {
+        /// Each packed micro-batch computes at most the budget (unless it is one sequence
+        /// over it), and every index appears once.
+        #[test]
+        fn by_packed_tokens_keeps_its_budget(
+            tokens in proptest::collection::vec(1usize..60, 0..60),
+            ranks in 1usize..4,
+            budget in 1usize..200,
+        ) {
+            let plan = by_packed_tokens(&tokens, ranks, budget).unwrap();
+            let mut seen: Vec<usize> = plan.iter().flatten().flatten().copied().collect();
+            seen.sort_unstable();
+            proptest::prop_assert_eq!(seen, (0..tokens.len()).collect::<Vec<_>>());
+            for m in plan.iter().flatten() {
+                let lens: Vec<usize> = m.iter().map(|&i| tokens[i]).collect();
+                let computed = pack_rows(&lens).computed_tokens();
+                proptest::prop_assert!(computed <= budget || m.len() == 1, "{:?}: {}", lens, computed);
+            }
+        }
+
+        /// Every sequence sits inside its row, no two overlap, and first-fit decreasing keeps
+        /// its bound `rows * width < 2 Σ tokens + width`.
+        #[test]
+        fn packed_rows_hold_every_sequence_once(
+            tokens in proptest::collection::vec(1usize..50, 1..40)
+        ) {
+            let p = pack_rows(&tokens);
+            let mut cells = vec![vec![false; p.width]; p.rows];
+            for (i, &(row, col)) in p.place.iter().enumerate() {
+                proptest::prop_assert!(row < p.rows && col + tokens[i] <= p.width);
+                for c in &mut cells[row][col..col + tokens[i]] {
+                    proptest::prop_assert!(!*c, "overlap at sequence {}", i);
+                    *c = true;
+                }
+            }
+            let real: usize = tokens.iter().sum();
+            proptest::prop_assert!(p.computed_tokens() < 2 * real + p.width);
+            proptest::prop_assert!(p.computed_tokens() <= tokens.len() * p.width);
         }
     }
 

@@ -81,31 +81,19 @@ impl TokenBatch {
     }
 
     /// Builds a packed batch from `(prompt ids, response ids)` pairs: rows as wide as the
-    /// longest sequence `T`, filled first-fit in order of decreasing length (ties in the order
-    /// given), so that a row holds as many sequences as fit and the padding left is what no
-    /// sequence fits into. The results ([`ResponseLogProbs`], `[B, R]` per sequence in the
+    /// longest sequence `T`, filled first-fit in order of decreasing length
+    /// (`rlvr_core::split::pack_rows`), so that a row holds as many sequences as fit and the
+    /// padding left is what no sequence fits into. The results ([`ResponseLogProbs`], `[B, R]` per sequence in the
     /// order given) are those of [`TokenBatch::new`] on the same pairs: only where each
     /// sequence is computed changes. Every prompt needs at least one token.
     pub fn packed(pairs: &[(Vec<u32>, Vec<u32>)], pad_id: u32, device: &Device) -> Result<Self> {
         check_pairs("TokenBatch::packed", pairs)?;
         let lens: Vec<usize> = pairs.iter().map(|(p, r)| p.len() + r.len()).collect();
-        let t = lens.iter().copied().max().unwrap_or(0);
-        let mut order: Vec<usize> = (0..pairs.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(lens[i]));
-        let mut used: Vec<usize> = Vec::new();
-        let mut place = vec![(0, 0); pairs.len()];
-        for i in order {
-            let row = match used.iter().position(|&u| u + lens[i] <= t) {
-                Some(row) => row,
-                None => {
-                    used.push(0);
-                    used.len() - 1
-                }
-            };
-            place[i] = (row, used[row]);
-            used[row] += lens[i];
-        }
-        let rows = used.len();
+        let rlvr_core::split::PackedRows {
+            width: t,
+            rows,
+            place,
+        } = rlvr_core::split::pack_rows(&lens);
         let mut ids = vec![pad_id; rows * t];
         let mut mask = vec![0u32; rows * t];
         let mut positions: Vec<Vec<u32>> = (0..rows).map(|_| (0..t as u32).collect()).collect();

@@ -616,7 +616,9 @@ impl Trainer {
                 .iter()
                 .map(|s| (s.prompt.clone(), s.response.clone()))
                 .collect();
-            let tb = self.policy.batch(&pairs)?;
+            let tb = self
+                .policy
+                .batch(&pairs, self.cfg.model.use_remove_padding)?;
             // no graph: detached weights, attention and vocabulary in chunks
             let lp = model
                 .response_logprobs_no_grad(&tb, false, self.cfg.rollout.temperature)?
@@ -640,9 +642,11 @@ impl Trainer {
     }
 
     /// The micro-batches of the sequences `idx` of `batch`, as positions into `idx`: by count
-    /// (`ppo_micro_batch_size`, in order), or with `use_dynamic_bsz` by a budget of padded
-    /// tokens (`ppo_max_token_len_per_gpu`, longest first; `rlvr_core::split`). Every position
-    /// appears once, so the summed loss and gradient do not depend on the plan.
+    /// (`ppo_micro_batch_size`, in order), or with `use_dynamic_bsz` by a token budget
+    /// (`ppo_max_token_len_per_gpu`, longest first; `rlvr_core::split`): of the slots of the
+    /// packed rows (real tokens plus what packing leaves) when micro-batches are packed
+    /// (`model.use_remove_padding`), else of padded tokens. Every position appears once, so
+    /// the summed loss and gradient do not depend on the plan.
     pub fn micro_batches(
         &self,
         batch: &TrainBatch,
@@ -653,7 +657,9 @@ impl Trainer {
             .iter()
             .map(|&i| batch.seqs[i].prompt.len() + batch.seqs[i].response.len())
             .collect();
-        let plan = if a.use_dynamic_bsz {
+        let plan = if a.use_dynamic_bsz && self.cfg.model.use_remove_padding {
+            split::by_packed_tokens(&lens, 1, a.ppo_max_token_len_per_gpu)?
+        } else if a.use_dynamic_bsz {
             split::by_padded_tokens(&lens, 1, a.ppo_max_token_len_per_gpu)?
         } else {
             split::by_count(lens.len(), 1, a.ppo_micro_batch_size)?
@@ -816,7 +822,9 @@ impl Trainer {
                 .iter()
                 .map(|s| (s.prompt.clone(), s.response.clone()))
                 .collect();
-            let tb = self.policy.batch(&pairs)?;
+            let tb = self
+                .policy
+                .batch(&pairs, self.cfg.model.use_remove_padding)?;
             let r = tb.max_response_len();
             if r == 0 {
                 tell_done(done);

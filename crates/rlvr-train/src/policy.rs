@@ -71,8 +71,17 @@ impl Policy {
         Ok(self.tokenizer.decode(ids, true)?)
     }
 
-    /// Builds a right-padded training batch.
-    pub fn batch(&self, pairs: &[(Vec<u32>, Vec<u32>)]) -> Result<TokenBatch, TrainError> {
-        Ok(TokenBatch::new(pairs, self.pad_id(), &self.device)?)
+    /// Builds a training batch: packed (several sequences per row, `model.use_remove_padding`)
+    /// or right-padded. Both give the same log-probs and gradients.
+    pub fn batch(
+        &self,
+        pairs: &[(Vec<u32>, Vec<u32>)],
+        packed: bool,
+    ) -> Result<TokenBatch, TrainError> {
+        Ok(if packed {
+            TokenBatch::packed(pairs, self.pad_id(), &self.device)?
+        } else {
+            TokenBatch::new(pairs, self.pad_id(), &self.device)?
+        })
     }
 }

@@ -71,7 +71,7 @@ pub fn supervised(
         let pairs: Vec<(Vec<u32>, Vec<u32>)> = (0..spec.batch_size)
             .map(|_| examples[(rng.next_u64() % examples.len() as u64) as usize].clone())
             .collect();
-        let batch = policy.batch(&pairs)?;
+        let batch = policy.batch(&pairs, false)?;
         let mask = batch.response_mask()?;
         let n = mask.sum_all()?.to_scalar::<f32>()? as f64;
         // the trainer's forward and backward (rlvr-model's training step), gradients handed

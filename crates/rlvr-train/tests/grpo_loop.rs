@@ -82,27 +82,42 @@ fn max_abs_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f64 {
     d / scale.max(1e-300)
 }
 
-/// One GRPO step (one optimizer step over the whole batch of 16 responses) with micro-batches
-/// of 16, 1 and 3 sequences: the accumulated gradients and the parameters after the AdamW step
-/// agree within 1e-5 relative (L2 over all parameters, and entry-wise relative to the largest
-/// parameter).
+/// One GRPO step (one optimizer step over the whole batch of 16 responses), for every
+/// aggregation rule, with micro-batches of 16, 1 and 3 right-padded sequences, and packed
+/// (`model.use_remove_padding`) in one micro-batch, in micro-batches of 3 and by a budget of
+/// real tokens: the accumulated gradients and the parameters after the AdamW step agree within
+/// 1e-5 relative (L2 over all parameters, and entry-wise relative to the largest parameter).
+/// Packing and splitting move sequences between rows and passes; every rule's weights are per
+/// sequence over the whole mini-batch, so neither may change the gradient (sequence-mean rules
+/// are the ones packing implementations have broken by normalizing per row).
 ///
 /// The run uses the default learning rate (2e-4). AdamW's first step moves each weight by
 /// about `lr * g / |g|`, so float-rounding noise in gradient entries that are nearly zero is
 /// amplified to `lr * noise / |g|` (a zero-initialized bias is then off by ~1e-4 of its own
 /// size). The gradient check is the direct statement of the invariant.
 #[test]
-fn one_step_does_not_depend_on_micro_batch_size() {
+fn one_step_does_not_depend_on_micro_batch_size_or_packing() {
     let fx = Fixture::new();
-    for rule in ["token-mean", "seq-mean-token-mean", "balanced"] {
-        let run = |micro: usize| {
-            let cfg = fx.config(&[
-                &format!("algorithm.loss_agg_mode={rule}"),
-                &format!("algorithm.ppo_micro_batch_size={micro}"),
+    let rules = [
+        "token-mean",
+        "seq-mean-token-mean",
+        "seq-mean-token-sum",
+        "seq-mean-token-sum-norm",
+        "group-token-mean",
+        "balanced",
+        "balanced-mass",
+    ];
+    for rule in rules {
+        let run = |extra: &[&str]| {
+            let rule_key = format!("algorithm.loss_agg_mode={rule}");
+            let mut o = vec![
+                rule_key.as_str(),
                 "trainer.train_batch_size=4",
                 "rollout.num_generations=4",
                 "optim.lr=2e-4",
-            ]);
+            ];
+            o.extend_from_slice(extra);
+            let cfg = fx.config(&o);
             let mut t = trainer(&fx, &cfg);
             t.hooks.keep_grads = true;
             let before = params(&t);
@@ -120,25 +135,35 @@ fn one_step_does_not_depend_on_micro_batch_size() {
             let grads = take_grads(&mut t);
             (before, params(&t), grads)
         };
-        let (before, whole, g_whole) = run(16);
+        let padded = "model.use_remove_padding=false";
+        let packed = "model.use_remove_padding=true";
+        let (before, whole, g_whole) = run(&[padded, "algorithm.ppo_micro_batch_size=16"]);
         let moved = max_rel_diff(&before, &whole);
         assert!(
             moved > 1e-3,
             "{rule}: the step must change the weights (moved {moved})"
         );
-        for micro in [1, 3] {
-            let (_, p, g) = run(micro);
+        let variants: [&[&str]; 5] = [
+            &[padded, "algorithm.ppo_micro_batch_size=1"],
+            &[padded, "algorithm.ppo_micro_batch_size=3"],
+            &[packed, "algorithm.ppo_micro_batch_size=16"],
+            &[packed, "algorithm.ppo_micro_batch_size=3"],
+            &[
+                packed,
+                "algorithm.use_dynamic_bsz=true",
+                "algorithm.ppo_max_token_len_per_gpu=40",
+            ],
+        ];
+        for extra in variants {
+            let (_, p, g) = run(extra);
             let dg = max_rel_diff(&g_whole, &g);
             let dp = max_rel_diff(&whole, &p);
             let dp_max = max_abs_diff(&whole, &p);
-            eprintln!("{rule}, micro-batch {micro}: relative difference of gradients {dg:.1e}, of parameters {dp:.1e} (L2) / {dp_max:.1e} (max)");
-            assert!(
-                dg < 1e-5,
-                "{rule}: micro-batch {micro}: gradients differ by {dg}"
-            );
+            eprintln!("{rule}, {extra:?}: relative difference of gradients {dg:.1e}, of parameters {dp:.1e} (L2) / {dp_max:.1e} (max)");
+            assert!(dg < 1e-5, "{rule}: {extra:?}: gradients differ by {dg}");
             assert!(
                 dp < 1e-5 && dp_max < 1e-5,
-                "{rule}: micro-batch {micro}: parameters differ by {dp} (L2), {dp_max} (max)"
+                "{rule}: {extra:?}: parameters differ by {dp} (L2), {dp_max} (max)"
             );
         }
     }
@@ -207,7 +232,8 @@ fn gspo_and_cispo_run_and_do_not_depend_on_micro_batch_size() {
     }
 }
 
-/// Micro-batches by a token budget (`use_dynamic_bsz`, longest first) instead of by count: two
+/// Micro-batches by a token budget (`use_dynamic_bsz`: padded tokens, longest first; real
+/// tokens in order when packed) instead of by count: two
 /// epochs over one batch (so the old log-probs come from the no-gradient pass, whose rows are
 /// put back in batch order), and the parameters after both optimizer steps equal those of
 /// count-based splitting within 1e-6 relative (L2), for budgets that cut the batch into many
@@ -230,13 +256,22 @@ fn token_budget_micro_batches_match_count_split() {
         assert_eq!(t.optimizer.t, 2);
         params(&t)
     };
-    let whole = run(&["algorithm.ppo_micro_batch_size=16"]);
-    for budget in [22, 40, 64] {
-        let b = format!("algorithm.ppo_max_token_len_per_gpu={budget}");
-        let p = run(&["algorithm.use_dynamic_bsz=true", &b]);
-        let dp = max_rel_diff(&whole, &p);
-        eprintln!("token budget {budget}: parameters differ from count-based splitting by {dp:.1e} (L2, relative)");
-        assert!(dp < 1e-6, "budget {budget}: parameters differ by {dp}");
+    let whole = run(&[
+        "algorithm.ppo_micro_batch_size=16",
+        "model.use_remove_padding=false",
+    ]);
+    for packed in [false, true] {
+        let pack = format!("model.use_remove_padding={packed}");
+        for budget in [22, 40, 64] {
+            let b = format!("algorithm.ppo_max_token_len_per_gpu={budget}");
+            let p = run(&["algorithm.use_dynamic_bsz=true", &b, &pack]);
+            let dp = max_rel_diff(&whole, &p);
+            eprintln!("token budget {budget} (packed: {packed}): parameters differ from count-based splitting by {dp:.1e} (L2, relative)");
+            assert!(
+                dp < 1e-6,
+                "budget {budget} (packed: {packed}): parameters differ by {dp}"
+            );
+        }
     }
 }
 
@@ -691,8 +726,9 @@ fn grpo_raises_the_reward_on_a_toy_task() {
     );
 }
 
-/// The sampler's per-token log-probs equal the training forward's on the same tokens, with
-/// prompts of different lengths in one call (left padding): the rollout is on-policy.
+/// The sampler's per-token log-probs equal the training forward's on the same tokens, padded
+/// and packed, with prompts of different lengths in one call (left padding): the rollout is
+/// on-policy.
 #[test]
 fn sampler_and_training_forward_agree() {
     let fx = Fixture::new();
@@ -718,24 +754,26 @@ fn sampler_and_training_forward_agree() {
         .iter()
         .map(|g| (prompts[g.prompt_index].clone(), g.tokens.clone()))
         .collect();
-    let batch = policy.batch(&pairs).unwrap();
-    let lp: Vec<Vec<f32>> = policy
-        .model
-        .response_logprobs_no_grad(&batch, false, 1.0)
-        .unwrap()
-        .logprobs
-        .to_vec2()
-        .unwrap();
-    let mut worst = 0f32;
-    for (g, row) in gens.iter().zip(&lp) {
-        for (a, b) in g.logprobs.iter().zip(row) {
-            worst = worst.max((a - b).abs());
+    for packed in [false, true] {
+        let batch = policy.batch(&pairs, packed).unwrap();
+        let lp: Vec<Vec<f32>> = policy
+            .model
+            .response_logprobs_no_grad(&batch, false, 1.0)
+            .unwrap()
+            .logprobs
+            .to_vec2()
+            .unwrap();
+        let mut worst = 0f32;
+        for (g, row) in gens.iter().zip(&lp) {
+            for (a, b) in g.logprobs.iter().zip(row) {
+                worst = worst.max((a - b).abs());
+            }
         }
+        assert!(
+            worst < 1e-4,
+            "sampler vs training forward (packed: {packed}): max |diff| = {worst}"
+        );
     }
-    assert!(
-        worst < 1e-4,
-        "sampler vs training forward: max |diff| = {worst}"
-    );
 }
 
 /// The off-policy path: two epochs over two mini-batches (old log-probs recomputed), with

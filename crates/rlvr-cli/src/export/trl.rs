@@ -198,6 +198,10 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "TRL offloads through DeepSpeed or FSDP configs of accelerate",
     );
     l.drop("model.device_memory_gib", "TRL sizes memory itself");
+    l.drop(
+        "model.use_remove_padding",
+        "TRL 1.16's GRPOTrainer pads every batch (padding_free is SFTTrainer's); the same gradients either way",
+    );
 
     // data
     l.used(&[

@@ -93,6 +93,10 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         m.optimizer_offload.to_string(),
     );
     set(
+        "actor_rollout_ref.model.use_remove_padding",
+        m.use_remove_padding.to_string(),
+    );
+    set(
         "trainer.device",
         if m.device.is_cpu() { "cpu" } else { "cuda" }.into(),
     );
@@ -100,6 +104,7 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         "model.path",
         "model.gradient_checkpointing",
         "model.optimizer_offload",
+        "model.use_remove_padding",
         "model.device",
     ]);
     // compute dtype of the FSDP engine (master weights and optimizer state stay fp32, as

@@ -47,12 +47,14 @@ pub struct AlgorithmConfig {
     pub ppo_micro_batch_size: usize,
     /// Cut micro-batches by a token budget instead of a sequence count (verl
     /// `use_dynamic_bsz`): sequences are taken longest first and a micro-batch holds at most
-    /// `ppo_max_token_len_per_gpu` padded tokens (`sequences x longest prompt+response`; one
-    /// longer sequence gets a micro-batch of its own). Applies to the update and to the
+    /// `ppo_max_token_len_per_gpu` computed tokens: the slots of its packed rows with
+    /// `model.use_remove_padding` (`rlvr_core::split::by_packed_tokens`), else its padded
+    /// tokens, `sequences x longest prompt+response` (`rlvr_core::split::by_padded_tokens`);
+    /// one longer sequence gets a micro-batch of its own. Applies to the update and to the
     /// no-gradient passes (old and reference log-probs). Memory only: the gradient does not
-    /// change (`rlvr_core::split::by_padded_tokens`).
+    /// change.
     pub use_dynamic_bsz: bool,
-    /// With `use_dynamic_bsz`: padded tokens per micro-batch (verl
+    /// With `use_dynamic_bsz`: computed tokens per micro-batch (verl
     /// `ppo_max_token_len_per_gpu`). Also the token budget of the `--dry-run` memory plan.
     pub ppo_max_token_len_per_gpu: usize,
     /// Dynamic sampling (DAPO `filter_groups`): drop groups whose rewards are all equal and
