@@ -120,6 +120,7 @@ fn main() {
             answer: String::new(),
             solution: None,
             data_source: "smoke".into(),
+            choices: None,
         })
         .collect();
     let task = Task {

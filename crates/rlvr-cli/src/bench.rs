@@ -323,6 +323,7 @@ fn bench_problems(n: usize, seed: u64) -> Vec<Problem> {
                 answer: (x + y).to_string(),
                 solution: None,
                 data_source: "bench".into(),
+                choices: None,
             }
         })
         .collect()

@@ -79,9 +79,15 @@ pub struct Problem {
     /// The gold answer (for code problems: the tests, serialized as JSON; see [`code`]).
     pub answer: String,
     /// A worked reference solution when the data has one.
+    #[serde(default)]
     pub solution: Option<String>,
     /// Where the problem comes from (verl's `data_source`, or the preset name).
     pub data_source: String,
+    /// A multiple-choice problem's options in letter order (`choices[0]` is option A; at
+    /// most [`math::MAX_CHOICES`]); None for any other problem. With options, the math
+    /// checker accepts the right option's letter or its text ([`math::verify_with_choices`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Vec<String>>,
 }
 
 /// A named list of problems.
@@ -209,13 +215,14 @@ pub trait Verifier: Send + Sync {
     }
 }
 
-/// The math verifier as a [`Verifier`]: [`math::verify`] against `problem.answer`.
+/// The math verifier as a [`Verifier`]: [`math::verify`] against `problem.answer`, or
+/// [`math::verify_with_choices`] with the problem's options when it has some.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MathVerifier;
 
 impl Verifier for MathVerifier {
     fn score(&self, response: &str, problem: &Problem) -> Score {
-        math::verify(&problem.answer, response)
+        math::verify_problem(problem, response)
     }
 }
 

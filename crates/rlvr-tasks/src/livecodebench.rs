@@ -243,6 +243,7 @@ pub fn row_to_problem(row: &Value) -> Result<RowOutcome, String> {
         answer,
         solution: None,
         data_source: DATA_SOURCE.to_string(),
+        choices: None,
     })))
 }
 

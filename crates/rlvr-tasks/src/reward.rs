@@ -12,7 +12,9 @@
 //! 3. any other problem whose answer is code tests ([`looks_like_code_tests`]: a JSON list of
 //!    `{input, output}`, `{"functional": ...}` or `{"inputs": [...], "outputs": [...]}`) -> the
 //!    code runner (a user's own code file, whose data source is its file name);
-//! 4. everything else -> the math checker ([`crate::math::verify`]).
+//! 4. everything else -> the math checker ([`crate::math::verify_problem`]: a problem with
+//!    options, [`Problem::choices`], is scored by [`crate::math::verify_with_choices`], the
+//!    right option's letter or text; any other by [`crate::math::verify`]).
 //!
 //! `math`, `code` or `testbed` (config `reward.kind`, `rlvr eval --reward`) send every problem
 //! to that scorer. Unlike verl, an unknown data source is not an error: it is math unless its
@@ -22,7 +24,9 @@
 //! A mismatch between data and scorer would otherwise show up only as rewards of 0 for a whole
 //! dataset. Before a run or an evaluation starts, every problem is checked against its route:
 //! a code problem must have non-empty tests that parse; a testbed problem an integer answer; a
-//! problem sent to the math checker by an explicit `math` must not hold code tests; and when
+//! problem sent to the math checker by an explicit `math` must not hold code tests, and a
+//! multiple-choice one must have a gold that names one of its options (its letter, or an
+//! option's text: an index such as MMLU's `answer: 2` names none); and when
 //! any problem goes to the code runner, a probe program must run in the sandbox (so a missing
 //! `python3` is an error before the first step, naming the interpreter and `RLVR_PYTHON`, and
 //! so is a machine where the sandbox cannot isolate programs, unless
@@ -367,6 +371,18 @@ impl RewardFn {
                                 .into(),
                         ));
                     }
+                    if let Some(choices) = &p.choices {
+                        if !crate::math::gold_names_option(&p.answer, choices) {
+                            return Err(bad(format!(
+                                "its answer {:?} names none of its {} options (neither a letter \
+                                 A to {} nor an option's text): the record and its options \
+                                 disagree",
+                                short(&p.answer),
+                                choices.len(),
+                                char::from(b'A' + choices.len().clamp(1, 26) as u8 - 1)
+                            )));
+                        }
+                    }
                     counts.math += 1;
                 }
             }
@@ -511,6 +527,7 @@ mod tests {
             answer: answer.into(),
             solution: None,
             data_source: source.into(),
+            choices: None,
         }
     }
 

@@ -275,6 +275,7 @@ fn problem(tests: &str) -> Problem {
         answer: tests.into(),
         solution: None,
         data_source: "test".into(),
+        choices: None,
     }
 }
 

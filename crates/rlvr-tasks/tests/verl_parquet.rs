@@ -45,6 +45,7 @@ fn parquet_with_other_field_names() {
         id: None,
         data_source: Some("ability".into()),
         context: None,
+        choices: Vec::new(),
     };
     let ds = load_file(Path::new(FIXTURE), &fields).unwrap();
     assert_eq!(

@@ -60,6 +60,7 @@ pub fn load_dataset_with(
                 id: Some("id".into()),
                 data_source: Some("data_source".into()),
                 context: None,
+                choices: Vec::new(),
             }
         } else {
             rlvr_tasks::FieldMap::problem_answer()

@@ -34,6 +34,7 @@ fn multi_turn_chat_prompts_keep_every_turn_and_pass_template_kwargs() {
         answer: "4".into(),
         solution: None,
         data_source: "t".into(),
+        choices: None,
     };
     let format = PromptFormat {
         template: PromptTemplate::QwenBoxed,

@@ -273,6 +273,7 @@ pub fn load_matharena(dir: &Path) -> Result<Dataset, DataError> {
                 answer: answer.trim().to_string(),
                 solution: None,
                 data_source: "matharena_aime25".into(),
+                choices: None,
             });
         }
     }

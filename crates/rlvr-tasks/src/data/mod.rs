@@ -27,6 +27,15 @@
 //! differently. A record whose answer is null or empty cannot be verified: it is skipped and listed
 //! in [`Dataset::skipped`](crate::Dataset::skipped); any other bad record rejects the file.
 //!
+//! # Multiple choice
+//! A record whose [`FieldMap::choices`] field is present and not null is a multiple-choice
+//! problem ([`Problem::choices`](crate::Problem::choices), read by [`read_choices`]): a list of
+//! strings (MMLU's `choices`, MMLU-Pro's and AQuA's `options`), or ARC's object
+//! `{"text": [...], "label": [...]}`, whose list order gives the letters and whose label
+//! standing as the gold (`"1"`) becomes that option's letter. Labels the options carry
+//! themselves (AQuA's `A)21`) are removed. [`FieldMap::verl`] and [`FieldMap::problem_answer`]
+//! read `choices`, then `options` ([`CHOICE_FIELDS`]); no preset is multiple choice.
+//!
 //! # Formats
 //! By extension: `.jsonl`/`.ndjson` (one object per line, blank lines skipped), `.json` (an
 //! array of objects), `.parquet` (read with parquet's record API, so nested verl columns
@@ -58,7 +67,10 @@ pub use readers::{
     JSON_BYTES_PER_VALUE, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES, PARQUET_BASE_BYTES,
     PARQUET_MAX_BYTES, PARQUET_MAX_EXPANSION,
 };
-pub use records::{get_path, load_file, AnswerSource, AnswerType, FieldMap, MAX_PROMPT_BYTES};
+pub use records::{
+    get_path, load_file, read_choices, AnswerSource, AnswerType, Choices, FieldMap, CHOICE_FIELDS,
+    MAX_PROMPT_BYTES,
+};
 
 /// Writes `text` to `dir/name` (the submodules' tests).
 #[cfg(test)]

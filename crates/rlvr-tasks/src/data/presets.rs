@@ -85,6 +85,7 @@ pub(super) fn fm(
         id: id.map(Into::into),
         data_source: None,
         context: None,
+        choices: Vec::new(),
     }
 }
 

@@ -110,7 +110,16 @@ pub struct FieldMap {
     pub data_source: Option<String>,
     /// Optional: text put before the prompt text when present and not null (OlympiadBench).
     pub context: Option<String>,
+    /// The paths that may hold a multiple-choice problem's options, tried in order; the first
+    /// one present and not null is read ([`read_choices`]: a list of strings, MMLU's and
+    /// MMLU-Pro's; or ARC's `{"text": [...], "label": [...]}`). A record with none of them is
+    /// not multiple choice. Empty: options are never read.
+    pub choices: Vec<String>,
 }
+
+/// The option fields [`FieldMap::verl`] and [`FieldMap::problem_answer`] read: `choices`
+/// (MMLU, ARC), then `options` (MMLU-Pro, AQuA).
+pub const CHOICE_FIELDS: [&str; 2] = ["choices", "options"];
 
 impl FieldMap {
     /// verl's layout: `prompt` (chat), `reward_model.ground_truth`, `data_source`,
@@ -123,6 +132,7 @@ impl FieldMap {
             id: Some("extra_info.index".into()),
             data_source: Some("data_source".into()),
             context: None,
+            choices: CHOICE_FIELDS.map(String::from).to_vec(),
         }
     }
 
@@ -135,6 +145,7 @@ impl FieldMap {
             id: Some("id".into()),
             data_source: None,
             context: None,
+            choices: CHOICE_FIELDS.map(String::from).to_vec(),
         }
     }
 }
@@ -340,13 +351,135 @@ pub(super) fn to_problem(
     }
     let id = optional_text(&f.id).unwrap_or_else(|| format!("{stem}-{index}"));
     let data_source = optional_text(&f.data_source).unwrap_or_else(|| stem.to_string());
+    let (choices, answer) = match f
+        .choices
+        .iter()
+        .find_map(|p| get_path(v, p).filter(|x| !x.is_null()).map(|x| (p, x)))
+    {
+        None => (None, answer),
+        Some((path, value)) => {
+            let options = read_choices(path, value)?;
+            // a gold written as one of ARC's labels (`"1"` of labels 1 to 4) is its letter
+            let answer = options
+                .labels
+                .iter()
+                .position(|l| l.trim() == answer.trim())
+                .map_or(answer, |i| letter(i).to_string());
+            (Some(options.texts), answer)
+        }
+    };
     Ok(Problem {
         id,
         prompt,
         answer,
         solution: optional_text(&f.solution),
         data_source,
+        choices,
     })
+}
+
+/// The letter of option `i` (`A` for 0; `i` below [`MAX_CHOICES`](crate::math::MAX_CHOICES)).
+fn letter(i: usize) -> char {
+    char::from(b'A' + i as u8)
+}
+
+/// A record's options, read by [`read_choices`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choices {
+    /// The option texts in letter order, labels such as AQuA's `A)` removed
+    /// ([`strip_labels`](crate::math::strip_labels)).
+    pub texts: Vec<String>,
+    /// ARC's labels, in the same order (empty for a plain list).
+    pub labels: Vec<String>,
+}
+
+/// Reads the options of field `path`: a list of strings (a number is read as JSON writes
+/// it), or an object `{"text": [...], "label": [...]}` (ARC: two lists of the same length;
+/// the order of the lists gives the letters, whatever the labels are). Options that each
+/// start with their own letter's label (`A)21`, `B)21.5`) are stored without it. A value of
+/// another shape, an element that is not a string, an empty list and more than
+/// [`MAX_CHOICES`](crate::math::MAX_CHOICES) options (the letters A to Z) are errors naming
+/// the field.
+pub fn read_choices(path: &str, value: &Value) -> Result<Choices, String> {
+    let strings = |key: &str, v: &Value| -> Result<Vec<String>, String> {
+        let Value::Array(items) = v else {
+            return Err(format!(
+                "field `{key}`: expected a list of strings, found {}",
+                kind(v)
+            ));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| match x {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(n) => Ok(n.to_string()),
+                other => Err(format!(
+                    "field `{key}.{i}`: expected a string, found {}",
+                    kind(other)
+                )),
+            })
+            .collect()
+    };
+    let (texts, labels) = match value {
+        Value::Array(_) => (strings(path, value)?, Vec::new()),
+        Value::Object(m) => {
+            let part = |name: &str| -> Result<Vec<String>, String> {
+                let key = format!("{path}.{name}");
+                let v = m.get(name).ok_or_else(|| {
+                    format!(
+                        "field `{key}`: missing (an object of options holds the lists `text`                          and `label`, as ARC's `choices`)"
+                    )
+                })?;
+                strings(&key, v)
+            };
+            let (texts, labels) = (part("text")?, part("label")?);
+            if texts.len() != labels.len() {
+                return Err(format!(
+                    "field `{path}`: {} texts and {} labels (one label per option)",
+                    texts.len(),
+                    labels.len()
+                ));
+            }
+            (texts, labels)
+        }
+        other => {
+            return Err(format!(
+                "field `{path}`: expected a list of strings or an object {{\"text\": [...], \
+                 \"label\": [...]}}, found {}",
+                kind(other)
+            ))
+        }
+    };
+    if texts.is_empty() {
+        return Err(format!(
+            "field `{path}`: an empty list of options (leave the field out, or null, for a problem that is \
+             not multiple choice)"
+        ));
+    }
+    let max = crate::math::MAX_CHOICES;
+    if texts.len() > max {
+        return Err(format!(
+            "field `{path}`: {} options, more than the {max} that the letters A to Z name",
+            texts.len()
+        ));
+    }
+    Ok(Choices {
+        texts: crate::math::strip_labels(&texts),
+        labels,
+    })
+}
+
+/// What a JSON value is, as errors name it.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
 }
 
 pub(super) fn file_stem(path: &Path) -> String {
@@ -377,6 +510,7 @@ mod tests {
             id: None,
             data_source: None,
             context: None,
+            choices: Vec::new(),
         };
         let ds = load_file(&p, &fields).unwrap();
         assert_eq!(ds.len(), 2);

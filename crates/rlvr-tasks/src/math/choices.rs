@@ -18,6 +18,11 @@
 //!   options disagree) is checked without the options, by [`super::verify`].
 //!
 //! Without options a letter gold is compared as a letter, as [`super::verify`] does.
+//!
+//! Options that each start with their own letter's label, in order (AQuA's `A)21`,
+//! `B)21.5`, ...; also `(A) 21`, `A. 21`, `A: 21`), are read without the labels
+//! ([`strip_labels`]), so the response `21` names option A. A label is removed only when every
+//! option carries its own: `A) x` among unlabelled options is text.
 
 use super::explain::{equivalent_reason, gold_answer};
 use super::extract::extract_with_rule;
@@ -29,20 +34,13 @@ pub const MAX_CHOICES: usize = 26;
 /// Scores `response` against `gold` for a problem with these options (rules in the module
 /// docs).
 pub fn verify_with_choices<S: AsRef<str>>(gold: &str, response: &str, choices: &[S]) -> Score {
-    let choices: Vec<&str> = choices
-        .iter()
-        .take(MAX_CHOICES)
-        .map(AsRef::as_ref)
-        .collect();
+    let texts = strip_labels(&choices[..choices.len().min(MAX_CHOICES)]);
+    let choices: Vec<&str> = texts.iter().map(String::as_str).collect();
     if choices.is_empty() {
         return super::verify(gold, response);
     }
     let gold = gold_answer(gold);
-    // the gold's option, and any option with the same text
-    let right: Vec<usize> = match letter_of(&gold, choices.len()) {
-        Some(i) => same_options(i, &choices),
-        None => matching(&gold, &choices),
-    };
+    let right = gold_options(&gold, &choices);
     if right.is_empty() {
         return super::verify(&gold, response);
     }
@@ -80,6 +78,48 @@ pub fn verify_with_choices<S: AsRef<str>>(gold: &str, response: &str, choices: &
         )
     } else {
         Score::binary(false, extracted, format!("names another option ({letter})"))
+    }
+}
+
+/// The gold's options: the option a letter gold names, and any with the same text as that
+/// one; else every option whose text equals the gold. Empty when the gold names none.
+fn gold_options(gold: &str, choices: &[&str]) -> Vec<usize> {
+    match letter_of(gold, choices.len()) {
+        Some(i) => same_options(i, choices),
+        None => matching(gold, choices),
+    }
+}
+
+/// Whether `gold` names one of `choices` (its letter in range, or an option's text, labels
+/// removed as [`verify_with_choices`] removes them): when it does not, the record and its
+/// options disagree and [`verify_with_choices`] checks the gold without the options.
+pub fn gold_names_option<S: AsRef<str>>(gold: &str, choices: &[S]) -> bool {
+    let texts = strip_labels(&choices[..choices.len().min(MAX_CHOICES)]);
+    let choices: Vec<&str> = texts.iter().map(String::as_str).collect();
+    !gold_options(&gold_answer(gold), &choices).is_empty()
+}
+
+/// The option texts without their labels when every option starts with the label of its own
+/// letter, in order (`A)21`, `B)21.5`; `(A) 21`; `A. 21`; `A: 21`); else the options as they
+/// are. The text after a label is trimmed.
+pub fn strip_labels<S: AsRef<str>>(choices: &[S]) -> Vec<String> {
+    let unlabelled = |i: usize, c: &str| -> Option<String> {
+        let letter = char::from(b'A' + u8::try_from(i).ok().filter(|&i| i < 26)?);
+        let t = c.trim_start();
+        let rest = match t.strip_prefix('(') {
+            Some(r) => r.strip_prefix(letter)?.strip_prefix(')')?,
+            None => t.strip_prefix(letter)?.strip_prefix([')', '.', ':'])?,
+        };
+        Some(rest.trim().to_string())
+    };
+    let stripped: Option<Vec<String>> = choices
+        .iter()
+        .enumerate()
+        .map(|(i, c)| unlabelled(i, c.as_ref()))
+        .collect();
+    match stripped {
+        Some(texts) if !texts.is_empty() => texts,
+        _ => choices.iter().map(|c| c.as_ref().to_string()).collect(),
     }
 }
 
@@ -205,6 +245,29 @@ mod tests {
         assert!(!verify_with_choices("B", "The answer is 0.25.", &o).correct);
         assert!(!verify_with_choices("B", "\\boxed{E}", &o).correct);
         assert!(!verify_with_choices("7", "\\boxed{3}", &o).correct);
+    }
+
+    #[test]
+    fn options_labelled_with_their_own_letters_are_read_without_the_labels() {
+        let aqua = ["A)21", "B)21.5", "C)22", "D)22.5", "E)23"];
+        assert_eq!(strip_labels(&aqua), ["21", "21.5", "22", "22.5", "23"]);
+        assert!(verify_with_choices("B", "So the answer is 21.5.", &aqua).correct);
+        assert!(verify_with_choices("B", "The answer is B.", &aqua).correct);
+        assert!(!verify_with_choices("B", "So the answer is 21.", &aqua).correct);
+        assert!(!verify_with_choices("B", "The answer is A.", &aqua).correct);
+        assert_eq!(
+            strip_labels(&["(A) 1", "(B) two words"]),
+            ["1", "two words"]
+        );
+        assert_eq!(strip_labels(&["A. x", "B: y"]), ["x", "y"]);
+        // a label out of order, or on some options only, is text
+        assert_eq!(strip_labels(&["B)1", "A)2"]), ["B)1", "A)2"]);
+        assert_eq!(strip_labels(&["A)1", "2"]), ["A)1", "2"]);
+        assert_eq!(strip_labels(&["Apple", "Banana"]), ["Apple", "Banana"]);
+        assert!(gold_names_option("21.5", &aqua));
+        assert!(gold_names_option("E", &aqua));
+        assert!(!gold_names_option("F", &aqua));
+        assert!(!gold_names_option("24", &aqua));
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub mod special_tokens;
 
 use crate::Score;
 
-pub use choices::verify_with_choices;
+pub use choices::{gold_names_option, strip_labels, verify_with_choices, MAX_CHOICES};
 pub use explain::{explain, gold_answer, Explanation};
 pub use extract::{
     extract_answer, extract_with_rule, last_boxed, Extracted, NoAnswer, Rule, BARE_ANSWER_CHARS,
@@ -70,6 +70,16 @@ pub use special_tokens::{strip_special_tokens, strip_tokens};
 pub fn verify(gold: &str, response: &str) -> Score {
     let e = explain(gold, response);
     Score::binary(e.correct, e.extracted, e.rule)
+}
+
+/// Scores `response` against a problem: [`verify_with_choices`] with its options when it has
+/// some ([`Problem::choices`](crate::Problem::choices)), else [`verify`]. Every math score
+/// with a problem at hand (training rewards, `rlvr eval`) goes through here.
+pub fn verify_problem(problem: &crate::Problem, response: &str) -> Score {
+    match &problem.choices {
+        Some(choices) => verify_with_choices(&problem.answer, response, choices),
+        None => verify(&problem.answer, response),
+    }
 }
 
 /// Whether two answers (not responses: no extraction) are equivalent.

@@ -158,6 +158,7 @@ pub fn problem(terms: &[u32]) -> Problem {
         answer: terms.iter().map(|&t| u64::from(t)).sum::<u64>().to_string(),
         solution: None,
         data_source: NAME.into(),
+        choices: None,
     }
 }
 

@@ -43,6 +43,7 @@ pub fn text_problem(id: &str, text: String) -> Problem {
         answer: "1".into(),
         solution: None,
         data_source: "t".into(),
+        choices: None,
     }
 }
 
