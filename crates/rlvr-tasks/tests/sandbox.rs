@@ -531,22 +531,26 @@ fn concurrent_processes_do_not_kill_each_other() {
     }
     // two "rlvr processes" whose process ids are equal modulo 64 (where pid-derived uid slots
     // would collide): the first run of each takes the same slot number
-    let a = spawn_helper("long");
+    let dismiss = |mut c: std::process::Child| {
+        drop(c.stdin.take()); // exits without running anything
+        let _ = c.wait();
+    };
+    let mut a = spawn_helper("long");
     let mut b = None;
-    let mut extra = Vec::new();
-    for _ in 0..200 {
+    // process ids usually rise by one per spawn, but a busy machine (or a spawn that takes two
+    // ids) can step over `a`'s residue for a long time: every 100 misses, take a new `a`
+    for tries in 1..=2000 {
         let c = spawn_helper("short");
         if c.id() % 64 == a.id() % 64 {
             b = Some(c);
             break;
         }
-        extra.push(c);
+        dismiss(c);
+        if tries % 100 == 0 {
+            dismiss(std::mem::replace(&mut a, spawn_helper("long")));
+        }
     }
-    for mut c in extra {
-        drop(c.stdin.take()); // exits without running anything
-        let _ = c.wait();
-    }
-    let b = b.expect("no helper with a colliding pid in 200 tries");
+    let b = b.expect("no helper with a colliding pid in 2000 tries");
     let mut outputs = Vec::new();
     for mut c in [a, b] {
         writeln!(c.stdin.as_mut().unwrap(), "go").unwrap();

@@ -469,14 +469,31 @@ pub(crate) struct AttnSpec {
     pub segments: Option<Vec<Vec<u32>>>,
 }
 
-/// What the backward needs: rotated queries `[B, kvh, g*T, hd]` (query heads folded into the
-/// rows of their kv head), rotated keys and values `[B, kvh, T, hd]`, probabilities
-/// `[B, kvh, g*T, T]`.
-struct AttnSaved {
+/// Positions `start..start + len` of row `row` that attend only among themselves (causally):
+/// a whole row of a right-padded batch, or one sequence (or the trailing padding) of a packed
+/// row. The attention runs block by block, so a packed row costs the sum of its sequences'
+/// squared lengths, never the row's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Block {
+    row: usize,
+    start: usize,
+    len: usize,
+}
+
+/// What the backward needs of one block: rotated queries `[kvh, g*len, hd]` (query heads
+/// folded into the rows of their kv head), rotated keys and values `[kvh, len, hd]`,
+/// probabilities `[kvh, g*len, len]`.
+struct BlockSaved {
     q: Tensor,
     k: Tensor,
     v: Tensor,
     p: Tensor,
+}
+
+/// What the backward needs: the blocks and what each kept.
+struct AttnSaved {
+    blocks: Vec<Block>,
+    saved: Vec<BlockSaved>,
 }
 
 /// `y = x cos + rotate_half(x) sin` for one head vector (`rotate_half(x) = cat(-x2, x1)`);
@@ -505,28 +522,57 @@ enum Part {
 }
 
 impl AttnSpec {
-    /// Calls `f(part, packed, head_major, rope)` for every head of position `i`: `packed` is
-    /// the head's offset in the position's packed `q | k | v` row, `head_major` its offset in
-    /// the sequence's head-major `[heads, T, head_dim]` block of that part, `rope` the
-    /// position's cos and sin.
+    /// The blocks of the batch, row by row: one per row, or with `segments` one per run of
+    /// equal segment ids.
+    fn blocks(&self) -> Vec<Block> {
+        let mut out = Vec::new();
+        for row in 0..self.b {
+            let Some(seg) = &self.segments else {
+                out.push(Block {
+                    row,
+                    start: 0,
+                    len: self.t,
+                });
+                continue;
+            };
+            let mut start = 0;
+            for i in 1..=self.t {
+                if i == self.t || seg[row][i] != seg[row][start] {
+                    out.push(Block {
+                        row,
+                        start,
+                        len: i - start,
+                    });
+                    start = i;
+                }
+            }
+        }
+        out
+    }
+
+    /// Calls `f(part, packed, head_major, rope)` for every head of position `i` of `blk`:
+    /// `packed` is the head's offset in the position's packed `q | k | v` row, `head_major`
+    /// its offset in the block's head-major `[heads, len, head_dim]` array of that part, `rope`
+    /// the position's cos and sin.
     fn for_each_head(
         &self,
-        row: usize,
+        blk: Block,
         i: usize,
         mut f: impl FnMut(Part, usize, usize, [&[f64]; 2]),
     ) {
         let (t, nh, kvh, hd) = (self.t, self.heads, self.kv_heads, self.head_dim);
+        let pos = blk.start + i;
         let at = if self.cos.len() == t * hd {
-            i
+            pos
         } else {
-            row * t + i
+            blk.row * t + pos
         } * hd;
         let rope = [&self.cos[at..][..hd], &self.sin[at..][..hd]];
         for h in 0..nh {
-            f(Part::Q, h * hd, (h * t + i) * hd, rope);
+            f(Part::Q, h * hd, (h * blk.len + i) * hd, rope);
         }
         for h in 0..kvh {
-            let o = (h * t + i) * hd;
+            let o = (h * blk.len + i) * hd;
             f(Part::K, (nh + h) * hd, o, rope);
             f(Part::V, (nh + kvh + h) * hd, o, rope);
         }
@@ -545,106 +591,160 @@ impl AttnSpec {
                     .is_none_or(|seg| seg[row][j] == seg[row][i]))
     }
 
-    fn forward<T: Fl>(&self, qkv: &[T]) -> Result<(Vec<T>, AttnSaved)> {
-        let (b, t, nh, kvh, hd) = (self.b, self.t, self.heads, self.kv_heads, self.head_dim);
-        let g = nh / kvh;
+    /// The block's rotated queries, keys and values, head-major (`[heads, len, hd]`,
+    /// `[kv_heads, len, hd]` twice), from the packed `q | k | v` rows `[B*T, width]`.
+    fn gather<T: Fl>(&self, qkv: &[T], blk: Block) -> [Vec<T>; 3] {
+        let (t, nh, kvh, hd) = (self.t, self.heads, self.kv_heads, self.head_dim);
         let width = (nh + 2 * kvh) * hd;
+        let mut q = vec![T::ZERO; nh * blk.len * hd];
+        let mut k = vec![T::ZERO; kvh * blk.len * hd];
+        let mut v = vec![T::ZERO; kvh * blk.len * hd];
+        for i in 0..blk.len {
+            let row = &qkv[(blk.row * t + blk.start + i) * width..][..width];
+            self.for_each_head(blk, i, |part, p, o, [cos, sin]| {
+                let src = &row[p..p + hd];
+                match part {
+                    Part::Q => rope_row(src, cos, sin, false, &mut q[o..o + hd]),
+                    Part::K => rope_row(src, cos, sin, false, &mut k[o..o + hd]),
+                    Part::V => v[o..o + hd].copy_from_slice(src),
+                }
+            });
+        }
+        [q, k, v]
+    }
+
+    /// For each row, the range of `blocks` (in row order) that cover it.
+    fn rows_of(&self, blocks: &[Block]) -> Vec<std::ops::Range<usize>> {
+        let mut out = vec![0..0; self.b];
+        let mut n = 0;
+        for (row, r) in out.iter_mut().enumerate() {
+            let first = n;
+            while n < blocks.len() && blocks[n].row == row {
+                n += 1;
+            }
+            *r = first..n;
+        }
+        out
+    }
+
+    fn forward<T: Fl>(&self, qkv: &[T]) -> Result<(Vec<T>, AttnSaved)> {
+        let (t, nh, kvh, hd) = (self.t, self.heads, self.kv_heads, self.head_dim);
+        let g = nh / kvh;
         let dev = candle_core::Device::Cpu;
-        // split, rotate and transpose to head-major
-        let mut q = vec![T::ZERO; b * nh * t * hd];
-        let mut k = vec![T::ZERO; b * kvh * t * hd];
-        let mut v = vec![T::ZERO; b * kvh * t * hd];
-        // one task per sequence: its q, k, v blocks are contiguous
-        q.par_chunks_mut(nh * t * hd)
-            .zip(k.par_chunks_mut(kvh * t * hd))
-            .zip(v.par_chunks_mut(kvh * t * hd))
-            .zip(qkv.par_chunks(t * width))
-            .enumerate()
-            .for_each(|(bi, (((q, k), v), seq))| {
-                for i in 0..t {
-                    let row = &seq[i * width..(i + 1) * width];
-                    self.for_each_head(bi, i, |part, p, o, [cos, sin]| {
-                        let src = &row[p..p + hd];
-                        match part {
-                            Part::Q => rope_row(src, cos, sin, false, &mut q[o..o + hd]),
-                            Part::K => rope_row(src, cos, sin, false, &mut k[o..o + hd]),
-                            Part::V => v[o..o + hd].copy_from_slice(src),
-                        }
-                    });
-                }
-            });
-        let q = Tensor::from_vec(q, (b, kvh, g * t, hd), &dev)?;
-        let k = Tensor::from_vec(k, (b, kvh, t, hd), &dev)?;
-        let v = Tensor::from_vec(v, (b, kvh, t, hd), &dev)?;
-        let mut s = to_vec::<T>(&q.matmul(&k.t()?)?)?;
-        // scale, mask, softmax in place; rows are (b, kv head, group, query)
+        let blocks = self.blocks();
+        // split, rotate and transpose to head-major, one task per block
+        let parts: Vec<[Vec<T>; 3]> = blocks.par_iter().map(|&b| self.gather(qkv, b)).collect();
         let scale = T::from_f64(self.scale);
-        s.par_chunks_mut(t)
-            .with_min_len(BLOCK_ROWS)
-            .enumerate()
-            .for_each(|(r, srow)| {
-                let (i, bi) = (r % t, r / (kvh * g * t));
-                for (j, x) in srow.iter_mut().enumerate() {
-                    *x = if self.visible(bi, i, j) {
-                        *x * scale
-                    } else {
-                        T::from_f64(f64::NEG_INFINITY)
-                    };
+        let mut saved = Vec::with_capacity(blocks.len());
+        let mut outs = Vec::with_capacity(blocks.len());
+        for (blk, [q, k, v]) in blocks.iter().zip(parts) {
+            let len = blk.len;
+            let q = Tensor::from_vec(q, (kvh, g * len, hd), &dev)?;
+            let k = Tensor::from_vec(k, (kvh, len, hd), &dev)?;
+            let v = Tensor::from_vec(v, (kvh, len, hd), &dev)?;
+            let mut s = to_vec::<T>(&q.matmul(&k.t()?)?)?;
+            // scale, mask, softmax in place; rows are (kv head, group, query)
+            s.par_chunks_mut(len)
+                .with_min_len(BLOCK_ROWS)
+                .enumerate()
+                .for_each(|(r, srow)| {
+                    let i = r % len;
+                    for (j, x) in srow.iter_mut().enumerate() {
+                        *x = if self.visible(blk.row, blk.start + i, blk.start + j) {
+                            *x * scale
+                        } else {
+                            T::from_f64(f64::NEG_INFINITY)
+                        };
+                    }
+                    softmax_row(srow);
+                });
+            let p = Tensor::from_vec(s, (kvh, g * len, len), &dev)?;
+            // [kvh, g*len, hd] = head-major [heads, len, hd]
+            outs.push(to_vec::<T>(&p.matmul(&v)?)?);
+            saved.push(BlockSaved { q, k, v, p });
+        }
+        // back to token-major rows [B*T, heads*hd], one task per row
+        let mut out = vec![T::ZERO; self.b * t * nh * hd];
+        let rows = self.rows_of(&blocks);
+        out.par_chunks_mut(t * nh * hd)
+            .zip(&rows)
+            .for_each(|(dst, range)| {
+                for n in range.clone() {
+                    let (blk, o) = (blocks[n], &outs[n]);
+                    for h in 0..nh {
+                        for i in 0..blk.len {
+                            let to = ((blk.start + i) * nh + h) * hd;
+                            let from = (h * blk.len + i) * hd;
+                            dst[to..to + hd].copy_from_slice(&o[from..from + hd]);
+                        }
+                    }
                 }
-                softmax_row(srow);
             });
-        let p = Tensor::from_vec(s, (b, kvh, g * t, t), &dev)?;
-        let o = to_vec::<T>(&p.matmul(&v)?)?;
-        let out = permute_heads(&o, t, nh, hd, false);
-        Ok((out, AttnSaved { q, k, v, p }))
+        Ok((out, AttnSaved { blocks, saved }))
     }
 
     fn backward<T: Fl>(&self, saved: &AttnSaved, grad: &[T]) -> Result<Vec<T>> {
-        let (b, t, nh, kvh, hd) = (self.b, self.t, self.heads, self.kv_heads, self.head_dim);
+        let (t, nh, kvh, hd) = (self.t, self.heads, self.kv_heads, self.head_dim);
         let g = nh / kvh;
         let width = (nh + 2 * kvh) * hd;
         let dev = candle_core::Device::Cpu;
-        let d_o = permute_heads(grad, t, nh, hd, true);
-        let d_o = Tensor::from_vec(d_o, (b, kvh, g * t, hd), &dev)?;
-        let dv = to_vec::<T>(&saved.p.t()?.matmul(&d_o)?)?;
-        let dp = to_vec::<T>(&d_o.matmul(&saved.v.t()?)?)?;
-        let p = to_vec::<T>(&saved.p)?;
-        // dS = scale * p * (dp - sum(dp * p))
+        let blocks = &saved.blocks;
         let scale = T::from_f64(self.scale);
-        let mut ds = dp;
-        ds.par_chunks_mut(t * BLOCK_ROWS)
-            .zip(p.par_chunks(t * BLOCK_ROWS))
-            .for_each(|(db, pb)| {
-                for (drow, prow) in db.chunks_exact_mut(t).zip(pb.chunks_exact(t)) {
-                    let mut dot = T::ZERO;
-                    for (d, &pv) in drow.iter().zip(prow) {
-                        dot += *d * pv;
-                    }
-                    for (d, &pv) in drow.iter_mut().zip(prow) {
-                        *d = scale * pv * (*d - dot);
-                    }
+        // per block: dL/dq, dL/dk, dL/dv, head-major
+        let mut grads: Vec<[Vec<T>; 3]> = Vec::with_capacity(blocks.len());
+        for (blk, sv) in blocks.iter().zip(&saved.saved) {
+            let len = blk.len;
+            let mut d_o = vec![T::ZERO; nh * len * hd];
+            for h in 0..nh {
+                for i in 0..len {
+                    let from = ((blk.row * t + blk.start + i) * nh + h) * hd;
+                    let to = (h * len + i) * hd;
+                    d_o[to..to + hd].copy_from_slice(&grad[from..from + hd]);
                 }
-            });
-        let ds = Tensor::from_vec(ds, (b, kvh, g * t, t), &dev)?;
-        let dq = to_vec::<T>(&ds.matmul(&saved.k)?)?;
-        let dk = to_vec::<T>(&ds.t()?.matmul(&saved.q)?)?;
-        // un-rotate and pack to [B, T, (nh + 2 kvh) hd]
-        let mut out = vec![T::ZERO; b * t * width];
-        out.par_chunks_mut(t * width)
-            .zip(dq.par_chunks(nh * t * hd))
-            .zip(dk.par_chunks(kvh * t * hd).zip(dv.par_chunks(kvh * t * hd)))
-            .enumerate()
-            .for_each(|(bi, ((seq, dq), (dk, dv)))| {
-                for i in 0..t {
-                    let row = &mut seq[i * width..(i + 1) * width];
-                    self.for_each_head(bi, i, |part, p, o, [cos, sin]| {
-                        let dst = &mut row[p..p + hd];
-                        match part {
-                            Part::Q => rope_row(&dq[o..o + hd], cos, sin, true, dst),
-                            Part::K => rope_row(&dk[o..o + hd], cos, sin, true, dst),
-                            Part::V => dst.copy_from_slice(&dv[o..o + hd]),
+            }
+            let d_o = Tensor::from_vec(d_o, (kvh, g * len, hd), &dev)?;
+            let dv = to_vec::<T>(&sv.p.t()?.matmul(&d_o)?)?;
+            let dp = to_vec::<T>(&d_o.matmul(&sv.v.t()?)?)?;
+            let p = to_vec::<T>(&sv.p)?;
+            // dS = scale * p * (dp - sum(dp * p))
+            let mut ds = dp;
+            ds.par_chunks_mut(len * BLOCK_ROWS)
+                .zip(p.par_chunks(len * BLOCK_ROWS))
+                .for_each(|(db, pb)| {
+                    for (drow, prow) in db.chunks_exact_mut(len).zip(pb.chunks_exact(len)) {
+                        let mut dot = T::ZERO;
+                        for (d, &pv) in drow.iter().zip(prow) {
+                            dot += *d * pv;
                         }
-                    });
+                        for (d, &pv) in drow.iter_mut().zip(prow) {
+                            *d = scale * pv * (*d - dot);
+                        }
+                    }
+                });
+            let ds = Tensor::from_vec(ds, (kvh, g * len, len), &dev)?;
+            let dq = to_vec::<T>(&ds.matmul(&sv.k)?)?;
+            let dk = to_vec::<T>(&ds.t()?.matmul(&sv.q)?)?;
+            grads.push([dq, dk, dv]);
+        }
+        // un-rotate and pack to [B*T, (nh + 2 kvh) hd], one task per row
+        let mut out = vec![T::ZERO; self.b * t * width];
+        let rows = self.rows_of(blocks);
+        out.par_chunks_mut(t * width)
+            .zip(&rows)
+            .for_each(|(seq, range)| {
+                for n in range.clone() {
+                    let (blk, [dq, dk, dv]) = (blocks[n], &grads[n]);
+                    for i in 0..blk.len {
+                        let row = &mut seq[(blk.start + i) * width..][..width];
+                        self.for_each_head(blk, i, |part, p, o, [cos, sin]| {
+                            let dst = &mut row[p..p + hd];
+                            match part {
+                                Part::Q => rope_row(&dq[o..o + hd], cos, sin, true, dst),
+                                Part::K => rope_row(&dk[o..o + hd], cos, sin, true, dst),
+                                Part::V => dst.copy_from_slice(&dv[o..o + hd]),
+                            }
+                        });
+                    }
                 }
             });
         Ok(out)
@@ -928,30 +1028,6 @@ fn vocab_grad_t<T: Fl>(
             row[targets[r] as usize] += a;
         });
     cpu_tensor(dz, (n, v))
-}
-
-/// Moves attention values between token-major rows `[B, T, nh hd]` and head-major rows
-/// `[B, nh, T, hd]` (`[B, kvh, g T, hd]` for grouped heads): into head-major order with
-/// `to_heads`, else back.
-fn permute_heads<T: Fl>(src: &[T], t: usize, nh: usize, hd: usize, to_heads: bool) -> Vec<T> {
-    let mut dst = vec![T::ZERO; src.len()];
-    let per = t * nh * hd;
-    dst.par_chunks_mut(per)
-        .zip(src.par_chunks(per))
-        .for_each(|(dst, src)| {
-            for h in 0..nh {
-                for i in 0..t {
-                    let (head_major, token_major) = ((h * t + i) * hd, i * nh * hd + h * hd);
-                    let (from, to) = if to_heads {
-                        (token_major, head_major)
-                    } else {
-                        (head_major, token_major)
-                    };
-                    dst[to..to + hd].copy_from_slice(&src[from..from + hd]);
-                }
-            }
-        });
-    dst
 }
 
 #[cfg(test)]
