@@ -221,9 +221,34 @@ def math_reward(completions: list, **kwargs: Any) -> list:
     return [verify(g, _completion_text(c)).reward for g, c in zip(golds, completions)]
 
 
+def _extra_info_choices(extra_info: Any) -> Optional[list]:
+    """The options at ``extra_info["choices"]`` (where ``rlvr export data`` writes a
+    multiple-choice problem's options), or None when there are none (no ``extra_info``, no
+    key, or null). A list, tuple or numpy array of strings is read; anything else is an error."""
+    if extra_info is None:
+        return None
+    if not hasattr(extra_info, "get"):
+        raise ValueError(f"extra_info must be a dict (verl's extra_info of the row) or None, got {type(extra_info).__name__}")
+    choices = extra_info.get("choices")
+    if choices is None:
+        return None
+    if isinstance(choices, (str, bytes)) or not isinstance(choices, (list, tuple, np.ndarray)):
+        raise ValueError(f'extra_info["choices"] must be a list of strings (the options, in letter order), got {type(choices).__name__}')
+    choices = list(choices)
+    for i, c in enumerate(choices):
+        if not isinstance(c, str):
+            raise ValueError(f'extra_info["choices"][{i}] must be a string, got {type(c).__name__}')
+    return choices
+
+
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None, **kwargs: Any) -> dict:
     """verl's ``custom_reward_function``: ``{"score": 1.0 or 0.0, "acc": bool, "pred": str}``
     (verl logs the extra keys). Config: ``custom_reward_function.path=<rlvr>/verl.py``,
-    ``custom_reward_function.name=compute_score`` (see rlvr.verl)."""
-    v = verify(ground_truth, solution_str)
+    ``custom_reward_function.name=compute_score`` (see rlvr.verl). verl 0.9 calls it as
+    ``compute_score(data_source=, solution_str=, ground_truth=, extra_info=)`` (plus any
+    ``reward_kwargs``, accepted and unused). A multiple-choice row's options at
+    ``extra_info["choices"]`` (as ``rlvr export data`` writes them) are used: the right
+    option's letter or its text is accepted, as in rlvr's own runs (:func:`verify` with
+    ``choices``)."""
+    v = verify(ground_truth, solution_str, _extra_info_choices(extra_info))
     return {"score": v.reward, "acc": v.correct, "pred": v.extracted or ""}

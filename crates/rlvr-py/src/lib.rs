@@ -9,7 +9,7 @@
 //! | `advantages(groups, rewards, estimator, std_scope, unbiased_std, eps)` | [`rlvr_core::advantage::compute`] |
 //! | `weights(rule, tokens, advantages, groups, max_len)` | [`rlvr_core::aggregation::weights`] |
 //! | `diagnostics_json(tokens, advantages, groups, max_len)` | [`rlvr_core::diagnostics::batch_diagnostics`] and `verdict` |
-//! | `verify(gold, response)` | [`rlvr_tasks::math::verify`] |
+//! | `verify(gold, response, choices=None)` | [`rlvr_tasks::math::verify`], with options [`rlvr_tasks::math::verify_with_choices`] |
 //!
 //! Contract: bad input raises `ValueError` (the message names the argument and the index);
 //! nothing here panics on user input. Group ids are any `int64` values (mapped to dense ids in

@@ -9,6 +9,8 @@
 //!   accepts only a pickle of one `str` (never unpickling).
 //! - [`math`]: answer extraction, normalization and equivalence for math answers
 //!   ([`math::verify`]), and [`MathVerifier`].
+//! - [`options`]: a multiple-choice problem's options shown after its question
+//!   ([`Problem::question`]), unless the question already lists them.
 //! - [`testbed`]: the generated arithmetic task that a small model learns on a CPU, with a
 //!   difficulty knob, a seed, the two length regimes of the paper, and its own tokenizer.
 //! - [`code`]: stdin/stdout programming problems and a sandboxed Python runner.
@@ -31,6 +33,7 @@ pub mod code;
 pub mod data;
 pub mod livecodebench;
 pub mod math;
+pub mod options;
 pub mod pickle;
 pub mod reward;
 pub mod testbed;
@@ -85,9 +88,23 @@ pub struct Problem {
     pub data_source: String,
     /// A multiple-choice problem's options in letter order (`choices[0]` is option A; at
     /// most [`math::MAX_CHOICES`]); None for any other problem. With options, the math
-    /// checker accepts the right option's letter or its text ([`math::verify_with_choices`]).
+    /// checker accepts the right option's letter or its text ([`math::verify_with_choices`]),
+    /// and the rendered prompt shows them after the question ([`Problem::question`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choices: Option<Vec<String>>,
+}
+
+impl Problem {
+    /// The text the model is asked: the prompt text ([`Prompt::text`]) with the options block
+    /// after it when the problem has [`Problem::choices`] that the text does not already list
+    /// (`Options:\nA. ...\nB. ...`, MMLU-Pro's form; see [`options`]); else the prompt text.
+    /// Every prompt template renders this text.
+    pub fn question(&self) -> std::borrow::Cow<'_, str> {
+        match &self.choices {
+            Some(c) => options::with_options(self.prompt.text(), c),
+            None => std::borrow::Cow::Borrowed(self.prompt.text()),
+        }
+    }
 }
 
 /// A named list of problems.

@@ -7,11 +7,17 @@
 //! | `data_source` | string | the preset or file the problem comes from |
 //! | `ability` | string | `math` or `code` |
 //! | `reward_model` | `{ground_truth, style}` | the gold answer (code: the tests as JSON), `style = "rule"` |
-//! | `extra_info` | `{id, index, split}` | rlvr's problem id, the row index, `train` or `test` |
+//! | `extra_info` | `{id, index, split[, choices]}` | rlvr's problem id, the row index, `train` or `test`; a multiple-choice problem's options |
+//!
+//! `extra_info.choices` (a list of strings, option A first) is there only for options: a
+//! parquet file without multiple-choice problems has no such column, and in one with some,
+//! the rows without options hold null; a JSON line has the key only when its row has options. verl passes `extra_info` to its reward function,
+//! and `rlvr.compute_score` checks the response against the options when they are there
+//! (`rlvr_tasks::math::verify_with_choices`, as rlvr's own runs do).
 //!
 //! rlvr reads the file back with [`FieldMap::verl`](crate::FieldMap::verl) (the round trip is
-//! tested), and verl scores it with `rlvr.compute_score` (the Python package) as its
-//! `custom_reward_function`.
+//! tested, options included), and verl scores it with `rlvr.compute_score` (the Python
+//! package) as its `custom_reward_function`.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -35,10 +41,14 @@ pub struct VerlRow {
     pub ground_truth: String,
     pub id: String,
     pub split: String,
+    /// A multiple-choice problem's options in letter order (`extra_info.choices`); None for
+    /// any other problem.
+    pub choices: Option<Vec<String>>,
 }
 
-/// The parquet schema of the layout (3-level lists, as pyarrow writes them).
-const SCHEMA: &str = "
+/// The parquet schema of the layout (3-level lists, as pyarrow writes them); `extra_info`
+/// ends with [`CHOICES_FIELD`] when some row has options.
+const SCHEMA_HEAD: &str = "
 message schema {
   required group prompt (LIST) {
     repeated group list {
@@ -57,9 +67,15 @@ message schema {
   required group extra_info {
     required binary id (STRING);
     required int64 index;
-    required binary split (STRING);
-  }
-}";
+    required binary split (STRING);";
+
+/// `extra_info.choices`: null for a row without options.
+const CHOICES_FIELD: &str = "
+    optional group choices (LIST) {
+      repeated group list {
+        required binary element (STRING);
+      }
+    }";
 
 fn io_error(path: &Path, e: impl std::fmt::Display) -> DataError {
     DataError::Io {
@@ -90,7 +106,12 @@ fn bytes(s: &str) -> ByteArray {
 }
 
 fn write_parquet(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
-    let schema = Arc::new(parse_message_type(SCHEMA).map_err(|e| io_error(path, e))?);
+    let with_choices = rows.iter().any(|r| r.choices.is_some());
+    let schema = format!(
+        "{SCHEMA_HEAD}{}\n  }}\n}}",
+        if with_choices { CHOICES_FIELD } else { "" }
+    );
+    let schema = Arc::new(parse_message_type(&schema).map_err(|e| io_error(path, e))?);
     let props = Arc::new(
         WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
@@ -118,7 +139,29 @@ fn write_parquet(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
             roles.push(bytes(&m.role));
         }
     }
+    // the options' leaf: definition level 0 for null, 1 for an empty list, 2 for an option
+    let (mut choice_def, mut choice_rep, mut choices) = (Vec::new(), Vec::new(), Vec::new());
+    for row in rows {
+        match row.choices.as_deref() {
+            None => {
+                choice_def.push(0);
+                choice_rep.push(0);
+            }
+            Some([]) => {
+                choice_def.push(1);
+                choice_rep.push(0);
+            }
+            Some(list) => {
+                for (k, c) in list.iter().enumerate() {
+                    choice_def.push(2);
+                    choice_rep.push(i16::from(k > 0));
+                    choices.push(bytes(c));
+                }
+            }
+        }
+    }
     let strings = |f: &dyn Fn(&VerlRow) -> &str| rows.iter().map(|r| bytes(f(r))).collect();
+    // leaves 2 to 8 but 7: data_source, ability, ground_truth, style, id, (index), split
     let flat: [Vec<ByteArray>; 6] = [
         strings(&|r| &r.data_source),
         strings(&|r| &r.ability),
@@ -138,14 +181,18 @@ fn write_parquet(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
             1 => col
                 .typed::<ByteArrayType>()
                 .write_batch(&roles, Some(&def), Some(&rep)),
-            // leaves in schema order: data_source, ability, ground_truth, style, id, index, split
-            7 => col.typed::<Int64Type>().write_batch(&index, None, None),
             2..=6 => col
                 .typed::<ByteArrayType>()
                 .write_batch(&flat[leaf - 2], None, None),
-            _ => col
+            7 => col.typed::<Int64Type>().write_batch(&index, None, None),
+            8 => col
                 .typed::<ByteArrayType>()
                 .write_batch(&flat[5], None, None),
+            _ => col.typed::<ByteArrayType>().write_batch(
+                &choices,
+                Some(&choice_def),
+                Some(&choice_rep),
+            ),
         };
         written.map_err(|e| io_error(path, e))?;
         col.close().map_err(|e| io_error(path, e))?;
@@ -154,6 +201,15 @@ fn write_parquet(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
     rg.close().map_err(|e| io_error(path, e))?;
     writer.close().map_err(|e| io_error(path, e))?;
     Ok(())
+}
+
+/// A JSON line's `extra_info`: `choices` only for a row with options.
+fn extra_info(r: &VerlRow, index: usize) -> serde_json::Value {
+    let mut info = serde_json::json!({"id": r.id, "index": index, "split": r.split});
+    if let Some(c) = &r.choices {
+        info["choices"] = serde_json::json!(c);
+    }
+    info
 }
 
 fn write_jsonl(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
@@ -168,7 +224,7 @@ fn write_jsonl(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
             "data_source": r.data_source,
             "ability": r.ability,
             "reward_model": {"ground_truth": r.ground_truth, "style": "rule"},
-            "extra_info": {"id": r.id, "index": index, "split": r.split},
+            "extra_info": extra_info(r, index),
         });
         writeln!(out, "{line}").map_err(|source| DataError::Io {
             path: path.to_path_buf(),
@@ -194,6 +250,7 @@ mod tests {
             ground_truth: gold.into(),
             id: id.into(),
             split: "test".into(),
+            choices: None,
         };
         vec![
             row("a", vec![ChatMessage::new("user", "1+1? ünïcode")], "2"),
@@ -241,6 +298,75 @@ mod tests {
             }
             assert_eq!(ds.problems[0].prompt.text(), "1+1? ünïcode");
         }
+    }
+
+    /// The leaf columns of a parquet file, as dotted paths.
+    fn columns(path: &Path) -> Vec<String> {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let reader = SerializedFileReader::new(File::open(path).unwrap()).unwrap();
+        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+        schema.columns().iter().map(|c| c.path().string()).collect()
+    }
+
+    #[test]
+    fn options_round_trip_at_extra_info_choices() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows = rows();
+        rows[0].choices = Some(vec!["1".into(), "2".into(), "x, \\frac{1}{2} ü".into()]);
+        rows[0].ground_truth = "B".into();
+        rows[2].choices = Some(vec!["only".into()]);
+        for name in ["mc.parquet", "mc.jsonl"] {
+            let path = dir.path().join(name);
+            write(&path, &rows).unwrap();
+            let ds = load_file(&path, &FieldMap::verl()).unwrap();
+            let got: Vec<Option<Vec<String>>> =
+                ds.problems.iter().map(|p| p.choices.clone()).collect();
+            let want: Vec<Option<Vec<String>>> = rows.iter().map(|r| r.choices.clone()).collect();
+            assert_eq!(got, want, "{name}");
+            assert_eq!(ds.problems[0].answer, "B");
+            // the options are what the checker reads: the letter and the text of B are right
+            for response in ["Answer: B", "Answer: 2"] {
+                let s = crate::math::verify_problem(&ds.problems[0], response);
+                assert!(s.correct, "{name} {response}: {s:?}");
+            }
+            assert!(!crate::math::verify_problem(&ds.problems[0], "Answer: A").correct);
+        }
+        assert!(columns(&dir.path().join("mc.parquet"))
+            .contains(&"extra_info.choices.list.element".to_string()));
+        // the row without options: null in parquet, no key in JSON lines
+        let lines = std::fs::read_to_string(dir.path().join("mc.jsonl")).unwrap();
+        let second: serde_json::Value =
+            serde_json::from_str(lines.lines().nth(1).unwrap()).unwrap();
+        assert!(second["extra_info"].get("choices").is_none(), "{second}");
+        let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+        assert_eq!(
+            first["extra_info"]["choices"],
+            serde_json::json!(["1", "2", "x, \\frac{1}{2} ü"])
+        );
+    }
+
+    #[test]
+    fn without_options_there_is_no_choices_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plain.parquet");
+        write(&path, &rows()).unwrap();
+        let cols = columns(&path);
+        assert_eq!(
+            cols,
+            [
+                "prompt.list.element.content",
+                "prompt.list.element.role",
+                "data_source",
+                "ability",
+                "reward_model.ground_truth",
+                "reward_model.style",
+                "extra_info.id",
+                "extra_info.index",
+                "extra_info.split"
+            ]
+        );
+        let ds = load_file(&path, &FieldMap::verl()).unwrap();
+        assert!(ds.problems.iter().all(|p| p.choices.is_none()));
     }
 
     #[test]

@@ -34,7 +34,10 @@ impl Task {
 /// How a problem becomes prompt text: the template around the problem, then (optionally) the
 /// tokenizer's chat template. A chat prompt from the data keeps every message (system, earlier
 /// user and assistant turns); the template (`dapo`, `qwen-boxed`) wraps its last user message.
-/// A text prompt becomes one user turn.
+/// A text prompt becomes one user turn. A multiple-choice problem's options are part of the
+/// problem text the template wraps ([`Problem::question`]: an `Options:` block after the
+/// question unless it lists them already), so training, `rlvr eval` and the exported data all
+/// show the model the same options.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptFormat {
     pub template: PromptTemplate,
@@ -45,7 +48,7 @@ impl PromptFormat {
     /// The chat messages of `problem`: its chat prompt with the template around the last user
     /// message, or one user turn holding the templated text.
     pub fn messages(&self, problem: &Problem) -> Vec<ChatMessage> {
-        let user = self.template.render(problem.prompt.text());
+        let user = self.template.render(&problem.question());
         match &problem.prompt {
             rlvr_tasks::Prompt::Chat(msgs) if msgs.iter().any(|m| m.role == "user") => {
                 let last_user = msgs.iter().rposition(|m| m.role == "user");
@@ -74,7 +77,7 @@ impl PromptFormat {
     ) -> Result<String, TrainError> {
         match (self.chat, tokenizer) {
             (true, Some(tok)) => Ok(tok.apply_chat_template(&self.messages(problem), true)?),
-            _ => Ok(self.template.render(problem.prompt.text())),
+            _ => Ok(self.template.render(&problem.question())),
         }
     }
 }
@@ -87,13 +90,18 @@ impl PromptFormat {
 /// `rlvr_tasks::data::MAX_PROMPT_BYTES` whatever the limit, naming the file and line.)
 pub const PROMPT_BYTES_PER_TOKEN: usize = 32;
 
-/// The byte length of a problem's prompt text (a chat prompt: its roles and contents), the
-/// size [`build_task`] and [`build_eval_task`] check before rendering or tokenizing it.
+/// The byte length of a problem's prompt text (a chat prompt: its roles and contents) and of
+/// its options, the size [`build_task`] and [`build_eval_task`] check before rendering or
+/// tokenizing it.
 fn prompt_bytes(p: &Problem) -> usize {
-    match &p.prompt {
-        rlvr_tasks::Prompt::Text(t) => t.len(),
-        rlvr_tasks::Prompt::Chat(msgs) => msgs.iter().map(|m| m.role.len() + m.content.len()).sum(),
-    }
+    let options: usize = p.choices.iter().flatten().map(String::len).sum();
+    options
+        + match &p.prompt {
+            rlvr_tasks::Prompt::Text(t) => t.len(),
+            rlvr_tasks::Prompt::Chat(msgs) => {
+                msgs.iter().map(|m| m.role.len() + m.content.len()).sum()
+            }
+        }
 }
 
 /// [`build_task`] for evaluation: every prompt must fit the model's context of `positions`

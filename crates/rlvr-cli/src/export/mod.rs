@@ -163,8 +163,9 @@ fn origin_of(config: &std::path::Path, set: &[String]) -> String {
 }
 
 /// The problems as verl rows: the messages rlvr's own prompt formatting makes (the template
-/// around the last user message; a text prompt becomes one user message), before any chat
-/// template (verl applies the tokenizer's).
+/// around the last user message; a text prompt becomes one user message; a multiple-choice
+/// problem's options after its question), before any chat template (verl applies the
+/// tokenizer's), and the options themselves at `extra_info.choices` for the reward function.
 pub fn verl_rows(
     problems: &[rlvr_tasks::Problem],
     template: PromptTemplate,
@@ -189,6 +190,7 @@ pub fn verl_rows(
                 ground_truth: p.answer.clone(),
                 id: p.id.clone(),
                 split: split.into(),
+                choices: p.choices.clone(),
             }
         })
         .collect()
@@ -354,5 +356,34 @@ mod tests {
             "n='\\$(rm -rf ~)\\`x\\`\\\""
         );
         assert_eq!(hydra_str("it's"), "'it\\'s'");
+    }
+
+    #[test]
+    fn verl_rows_show_and_carry_the_options() {
+        let problem = |choices: Option<Vec<String>>| rlvr_tasks::Problem {
+            id: "q1".into(),
+            prompt: rlvr_tasks::Prompt::Text("Which is prime?".into()),
+            answer: "B".into(),
+            solution: None,
+            data_source: "mmlu".into(),
+            choices,
+        };
+        let options = vec!["4".to_string(), "5".to_string()];
+        let rows = verl_rows(
+            &[problem(Some(options.clone())), problem(None)],
+            PromptTemplate::QwenBoxed,
+            "test",
+        );
+        assert_eq!(rows[0].choices.as_ref(), Some(&options));
+        assert_eq!(rows[0].prompt.len(), 1);
+        assert_eq!(
+            rows[0].prompt[0].content,
+            PromptTemplate::QwenBoxed.render("Which is prime?\nOptions:\nA. 4\nB. 5")
+        );
+        assert_eq!(rows[1].choices, None);
+        assert_eq!(
+            rows[1].prompt[0].content,
+            PromptTemplate::QwenBoxed.render("Which is prime?")
+        );
     }
 }

@@ -129,16 +129,18 @@ fn finish(p: &Preset, mut ds: Dataset, paths: &[&Path]) -> Dataset {
 }
 
 /// The key of [`Preset::dedup`]: the prompt text with runs of whitespace made one space and
-/// the ends trimmed, and the trimmed answer (DAPO-Math-17k's local copy differs from the hub
-/// copy only in whitespace around some problems).
-pub fn dedup_key(p: &Problem) -> (String, String) {
-    let text = p
-        .prompt
-        .text()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    (text, p.answer.trim().to_string())
+/// the ends trimmed, the trimmed answer (DAPO-Math-17k's local copy differs from the hub
+/// copy only in whitespace around some problems), and the options, each so squeezed (None
+/// without options: the same question with other options is another problem).
+pub fn dedup_key(p: &Problem) -> (String, String, Option<Vec<String>>) {
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    (
+        squeeze(p.prompt.text()),
+        p.answer.trim().to_string(),
+        p.choices
+            .as_ref()
+            .map(|c| c.iter().map(|o| squeeze(o)).collect()),
+    )
 }
 
 /// verl parquet rows whose user message is DAPO's wrapper around the problem: the wrapper is
@@ -386,5 +388,22 @@ mod tests {
         assert!(err.contains("POLARIS"), "{err}");
         let err = load_preset("nope", dir.path()).unwrap_err().to_string();
         assert!(err.contains("math500"), "{err}");
+    }
+
+    #[test]
+    fn dedup_key_tells_problems_with_other_options_apart() {
+        let problem = |text: &str, choices: Option<[&str; 2]>| Problem {
+            id: "p".into(),
+            prompt: Prompt::Text(text.into()),
+            answer: "A".into(),
+            solution: None,
+            data_source: "d".into(),
+            choices: choices.map(|c| c.map(String::from).to_vec()),
+        };
+        let key = dedup_key(&problem("Pick one.", Some(["x  y", "z"])));
+        assert_eq!(key, dedup_key(&problem(" Pick\none. ", Some(["x y", "z"]))));
+        assert_ne!(key, dedup_key(&problem("Pick one.", Some(["z", "x y"]))));
+        assert_ne!(key, dedup_key(&problem("Pick one.", None)));
+        assert_eq!(key.2, Some(vec!["x y".to_string(), "z".to_string()]));
     }
 }

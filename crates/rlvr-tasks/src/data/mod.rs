@@ -34,7 +34,8 @@
 //! `{"text": [...], "label": [...]}`, whose list order gives the letters and whose label
 //! standing as the gold (`"1"`) becomes that option's letter. Labels the options carry
 //! themselves (AQuA's `A)21`) are removed. [`FieldMap::verl`] and [`FieldMap::problem_answer`]
-//! read `choices`, then `options` ([`CHOICE_FIELDS`]); no preset is multiple choice.
+//! read `choices`, then `options` ([`CHOICE_FIELDS`]); [`FieldMap::verl`] then
+//! `extra_info.choices` too (where rlvr's verl export puts them); no preset is multiple choice.
 //!
 //! # Formats
 //! By extension: `.jsonl`/`.ndjson` (one object per line, blank lines skipped), `.json` (an

@@ -123,8 +123,11 @@ pub const CHOICE_FIELDS: [&str; 2] = ["choices", "options"];
 
 impl FieldMap {
     /// verl's layout: `prompt` (chat), `reward_model.ground_truth`, `data_source`,
-    /// `extra_info.index` as the id.
+    /// `extra_info.index` as the id; options from `choices`, `options`, then
+    /// `extra_info.choices` (where `rlvr export data` writes them, [`crate::verl_format`]).
     pub fn verl() -> Self {
+        let mut choices = CHOICE_FIELDS.map(String::from).to_vec();
+        choices.push("extra_info.choices".into());
         FieldMap {
             prompt: "prompt".into(),
             answer: AnswerSource::Field("reward_model.ground_truth".into()),
@@ -132,7 +135,7 @@ impl FieldMap {
             id: Some("extra_info.index".into()),
             data_source: Some("data_source".into()),
             context: None,
-            choices: CHOICE_FIELDS.map(String::from).to_vec(),
+            choices,
         }
     }
 

@@ -1,0 +1,143 @@
+//! The options of a multiple-choice problem, shown to the model.
+//!
+//! A problem with [`Problem::choices`](crate::Problem::choices) whose text does not already
+//! list them gets an options block after the question, in the form of MMLU-Pro's official
+//! evaluation (`format_cot_example` in TIGER-AI-Lab/MMLU-Pro's `evaluate_from_local.py`,
+//! which lm-evaluation-harness's `mmlu_pro` task copies):
+//!
+//! ```text
+//! <question>
+//! Options:
+//! A. <option A>
+//! B. <option B>
+//! ```
+//!
+//! Option texts are shown without labels they carry themselves (AQuA's `A)21` is shown as
+//! `A. 21`, [`strip_labels`]) and trimmed. The block has no trailing newline: the prompt
+//! template puts its own text after it.
+//!
+//! The text **already lists** the options ([`lists_options`]) when, for every option in
+//! order, the text holds that option's letter label (`(B)`, `B)`, `B.` or `B:`, not preceded
+//! by a letter or digit), then the option's text, then an end, a space or punctuation
+//! (runs of whitespace count as one space on both sides). Requiring the labels keeps short
+//! options that the question happens to contain (`2`, `True`) from counting as listed: a
+//! model that never saw the letters could not answer with one. A question that lists its
+//! options without letters gets the block too (the options are then shown twice).
+
+use std::borrow::Cow;
+
+use crate::math::{strip_labels, MAX_CHOICES};
+
+/// `text` followed by the options block, or `text` unchanged when it already lists the
+/// options or there are none (see the module docs).
+pub fn with_options<'a, S: AsRef<str>>(text: &'a str, choices: &[S]) -> Cow<'a, str> {
+    if choices.is_empty() || lists_options(text, choices) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(format!("{}\n{}", text.trim_end(), options_block(choices)))
+}
+
+/// The block `Options:\nA. <text>\nB. <text>...` (no trailing newline) for at most
+/// [`MAX_CHOICES`] options, their own labels removed.
+pub fn options_block<S: AsRef<str>>(choices: &[S]) -> String {
+    let texts = strip_labels(&choices[..choices.len().min(MAX_CHOICES)]);
+    let mut out = String::from("Options:");
+    for (i, t) in texts.iter().enumerate() {
+        out.push('\n');
+        out.push(letter(i));
+        out.push_str(". ");
+        out.push_str(t.trim());
+    }
+    out
+}
+
+/// Whether `text` lists every option with its letter label, in the forms the module docs
+/// name. No options: false.
+pub fn lists_options<S: AsRef<str>>(text: &str, choices: &[S]) -> bool {
+    if choices.is_empty() {
+        return false;
+    }
+    let text = squeeze(text);
+    let texts = strip_labels(&choices[..choices.len().min(MAX_CHOICES)]);
+    texts
+        .iter()
+        .enumerate()
+        .all(|(i, option)| labelled_in(&text, letter(i), &squeeze(option)))
+}
+
+fn letter(i: usize) -> char {
+    char::from(b'A' + i as u8)
+}
+
+/// Runs of whitespace made one space, the ends trimmed.
+fn squeeze(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether `text` holds a label of `letter` followed by `option` (see [`lists_options`]).
+fn labelled_in(text: &str, letter: char, option: &str) -> bool {
+    let labels = [
+        format!("({letter})"),
+        format!("{letter})"),
+        format!("{letter}."),
+        format!("{letter}:"),
+    ];
+    labels.iter().any(|label| {
+        text.match_indices(label.as_str()).any(|(at, _)| {
+            let before_ok = text[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            let rest = text[at + label.len()..].trim_start_matches(' ');
+            before_ok
+                && rest
+                    .strip_prefix(option)
+                    .is_some_and(|after| after.chars().next().is_none_or(|c| !c.is_alphanumeric()))
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_follows_the_question() {
+        let got = with_options("Which is prime?\n", &["4", "5", "6"]);
+        assert_eq!(got, "Which is prime?\nOptions:\nA. 4\nB. 5\nC. 6");
+        // own labels are not shown twice
+        assert_eq!(
+            options_block(&["A)21", "B)21.5"]),
+            "Options:\nA. 21\nB. 21.5"
+        );
+    }
+
+    #[test]
+    fn listed_options_are_recognized() {
+        let choices = ["21", "21.5", "22"];
+        for text in [
+            "How far? Answer Choices: (A) 21 (B) 21.5 (C) 22",
+            "How far?\nA. 21\nB.  21.5\nC.\n22",
+            "How far?\nA) 21, B) 21.5, C) 22.",
+            "How far? A: 21 B: 21.5 C: 22",
+        ] {
+            assert!(lists_options(text, &choices), "{text}");
+            assert_eq!(with_options(text, &choices), text);
+        }
+        for text in [
+            // the texts alone, without letters
+            "Is it 21, 21.5 or 22?",
+            // one option missing
+            "(A) 21 (B) 21.5",
+            // the wrong letters
+            "(A) 21 (C) 21.5 (B) 22",
+            // a label inside a word, an option inside a number
+            "DATA. 21 (B) 21.5 (C) 22",
+            "(A) 215 (B) 21.5 (C) 22",
+        ] {
+            assert!(!lists_options(text, &choices), "{text}");
+        }
+        assert!(!lists_options::<&str>("anything", &[]));
+        assert_eq!(with_options::<&str>("q", &[]), "q");
+    }
+}
