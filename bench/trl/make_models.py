@@ -1,23 +1,32 @@
 #!/usr/bin/env python
-"""Write the benchmark's two random Qwen2 checkpoints, bit for bit the same on every run.
+"""Write the benchmark's random Qwen2 checkpoints, bit for bit the same on every run.
 
-    python make_models.py [--out DIR]        # default: bench/out/models (where compare_trl.sh looks)
+    python make_models.py [--out DIR] [--models NAME ...]
+        # default: DIR bench/out/models (where compare_trl.sh looks), models bench-tiny bench-small
 
 For each model, DIR/<name>/ gets config.json, generation_config.json, model.safetensors (f32,
 tied embeddings), tokenizer.json, tokenizer_config.json and bench_info.json (parameter counts);
-both load with AutoTokenizer / AutoModelForCausalLM and with `rlvr bench grpo --model`.
+each loads with AutoTokenizer / AutoModelForCausalLM and with `rlvr bench grpo --model`.
 
-    bench-tiny   vocabulary 512,  hidden 256, 4 layers, 4 heads / 2 KV heads, MLP 704   (3.1M parameters)
-    bench-small  vocabulary 4096, hidden 512, 8 layers, 8 heads / 4 KV heads, MLP 1408  (25.7M)
+    bench-tiny    vocabulary 512,     hidden 256, 4 layers,  4 heads / 2 KV heads, MLP 704   (3.1M parameters)
+    bench-small   vocabulary 4096,    hidden 512, 8 layers,  8 heads / 4 KV heads, MLP 1408  (25.7M)
+    qwen2.5-0.5b  vocabulary 151,936, hidden 896, 24 layers, 14 heads / 2 KV heads, MLP 4864 (494.0M;
+                  about 2 GB on disk), rope theta 1e6, context 32,768: Qwen2.5-0.5B's shape, the
+                  one `rlvr bench grpo --shape qwen2.5-0.5b` builds. Only made when named in --models.
 
 The weights are a seeded random initialisation: the benchmark times the work, which does not
-depend on what the weights are. The tokenizer is a byte-level BPE trained to exactly the model's
-vocabulary on seeded generated text (arithmetic, a few English sentences, pseudo-words), with
-Qwen2's pipeline (NFC, Qwen2's split pattern, byte-level), so single digits are split and every
-prompt "Compute ABCD+EFGH=" is 12 tokens. "<|endoftext|>" is id 0: end-of-sequence and padding.
+depend on what the weights are. The tokenizer is a byte-level BPE trained on seeded generated
+text (arithmetic, a few English sentences, pseudo-words), with Qwen2's pipeline (NFC, Qwen2's
+split pattern, byte-level), so single digits are split and every prompt "Compute ABCD+EFGH=" is
+12 tokens. "<|endoftext|>" is id 0: end-of-sequence and padding. bench-tiny's and bench-small's
+tokenizers have exactly the model's vocabulary. qwen2.5-0.5b's is bench-small's 4,096-token one
+(the training text holds too few distinct strings for 151,936 tokens): the model still samples
+from all 151,936 logits, the cost of every step is the full model's, and the tokenizer leaves
+ids of 4,096 and above out when it decodes (the benchmark's rewards do not read the text). The
+real Qwen2.5-0.5B's tokenizer, 151,665 tokens, is smaller than its vocabulary too.
 
 DIR/prompts.json lists the benchmark's 64 prompts (workload.py) with their token ids under each
-tokenizer.
+tokenizer made (entries of models made by earlier runs into DIR are kept).
 """
 import argparse
 import json
@@ -40,7 +49,16 @@ SHAPES = {
                        num_key_value_heads=2, intermediate_size=704),
     "bench-small": dict(vocab_size=4096, hidden_size=512, num_hidden_layers=8, num_attention_heads=8,
                         num_key_value_heads=4, intermediate_size=1408),
+    # Qwen2.5-0.5B (rlvr's QwenConfig::qwen25_05b_shaped(24)); qkv bias and tied embeddings as
+    # every Qwen2 here
+    "qwen2.5-0.5b": dict(vocab_size=151936, hidden_size=896, num_hidden_layers=24, num_attention_heads=14,
+                         num_key_value_heads=2, intermediate_size=4864),
 }
+DEFAULT_MODELS = ["bench-tiny", "bench-small"]
+# config.json settings that differ from qwen2_config's defaults (context 1024, rope theta 10,000)
+CONFIG = {"qwen2.5-0.5b": dict(max_position_embeddings=32768, rope_theta=1_000_000.0)}
+# the tokenizer's vocabulary where it is not the model's (see the module's docstring)
+TOKENIZER_VOCAB = {"qwen2.5-0.5b": 4096}
 
 # Qwen2's pre-tokenizer split: contractions, letter runs, one digit at a time, punctuation, spaces.
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
@@ -99,7 +117,7 @@ def training_text(seed: int, n_arithmetic: int = 6000, n_sentences: int = 6000) 
 
 
 # ------------------------------------------------------------------------------------ tokenizer, model
-def train_tokenizer(vocab_size: int, seed: int) -> PreTrainedTokenizerFast:
+def train_tokenizer(vocab_size: int, seed: int, model_max_length: int = 1024) -> PreTrainedTokenizerFast:
     """Byte-level BPE with the pipeline transformers' Qwen2Tokenizer builds, so that AutoTokenizer
     (which resolves model_type qwen2 to Qwen2Tokenizer) and the raw tokenizer.json agree."""
     tok = Tokenizer(models.BPE())
@@ -114,16 +132,16 @@ def train_tokenizer(vocab_size: int, seed: int) -> PreTrainedTokenizerFast:
     tok.train_from_iterator(training_text(seed), trainer=trainer)
     assert tok.get_vocab_size() == vocab_size, (tok.get_vocab_size(), vocab_size)
     assert tok.token_to_id(EOS) == 0
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, pad_token=EOS, model_max_length=1024,
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, pad_token=EOS, model_max_length=model_max_length,
                                    padding_side="left", clean_up_tokenization_spaces=False)
 
 
-def qwen2_config(shape: dict) -> Qwen2Config:
+def qwen2_config(shape: dict, max_position_embeddings: int = 1024, rope_theta: float = 10000.0) -> Qwen2Config:
     return Qwen2Config(
         **shape,
-        max_position_embeddings=1024,
+        max_position_embeddings=max_position_embeddings,
         tie_word_embeddings=True,
-        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        rope_parameters={"rope_type": "default", "rope_theta": rope_theta},
         hidden_act="silu",
         rms_norm_eps=1e-6,
         initializer_range=0.02,
@@ -140,11 +158,13 @@ def write_model(name: str, shape: dict, out_dir: str, seed: int) -> dict:
     """Tokenizer, then weights from torch's RNG seeded with `seed`; returns bench_info.json."""
     path = os.path.join(out_dir, name)
     os.makedirs(path, exist_ok=True)
-    tokenizer = train_tokenizer(shape["vocab_size"], seed)
+    config = qwen2_config(shape, **CONFIG.get(name, {}))
+    tokenizer = train_tokenizer(TOKENIZER_VOCAB.get(name, shape["vocab_size"]), seed,
+                                model_max_length=config.max_position_embeddings)
     tokenizer.save_pretrained(path)
 
     torch.manual_seed(seed)
-    model = Qwen2ForCausalLM(qwen2_config(shape)).to(torch.float32).eval()
+    model = Qwen2ForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(bos_token_id=0, eos_token_id=0, pad_token_id=0)
     model.save_pretrained(path, safe_serialization=True)
 
@@ -181,23 +201,36 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "..", "out", "models"),
                     help="output directory (default: bench/out/models)")
     ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--models", nargs="+", choices=list(SHAPES), default=DEFAULT_MODELS, metavar="NAME",
+                    help=f"the models to write, of {', '.join(SHAPES)} (default: {' '.join(DEFAULT_MODELS)}; "
+                         f"qwen2.5-0.5b is about 2 GB)")
     args = ap.parse_args()
     out = os.path.normpath(args.out)
+    os.makedirs(out, exist_ok=True)
 
     prompts = workload.make_prompts()
-    listing = {"prompts": prompts,
-               "note": f"{workload.N_PROMPTS} prompts, seed {workload.PROMPT_SEED} (workload.py); TRL's GRPOTrainer "
-                       f"takes {workload.PROMPTS_PER_STEP} per step, in an order its RepeatSampler draws from its "
-                       f"own seed (trl_grpo_bench.py --seed, default 42)"}
-    for name, shape in SHAPES.items():
+    listing_path = os.path.join(out, "prompts.json")
+    listing = {}
+    if os.path.exists(listing_path):  # keep the token ids of models made before
+        with open(listing_path) as f:
+            listing = json.load(f)
+        if listing.get("prompts") != prompts:
+            listing = {}
+    listing.update({
+        "prompts": prompts,
+        "note": f"{workload.N_PROMPTS} prompts, seed {workload.PROMPT_SEED} (workload.py); TRL's GRPOTrainer "
+                f"takes --prompts (default {workload.PROMPTS_PER_STEP}) per step, in an order its RepeatSampler "
+                f"draws from its own seed (trl_grpo_bench.py --seed, default 42)"})
+    for name in dict.fromkeys(args.models):
+        shape = SHAPES[name]
         info = write_model(name, shape, out, args.seed)
         path = os.path.join(out, name)
         listing[name] = check_model(path, args.seed, prompts)
         print(json.dumps(info))
         print(f"  {path}: {info['params_total']:,} parameters; {prompts[0]!r} -> {listing[name][0]}")
-    with open(os.path.join(out, "prompts.json"), "w") as f:
+    with open(listing_path, "w") as f:
         json.dump(listing, f)
-    print(f"  {os.path.join(out, 'prompts.json')}: the {len(prompts)} prompts with their token ids")
+    print(f"  {listing_path}: the {len(prompts)} prompts with their token ids")
 
 
 if __name__ == "__main__":

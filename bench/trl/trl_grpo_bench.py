@@ -2,28 +2,32 @@
 """Time Hugging Face TRL's GRPOTrainer on the CPU, step by step and phase by phase.
 
     python trl_grpo_bench.py --model bench/out/models/bench-tiny [--max-steps 6] [--mode trl|components|all]
+                             [--prompts 8] [--generations 8] [--new-tokens 128]
 
-The work (workload.py) is the one `rlvr bench grpo` runs: 8 prompts x 8 completions of exactly
-128 new tokens per step, temperature 1 (top-p 1, no top-k), seeded random 0/1 rewards (never all
-equal within a step), token-mean loss (TRL's loss_type "dapo"), beta 0 (no reference model), one
-optimizer step per generation round (64 sequences per device batch, one generation batch, one
-iteration, no accumulation: exactly on-policy), AdamW at lr 1e-6 with TRL's and Trainer's other
-defaults (gradient clipping at 1.0, linear schedule, no warm-up), f32 on the CPU, gradient
-checkpointing off unless --gradient-checkpointing (TRL's own default is on).
+The work (workload.py) is the one `rlvr bench grpo` runs with the same options: --prompts P
+(default 8) x --generations G (default 8) completions of exactly --new-tokens N (default 128) new
+tokens per step, temperature 1 (top-p 1, no top-k), seeded random 0/1 rewards (never all equal
+within a step), token-mean loss (TRL's loss_type "dapo"), beta 0 (no reference model), one
+optimizer step per generation round (P*G sequences, 64 by default, per device batch, one
+generation batch, one iteration, no accumulation: exactly on-policy), AdamW at lr 1e-6 with
+TRL's and Trainer's other defaults (gradient clipping at 1.0, linear schedule, no warm-up),
+f32 on the CPU, gradient checkpointing off unless --gradient-checkpointing (TRL's own default
+is on).
 
 Modes:
   trl         GRPOTrainer.train() for --max-steps steps. A TrainerCallback times each step; the
               phases are TRL's own profiling contexts (transformers.generate, _prepare_inputs,
               compute_loss, ...), plus the backward pass and optimizer.step, timed here. The first
               step is a warm-up: it is kept in the JSON but left out of the summaries.
-  components  the parts alone: model.generate for the same 64 x 128 tokens (KV cache, sampling),
-              one forward+backward over 64 x (12 + 128) tokens with the log-softmax of the
+  components  the parts alone: model.generate for the same P*G x N tokens (KV cache, sampling),
+              one forward+backward over P*G x (12 + N) tokens with the log-softmax of the
               completion positions, and one fused AdamW step; --warmup untimed and --reps timed
               repetitions each.
   all         both (the default).
 
-Writes one JSON file (--out; default bench/out/results/<model>_<mode>.json) and prints a line
-"TRL GRPO <model>: median step ..." that bench/compare_trl.sh looks for.
+Writes one JSON file (--out; default bench/out/results/<model>_<mode>.json, with _PxGxN before
+.json when the work is not the default; its "work" records P, G and N) and prints a line
+"TRL GRPO <model> (PxGxN): median step ..." that bench/compare_trl.sh looks for.
 """
 import argparse
 import json
@@ -37,7 +41,7 @@ import time
 
 import torch
 
-from workload import BATCH, LEARNING_RATE, N_PROMPTS, NEW_TOKENS, NUM_GENERATIONS, PROMPTS_PER_STEP, make_prompts
+from workload import LEARNING_RATE, Work, add_work_arguments, make_prompts, work_from_args
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GENERATE = "transformers.generate"  # TRL's name for the generation phase
@@ -174,17 +178,18 @@ def random_reward_function(seed, seen_lengths, seen_eos):
     return random_reward
 
 
-def grpo_config(args):
+def grpo_config(args, work: Work):
     from trl import GRPOConfig
     return GRPOConfig(
         output_dir=os.path.join(args.workdir, "trl_output", os.path.basename(args.model.rstrip("/"))),
         use_cpu=True, bf16=False, fp16=False,
         gradient_checkpointing=args.gradient_checkpointing,
-        # one optimizer step per generation round: the whole 64-sequence batch in one device batch
-        per_device_train_batch_size=BATCH, gradient_accumulation_steps=1, steps_per_generation=1,
-        num_generations=NUM_GENERATIONS, num_iterations=1,
-        # exactly NEW_TOKENS per completion: end-of-sequence cannot stop one earlier
-        max_completion_length=NEW_TOKENS, generation_kwargs={"min_new_tokens": NEW_TOKENS},
+        # one optimizer step per generation round: the whole P*G-sequence batch in one device batch
+        # (so generation_batch_size = P*G too: one generation batch per step)
+        per_device_train_batch_size=work.batch, gradient_accumulation_steps=1, steps_per_generation=1,
+        num_generations=work.generations, num_iterations=1,
+        # exactly N tokens per completion: end-of-sequence cannot stop one earlier
+        max_completion_length=work.new_tokens, generation_kwargs={"min_new_tokens": work.new_tokens},
         temperature=1.0, top_p=1.0, top_k=0,
         loss_type="dapo", beta=0.0, learning_rate=LEARNING_RATE,
         max_steps=args.max_steps, logging_steps=1, report_to="none", save_strategy="no",
@@ -192,17 +197,18 @@ def grpo_config(args):
     )
 
 
-def run_trl(args, out):
+def run_trl(args, work: Work, out):
     import datasets
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
 
     tok = AutoTokenizer.from_pretrained(args.model)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
-    prompts = make_prompts()
+    prompts = make_prompts(n=work.pool)
     dataset = datasets.Dataset.from_list([{"prompt": p} for p in prompts])
     lengths, eos = [], []
-    cfg = grpo_config(args)
+    cfg = grpo_config(args, work)
+    assert cfg.generation_batch_size == work.batch, (cfg.generation_batch_size, work.batch)
 
     recorder = PhaseRecorder()
     trainer = GRPOTrainer(model=model, reward_funcs=random_reward_function(args.seed, lengths, eos), args=cfg,
@@ -231,11 +237,12 @@ def run_trl(args, out):
     median_step = statistics.median(seconds)
     phases = {name: summarize([s["phases"].get(name, 0.0) for s in timed])
               for name in sorted({k for s in timed for k in s["phases"]})}
-    tokens_per_step = BATCH * NEW_TOKENS
+    tokens_per_step = work.completion_tokens
     out["trl"] = {
         "settings": {
-            "n_prompts": N_PROMPTS, "prompts_per_step": PROMPTS_PER_STEP, "num_generations": NUM_GENERATIONS,
-            "completions_per_step": BATCH, "max_completion_length": NEW_TOKENS, "min_new_tokens": NEW_TOKENS,
+            "n_prompts": work.pool, "prompts_per_step": work.prompts, "num_generations": cfg.num_generations,
+            "completions_per_step": work.batch, "max_completion_length": cfg.max_completion_length,
+            "min_new_tokens": cfg.generation_kwargs["min_new_tokens"],
             "prompt_token_lengths": sorted({len(tok(p)["input_ids"]) for p in prompts}),
             "example_prompt": prompts[0],
             "per_device_train_batch_size": cfg.per_device_train_batch_size,
@@ -267,15 +274,15 @@ def run_trl(args, out):
         "trl_logged_metrics": [h for h in trainer.state.log_history if "completions/mean_length" in h],
     }
     result = out["trl"]
-    print(f"\nTRL GRPO {args.model}: median step {median_step:.3f} s (min {min(seconds):.3f}, max {max(seconds):.3f})"
+    print(f"\nTRL GRPO {args.model} ({work.tag}): median step {median_step:.3f} s (min {min(seconds):.3f}, max {max(seconds):.3f})"
           f" over {len(seconds)} steps; {result['completion_tokens_per_second_at_median']:.1f} completion tok/s; "
           f"completion lengths {result['completion_length_observed']}", flush=True)
 
 
 # ------------------------------------------------------------------------------------ the parts alone
-def time_generation(args, model, tok, out):
-    """model.generate on the step's 8 prompts x 8, exactly NEW_TOKENS new tokens each."""
-    prompts = [p for p in make_prompts()[:PROMPTS_PER_STEP] for _ in range(NUM_GENERATIONS)]
+def time_generation(args, work: Work, model, tok, out):
+    """model.generate on a step's P prompts x G, exactly N new tokens each."""
+    prompts = [p for p in make_prompts(n=work.pool)[:work.prompts] for _ in range(work.generations)]
     batch = tok(prompts, return_tensors="pt", padding=True)
     prompt_len = batch["input_ids"].shape[1]
     model.eval()
@@ -285,7 +292,8 @@ def time_generation(args, model, tok, out):
         begin = time.perf_counter()
         with torch.no_grad():
             sequences = model.generate(**batch, do_sample=True, temperature=1.0, top_p=1.0, top_k=0,
-                                       max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, use_cache=True,
+                                       max_new_tokens=work.new_tokens, min_new_tokens=work.new_tokens,
+                                       use_cache=True,
                                        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
                                        disable_compile=True)
         elapsed = time.perf_counter() - begin
@@ -293,9 +301,10 @@ def time_generation(args, model, tok, out):
         if i >= args.warmup:
             seconds.append(elapsed)
     s = summarize(seconds)
-    flops = BATCH * NEW_TOKENS * forward_flops_per_token(model.config, prompt_len + NEW_TOKENS / 2)
-    out.update(prompt_len=prompt_len, batch=BATCH, new_tokens=NEW_TOKENS, reps=args.reps, warmup=args.warmup)
-    out["generate"] = {"seconds": s, "new_tokens_per_second_at_median": BATCH * NEW_TOKENS / s["median"],
+    flops = work.completion_tokens * forward_flops_per_token(model.config, prompt_len + work.new_tokens / 2)
+    out.update(prompt_len=prompt_len, batch=work.batch, new_tokens=work.new_tokens, reps=args.reps,
+               warmup=args.warmup)
+    out["generate"] = {"seconds": s, "new_tokens_per_second_at_median": work.completion_tokens / s["median"],
                        "generated_lengths": sorted(set(new_lengths)),
                        "approx_gflops_per_s": flops / s["median"] / 1e9}
     print(f"[generate] {s['median']:.3f} s median -> {out['generate']['new_tokens_per_second_at_median']:.1f} tok/s",
@@ -303,8 +312,8 @@ def time_generation(args, model, tok, out):
     return sequences
 
 
-def time_training(args, model, sequences, out):
-    """Forward+backward over the generated 64 x (prompt + 128) tokens, the loss the mean
+def time_training(args, work: Work, model, sequences, out):
+    """Forward+backward over the generated P*G x (prompt + N) tokens, the loss the mean
     log-probability of the completion tokens; then one fused AdamW step (TRL's adamw_torch_fused)."""
     model.train()
     seq_len = sequences.shape[1]
@@ -314,9 +323,9 @@ def time_training(args, model, sequences, out):
     for i in range(args.warmup + args.reps):
         model.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
-        logits = model(input_ids=sequences, attention_mask=mask, logits_to_keep=NEW_TOKENS + 1).logits
+        logits = model(input_ids=sequences, attention_mask=mask, logits_to_keep=work.new_tokens + 1).logits
         logits = logits[:, :-1].float()
-        logps = torch.log_softmax(logits, dim=-1).gather(-1, sequences[:, -NEW_TOKENS:, None]).squeeze(-1)
+        logps = torch.log_softmax(logits, dim=-1).gather(-1, sequences[:, -work.new_tokens:, None]).squeeze(-1)
         loss = -logps.mean()
         t1 = time.perf_counter()
         loss.backward()
@@ -329,28 +338,29 @@ def time_training(args, model, sequences, out):
             step.append(t3 - t2)
     both = [f + b for f, b in zip(forward, backward)]
     median = statistics.median(both)
-    flops = 3 * BATCH * seq_len * forward_flops_per_token(model.config, seq_len / 2)  # backward = 2 x forward
+    batch = sequences.shape[0]
+    flops = 3 * batch * seq_len * forward_flops_per_token(model.config, seq_len / 2)  # backward = 2 x forward
     out["forward_backward"] = {
-        "seq_len": seq_len, "tokens": BATCH * seq_len,
+        "seq_len": seq_len, "tokens": batch * seq_len,
         "forward_seconds": summarize(forward), "backward_seconds": summarize(backward),
         "fwd_bwd_seconds": summarize(both),
-        "tokens_per_second_at_median": BATCH * seq_len / median,
-        "completion_tokens_per_second_at_median": BATCH * NEW_TOKENS / median,
+        "tokens_per_second_at_median": batch * seq_len / median,
+        "completion_tokens_per_second_at_median": work.completion_tokens / median,
         "approx_gflops_per_s": flops / median / 1e9,
     }
     out["adamw_step_seconds"] = summarize(step)
-    print(f"[fwd+bwd] {median:.3f} s median over {BATCH}x{seq_len} -> {BATCH * seq_len / median:.1f} tok/s; "
+    print(f"[fwd+bwd] {median:.3f} s median over {batch}x{seq_len} -> {batch * seq_len / median:.1f} tok/s; "
           f"AdamW {statistics.median(step):.3f} s", flush=True)
 
 
-def run_components(args, out):
+def run_components(args, work: Work, out):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     tok = AutoTokenizer.from_pretrained(args.model)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
     result = {}
     usage_before, begin = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    sequences = time_generation(args, model, tok, result)
-    time_training(args, model, sequences, result)
+    sequences = time_generation(args, work, model, tok, result)
+    time_training(args, work, model, sequences, result)
     result["rusage_all_components"] = rusage_between(usage_before, resource.getrusage(resource.RUSAGE_SELF),
                                                      time.perf_counter() - begin)
     out["components"] = result
@@ -363,6 +373,7 @@ def main():
                     help="checkpoint directory from make_models.py (default: bench/out/models/bench-tiny)")
     ap.add_argument("--max-steps", type=int, default=6, help="GRPO steps in trl mode, the first a warm-up")
     ap.add_argument("--mode", choices=["trl", "components", "all"], default="all")
+    add_work_arguments(ap)
     ap.add_argument("--reps", type=int, default=5, help="timed repetitions of each part (components)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed repetitions before them (components)")
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's own)")
@@ -372,8 +383,10 @@ def main():
                     help="TRL's output_dir goes under it (default: bench/out)")
     ap.add_argument("--tag", default="", help="suffix of the default output name")
     ap.add_argument("--out", default=None,
-                    help="JSON results (default: WORKDIR/results/<model>[_gc]_<mode>[_<tag>].json)")
+                    help="JSON results (default: WORKDIR/results/<model>[_gc]_<mode>[_<tag>][_PxGxN].json, "
+                         "PxGxN when the work is not the default 8x8x128)")
     args = ap.parse_args()
+    work = work_from_args(ap, args)
     args.workdir = os.path.normpath(args.workdir)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -381,10 +394,12 @@ def main():
     name = os.path.basename(args.model.rstrip("/"))
     out_path = args.out or os.path.join(
         args.workdir, "results",
-        f"{name}{'_gc' if args.gradient_checkpointing else ''}_{args.mode}{'_' + args.tag if args.tag else ''}.json")
+        f"{name}{'_gc' if args.gradient_checkpointing else ''}_{args.mode}{'_' + args.tag if args.tag else ''}"
+        f"{'_' + work.tag if work != Work() else ''}.json")
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     info_path = os.path.join(args.model, "bench_info.json")
     out = {"model": name,
+           "work": work.as_dict(),
            "model_info": json.load(open(info_path)) if os.path.exists(info_path) else None,
            "versions": versions(),
            "command": " ".join([sys.executable] + sys.argv),
@@ -393,9 +408,9 @@ def main():
                    if k in os.environ}}
     print(json.dumps(out["versions"]), flush=True)
     if args.mode in ("trl", "all"):
-        run_trl(args, out)
+        run_trl(args, work, out)
     if args.mode in ("components", "all"):
-        run_components(args, out)
+        run_components(args, work, out)
     with open(out_path, "w") as f:
         json.dump(out, f, indent=2, default=str)
     print(f"wrote {out_path}")
