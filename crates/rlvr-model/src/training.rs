@@ -31,8 +31,13 @@
 //! output and log-sum-exp stored, its own backward, masks built on the device): a layer's
 //! stored activations and its working memory grow linearly with the sequence length. On the
 //! CPU in f32 / f64 a layer is the fused kernels of `cpu/kernels.rs`, whose attention keeps the
-//! `[B, heads, T, T]` probabilities of the layer being differentiated (with checkpointing, of
-//! one layer at a time).
+//! `[heads, len, len]` probabilities of every block (a row, or one sequence of a packed row) of
+//! the layer being differentiated (with checkpointing, of one layer at a time).
+//!
+//! A packed batch ([`TokenBatch::packed`]) holds several sequences per row; each attends only
+//! to itself, with positions counted from its own start, so every result is the padded batch's.
+//! On the fused path the attention runs per sequence; on the device-generic path a mask hides
+//! the other sequences of the row.
 
 use std::sync::Arc;
 

@@ -14,8 +14,8 @@
 //! * [`swiglu`]: `silu(g) * u` for `[.., 2F]` input holding `g` then `u` in each row;
 //! * [`attention_forward`]: causal grouped-query self-attention with rotate-half RoPE, from
 //!   the packed `q | k | v` projection `[B*T, (heads + 2 kv_heads) * head_dim]` to the
-//!   attention output `[B*T, heads * head_dim]` (the batched matmuls run through candle, the
-//!   rest in place);
+//!   attention output `[B*T, heads * head_dim]`, block by block (a row, or one sequence of a
+//!   packed row: the block's matmuls run through candle, the rest in place);
 //! * [`vocab_rows`] / [`vocab_grad`]: the log-prob, log-sum-exp and entropy of logits rows and
 //!   their gradient.
 //!
