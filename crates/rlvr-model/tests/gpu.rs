@@ -32,6 +32,47 @@ fn logprobs(model: &Qwen, pairs: &[(Vec<u32>, Vec<u32>)], dev: &Device) -> Vec<V
         .unwrap()
 }
 
+/// A packed batch on the GPU (device-generic path: the segment mask, per-row positions) gives
+/// the CPU's right-padded log-probs within 1e-4 in f32.
+#[test]
+#[ignore = "needs a CUDA device: scripts/gpu-smoke.sh runs it (--ignored)"]
+fn packed_logprobs_on_the_gpu_match_padded_ones_on_the_cpu() {
+    let dev = gpu();
+    for name in FIXTURES {
+        let dir = fixture(name);
+        let cpu = load_model(dir.to_str().unwrap(), DType::F32, &Device::Cpu).unwrap();
+        let vocab = cpu.config.vocab_size as u32;
+        // 12, 3 + 5, 6 + 2, 2 + 1, 1 + 1: several sequences share a row of 12
+        let pairs: Vec<(Vec<u32>, Vec<u32>)> = [(4, 8), (3, 5), (6, 2), (2, 1), (1, 1)]
+            .iter()
+            .enumerate()
+            .map(|(k, &(p, r))| {
+                let ids = |n: usize, o: u32| (0..n as u32).map(|i| (i * 7 + o) % vocab).collect();
+                (ids(p, k as u32 * 5 + 1), ids(r, k as u32 * 11 + 3))
+            })
+            .collect();
+        let want = logprobs(&cpu.model, &pairs, &Device::Cpu);
+        let m = load_model(dir.to_str().unwrap(), DType::F32, &dev).unwrap();
+        let packed = TokenBatch::packed(&pairs, 0, &dev).unwrap();
+        assert!(packed.input_ids.dims()[0] < pairs.len(), "{name}: packs");
+        let got = m
+            .model
+            .response_logprobs_no_grad(&packed, false, 0.9)
+            .unwrap()
+            .logprobs
+            .to_vec2::<f32>()
+            .unwrap();
+        let max = want
+            .iter()
+            .flatten()
+            .zip(got.iter().flatten())
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
+        println!("{name} packed on the GPU: max |diff| {max:.2e}");
+        assert!(max <= 1e-4, "{name}: {max}");
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA device: scripts/gpu-smoke.sh runs it (--ignored)"]
 fn logprobs_match_the_cpu_in_f32_and_bf16() {
