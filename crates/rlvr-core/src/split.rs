@@ -83,26 +83,17 @@ pub fn by_padded_tokens(
     ranks: usize,
     max_tokens: usize,
 ) -> Result<SplitPlan, CoreError> {
-    positive("ranks", ranks)?;
-    positive("max_tokens", max_tokens)?;
-    Ok(rank_ranges(tokens.len(), ranks)
-        .map(|range| {
-            let mut order: Vec<usize> = range.collect();
-            order.sort_by_key(|&i| std::cmp::Reverse(tokens[i]));
-            let mut micros: Vec<Vec<usize>> = Vec::new();
-            let mut longest = 0;
-            for i in order {
-                match micros.last_mut() {
-                    Some(m) if (m.len() + 1) * longest <= max_tokens => m.push(i),
-                    _ => {
-                        micros.push(vec![i]);
-                        longest = tokens[i];
-                    }
-                }
-            }
-            micros
-        })
-        .collect())
+    // (sequences, longest): the first sequence of a micro-batch is its longest
+    longest_first(
+        tokens,
+        (ranks, max_tokens),
+        |n| (1, n),
+        |(count, longest), _| {
+            let fits = (*count + 1) * *longest <= max_tokens;
+            *count += usize::from(fits);
+            fits
+        },
+    )
 }
 
 /// Splits by a budget of PACKED token slots, for micro-batches packed without padding
@@ -118,36 +109,90 @@ pub fn by_packed_tokens(
     ranks: usize,
     max_tokens: usize,
 ) -> Result<SplitPlan, CoreError> {
+    longest_first(
+        tokens,
+        (ranks, max_tokens),
+        |n| {
+            let mut rows = Rows::new(n);
+            rows.place(n);
+            rows
+        },
+        |rows, n| {
+            let fits = (rows.used.len() + usize::from(rows.first_fit(n).is_none())) * rows.width
+                <= max_tokens;
+            if fits {
+                rows.place(n);
+            }
+            fits
+        },
+    )
+}
+
+/// The plan shared by the token-budget splits: sequences dealt to ranks contiguously as in
+/// [`by_count`]; on each rank taken longest first (ties in index order), each joining the
+/// current micro-batch (its state made by `start` from the first sequence's tokens) when `add`
+/// takes it, else starting the next one.
+fn longest_first<S>(
+    tokens: &[usize],
+    (ranks, max_tokens): (usize, usize),
+    start: impl Fn(usize) -> S,
+    add: impl Fn(&mut S, usize) -> bool,
+) -> Result<SplitPlan, CoreError> {
     positive("ranks", ranks)?;
     positive("max_tokens", max_tokens)?;
     Ok(rank_ranges(tokens.len(), ranks)
         .map(|range| {
             let mut order: Vec<usize> = range.collect();
             order.sort_by_key(|&i| std::cmp::Reverse(tokens[i]));
-            let mut micros: Vec<Vec<usize>> = Vec::new();
-            // the rows of the current micro-batch: tokens used in each, and their width
-            let (mut used, mut width): (Vec<usize>, usize) = (Vec::new(), 0);
+            let mut micros: Vec<(Vec<usize>, S)> = Vec::new();
             for i in order {
-                let n = tokens[i];
-                let fits = used.iter().position(|&u| u + n <= width);
-                let rows_after = used.len() + usize::from(fits.is_none());
-                match micros.last_mut() {
-                    Some(m) if rows_after * width <= max_tokens => {
-                        m.push(i);
-                        match fits {
-                            Some(r) => used[r] += n,
-                            None => used.push(n),
+                let joined = match micros.last_mut() {
+                    Some((m, state)) => {
+                        add(state, tokens[i]) && {
+                            m.push(i);
+                            true
                         }
                     }
-                    _ => {
-                        micros.push(vec![i]);
-                        (used, width) = (vec![n], n);
-                    }
+                    None => false,
+                };
+                if !joined {
+                    micros.push((vec![i], start(tokens[i])));
                 }
             }
-            micros
+            micros.into_iter().map(|(m, _)| m).collect()
         })
         .collect())
+}
+
+/// Rows `width` tokens wide being filled first fit: the tokens used in each.
+struct Rows {
+    width: usize,
+    used: Vec<usize>,
+}
+
+impl Rows {
+    fn new(width: usize) -> Self {
+        Self {
+            width,
+            used: Vec::new(),
+        }
+    }
+
+    /// The first row with room for `n` tokens.
+    fn first_fit(&self, n: usize) -> Option<usize> {
+        self.used.iter().position(|&u| u + n <= self.width)
+    }
+
+    /// Puts `n` tokens in the first row with room (a new row when none has): `(row, column)`.
+    fn place(&mut self, n: usize) -> (usize, usize) {
+        let row = self.first_fit(n).unwrap_or_else(|| {
+            self.used.push(0);
+            self.used.len() - 1
+        });
+        let col = self.used[row];
+        self.used[row] += n;
+        (row, col)
+    }
 }
 
 /// The padded tokens of a plan: `Σ_micro |micro| * max_{i ∈ micro} tokens[i]`.
@@ -181,25 +226,16 @@ impl PackedRows {
 /// one more than half full, so `rows * width < 2 Σ tokens + width`; on a spread of lengths it
 /// is close to `Σ tokens`. No sequence is split.
 pub fn pack_rows(tokens: &[usize]) -> PackedRows {
-    let width = tokens.iter().copied().max().unwrap_or(0);
+    let mut rows = Rows::new(tokens.iter().copied().max().unwrap_or(0));
     let mut order: Vec<usize> = (0..tokens.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(tokens[i]));
-    let mut used: Vec<usize> = Vec::new();
     let mut place = vec![(0, 0); tokens.len()];
     for i in order {
-        let row = match used.iter().position(|&u| u + tokens[i] <= width) {
-            Some(row) => row,
-            None => {
-                used.push(0);
-                used.len() - 1
-            }
-        };
-        place[i] = (row, used[row]);
-        used[row] += tokens[i];
+        place[i] = rows.place(tokens[i]);
     }
     PackedRows {
-        width,
-        rows: used.len(),
+        width: rows.width,
+        rows: rows.used.len(),
         place,
     }
 }

@@ -33,6 +33,14 @@ fn problem(answer: &str, choices: Option<&[&str]>) -> Problem {
     }
 }
 
+/// Each problem's gold answer and options, in file order.
+fn answers_and_choices(ds: &rlvr_tasks::Dataset) -> Vec<(&str, Option<Vec<String>>)> {
+    ds.problems
+        .iter()
+        .map(|q| (q.answer.as_str(), q.choices.clone()))
+        .collect()
+}
+
 #[test]
 fn jsonl_and_json_read_lists_of_options_and_arc_objects() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,11 +65,7 @@ fn jsonl_and_json_read_lists_of_options_and_arc_objects() {
         ),
     );
     let ds = load_file(&p, &FieldMap::problem_answer()).unwrap();
-    let got: Vec<(&str, Option<Vec<String>>)> = ds
-        .problems
-        .iter()
-        .map(|q| (q.answer.as_str(), q.choices.clone()))
-        .collect();
+    let got = answers_and_choices(&ds);
     assert_eq!(
         got,
         [
@@ -293,11 +297,7 @@ fn parquet_reads_option_lists_and_arc_structs() {
         ],
     );
     let ds = load_file(&p, &FieldMap::problem_answer()).unwrap();
-    let got: Vec<(&str, Option<Vec<String>>)> = ds
-        .problems
-        .iter()
-        .map(|q| (q.answer.as_str(), q.choices.clone()))
-        .collect();
+    let got = answers_and_choices(&ds);
     assert_eq!(
         got,
         [

@@ -680,6 +680,16 @@ mod tests {
     use super::*;
     use candle_core::Device;
 
+    /// AdamW with torch's defaults (betas 0.9, 0.999, eps 1e-8) and this weight decay.
+    fn adam(weight_decay: f64) -> AdamWParams {
+        AdamWParams {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay,
+        }
+    }
+
     fn one_param(values: &[f32]) -> (VarMap, Params) {
         one_param_as(values, DType::F32)
     }
@@ -705,12 +715,7 @@ mod tests {
     #[test]
     fn step_stays_finite_flags_an_overflowing_update_and_writes_nothing() {
         let (_vm, params) = one_param(&[1.0, -2.0]);
-        let hp = AdamWParams {
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            weight_decay: 0.0,
-        };
+        let hp = adam(0.0);
         let mut opt = AdamW::new(&params, hp).unwrap();
         let mut acc = GradAccum::new(&params);
         acc.grads[0] = Some(Tensor::new(&[0.5f32, -3.0], &Device::Cpu).unwrap());
@@ -736,12 +741,7 @@ mod tests {
         // First step of Adam: update = g/|g| (bias-corrected), so p moves by lr*sign(g)
         // (up to eps); rank-1 parameters get no weight decay.
         let (_vm, params) = one_param(&[1.0, -2.0]);
-        let hp = AdamWParams {
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            weight_decay: 0.1,
-        };
+        let hp = adam(0.1);
         let mut opt = AdamW::new(&params, hp).unwrap();
         let mut acc = GradAccum::new(&params);
         acc.grads[0] = Some(Tensor::new(&[0.5f32, -3.0], &Device::Cpu).unwrap());
@@ -776,10 +776,8 @@ mod tests {
     fn bf16_updates_below_half_a_step_accumulate_in_the_master() {
         let (_varmap, params) = one_param_as(&[1.0f32, 0.5], DType::BF16);
         let hp = AdamWParams {
-            beta1: 0.9,
-            beta2: 0.999,
             eps: 1e-12,
-            weight_decay: 0.0,
+            ..adam(0.0)
         };
         let mut opt = AdamW::new(&params, hp).unwrap();
         let bf16 = |p: &Params| -> Vec<f32> {
@@ -822,10 +820,8 @@ mod tests {
     fn bf16_state_with_master_round_trips_exactly() {
         let dir = tempfile::tempdir().unwrap();
         let hp = AdamWParams {
-            beta1: 0.9,
-            beta2: 0.999,
             eps: 1e-12,
-            weight_decay: 0.0,
+            ..adam(0.0)
         };
         let run = |save_at: Option<usize>| {
             let (_varmap, params) = one_param_as(&[1.0f32, -0.3], DType::BF16);
@@ -912,12 +908,7 @@ mod tests {
     #[test]
     fn many_steps_track_a_float64_adamw_within_1e_6() {
         let (rows, cols) = (300, 257); // several threaded pieces, an odd tail
-        let hp = AdamWParams {
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            weight_decay: 0.01,
-        };
+        let hp = adam(0.01);
         let max_norm = 1.0;
         for fused in [true, false] {
             let w0 = values(rows * cols, 3, 0.02);
@@ -1147,12 +1138,7 @@ mod tests {
     #[test]
     fn snapshot_and_restore_are_exact() {
         let (_varmap, params) = one_param_as(&[0.5f32, -0.25, 0.125], DType::BF16);
-        let hp = AdamWParams {
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            weight_decay: 0.0,
-        };
+        let hp = adam(0.0);
         let mut opt = AdamW::new(&params, hp).unwrap();
         let step = |opt: &mut AdamW| {
             let mut acc = GradAccum::new(&params);
@@ -1188,12 +1174,7 @@ mod tests {
             .unwrap()
             .insert("m".into(), Var::from_tensor(&t).unwrap());
         let params = Params::from_varmap(&varmap);
-        let hp = AdamWParams {
-            beta1: 0.9,
-            beta2: 0.999,
-            eps: 1e-8,
-            weight_decay: 0.5,
-        };
+        let hp = adam(0.5);
         let mut opt = AdamW::new(&params, hp).unwrap();
         let mut acc = GradAccum::new(&params);
         acc.grads[0] = Some(Tensor::new(&[[0.0f32]], &Device::Cpu).unwrap());
