@@ -29,7 +29,9 @@
 # options --prompts, --generations, --new-tokens). Each round runs TRL's GRPOTrainer (--mode trl)
 # and `rlvr bench grpo` back to back, so that load from other processes hits both; the medians are
 # over all timed steps of all rounds, with a table of rlvr / TRL ratios per model; before it, each
-# model's completion tokens per step on both sides (they must match the work).
+# model's completion tokens per step on both sides (they must match the work). Phases: the step;
+# generation; forward+backward (TRL: compute_loss + backward); optimizer (gradient clipping at
+# 1.0 and AdamW on both sides: TRL's clip_grad_norm + optimizer.step, rlvr's clip_and_step).
 # rlvr's matmul GFLOP/s (`rlvr bench matmul`) is measured in the same run, once per model, at the
 # rows of one step's forward: PROMPTS x GENERATIONS x (12 + NEW_TOKENS), 8,960 by default.
 # Results: OUT/results/<model>_<P>x<G>x<N>_{trl_<round>.json,trl_<round>.log,rlvr_<round>.log,
@@ -140,7 +142,8 @@ for m in models:
             trl["generation"].append(p.get("transformers.generate", float("nan")))
             # TRL's forward (compute_loss) + backward
             trl["fwd+bwd"].append(p.get("compute_loss", 0.0) + p.get("backward", 0.0))
-            trl["optimizer"].append(p.get("optimizer.step", float("nan")))
+            # clipping + AdamW, as rlvr's optimizer phase (AdamW::clip_and_step)
+            trl["optimizer"].append(p.get("clip_grad_norm", float("nan")) + p.get("optimizer.step", float("nan")))
         lines = open(f"{res}/{m}_{work}_rlvr_{r}.log").read().splitlines()
         j = json.loads(lines[-1])
         for s in j["steps"][1:]:

@@ -17,7 +17,8 @@ is on).
 Modes:
   trl         GRPOTrainer.train() for --max-steps steps. A TrainerCallback times each step; the
               phases are TRL's own profiling contexts (transformers.generate, _prepare_inputs,
-              compute_loss, ...), plus the backward pass and optimizer.step, timed here. The first
+              compute_loss, ...), plus the backward pass, the gradient clipping (clip_grad_norm) and
+              optimizer.step, timed here. The first
               step is a warm-up: it is kept in the JSON but left out of the summaries.
   components  the parts alone: model.generate for the same P*G x N tokens (KV cache, sampling),
               one forward+backward over P*G x (12 + N) tokens with the log-softmax of the
@@ -224,6 +225,17 @@ def run_trl(args, work: Work, out):
         return result
 
     trainer.accelerator.backward = timed_backward
+    # Trainer clips (global norm at max_grad_norm) just before on_pre_optimizer_step: timed
+    # here so that the optimizer phase can be clipping + optimizer.step, as rlvr's is
+    clip = trainer._clip_grad_norm
+
+    def timed_clip(model):
+        begin = time.perf_counter()
+        result = clip(model)
+        recorder.add("clip_grad_norm", time.perf_counter() - begin)
+        return result
+
+    trainer._clip_grad_norm = timed_clip
 
     usage_before, begin = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     trainer.train()

@@ -43,7 +43,7 @@ enum What {
     Grpo(GrpoArgs),
     /// Achieved GFLOP/s of the model's matmul shapes (forward and both backward products).
     Matmul(MatmulArgs),
-    /// One optimizer step (gradient clipping, the finiteness check, AdamW) over a model
+    /// One optimizer step (gradient clipping, the finiteness proof or check, AdamW) over a model
     /// shape's parameters: seconds and the memory traffic it amounts to.
     Optimizer(OptimizerArgs),
 }
@@ -62,6 +62,11 @@ struct OptimizerArgs {
     /// Time the device-agnostic tensor-op path instead of the fused host pass.
     #[arg(long)]
     tensor_path: bool,
+    /// Time clipping, the finiteness check and the update as three separate calls
+    /// (`GradAccum::clip`, `AdamW::step_stays_finite`, `AdamW::step`: a pass each over
+    /// memory) instead of `AdamW::clip_and_step`; the same bits.
+    #[arg(long)]
+    separate_passes: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -130,8 +135,9 @@ pub fn run(args: Args) -> Result<()> {
 // bench optimizer
 // ---------------------------------------------------------------------------------------
 
-/// `rlvr bench optimizer`: what `Trainer::minibatch_step` runs after the backward (global
-/// norm and clipping, `step_stays_finite`, `step`), timed.
+/// `rlvr bench optimizer`: what `Trainer::minibatch_step` runs after the backward
+/// (`AdamW::clip_and_step`: global norm, clipping, the finiteness proof or check, AdamW),
+/// timed.
 fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     use rlvr_train::optim::{AdamW, AdamWParams, GradAccum, Params};
     let cfg = match a.shape.as_str() {
@@ -167,34 +173,67 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     let mut opt = AdamW::new(&params, hp)?;
     opt.fused_host = !a.tensor_path;
     let n = params.numel();
+    // clipping in place rescales the gradients: each separate-passes step starts again from
+    // these (untimed), so that every step clips as a training step does
+    let fresh = if a.separate_passes {
+        Some(grads.copies()?)
+    } else {
+        None
+    };
     let mut times = Vec::new();
     for i in 0..=a.steps.max(1) {
+        if let Some(fresh) = &fresh {
+            for (g, f) in grads.grads.iter().zip(fresh) {
+                if let (Some(g), Some(f)) = (g, f) {
+                    rlvr_train::optim::copy_into(g, f)?;
+                }
+            }
+        }
         let t = Instant::now();
-        let _norm = grads.clip(1.0)?;
-        anyhow::ensure!(
-            opt.step_stays_finite(&params, &grads, 1e-6)?,
-            "non-finite update"
-        );
-        opt.step(&params, &grads, 1e-6)?;
+        if a.separate_passes {
+            grads.clip(1.0)?;
+            anyhow::ensure!(
+                opt.step_stays_finite(&params, &grads, 1e-6)?,
+                "non-finite update"
+            );
+            opt.step(&params, &grads, 1e-6)?;
+        } else {
+            let step = opt.clip_and_step(&params, &mut grads, 1.0, 1e-6)?;
+            anyhow::ensure!(
+                step.skipped.is_none(),
+                "update not applied: {:?}",
+                step.skipped
+            );
+        }
         if i > 0 {
             times.push(t.elapsed().as_secs_f64());
         }
     }
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
-    // bytes the step must move at least: read g twice (norm, clip) and write it once (clip),
-    // read g, m, v, the weight (or master) in the check, and read and write m, v and the
-    // weight (and master) in the step
+    // bytes the step must move at least. One pass reads g and the f32 weight (or master)
+    // for the norm and the weight's bound, the update reads g, m, v and the weight (or
+    // master) and writes m, v, the weight (or master, and the half-precision weight).
+    // Separate passes: the norm reads g, clipping reads and writes it, the check reads g, m,
+    // v and the weight (or master), the update as above.
     let w_bytes = dtype.size_in_bytes();
-    let master = if dtype == DType::F32 { 0 } else { 4 };
-    let per_elem = 4 * 3 + (4 * 3 + master.max(w_bytes)) + (4 * 2 * 2 + 2 * w_bytes + 2 * master);
+    let master = if dtype == DType::F32 { 0 } else { w_bytes };
+    let per_elem = if a.separate_passes {
+        4 + 8 + 16 + (4 * 4 + 4 * 3 + master)
+    } else {
+        (4 + 4) + (4 * 4 + 4 * 3 + master)
+    };
     let gb = (n * per_elem) as f64 / 1e9;
     println!(
         "optimizer step, {} ({n} parameters, {}{}), {}: median {median:.3} s over {} steps, {:.1} GB/s of the {gb:.1} GB it must move",
         a.shape,
         a.dtype,
         if master > 0 { " with f32 master" } else { "" },
-        if a.tensor_path { "tensor-op path" } else { "fused host pass" },
+        match (a.tensor_path, a.separate_passes) {
+            (true, _) => "tensor-op path",
+            (false, true) => "fused host passes, clipping and check separate",
+            (false, false) => "fused host pass, clipping folded in",
+        },
         times.len(),
         gb / median,
     );

@@ -915,24 +915,21 @@ impl Trainer {
         if self.hooks.keep_grads {
             self.hooks.last_grads = Some(grads.copies()?);
         }
-        // ALGO LOGIC: global-norm clipping, then AdamW; never apply a non-finite gradient
+        // ALGO LOGIC: global-norm clipping, then AdamW; never apply a non-finite gradient, and
+        // never write weights or moments that are not finite (the update is proven or checked
+        // finite before anything is written: AdamW::clip_and_step)
         let t_opt = Instant::now();
-        out.grad_norm = grads.clip(self.cfg.optim.grad_clip)?;
-        if !out.grad_norm.is_finite() {
-            out.skipped = Some(format!("non-finite gradient norm ({})", out.grad_norm));
+        let step = self.optimizer.clip_and_step(
+            &self.policy.params,
+            &mut grads,
+            self.cfg.optim.grad_clip,
+            out.lr,
+        )?;
+        out.grad_norm = step.grad_norm;
+        if step.skipped.is_some() {
+            out.skipped = step.skipped;
             return Ok(out);
         }
-        // and never write weights that are not finite: the update is computed once to check
-        // it, and applied only when every new weight and moment is finite
-        if !self
-            .optimizer
-            .step_stays_finite(&self.policy.params, &grads, out.lr)?
-        {
-            out.skipped =
-                Some("the update would make weights or optimizer moments non-finite".to_string());
-            return Ok(out);
-        }
-        self.optimizer.step(&self.policy.params, &grads, out.lr)?;
         out.optimizer_secs = t_opt.elapsed().as_secs_f64();
         Ok(out)
     }

@@ -97,14 +97,15 @@ pub fn supervised(
                 "warm start: non-finite loss at step {step}"
             )));
         }
-        grads.clip(1.0)?;
-        if !opt.step_stays_finite(&policy.params, &grads, schedule.lr_at(step))? {
+        let lr = schedule.lr_at(step);
+        if let Some(why) = opt
+            .clip_and_step(&policy.params, &mut grads, 1.0, lr)?
+            .skipped
+        {
             return Err(TrainError::Msg(format!(
-                "warm start: the update of step {step} would make the weights non-finite \
-                 (lower testbed.warm_start_lr)"
+                "warm start: step {step} not applied: {why} (lower testbed.warm_start_lr)"
             )));
         }
-        opt.step(&policy.params, &grads, schedule.lr_at(step))?;
         losses.push(value);
         progress(step + 1, value);
     }

@@ -195,25 +195,52 @@ impl GradAccum {
     }
 
     /// Scales all gradients so the global norm is at most `max_norm` (0 = no clipping), in
-    /// place. Returns the norm before clipping.
+    /// place. Returns the norm before clipping. ([`AdamW::clip_and_step`] folds the scale
+    /// into the update instead on the host.)
     pub fn clip(&mut self, max_norm: f64) -> candle_core::Result<f64> {
         let norm = self.global_norm()?;
-        if max_norm > 0.0 && norm.is_finite() && norm > max_norm {
-            let scale = max_norm / (norm + 1e-6);
-            for g in self.grads.iter().flatten() {
-                if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
-                    fused_cpu::scale_in_place(g, scale)?;
-                    continue;
-                }
-                let g = flat_view(g, "a gradient")?;
-                for (o, l) in chunks(g.elem_count()) {
-                    g.slice_set(&g.narrow(0, o, l)?.affine(scale, 0.0)?, 0, o)?;
-                }
-            }
+        if let Some(scale) = clip_scale(norm, max_norm) {
+            self.scale_where(scale, &|_| true)?;
         }
         Ok(norm)
     }
+
+    /// `g *= scale` in place for the gradients `take` selects, as candle's `affine(scale, 0)`
+    /// rounds it.
+    fn scale_where(&self, scale: f64, take: &dyn Fn(usize) -> bool) -> candle_core::Result<()> {
+        for (i, g) in self.grads.iter().enumerate() {
+            let Some(g) = g.as_ref().filter(|_| take(i)) else {
+                continue;
+            };
+            if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
+                fused_cpu::scale_in_place(g, scale)?;
+                continue;
+            }
+            let g = flat_view(g, "a gradient")?;
+            for (o, l) in chunks(g.elem_count()) {
+                g.slice_set(&g.narrow(0, o, l)?.affine(scale, 0.0)?, 0, o)?;
+            }
+        }
+        Ok(())
+    }
 }
+
+/// The factor global-norm clipping multiplies the gradients by, torch's
+/// `max_norm / (norm + 1e-6)` when the (finite) norm exceeds `max_norm > 0`; None otherwise.
+fn clip_scale(norm: f64, max_norm: f64) -> Option<f64> {
+    (max_norm > 0.0 && norm.is_finite() && norm > max_norm).then(|| max_norm / (norm + 1e-6))
+}
+
+/// What [`AdamW::clip_and_step`] did: the global gradient norm before clipping, and why the
+/// update was not applied when it was not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepOutcome {
+    pub grad_norm: f64,
+    pub skipped: Option<String>,
+}
+
+/// [`StepOutcome::skipped`] of an update that would write a non-finite value.
+pub const NON_FINITE_UPDATE: &str = "the update would make weights or optimizer moments non-finite";
 
 /// AdamW hyper-parameters (the learning rate comes per step from [`Schedule`]).
 #[derive(Debug, Clone, Copy)]
@@ -257,6 +284,11 @@ pub struct AdamW {
     /// fused host pass (`fused_cpu.rs`; the default) rather than the tensor-op path; both give
     /// the same bits (tests turn this off to check the other path on the CPU).
     pub fused_host: bool,
+    /// Per parameter, the [`fused_cpu::Peaks`] of its moments as the last fused step wrote
+    /// them (zero at the start); None once they are unknown (loaded, restored, or last
+    /// updated by the tensor-op path). They let [`Self::clip_and_step`] prove an update
+    /// finite without a second read of the state.
+    peaks: Vec<Option<fused_cpu::Peaks>>,
 }
 
 /// `x` as the f32 that a tensor op rounds it to. The moments decay by the f32 betas, so the
@@ -332,6 +364,7 @@ impl AdamW {
             master: params.vars.iter().map(master).collect::<Result<_, _>>()?,
             offload: host,
             fused_host: true,
+            peaks: vec![Some(fused_cpu::Peaks::ZERO); params.len()],
         })
     }
 
@@ -364,10 +397,21 @@ impl AdamW {
             let g = grads.grads[i].as_ref().expect("fused only with a gradient");
             let s = self.scalars(var, lr, self.t + 1);
             let (m, v, w) = (&self.m[i], &self.v[i], var.as_tensor());
-            if !fused_cpu::adamw_stays_finite(&s, m, v, w, self.master[i].as_ref(), g)? {
+            if !fused_cpu::adamw_stays_finite(&s, None, m, v, w, self.master[i].as_ref(), g)? {
                 return Ok(false);
             }
         }
+        self.tensor_path_stays_finite(params, grads, lr, &|i| !fused[i])
+    }
+
+    /// [`Self::step_stays_finite`] for the parameters `take` selects, by the tensor-op path.
+    fn tensor_path_stays_finite(
+        &self,
+        params: &Params,
+        grads: &GradAccum,
+        lr: f64,
+        take: &dyn Fn(usize) -> bool,
+    ) -> candle_core::Result<bool> {
         let mut sums = Vec::new();
         let state = (&self.m[..], &self.v[..], &self.master[..]);
         Self::updates(
@@ -377,12 +421,14 @@ impl AdamW {
             grads,
             lr,
             self.t + 1,
-            &|i| !fused[i],
-            |_, _, _, mc, vc, p| {
+            take,
+            |_, _, var, mc, vc, p| {
                 // 0 * x is 0 for a finite x and NaN for an infinite or NaN one; the sum of zeros
-                // stays exactly 0, so the total is 0 iff every element is finite
+                // stays exactly 0, so the total is 0 iff every element is finite; the weight
+                // as stored (a master rounded to bf16 or f16 can overflow where f32 does not)
                 let zero = |x: &Tensor| x.affine(0.0, 0.0)?.sum_all();
-                sums.push(((zero(mc)? + zero(vc)?)? + zero(p)?)?);
+                let stored = p.to_dtype(var.dtype())?.to_dtype(DType::F32)?;
+                sums.push((((zero(mc)? + zero(vc)?)? + zero(p)?)? + zero(&stored)?)?);
                 Ok(())
             },
         )?;
@@ -405,16 +451,133 @@ impl AdamW {
     /// formula above in f32, in the same order as a whole-tensor evaluation, so the result is
     /// bit-identical to it (tested against an out-of-place reference).
     pub fn step(&mut self, params: &Params, grads: &GradAccum, lr: f64) -> candle_core::Result<()> {
-        self.t += 1;
         let fused = self.fused_params(params, grads);
+        self.apply(params, grads, &fused, None, lr)
+    }
+
+    /// Global-norm clipping at `max_norm` (0: none), then the update, applied only when
+    /// everything it writes stays finite: what a training step runs once its gradients are
+    /// summed. The same bits as [`GradAccum::clip`], then [`Self::step_stays_finite`], then
+    /// [`Self::step`]; on the host (the fused pass) with fewer passes over memory:
+    ///
+    /// 1. one pass reads each gradient and its weight (or master): the sum of squares, and
+    ///    the weight's largest entry;
+    /// 2. the clip scale `k` is not written into the gradients but applied as the update
+    ///    reads them (`g * k + 0`, what scaling in place stores);
+    /// 3. the update is proven finite from bounds instead of a second pass: the moments'
+    ///    peaks that the last fused step recorded, the weight's peak from pass 1, and the
+    ///    clipped gradient's `|g| <= norm * k`, carried through the formula
+    ///    (`fused_cpu::AdamScalars::stays_finite_within`); only when the proof fails (a huge
+    ///    learning rate, weights near the f32 limit, a state just loaded) does the exact
+    ///    element-by-element check run;
+    /// 4. one pass writes the moments and the weight, recording the moments' new peaks.
+    ///
+    /// So the host reads 8 bytes per parameter, then reads 16 and writes 12 (f32 weights),
+    /// where clipping in place and a separate check cost 4 + 8 + 16 + 28. On a device (or on
+    /// the tensor-op path) the gradients are scaled in place and checked as before: after the
+    /// call the gradients are spent (scaled on one path, not on the other).
+    ///
+    /// A non-finite norm or an update that would leave a non-finite weight or moment leaves
+    /// the weights, the state and `t` as they were, and says so in `skipped`.
+    pub fn clip_and_step(
+        &mut self,
+        params: &Params,
+        grads: &mut GradAccum,
+        max_norm: f64,
+        lr: f64,
+    ) -> candle_core::Result<StepOutcome> {
+        let fused = self.fused_params(params, grads);
+        let mut sq = 0f64;
+        let mut p_peaks = vec![f32::INFINITY; params.len()];
+        for (i, g) in grads.grads.iter().enumerate() {
+            let Some(g) = g else { continue };
+            sq += if fused[i] {
+                let p = self.master[i]
+                    .as_ref()
+                    .unwrap_or(params.vars[i].as_tensor());
+                let (sum, p_peak) = fused_cpu::sum_of_squares_and_peak(g, p)?;
+                p_peaks[i] = p_peak;
+                sum
+            } else if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
+                fused_cpu::sum_of_squares(g)?
+            } else {
+                g.sqr()?.sum_all()?.to_scalar::<f32>()? as f64
+            };
+        }
+        let grad_norm = sq.sqrt();
+        let skip = |why: String| {
+            Ok(StepOutcome {
+                grad_norm,
+                skipped: Some(why),
+            })
+        };
+        if !grad_norm.is_finite() {
+            return skip(format!("non-finite gradient norm ({grad_norm})"));
+        }
+        let scale = clip_scale(grad_norm, max_norm);
+        if let Some(scale) = scale {
+            grads.scale_where(scale, &|i| !fused[i])?;
+        }
+        let k = scale.map(|s| s as f32);
+        // |g k| <= norm k: the clipped norm bounds every clipped entry (the f32 rounding of
+        // `g * k` is inside the bound's factor 2)
+        let g_peak = grad_norm * scale.unwrap_or(1.0);
         for (i, var) in params.vars.iter().enumerate() {
             if !fused[i] {
+                continue;
+            }
+            let s = self.scalars(var, lr, self.t + 1);
+            let p_limit = f32::from_bits(fused_cpu::overflow_bits(var.dtype()));
+            let bounded = |pk| s.stays_finite_within(pk, p_peaks[i], g_peak, p_limit);
+            if self.peaks[i].is_some_and(bounded) {
+                continue;
+            }
+            let g = grads.grads[i].as_ref().expect("fused only with a gradient");
+            let (m, v, w) = (&self.m[i], &self.v[i], var.as_tensor());
+            if !fused_cpu::adamw_stays_finite(&s, k, m, v, w, self.master[i].as_ref(), g)? {
+                return skip(NON_FINITE_UPDATE.to_string());
+            }
+        }
+        if !self.tensor_path_stays_finite(params, grads, lr, &|i| !fused[i])? {
+            return skip(NON_FINITE_UPDATE.to_string());
+        }
+        self.apply(params, grads, &fused, k, lr)?;
+        Ok(StepOutcome {
+            grad_norm,
+            skipped: None,
+        })
+    }
+
+    /// The update, on gradients scaled by `k` where `fused` (the others as they are).
+    fn apply(
+        &mut self,
+        params: &Params,
+        grads: &GradAccum,
+        fused: &[bool],
+        k: Option<f32>,
+        lr: f64,
+    ) -> candle_core::Result<()> {
+        self.t += 1;
+        for (i, var) in params.vars.iter().enumerate() {
+            if grads.grads[i].is_none() {
+                continue;
+            }
+            if !fused[i] {
+                self.peaks[i] = None;
                 continue;
             }
             let g = grads.grads[i].as_ref().expect("fused only with a gradient");
             let s = self.scalars(var, lr, self.t);
             let (m, v, w) = (&self.m[i], &self.v[i], var.as_tensor());
-            fused_cpu::adamw_step(&s, m, v, w, self.master[i].as_ref(), g)?;
+            self.peaks[i] = Some(fused_cpu::adamw_step(
+                &s,
+                k,
+                m,
+                v,
+                w,
+                self.master[i].as_ref(),
+                g,
+            )?);
         }
         let (t, m_all, v_all, master_all) = (self.t, &self.m[..], &self.v[..], &self.master[..]);
         Self::updates(
@@ -552,6 +715,7 @@ impl AdamW {
                 .iter()
                 .map(|w| w.as_ref().map(copy).transpose())
                 .collect::<Result<_, _>>()?,
+            peaks: self.peaks.clone(),
         })
     }
 
@@ -572,6 +736,7 @@ impl AdamW {
         for (dst, src) in pairs {
             copy_into(dst, src)?;
         }
+        self.peaks.clone_from(&snap.peaks);
         self.t = snap.t;
         Ok(())
     }
@@ -613,6 +778,7 @@ impl AdamW {
             };
             self.m[i] = get(&mut map, format!("m.{name}"))?;
             self.v[i] = get(&mut map, format!("v.{name}"))?;
+            self.peaks[i] = None;
             let var = &params.vars[i];
             if self.master[i].is_some() && var.dtype() == DType::F32 {
                 // offloaded f32 parameter: its master is the parameter's current value
@@ -901,8 +1067,8 @@ mod tests {
             .collect()
     }
 
-    /// Over many steps, with clipping and weight decay, the optimizer (its fused host pass and
-    /// the tensor path alike) stays within 1e-6 (absolute up to 1, relative above) of AdamW
+    /// Over many steps, with clipping and weight decay, the optimizer's step
+    /// ([`AdamW::clip_and_step`], by its fused host pass and the tensor path alike) stays within 1e-6 (absolute up to 1, relative above) of AdamW
     /// computed in float64 from the same gradients (torch's `clip_grad_norm_` then
     /// `AdamW`, written out in f64).
     #[test]
@@ -952,8 +1118,8 @@ mod tests {
                 for ((slot, g), var) in acc.grads.iter_mut().zip(&gs).zip(&params.vars) {
                     *slot = Some(Tensor::from_vec(g.clone(), var.shape(), &Device::Cpu).unwrap());
                 }
-                acc.clip(max_norm).unwrap();
-                opt.step(&params, &acc, lr).unwrap();
+                let out = opt.clip_and_step(&params, &mut acc, max_norm, lr).unwrap();
+                assert_eq!(out.skipped, None);
                 let norm = gs
                     .iter()
                     .flatten()
@@ -1131,6 +1297,190 @@ mod tests {
             bits(&w),
             "copies are not clipped"
         );
+    }
+
+    /// Two parameters in `dtype`: a matrix spanning several threaded pieces with an odd tail,
+    /// and a bias.
+    fn two_params(dtype: DType) -> (VarMap, Params) {
+        let varmap = VarMap::new();
+        {
+            let mut d = varmap.data().lock().unwrap();
+            let (rows, cols) = (5, 20_011);
+            let w = Tensor::from_vec(values(rows * cols, 1, 0.02), (rows, cols), &Device::Cpu);
+            let b = Tensor::from_vec(values(33, 2, 0.5), 33, &Device::Cpu);
+            for (name, t) in [("a.w", w), ("b.bias", b)] {
+                let t = t.unwrap().to_dtype(dtype).unwrap();
+                d.insert(name.into(), Var::from_tensor(&t).unwrap());
+            }
+        }
+        let params = Params::from_varmap(&varmap);
+        (varmap, params)
+    }
+
+    /// Gradients for `params` at `step`, scaled by `scale`.
+    fn grads_for(params: &Params, step: u32, scale: f32) -> GradAccum {
+        let mut acc = GradAccum::new(params);
+        for (slot, var) in acc.grads.iter_mut().zip(&params.vars) {
+            let g = values(var.elem_count(), 50 + step, scale);
+            *slot = Some(Tensor::from_vec(g, var.shape(), &Device::Cpu).unwrap());
+        }
+        acc
+    }
+
+    /// The optimizer's state, bit for bit: weights, masters, moments, t.
+    fn state_bits(opt: &AdamW, params: &Params) -> Vec<Vec<u32>> {
+        let mut out = vec![vec![opt.t as u32]];
+        for (i, var) in params.vars.iter().enumerate() {
+            out.push(bits(var.as_tensor()));
+            out.push(bits(&opt.m[i]));
+            out.push(bits(&opt.v[i]));
+            if let Some(master) = opt.master(i) {
+                out.push(bits(master));
+            }
+        }
+        out
+    }
+
+    /// `clip_and_step` (the norm pass, the clip scale folded into the update, the finiteness
+    /// proof) writes the same bits as clipping in place, checking and stepping as three calls,
+    /// and returns the same norm: f32, bf16 and f16 weights, the fused host pass and the
+    /// tensor-op path, clipping that scales, that does not, and none; the moments' peaks it
+    /// records are their largest entries.
+    #[test]
+    fn clip_and_step_gives_the_bits_of_clipping_checking_and_stepping_apart() {
+        let hp = adam(0.1);
+        for dtype in [DType::F32, DType::BF16, DType::F16] {
+            for fused in [true, false] {
+                for max_norm in [1e-2, 1e9, 0.0] {
+                    let what = format!("{dtype:?} fused {fused} max_norm {max_norm}");
+                    let (_a, pa) = two_params(dtype);
+                    let (_b, pb) = two_params(dtype);
+                    let mut apart = AdamW::new(&pa, hp).unwrap();
+                    let mut folded = AdamW::new(&pb, hp).unwrap();
+                    (apart.fused_host, folded.fused_host) = (fused, fused);
+                    for step in 1..=4u32 {
+                        let lr = 1e-3 * f64::from(step);
+                        let mut ga = grads_for(&pa, step, 0.3);
+                        let norm = ga.clip(max_norm).unwrap();
+                        assert!(apart.step_stays_finite(&pa, &ga, lr).unwrap());
+                        apart.step(&pa, &ga, lr).unwrap();
+                        let mut gb = grads_for(&pb, step, 0.3);
+                        let out = folded.clip_and_step(&pb, &mut gb, max_norm, lr).unwrap();
+                        assert_eq!(out.skipped, None, "{what}");
+                        assert_eq!(out.grad_norm.to_bits(), norm.to_bits(), "{what}: norm");
+                        assert!(
+                            state_bits(&folded, &pb) == state_bits(&apart, &pa),
+                            "{what}: step {step}: the states differ"
+                        );
+                        for i in 0..pb.len() {
+                            let peak = |t: &Tensor| {
+                                let v = t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                                v.iter().fold(0f32, |a, x| a.max(x.abs()))
+                            };
+                            let want = fused.then(|| fused_cpu::Peaks {
+                                m: peak(&folded.m[i]),
+                                v: peak(&folded.v[i]),
+                            });
+                            assert_eq!(folded.peaks[i], want, "{what}: peaks of {i}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An update that cannot be applied leaves the weights, masters, moments and `t` bit for
+    /// bit as they were, and says why: a non-finite gradient; a learning rate that overflows
+    /// f32; an f16 weight whose f32 master stays finite but rounds to infinity in f16 (which
+    /// the f32 check alone let through); and a loaded state the optimizer did not write (a
+    /// negative second moment: its peaks are unknown, so the exact check runs and sees the
+    /// square root of a negative number). Both the fused host pass and the tensor-op path.
+    #[test]
+    fn clip_and_step_refuses_what_would_not_be_finite_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        for fused in [true, false] {
+            let check = |dtype: DType,
+                         w: &[f32],
+                         g: &[f32],
+                         lr: f64,
+                         prep: &dyn Fn(&mut AdamW, &Params),
+                         why: &str| {
+                let (_vm, params) = one_param_as(w, dtype);
+                let mut opt = AdamW::new(&params, adam(0.0)).unwrap();
+                opt.fused_host = fused;
+                prep(&mut opt, &params);
+                let before = state_bits(&opt, &params);
+                let mut acc = GradAccum::new(&params);
+                acc.grads[0] = Some(Tensor::new(g, &Device::Cpu).unwrap());
+                let out = opt.clip_and_step(&params, &mut acc, 1.0, lr).unwrap();
+                let what = format!("fused {fused} {dtype:?} {w:?} {g:?} lr {lr}");
+                assert!(
+                    out.skipped.as_deref().is_some_and(|s| s.contains(why)),
+                    "{what}: {out:?}"
+                );
+                assert!(
+                    state_bits(&opt, &params) == before,
+                    "{what}: the state changed"
+                );
+            };
+            let none = |_: &mut AdamW, _: &Params| {};
+            let gradient = "non-finite gradient norm";
+            // (weight dtype, weights, gradients, lr, why): the last, an f16 weight of 65504 (the
+            // largest) moved up by 100: its master is 65604, finite in f32, infinite in f16
+            let cases: [(DType, [f32; 2], [f32; 2], f64, &str); 5] = [
+                (DType::F32, [1.0, 2.0], [f32::NAN, 1.0], 1e-3, gradient),
+                (DType::F32, [1.0, 2.0], [f32::INFINITY, 1.0], 1e-3, gradient),
+                (DType::F32, [1.0, 2.0], [0.5, -3.0], 1e39, NON_FINITE_UPDATE),
+                (
+                    DType::BF16,
+                    [1.0, 2.0],
+                    [0.5, -3.0],
+                    1e39,
+                    NON_FINITE_UPDATE,
+                ),
+                (
+                    DType::F16,
+                    [65504.0, 1.0],
+                    [-1.0, 1.0],
+                    100.0,
+                    NON_FINITE_UPDATE,
+                ),
+            ];
+            for (dtype, w, g, lr, why) in cases {
+                check(dtype, &w, &g, lr, &none, why);
+            }
+            let hostile = |opt: &mut AdamW, params: &Params| {
+                let path = dir.path().join(format!("hostile-{fused}.safetensors"));
+                let m = Tensor::new(&[0.0f32, 0.0], &Device::Cpu).unwrap();
+                let v = Tensor::new(&[-1.0f32, 0.0], &Device::Cpu).unwrap();
+                let map: HashMap<String, Tensor> =
+                    [("m.w".to_string(), m), ("v.w".to_string(), v)].into();
+                candle_core::safetensors::save(&map, &path).unwrap();
+                opt.load(params, &path, 3).unwrap();
+            };
+            check(
+                DType::F32,
+                &[1.0, 2.0],
+                &[0.0, 1.0],
+                1e-3,
+                &hostile,
+                NON_FINITE_UPDATE,
+            );
+        }
+        // and a normal step right after is applied
+        let (_vm, params) = one_param(&[1.0, 2.0]);
+        let mut opt = AdamW::new(&params, adam(0.0)).unwrap();
+        let mut acc = GradAccum::new(&params);
+        acc.grads[0] = Some(Tensor::new(&[3.0f32, 4.0], &Device::Cpu).unwrap());
+        let out = opt.clip_and_step(&params, &mut acc, 1.0, 1e-3).unwrap();
+        assert_eq!(
+            out,
+            StepOutcome {
+                grad_norm: 5.0,
+                skipped: None
+            }
+        );
+        assert_eq!(opt.t, 1);
     }
 
     /// A snapshot on the host restored in place gives back the state bit for bit, and the
