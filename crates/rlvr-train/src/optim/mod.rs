@@ -1427,7 +1427,8 @@ mod tests {
             let gradient = "non-finite gradient norm";
             // (weight dtype, weights, gradients, lr, why): the last, an f16 weight of 65504 (the
             // largest) moved up by 100: its master is 65604, finite in f32, infinite in f16
-            let cases: [(DType, [f32; 2], [f32; 2], f64, &str); 5] = [
+            type Case<'a> = (DType, [f32; 2], [f32; 2], f64, &'a str);
+            let cases: [Case; 5] = [
                 (DType::F32, [1.0, 2.0], [f32::NAN, 1.0], 1e-3, gradient),
                 (DType::F32, [1.0, 2.0], [f32::INFINITY, 1.0], 1e-3, gradient),
                 (DType::F32, [1.0, 2.0], [0.5, -3.0], 1e39, NON_FINITE_UPDATE),
