@@ -1,7 +1,7 @@
 //! Math answer checking: extraction, a parse into an expression tree, comparison.
 //!
 //! [`verify`] = [`extract_answer`] on the response, then both the gold answer and the
-//! extracted answer are parsed and compared; [`explain`] gives the same verdict with both
+//! extracted answer are parsed and compared; [`explain()`] gives the same verdict with both
 //! trees and the deciding rule (`rlvr verify --explain`).
 //!
 //! The pipeline, one concept per module:
@@ -14,16 +14,16 @@
 //! - [`final_line`]: the final-line fallback and its truncation heuristic;
 //! - [`refusal`]: statements that decline to answer;
 //! - [`choices`]: multiple choice, when the options are known ([`verify_with_choices`]);
-//! - [`normalize`]: text-level cleanup (delimiters, digit-group separators);
+//! - [`normalize()`]: text-level cleanup (delimiters, digit-group separators);
 //! - [`lex`] and [`parse`]: tokens, then a recursive-descent parser (its grammar and its
 //!   reading decisions are in [`parse`]'s docs) into an [`parse::Expr`] tree;
 //! - [`compare`]: structural comparison (relations, labels, lists, sets, tuples,
 //!   intervals, matrices, units, percent, bases) and numeric comparison of expressions;
 //! - [`numeric`]: complex evaluation at sample points, exact rationals and the tolerances;
-//! - [`explain`]: the verdict with its reasons.
+//! - [`explain()`]: the verdict with its reasons.
 //!
 //! Ambiguous readings are decided once, in the docs of the module that reads them, each
-//! with an example: `32, 349` is a list (never 32349) in [`normalize`]; `\log` is natural
+//! with an example: `32, 349` is a list (never 32349) in [`normalize()`]; `\log` is natural
 //! and `xy` is x·y in [`parse`]; a label `x =` is dropped only before a side that is not a
 //! relation, and `0.33` does not stand for 1/3 in [`compare`] and [`numeric`].
 //!
