@@ -486,6 +486,19 @@ impl AdamW {
         max_norm: f64,
         lr: f64,
     ) -> candle_core::Result<StepOutcome> {
+        // the whole step on one of the pool's threads: its two passes over each of the ~10 L
+        // tensors are parallel loops, and a loop started from outside the pool pays a hand-off
+        // to the pool and back each time
+        rayon::scope(|_| self.clip_and_step_in_pool(params, grads, max_norm, lr))
+    }
+
+    fn clip_and_step_in_pool(
+        &mut self,
+        params: &Params,
+        grads: &mut GradAccum,
+        max_norm: f64,
+        lr: f64,
+    ) -> candle_core::Result<StepOutcome> {
         let fused = self.fused_params(params, grads);
         let mut sq = 0f64;
         let mut p_peaks = vec![f32::INFINITY; params.len()];
