@@ -13,7 +13,7 @@ use crate::TrainError;
 /// the testbed, whose held-out stream is unbounded, 0 means 500):
 /// - [`EvalSet::Testbed`]: the testbed's held-out problems (`[testbed]` settings, a fixed
 ///   seed: the same problems for every run), raw prompts, the testbed checker as environment
-///   where the regime has one ([`crate::testbed::heldout_task`]);
+///   where the regime has one (`testbed::heldout_task`);
 /// - [`EvalSet::Dataset`]: the preset or file read as training data is (`data_dir`, else
 ///   `data.data_dir`), its first `n_problems` problems, prompts rendered by `format` and each
 ///   checked against the model's context ([`build_eval_task`]), scored by the `[reward]`

@@ -21,8 +21,8 @@
 //!   tied embeddings `max(P_layer + V h, 3 V h)` (the head's piece is held until the
 //!   embedding's and summed with it);
 //! - activations. One decoder layer on the device-generic path stores per token
-//!   `A = b (h + 2h + 2h + 4f + qd + 2 kvd (1 + bias) + qd (1 + bias) + (qd + 2 kvd)
-//!   + 4 (qd + kvd) + 2 qd) + 2 n(h) + [qk_norm] n(hd) (heads + kv_heads) + u heads`:
+//!   `A = b (h + 2h + 2h + 4f + qd + 2 kvd (1 + bias) + qd (1 + bias) + (qd + 2 kvd) +
+//!   4 (qd + kvd) + 2 qd) + 2 n(h) + [qk_norm] n(hd) (heads + kv_heads) + u heads`:
 //!   its input, the two residual adds and the o/down projections, the MLP's gate, SiLU, up and
 //!   product, the q/k/v projections (and biases), their head-major copies, RoPE (rotation,
 //!   two products, sum) of q and k, the attention output and its token-major copy, the two

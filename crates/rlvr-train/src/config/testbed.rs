@@ -70,7 +70,7 @@ impl Default for TestbedSection {
 
 /// Keys that moved into `[testbed]`: `(old section.key, new key in [testbed])`. A config or
 /// override that still names one is refused with an error naming the new key
-/// ([`super::parse::moved_key`]).
+/// (`config::parse::moved_key`).
 pub const MOVED_KEYS: &[(&str, &str)] = &[
     ("model.hidden_size", "hidden_size"),
     ("model.num_hidden_layers", "num_hidden_layers"),
