@@ -60,7 +60,7 @@ pub struct Args {
     /// --grid optim.lr=5e-5,2e-4`).
     #[arg(long = "grid", value_name = "KEY=V1,V2")]
     pub grid: Vec<String>,
-    /// Sweep directory (default: runs/sweep-<config file stem>).
+    /// Sweep directory (default: `runs/sweep-<config file stem>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Extra `section.key=value` overrides for every run (e.g. a regime or a learning rate).

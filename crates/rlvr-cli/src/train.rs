@@ -21,7 +21,7 @@ pub struct Args {
     /// Override one key: `--set algorithm.loss_agg_mode=token-mean` (repeatable).
     #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
     set: Vec<String>,
-    /// Continue the run in this directory (runs/<name>) from its last checkpoint. Overrides
+    /// Continue the run in this directory (`runs/<name>`) from its last checkpoint. Overrides
     /// (`--set`) of keys fixed at a run's start (the model's shape, the seed, the warm start,
     /// the testbed problems, the run's name and place) are refused.
     #[arg(long, value_name = "RUN_DIR", conflicts_with = "config")]
