@@ -285,9 +285,9 @@ pub struct AdamW {
     /// the same bits (tests turn this off to check the other path on the CPU).
     pub fused_host: bool,
     /// Per parameter, the [`fused_cpu::Peaks`] of its moments as the last fused step wrote
-    /// them (zero at the start); None once they are unknown (loaded, restored, or last
-    /// updated by the tensor-op path). They let [`Self::clip_and_step`] prove an update
-    /// finite without a second read of the state.
+    /// them (zero at the start; a restored snapshot brings its own); None once they are
+    /// unknown (loaded from a file, or last updated by the tensor-op path). They let
+    /// [`Self::clip_and_step`] prove an update finite without a second read of the state.
     peaks: Vec<Option<fused_cpu::Peaks>>,
 }
 
