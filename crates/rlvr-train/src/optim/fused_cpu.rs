@@ -88,6 +88,7 @@ impl AdamScalars {
     /// each, far inside the factor 2. A sufficient condition only (false for `eps <= 0`, a
     /// beta outside `[0, 1]` or an infinite peak): when it fails, [`adamw_stays_finite`]
     /// decides element by element.
+    ///
     /// `p_limit` is where the weight's storage overflows ([`overflow_bits`]): the new
     /// weight must stay below half of it too.
     pub(super) fn stays_finite_within(
@@ -176,15 +177,6 @@ fn peak_bits(acc: u32, x: f32) -> u32 {
 /// The peak that [`peak_bits`] tracked: `max |x|`, infinite when any `x` was not finite.
 fn peak_value(bits: u32) -> f32 {
     f32::from_bits(bits.min(f32::INFINITY.to_bits()))
-}
-
-/// The clip factor as the update applies it: `g * k + 0`, with `k = 1` when there is no
-/// clipping. Multiplying by 1 and adding 0 changes no result of [`AdamScalars::element`]:
-/// it maps only `-0` to `+0`, and `g` enters the formula as `g c1 + 0` and `g^2`, which give
-/// the same bits for either zero.
-#[inline(always)]
-fn factor(k: Option<f32>) -> f32 {
-    k.unwrap_or(1.0)
 }
 
 /// Whether the fused path can take this parameter: everything on the host, contiguous, the
@@ -294,12 +286,14 @@ fn weight<'a>(
 }
 
 /// One AdamW step of one parameter in place (see [`AdamScalars::element`]) on the gradient
-/// `g` scaled by the clip factor `k` (`g * k + 0`, [`factor`]): `m`, `v`, the weight `w` and its f32
-/// `master` (None: `w` is f32 and its own) are overwritten, `g` read. Returns the new
-/// state's [`Peaks`]. The caller has checked [`applies`].
+/// `g` scaled by the clip factor `k` (`g * k + 0`; `k = 1` without clipping, which changes no
+/// result: it maps only `-0` to `+0`, and `g` enters the formula as `g c1 + 0` and `g^2`,
+/// the same bits for either zero): `m`, `v`, the weight `w` and its f32 `master` (None: `w`
+/// is f32 and its own) are overwritten, `g` read. Returns the new state's [`Peaks`]. The
+/// caller has checked [`applies`].
 pub(super) fn adamw_step(
     s: &AdamScalars,
-    k: Option<f32>,
+    k: f32,
     m: &Tensor,
     v: &Tensor,
     w: &Tensor,
@@ -341,7 +335,7 @@ fn check_len(n: usize, lens: &[usize]) -> Result<()> {
 
 fn update(
     s: &AdamScalars,
-    k: Option<f32>,
+    k: f32,
     m: &mut [f32],
     v: &mut [f32],
     w: Weight<'_>,
@@ -349,7 +343,6 @@ fn update(
 ) -> Result<Peaks> {
     let n = g.len();
     check_len(n, &[m.len(), v.len()])?;
-    let k = factor(k);
     let mv = m.par_chunks_mut(PIECE).zip(v.par_chunks_mut(PIECE));
     match w {
         Weight::F32(w) => {
@@ -360,23 +353,33 @@ fn update(
                 .map(|(((m, v), w), g)| simd::piece_f32(s, k, m, v, w, g))
                 .reduce(|| Peaks::ZERO, Peaks::max))
         }
-        Weight::Bf16(w, p) => {
-            check_len(n, &[w.len(), p.len()])?;
-            Ok(mv
-                .zip(w.par_chunks_mut(PIECE).zip(p.par_chunks_mut(PIECE)))
-                .zip(g.par_chunks(PIECE))
-                .map(|(((m, v), (w, p)), g)| simd::piece_bf16(s, k, m, v, p, w, g))
-                .reduce(|| Peaks::ZERO, Peaks::max))
-        }
-        Weight::F16(w, p) => {
-            check_len(n, &[w.len(), p.len()])?;
-            Ok(mv
-                .zip(w.par_chunks_mut(PIECE).zip(p.par_chunks_mut(PIECE)))
-                .zip(g.par_chunks(PIECE))
-                .map(|(((m, v), (w, p)), g)| simd::piece_f16(s, k, m, v, p, w, g))
-                .reduce(|| Peaks::ZERO, Peaks::max))
-        }
+        Weight::Bf16(w, p) => update_with_master(s, k, mv, w, p, g, simd::piece_bf16),
+        Weight::F16(w, p) => update_with_master(s, k, mv, w, p, g, simd::piece_f16),
     }
+}
+
+/// One piece's update of a half-precision weight and its f32 master (`simd::piece_bf16`,
+/// `simd::piece_f16`): `(s, k, m, v, master, weight, g)`.
+type MasterPiece<T> =
+    fn(&AdamScalars, f32, &mut [f32], &mut [f32], &mut [f32], &mut [T], &[f32]) -> Peaks;
+
+/// [`update`] of a half-precision weight `w` whose f32 master `p` takes the step, piece by
+/// piece with `piece`.
+fn update_with_master<'a, T: Send>(
+    s: &AdamScalars,
+    k: f32,
+    mv: impl IndexedParallelIterator<Item = (&'a mut [f32], &'a mut [f32])>,
+    w: &mut [T],
+    p: &mut [f32],
+    g: &[f32],
+    piece: MasterPiece<T>,
+) -> Result<Peaks> {
+    check_len(g.len(), &[w.len(), p.len()])?;
+    Ok(mv
+        .zip(w.par_chunks_mut(PIECE).zip(p.par_chunks_mut(PIECE)))
+        .zip(g.par_chunks(PIECE))
+        .map(|(((m, v), (w, p)), g)| piece(s, k, m, v, p, w, g))
+        .reduce(|| Peaks::ZERO, Peaks::max))
 }
 
 /// The loops over one piece, written so the compiler vectorizes them (no branch, no bounds
@@ -554,7 +557,7 @@ fn host(s: &candle_core::Storage) -> Result<&CpuStorage> {
 /// Whether [`adamw_step`] would leave every new `m`, `v` and weight finite (nothing written).
 pub(super) fn adamw_stays_finite(
     s: &AdamScalars,
-    k: Option<f32>,
+    k: f32,
     m: &Tensor,
     v: &Tensor,
     w: &Tensor,
@@ -571,7 +574,6 @@ pub(super) fn adamw_stays_finite(
     let g = f32s(host(&gs)?, gl)?;
     let p = f32s(host(&ps)?, pl)?;
     check_len(g.len(), &[m.len(), v.len(), p.len()])?;
-    let k = factor(k);
     let (moments, weights) = m
         .par_chunks(PIECE)
         .zip(v.par_chunks(PIECE))

@@ -185,11 +185,7 @@ impl GradAccum {
     pub fn global_norm(&self) -> candle_core::Result<f64> {
         let mut sq = 0f64;
         for g in self.grads.iter().flatten() {
-            sq += if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
-                fused_cpu::sum_of_squares(g)?
-            } else {
-                g.sqr()?.sum_all()?.to_scalar::<f32>()? as f64
-            };
+            sq += sum_of_squares(g)?;
         }
         Ok(sq.sqrt())
     }
@@ -222,6 +218,16 @@ impl GradAccum {
             }
         }
         Ok(())
+    }
+}
+
+/// The sum of squares of one gradient: on the host in f64 in one pass (fused_cpu.rs), on a
+/// device in f32.
+fn sum_of_squares(g: &Tensor) -> candle_core::Result<f64> {
+    if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
+        fused_cpu::sum_of_squares(g)
+    } else {
+        Ok(g.sqr()?.sum_all()?.to_scalar::<f32>()? as f64)
     }
 }
 
@@ -397,7 +403,7 @@ impl AdamW {
             let g = grads.grads[i].as_ref().expect("fused only with a gradient");
             let s = self.scalars(var, lr, self.t + 1);
             let (m, v, w) = (&self.m[i], &self.v[i], var.as_tensor());
-            if !fused_cpu::adamw_stays_finite(&s, None, m, v, w, self.master[i].as_ref(), g)? {
+            if !fused_cpu::adamw_stays_finite(&s, 1.0, m, v, w, self.master[i].as_ref(), g)? {
                 return Ok(false);
             }
         }
@@ -452,7 +458,7 @@ impl AdamW {
     /// bit-identical to it (tested against an out-of-place reference).
     pub fn step(&mut self, params: &Params, grads: &GradAccum, lr: f64) -> candle_core::Result<()> {
         let fused = self.fused_params(params, grads);
-        self.apply(params, grads, &fused, None, lr)
+        self.apply(params, grads, &fused, 1.0, lr)
     }
 
     /// Global-norm clipping at `max_norm` (0: none), then the update, applied only when
@@ -511,10 +517,8 @@ impl AdamW {
                 let (sum, p_peak) = fused_cpu::sum_of_squares_and_peak(g, p)?;
                 p_peaks[i] = p_peak;
                 sum
-            } else if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
-                fused_cpu::sum_of_squares(g)?
             } else {
-                g.sqr()?.sum_all()?.to_scalar::<f32>()? as f64
+                sum_of_squares(g)?
             };
         }
         let grad_norm = sq.sqrt();
@@ -531,10 +535,11 @@ impl AdamW {
         if let Some(scale) = scale {
             grads.scale_where(scale, &|i| !fused[i])?;
         }
-        let k = scale.map(|s| s as f32);
+        let scale = scale.unwrap_or(1.0);
+        let k = scale as f32;
         // |g k| <= norm k: the clipped norm bounds every clipped entry (the f32 rounding of
         // `g * k` is inside the bound's factor 2)
-        let g_peak = grad_norm * scale.unwrap_or(1.0);
+        let g_peak = grad_norm * scale;
         for (i, var) in params.vars.iter().enumerate() {
             if !fused[i] {
                 continue;
@@ -567,7 +572,7 @@ impl AdamW {
         params: &Params,
         grads: &GradAccum,
         fused: &[bool],
-        k: Option<f32>,
+        k: f32,
         lr: f64,
     ) -> candle_core::Result<()> {
         self.t += 1;
@@ -1081,8 +1086,8 @@ mod tests {
     }
 
     /// Over many steps, with clipping and weight decay, the optimizer's step
-    /// ([`AdamW::clip_and_step`], by its fused host pass and the tensor path alike) stays within 1e-6 (absolute up to 1, relative above) of AdamW
-    /// computed in float64 from the same gradients (torch's `clip_grad_norm_` then
+    /// ([`AdamW::clip_and_step`], by its fused host pass and the tensor path alike) stays
+    /// within 1e-6 (absolute up to 1, relative above) of AdamW computed in float64 from the same gradients (torch's `clip_grad_norm_` then
     /// `AdamW`, written out in f64).
     #[test]
     fn many_steps_track_a_float64_adamw_within_1e_6() {
