@@ -118,6 +118,12 @@ struct MatmulArgs {
     /// count).
     #[arg(long)]
     cpu_time: bool,
+    /// Also time one sampling step's products for this many rows (one new token per
+    /// sequence): every layer's q|k|v, o, gate|up and down products and the vocabulary product,
+    /// in order, each layer on its own weights, so that they stream from memory as in sampling
+    /// (the table above repeats one product, whose weight a cache may hold); best of `--reps`.
+    #[arg(long, value_name = "ROWS")]
+    decode: Option<usize>,
     /// Also print one JSON object with every row (last line of the output).
     #[arg(long)]
     json: bool,
@@ -601,6 +607,58 @@ fn model_shapes(name: &str, c: &QwenConfig) -> Vec<LinearShape> {
     ]
 }
 
+/// `(flops, best seconds)` of one sampling step's products for `rows` rows over `shapes` (one
+/// model's): each of a shape's `count` layers on its own weights, in layer order, through
+/// `sgemm` as the sampling forward calls it (`dst = x W^T`, `W` stored `[n, k]`).
+fn decode_step_secs(
+    shapes: &[&LinearShape],
+    rows: usize,
+    reps: usize,
+    cpu_time: bool,
+) -> Result<(f64, f64)> {
+    use rlvr_model::matmul::{sgemm, Operand};
+    if rows == 0 {
+        return Err(bad("--decode must be at least 1"));
+    }
+    let fill = |n: usize, seed: u64| -> Vec<f32> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 40) as f32 / (1u64 << 24) as f32 * 0.1 - 0.05
+            })
+            .collect()
+    };
+    // (shape, weights) in the order a step runs them: the layers' four products, then the head
+    let layers = shapes.iter().map(|s| s.count).max().unwrap_or(0);
+    let mut steps: Vec<(&LinearShape, Vec<f32>)> = Vec::new();
+    for layer in 0..layers {
+        for s in shapes.iter().filter(|s| s.count > 1 && layer < s.count) {
+            steps.push((s, fill(s.n * s.k, (layer * 16 + steps.len()) as u64)));
+        }
+    }
+    for s in shapes.iter().filter(|s| s.count <= 1) {
+        steps.push((s, fill(s.n * s.k, steps.len() as u64)));
+    }
+    let widest = steps.iter().map(|(s, _)| s.k.max(s.n)).max().unwrap_or(0);
+    let x = fill(rows * widest, 7);
+    let mut out = vec![0f32; rows * widest];
+    let flops: f64 = steps
+        .iter()
+        .map(|(s, _)| 2.0 * (rows * s.k * s.n) as f64)
+        .sum();
+    let secs = best_secs(reps, cpu_time, || {
+        for (s, w) in &steps {
+            let (a, b) = (Operand::plain(&x, s.k), Operand::transposed(w, s.k));
+            sgemm([rows, s.n, s.k], a, b, 0.0, &mut out, s.n);
+        }
+        Ok(())
+    })?;
+    Ok((flops, secs))
+}
+
 /// User + system CPU seconds of this process so far (all threads).
 fn cpu_secs() -> f64 {
     // SAFETY: getrusage writes into the zeroed struct we pass.
@@ -717,6 +775,24 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
         }));
     }
     println!("best product: {peak:.1} GFLOP/s");
+    let mut decode = Vec::new();
+    if let Some(rows) = a.decode {
+        for model in totals.iter().map(|t| &t.0) {
+            let model_shapes: Vec<_> = shapes.iter().filter(|s| &s.model == model).collect();
+            let (flops, secs) = decode_step_secs(&model_shapes, rows, a.reps, a.cpu_time)?;
+            println!(
+                "{model}: one sampling step's products for {rows} rows ({:.2} GFLOP, {:.2} GB of weights) in {secs:.4} s: {:.1} GFLOP/s, {:.1} GB/s of weights",
+                flops / 1e9,
+                flops / rows as f64 / 2.0 * 4.0 / 1e9,
+                flops / secs / 1e9,
+                flops / rows as f64 / 2.0 * 4.0 / secs / 1e9,
+            );
+            decode.push(serde_json::json!({
+                "model": model, "rows": rows, "gflop": flops / 1e9, "seconds": secs,
+                "gflops": flops / secs / 1e9,
+            }));
+        }
+    }
     for (model, flops, secs) in &totals {
         println!(
             "{model}: one forward+backward's linear products ({:.1} GFLOP) in {secs:.3} s: {:.1} GFLOP/s",
@@ -730,6 +806,7 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
             "models": totals.iter().map(|(n, f, s)| serde_json::json!({
                 "model": n, "gflop": f / 1e9, "seconds": s, "gflops": f / s / 1e9,
             })).collect::<Vec<_>>(),
+            "decode": decode,
         });
         println!("{j}");
     }

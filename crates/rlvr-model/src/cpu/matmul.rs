@@ -14,6 +14,11 @@
 //!   matrixmultiply crate (AVX-512 kernel where the CPU has it), split among the rayon threads
 //!   as the CBLAS is.
 //!
+//! Whatever the library, a product of at most [`crate::cpu::skinny::MAX_ROWS`] rows by a
+//! transposed weight (`x W^T`: the sampling forward's) runs on rlvr's own kernel
+//! (`cpu/skinny.rs`) on x86-64 CPUs with AVX-512 or AVX2 and FMA, its columns split among the
+//! rayon threads: the libraries pack the whole weight for those few rows.
+//!
 //! Other devices (CUDA, Metal), other dtypes and batched (3-D and up) operands always go to
 //! candle's matmul.
 //!
@@ -29,8 +34,9 @@
 //!   on the same CPU kernel. OpenBLAS's can depend on it: a part boundary moves edge tiles,
 //!   which sum in another order. Measured with OpenBLAS 0.3.21 on Zen: splitting rows at
 //!   multiples of 12 keeps every bit, splitting columns anywhere changes some elements in the
-//!   last bits. Decode products (64 rows, wider than tall) are split by columns, so a run's
-//!   bits depend on its thread count.
+//!   last bits. Decode products of more rows than the skinny kernel takes (wider than tall)
+//!   are split by columns, so such a run's bits depend on its thread count. The skinny
+//!   kernel's do not: each element's sum depends only on its own row and column (tested).
 //! * The two built-in crates give different bits from each other (another kernel, another
 //!   blocking), and each crate's bits differ between its CPU kernels (AVX-512 against AVX2).
 
@@ -148,6 +154,9 @@ fn sgemm_on(backend: &Backend, p: Product<'_>, c: &mut [f32], ldc: usize) {
         }
         return;
     }
+    if crate::cpu::skinny::applies(m, &a, &b) {
+        return skinny_product(p, c, ldc);
+    }
     match backend {
         Backend::Blas(blas) => blas_backend::sgemm(blas.sgemm, p, c, ldc),
         Backend::BuiltIn {
@@ -159,6 +168,29 @@ fn sgemm_on(backend: &Backend, p: Product<'_>, c: &mut [f32], ldc: usize) {
             ..
         } => gemm_backend::sgemm(p, c, ldc),
     }
+}
+
+/// A product of a few rows by a transposed weight ([`crate::cpu::skinny`]), its columns split
+/// among the calling rayon pool's threads ([`split::for_each_part`]).
+fn skinny_product(p: Product<'_>, c: &mut [f32], ldc: usize) {
+    let out = split::Out(c.as_mut_ptr());
+    split::for_each_part(&p, ldc, (1, 4), |part: split::Part| {
+        // SAFETY: `sgemm_on` checked that every slice holds its operand at its leading
+        // dimension, so the part's offsets and extents stay inside them; parts write disjoint
+        // rows (or columns) of `c`, which is borrowed mutably, so it aliases neither input.
+        unsafe {
+            crate::cpu::skinny::sgemm_nt(
+                part.dims,
+                &p.a.data[part.a_off..],
+                p.a.ld,
+                &p.b.data[part.b_off..],
+                p.b.ld,
+                p.beta,
+                crate::cpu::skinny::Out(out.at(part.c_off)),
+                ldc,
+            )
+        }
+    });
 }
 
 /// Panics unless `len` elements hold `rows` rows of `cols` at a stride of `ld`.
@@ -525,13 +557,14 @@ mod gemm_backend {
         }
     }
 }
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use candle_core::{Device, Var};
 
     /// `n` values in [-1, 1) from a fixed linear congruential stream.
-    fn data(n: usize, seed: u32) -> Vec<f32> {
+    pub(crate) fn data(n: usize, seed: u32) -> Vec<f32> {
         let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
         (0..n)
             .map(|_| {
