@@ -28,9 +28,9 @@ use super::matmul::Operand;
 
 /// Rows of `a` up to which this kernel computes the product: the sampling batch of one new
 /// token per sequence. Measured against both libraries (`rlvr bench matmul --decode ROWS`,
-/// BENCHMARKS.md): ahead at 8 to 32 rows on every shape; at 64 ahead on bench-small's and the
-/// 0.5B shape but not always on bench-tiny's, so the libraries keep those.
-pub(crate) const MAX_ROWS: usize = 32;
+/// BENCHMARKS.md): ahead at 8 to 64 rows on bench-tiny's, bench-small's and the 0.5B shape, level
+/// at 128 rows on bench-small's, where the libraries keep the product.
+pub(crate) const MAX_ROWS: usize = 64;
 
 /// Interleaved partial sums of each element (one 512-bit or two 256-bit registers).
 const LANES: usize = 16;
