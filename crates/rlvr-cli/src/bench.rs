@@ -617,9 +617,6 @@ fn decode_step_secs(
     cpu_time: bool,
 ) -> Result<(f64, f64)> {
     use rlvr_model::matmul::{sgemm, Operand};
-    if rows == 0 {
-        return Err(bad("--decode must be at least 1"));
-    }
     let fill = |n: usize, seed: u64| -> Vec<f32> {
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         (0..n)
@@ -693,6 +690,9 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
     }
     if a.reps == 0 {
         return Err(bad("--reps must be at least 1"));
+    }
+    if a.decode == Some(0) {
+        return Err(bad("--decode must be at least 1"));
     }
     let shapes = match &a.model {
         Some(dir) => {

@@ -111,7 +111,42 @@ fn bench_grpo_one_step_prints_every_field() {
         let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
         assert_eq!(json["cpu_time"], cpu_time);
         check_matmul_rows(&json);
+        assert_eq!(
+            json["decode"],
+            serde_json::json!([]),
+            "no --decode, no decode row"
+        );
     }
+
+    // one sampling step's products for 3 rows: the layer's four and the head's, 2 flops per
+    // multiply-add (k x n of each: 16x32, 16x16, 16x64, 32x16, 16x257)
+    let o = rlvr(
+        &[
+            "bench", "matmul", "--model", m, "--tokens", "4", "--reps", "1", "--decode", "3",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", log(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        out.contains("one sampling step's products for 3 rows"),
+        "{out}"
+    );
+    let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let decode = json["decode"].as_array().unwrap();
+    assert_eq!(decode.len(), 1, "{json}");
+    let flops = 2.0 * 3.0 * (16 * 32 + 16 * 16 + 16 * 64 + 32 * 16 + 16 * 257) as f64;
+    assert!(
+        (decode[0]["gflop"].as_f64().unwrap() * 1e9 - flops).abs() < 1e-6,
+        "{json}"
+    );
+    assert_eq!(decode[0]["rows"], 3);
+    let (secs, gflops) = (
+        decode[0]["seconds"].as_f64().unwrap(),
+        decode[0]["gflops"].as_f64().unwrap(),
+    );
+    assert!(secs > 0.0 && gflops.is_finite() && gflops > 0.0, "{json}");
 }
 
 /// The binary has no link-time BLAS: it loads one at run time, says which library runs the
@@ -191,7 +226,7 @@ fn check_matmul_rows(json: &serde_json::Value) {
 #[test]
 fn bench_argument_errors_are_clear() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["bench", "grpo", "--model", "no-such-dir"],
             "--model no-such-dir: no such directory",
@@ -212,6 +247,10 @@ fn bench_argument_errors_are_clear() {
         (
             &["bench", "matmul", "--tokens", "0"],
             "--tokens must be at least 1",
+        ),
+        (
+            &["bench", "matmul", "--decode", "0"],
+            "--decode must be at least 1",
         ),
     ];
     for (args, want) in cases {
