@@ -3,7 +3,7 @@
 //! sandbox) skips with a printed reason, and under `CI=true` fails instead, so CI never passes
 //! by skipping.
 //!
-//! Tiny models for the crates above rlvr-model are in [`models`] (feature `models`);
+//! Tiny models for the crates above rlvr-model are in `models` (feature `models`);
 //! rlvr-model's own tests build theirs in its `tests/common`, the CLI's runner is in
 //! rlvr-cli's `tests/common`.
 

@@ -14,7 +14,7 @@
 //!   matrixmultiply crate (AVX-512 kernel where the CPU has it), split among the rayon threads
 //!   as the CBLAS is.
 //!
-//! Whatever the library, a product of at most [`crate::cpu::skinny::MAX_ROWS`] rows by a
+//! Whatever the library, a product of at most 64 rows (`skinny::MAX_ROWS`) by a
 //! transposed weight (`x W^T`: the sampling forward's) runs on rlvr's own kernel
 //! (`cpu/skinny.rs`) on x86-64 CPUs with AVX-512 or AVX2 and FMA, its columns split among the
 //! rayon threads: the libraries pack the whole weight for those few rows.

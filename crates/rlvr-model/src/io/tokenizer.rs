@@ -475,7 +475,7 @@ fn check_growth_rules(v: &Value, at: &str) -> std::result::Result<(), String> {
 /// Reads and validates a `tokenizer.json`, every failure an [`Error::BadFile`] naming it: at
 /// most [`MAX_TOKENIZER_JSON_BYTES`]; rules that grow text checked
 /// ([`MAX_REPLACEMENT_BYTES`]); parsed with any panic of the tokenizers crate caught; then
-/// the probe text ([`probe_text`]) normalized (growth at most [`MAX_NORMALIZER_GROWTH`]
+/// the probe text (`probe_text`) normalized (growth at most [`MAX_NORMALIZER_GROWTH`]
 /// times) and encoded (in at most [`MAX_PROBE_SECS`], without a panic), so that a hostile
 /// file is refused when it is loaded, not when a prompt meets it.
 pub fn load_tokenizer_json(path: &Path) -> Result<Tokenizer> {
