@@ -14,8 +14,10 @@
 //! * [`swiglu`]: `silu(g) * u` for `[.., 2F]` input holding `g` then `u` in each row;
 //! * [`attention_forward`]: causal grouped-query self-attention with rotate-half RoPE, from
 //!   the packed `q | k | v` projection `[B*T, (heads + 2 kv_heads) * head_dim]` to the
-//!   attention output `[B*T, heads * head_dim]`, block by block (a row, or one sequence of a
-//!   packed row: the block's matmuls run through candle, the rest in place);
+//!   attention output `[B*T, heads * head_dim]`, block by block and the blocks in parallel (a
+//!   row, or one sequence of a packed row); each block's products per kv head through the CPU
+//!   matrix product in f32 ([`crate::cpu::matmul::sgemm`]: the library of the run), summed in
+//!   order in f64; the rest in place;
 //! * [`vocab_rows`] / [`vocab_grad`]: the log-prob, log-sum-exp and entropy of logits rows and
 //!   their gradient.
 //!
@@ -44,11 +46,14 @@ pub(crate) trait Fl: WithDType + std::ops::Neg<Output = Self> {
     fn row_stats(row: &[Self], with_ed: bool) -> (Self, f64, f64);
     /// [`grad_row`] on the fastest build the CPU runs (the same bits on every build).
     fn grad_row(row: &mut [Self], lse: Self, a: Self, ent: Option<(Self, Self)>);
+    /// `c = op(a) op(b)` for contiguous operands, `op(a)` `[m, k]`, `op(b)` `[k, n]` (each
+    /// stored transposed when its flag says so): the attention's per-head products.
+    fn product(dims: [usize; 3], a: (&[Self], bool), b: (&[Self], bool), c: &mut [Self]);
 }
 
 /// `Fl` for a float type, `exp_neg` given.
 macro_rules! impl_fl {
-    ($t:ident, $exp_neg:path, $row_stats:path, $grad_row:path) => {
+    ($t:ident, $exp_neg:path, $row_stats:path, $grad_row:path, $product:path) => {
         impl Fl for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -68,12 +73,47 @@ macro_rules! impl_fl {
             fn grad_row(row: &mut [Self], lse: Self, a: Self, ent: Option<(Self, Self)>) {
                 $grad_row(row, lse, a, ent)
             }
+            fn product(dims: [usize; 3], a: (&[Self], bool), b: (&[Self], bool), c: &mut [Self]) {
+                $product(dims, a, b, c)
+            }
         }
     };
 }
 
-impl_fl!(f32, fast_exp, row_stats_f32, grad_row_f32);
-impl_fl!(f64, f64::exp, row_stats::<f64>, grad_row::<f64>);
+impl_fl!(f32, fast_exp, row_stats_f32, grad_row_f32, product_f32);
+impl_fl!(
+    f64,
+    f64::exp,
+    row_stats::<f64>,
+    grad_row::<f64>,
+    product_f64
+);
+
+/// [`Fl::product`] in f32: the CPU matrix product ([`crate::cpu::matmul::sgemm`]).
+fn product_f32([m, n, k]: [usize; 3], a: (&[f32], bool), b: (&[f32], bool), c: &mut [f32]) {
+    use crate::cpu::matmul::{sgemm, Operand};
+    fn op(x: &[f32], trans: bool, rows: usize, cols: usize) -> Operand<'_> {
+        if trans {
+            Operand::transposed(x, rows.max(1))
+        } else {
+            Operand::plain(x, cols.max(1))
+        }
+    }
+    let (a, b) = (op(a.0, a.1, m, k), op(b.0, b.1, k, n));
+    sgemm([m, n, k], a, b, 0.0, c, n.max(1));
+}
+
+/// [`Fl::product`] in f64 (the reference path of the precision and gradient checks): each
+/// element summed in order.
+fn product_f64([m, n, k]: [usize; 3], a: (&[f64], bool), b: (&[f64], bool), c: &mut [f64]) {
+    let at = |i: usize, l: usize| if a.1 { a.0[l * m + i] } else { a.0[i * k + l] };
+    let bt = |l: usize, j: usize| if b.1 { b.0[j * k + l] } else { b.0[l * n + j] };
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|l| at(i, l) * bt(l, j)).sum();
+        }
+    }
+}
 
 /// Rows per parallel task of the row-wise kernels. A fixed number, not one derived from the
 /// thread count: reductions across rows (`dw` of the RMSNorm backward, bias gradients) sum
@@ -490,6 +530,19 @@ struct BlockSaved {
     p: Tensor,
 }
 
+impl BlockSaved {
+    /// Calls `f(q, k, v, p)` with the four arrays' elements.
+    fn with_slices<T: Fl, R>(&self, f: impl FnOnce(&[T], &[T], &[T], &[T]) -> R) -> Result<R> {
+        use crate::cpu::with_cpu_slice as with;
+        let what = "attention-backward";
+        with(&self.q, what, |q| {
+            with(&self.k, what, |k| {
+                with(&self.v, what, |v| with(&self.p, what, |p| f(q, k, v, p)))
+            })
+        })???
+    }
+}
+
 /// What the backward needs: the blocks and what each kept.
 struct AttnSaved {
     blocks: Vec<Block>,
@@ -507,10 +560,6 @@ pub(crate) fn rope_row<T: Fl>(x: &[T], cos: &[f64], sin: &[f64], transpose: bool
         y[j] = x[j] * T::from_f64(cos[j]) - x[j + h] * T::from_f64(sign * sin[j]);
         y[j + h] = x[j + h] * T::from_f64(cos[j + h]) + x[j] * T::from_f64(sign * sin[j + h]);
     }
-}
-
-fn to_vec<T: Fl>(t: &Tensor) -> Result<Vec<T>> {
-    t.flatten_all()?.to_vec1::<T>()
 }
 
 /// Which projection a head belongs to.
@@ -635,34 +684,58 @@ impl AttnSpec {
         // split, rotate and transpose to head-major, one task per block
         let parts: Vec<[Vec<T>; 3]> = blocks.par_iter().map(|&b| self.gather(qkv, b)).collect();
         let scale = T::from_f64(self.scale);
-        let mut saved = Vec::with_capacity(blocks.len());
-        let mut outs = Vec::with_capacity(blocks.len());
-        for (blk, [q, k, v]) in blocks.iter().zip(parts) {
-            let len = blk.len;
-            let q = Tensor::from_vec(q, (kvh, g * len, hd), &dev)?;
-            let k = Tensor::from_vec(k, (kvh, len, hd), &dev)?;
-            let v = Tensor::from_vec(v, (kvh, len, hd), &dev)?;
-            let mut s = to_vec::<T>(&q.matmul(&k.t()?)?)?;
-            // scale, mask, softmax in place; rows are (kv head, group, query)
-            s.par_chunks_mut(len)
-                .with_min_len(BLOCK_ROWS)
-                .enumerate()
-                .for_each(|(r, srow)| {
-                    let i = r % len;
-                    for (j, x) in srow.iter_mut().enumerate() {
-                        *x = if self.visible(blk.row, blk.start + i, blk.start + j) {
-                            *x * scale
-                        } else {
-                            T::from_f64(f64::NEG_INFINITY)
-                        };
-                    }
-                    softmax_row(srow);
-                });
-            let p = Tensor::from_vec(s, (kvh, g * len, len), &dev)?;
-            // [kvh, g*len, hd] = head-major [heads, len, hd]
-            outs.push(to_vec::<T>(&p.matmul(&v)?)?);
-            saved.push(BlockSaved { q, k, v, p });
-        }
+        // the blocks in parallel; per kv head two products ([`Fl::product`]: the CPU matrix
+        // product in f32), the query heads of a kv head folded into the rows
+        let per_block = blocks
+            .par_iter()
+            .zip(parts)
+            .map(|(blk, [q, k, v])| -> Result<(Vec<T>, BlockSaved)> {
+                let len = blk.len;
+                let gl = g * len;
+                let mut s = vec![T::ZERO; kvh * gl * len];
+                for h in 0..kvh {
+                    T::product(
+                        [gl, len, hd],
+                        (&q[h * gl * hd..][..gl * hd], false),
+                        (&k[h * len * hd..][..len * hd], true),
+                        &mut s[h * gl * len..][..gl * len],
+                    );
+                }
+                // scale, mask, softmax in place; rows are (kv head, group, query)
+                s.par_chunks_mut(len)
+                    .with_min_len(BLOCK_ROWS)
+                    .enumerate()
+                    .for_each(|(r, srow)| {
+                        let i = r % len;
+                        for (j, x) in srow.iter_mut().enumerate() {
+                            *x = if self.visible(blk.row, blk.start + i, blk.start + j) {
+                                *x * scale
+                            } else {
+                                T::from_f64(f64::NEG_INFINITY)
+                            };
+                        }
+                        softmax_row(srow);
+                    });
+                // [kvh, g*len, hd] = head-major [heads, len, hd]
+                let mut out = vec![T::ZERO; kvh * gl * hd];
+                for h in 0..kvh {
+                    T::product(
+                        [gl, hd, len],
+                        (&s[h * gl * len..][..gl * len], false),
+                        (&v[h * len * hd..][..len * hd], false),
+                        &mut out[h * gl * hd..][..gl * hd],
+                    );
+                }
+                let saved = BlockSaved {
+                    q: Tensor::from_vec(q, (kvh, gl, hd), &dev)?,
+                    k: Tensor::from_vec(k, (kvh, len, hd), &dev)?,
+                    v: Tensor::from_vec(v, (kvh, len, hd), &dev)?,
+                    p: Tensor::from_vec(s, (kvh, gl, len), &dev)?,
+                };
+                Ok((out, saved))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (outs, saved): (Vec<Vec<T>>, Vec<BlockSaved>) = per_block.into_iter().unzip();
         // back to token-major rows [B*T, heads*hd], one task per row
         let mut out = vec![T::ZERO; self.b * t * nh * hd];
         let rows = self.rows_of(&blocks);
@@ -687,45 +760,88 @@ impl AttnSpec {
         let (t, nh, kvh, hd) = (self.t, self.heads, self.kv_heads, self.head_dim);
         let g = nh / kvh;
         let width = (nh + 2 * kvh) * hd;
-        let dev = candle_core::Device::Cpu;
         let blocks = &saved.blocks;
         let scale = T::from_f64(self.scale);
-        // per block: dL/dq, dL/dk, dL/dv, head-major
-        let mut grads: Vec<[Vec<T>; 3]> = Vec::with_capacity(blocks.len());
-        for (blk, sv) in blocks.iter().zip(&saved.saved) {
-            let len = blk.len;
-            let mut d_o = vec![T::ZERO; nh * len * hd];
-            for h in 0..nh {
-                for i in 0..len {
-                    let from = ((blk.row * t + blk.start + i) * nh + h) * hd;
-                    let to = (h * len + i) * hd;
-                    d_o[to..to + hd].copy_from_slice(&grad[from..from + hd]);
-                }
-            }
-            let d_o = Tensor::from_vec(d_o, (kvh, g * len, hd), &dev)?;
-            let dv = to_vec::<T>(&sv.p.t()?.matmul(&d_o)?)?;
-            let dp = to_vec::<T>(&d_o.matmul(&sv.v.t()?)?)?;
-            let p = to_vec::<T>(&sv.p)?;
-            // dS = scale * p * (dp - sum(dp * p))
-            let mut ds = dp;
-            ds.par_chunks_mut(len * BLOCK_ROWS)
-                .zip(p.par_chunks(len * BLOCK_ROWS))
-                .for_each(|(db, pb)| {
-                    for (drow, prow) in db.chunks_exact_mut(len).zip(pb.chunks_exact(len)) {
-                        let mut dot = T::ZERO;
-                        for (d, &pv) in drow.iter().zip(prow) {
-                            dot += *d * pv;
-                        }
-                        for (d, &pv) in drow.iter_mut().zip(prow) {
-                            *d = scale * pv * (*d - dot);
-                        }
+        // per block (in parallel): dL/dq, dL/dk, dL/dv, head-major, from four products per kv
+        // head
+        let grads = blocks
+            .par_iter()
+            .zip(&saved.saved)
+            .map(|(blk, sv)| -> Result<[Vec<T>; 3]> {
+                let len = blk.len;
+                let gl = g * len;
+                let mut d_o = vec![T::ZERO; nh * len * hd];
+                for h in 0..nh {
+                    for i in 0..len {
+                        let from = ((blk.row * t + blk.start + i) * nh + h) * hd;
+                        let to = (h * len + i) * hd;
+                        d_o[to..to + hd].copy_from_slice(&grad[from..from + hd]);
                     }
-                });
-            let ds = Tensor::from_vec(ds, (kvh, g * len, len), &dev)?;
-            let dq = to_vec::<T>(&ds.matmul(&sv.k)?)?;
-            let dk = to_vec::<T>(&ds.t()?.matmul(&sv.q)?)?;
-            grads.push([dq, dk, dv]);
-        }
+                }
+                sv.with_slices(|q: &[T], k: &[T], v: &[T], p: &[T]| {
+                    let (mut dq, mut dk, mut dv) = (
+                        vec![T::ZERO; kvh * gl * hd],
+                        vec![T::ZERO; kvh * len * hd],
+                        vec![T::ZERO; kvh * len * hd],
+                    );
+                    let mut ds = vec![T::ZERO; kvh * gl * len];
+                    for h in 0..kvh {
+                        let (qh, kh) =
+                            (&q[h * gl * hd..][..gl * hd], &k[h * len * hd..][..len * hd]);
+                        let (vh, ph) = (
+                            &v[h * len * hd..][..len * hd],
+                            &p[h * gl * len..][..gl * len],
+                        );
+                        let doh = &d_o[h * gl * hd..][..gl * hd];
+                        // dv = p^T do, dp = do v^T
+                        T::product(
+                            [len, hd, gl],
+                            (ph, true),
+                            (doh, false),
+                            &mut dv[h * len * hd..][..len * hd],
+                        );
+                        T::product(
+                            [gl, len, hd],
+                            (doh, false),
+                            (vh, true),
+                            &mut ds[h * gl * len..][..gl * len],
+                        );
+                        // dS = scale * p * (dp - sum(dp * p)), in place of dp
+                        ds[h * gl * len..][..gl * len]
+                            .par_chunks_mut(len * BLOCK_ROWS)
+                            .zip(ph.par_chunks(len * BLOCK_ROWS))
+                            .for_each(|(db, pb)| {
+                                for (drow, prow) in
+                                    db.chunks_exact_mut(len).zip(pb.chunks_exact(len))
+                                {
+                                    let mut dot = T::ZERO;
+                                    for (d, &pv) in drow.iter().zip(prow) {
+                                        dot += *d * pv;
+                                    }
+                                    for (d, &pv) in drow.iter_mut().zip(prow) {
+                                        *d = scale * pv * (*d - dot);
+                                    }
+                                }
+                            });
+                        let dsh = &ds[h * gl * len..][..gl * len];
+                        // dq = dS k, dk = dS^T q
+                        T::product(
+                            [gl, hd, len],
+                            (dsh, false),
+                            (kh, false),
+                            &mut dq[h * gl * hd..][..gl * hd],
+                        );
+                        T::product(
+                            [len, hd, gl],
+                            (dsh, true),
+                            (qh, false),
+                            &mut dk[h * len * hd..][..len * hd],
+                        );
+                    }
+                    [dq, dk, dv]
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         // un-rotate and pack to [B*T, (nh + 2 kvh) hd], one task per row
         let mut out = vec![T::ZERO; self.b * t * width];
         let rows = self.rows_of(blocks);
