@@ -29,6 +29,13 @@ fn cpu_seconds() -> f64 {
 }
 
 fn main() {
+    // as `rlvr` does (crates/rlvr-cli/src/main.rs, `pin_thread_count`): with RAYON_NUM_THREADS
+    // unset, candle counts the cores again, from /proc/cpuinfo, on every CPU matmul
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        let n = rlvr_model::candle_core::utils::get_num_threads();
+        // SAFETY: first thing in `main`, before any other thread exists.
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
+    }
     let args: Vec<String> = std::env::args().collect();
     let which = args.get(1).map(String::as_str).unwrap_or("bench-tiny");
     let repeats: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
