@@ -692,14 +692,12 @@ impl AttnSpec {
             .map(|(blk, [q, k, v])| -> Result<(Vec<T>, BlockSaved)> {
                 let len = blk.len;
                 let gl = g * len;
-                let mut s = vec![T::ZERO; kvh * gl * len];
-                for h in 0..kvh {
-                    T::product(
-                        [gl, len, hd],
-                        (&q[h * gl * hd..][..gl * hd], false),
-                        (&k[h * len * hd..][..len * hd], true),
-                        &mut s[h * gl * len..][..gl * len],
-                    );
+                // one kv head's part of each array: [g*len, hd], [len, hd], [g*len, len]
+                let (qs, ks, ps) = (gl * hd, len * hd, gl * len);
+                let mut s = vec![T::ZERO; kvh * ps];
+                for (h, sh) in s.chunks_exact_mut(ps).enumerate() {
+                    let (qh, kh) = (&q[h * qs..][..qs], &k[h * ks..][..ks]);
+                    T::product([gl, len, hd], (qh, false), (kh, true), sh);
                 }
                 // scale, mask, softmax in place; rows are (kv head, group, query)
                 s.par_chunks_mut(len)
@@ -717,14 +715,10 @@ impl AttnSpec {
                         softmax_row(srow);
                     });
                 // [kvh, g*len, hd] = head-major [heads, len, hd]
-                let mut out = vec![T::ZERO; kvh * gl * hd];
-                for h in 0..kvh {
-                    T::product(
-                        [gl, hd, len],
-                        (&s[h * gl * len..][..gl * len], false),
-                        (&v[h * len * hd..][..len * hd], false),
-                        &mut out[h * gl * hd..][..gl * hd],
-                    );
+                let mut out = vec![T::ZERO; kvh * qs];
+                for (h, oh) in out.chunks_exact_mut(qs).enumerate() {
+                    let (ph, vh) = (&s[h * ps..][..ps], &v[h * ks..][..ks]);
+                    T::product([gl, hd, len], (ph, false), (vh, false), oh);
                 }
                 let saved = BlockSaved {
                     q: Tensor::from_vec(q, (kvh, gl, hd), &dev)?,
@@ -779,36 +773,21 @@ impl AttnSpec {
                     }
                 }
                 sv.with_slices(|q: &[T], k: &[T], v: &[T], p: &[T]| {
-                    let (mut dq, mut dk, mut dv) = (
-                        vec![T::ZERO; kvh * gl * hd],
-                        vec![T::ZERO; kvh * len * hd],
-                        vec![T::ZERO; kvh * len * hd],
-                    );
-                    let mut ds = vec![T::ZERO; kvh * gl * len];
-                    for h in 0..kvh {
-                        let (qh, kh) =
-                            (&q[h * gl * hd..][..gl * hd], &k[h * len * hd..][..len * hd]);
-                        let (vh, ph) = (
-                            &v[h * len * hd..][..len * hd],
-                            &p[h * gl * len..][..gl * len],
-                        );
-                        let doh = &d_o[h * gl * hd..][..gl * hd];
+                    // one kv head's part of each array: [g*len, hd], [len, hd], [g*len, len]
+                    let (qs, ks, ps) = (gl * hd, len * hd, gl * len);
+                    let mut dq = vec![T::ZERO; kvh * qs];
+                    let (mut dk, mut dv) = (vec![T::ZERO; kvh * ks], vec![T::ZERO; kvh * ks]);
+                    let mut ds = vec![T::ZERO; ps];
+                    let heads = dq.chunks_exact_mut(qs).zip(dk.chunks_exact_mut(ks));
+                    for (h, ((dqh, dkh), dvh)) in heads.zip(dv.chunks_exact_mut(ks)).enumerate() {
+                        let (qh, kh) = (&q[h * qs..][..qs], &k[h * ks..][..ks]);
+                        let (vh, ph) = (&v[h * ks..][..ks], &p[h * ps..][..ps]);
+                        let doh = &d_o[h * qs..][..qs];
                         // dv = p^T do, dp = do v^T
-                        T::product(
-                            [len, hd, gl],
-                            (ph, true),
-                            (doh, false),
-                            &mut dv[h * len * hd..][..len * hd],
-                        );
-                        T::product(
-                            [gl, len, hd],
-                            (doh, false),
-                            (vh, true),
-                            &mut ds[h * gl * len..][..gl * len],
-                        );
+                        T::product([len, hd, gl], (ph, true), (doh, false), dvh);
+                        T::product([gl, len, hd], (doh, false), (vh, true), &mut ds);
                         // dS = scale * p * (dp - sum(dp * p)), in place of dp
-                        ds[h * gl * len..][..gl * len]
-                            .par_chunks_mut(len * BLOCK_ROWS)
+                        ds.par_chunks_mut(len * BLOCK_ROWS)
                             .zip(ph.par_chunks(len * BLOCK_ROWS))
                             .for_each(|(db, pb)| {
                                 for (drow, prow) in
@@ -823,20 +802,9 @@ impl AttnSpec {
                                     }
                                 }
                             });
-                        let dsh = &ds[h * gl * len..][..gl * len];
                         // dq = dS k, dk = dS^T q
-                        T::product(
-                            [gl, hd, len],
-                            (dsh, false),
-                            (kh, false),
-                            &mut dq[h * gl * hd..][..gl * hd],
-                        );
-                        T::product(
-                            [len, hd, gl],
-                            (dsh, true),
-                            (qh, false),
-                            &mut dk[h * len * hd..][..len * hd],
-                        );
+                        T::product([gl, hd, len], (&ds, false), (kh, false), dqh);
+                        T::product([len, hd, gl], (&ds, true), (qh, false), dkh);
                     }
                     [dq, dk, dv]
                 })
