@@ -67,6 +67,12 @@ struct OptimizerArgs {
     /// memory) instead of `AdamW::clip_and_step`; the same bits.
     #[arg(long)]
     separate_passes: bool,
+    /// Gradients set from outside (their sums of squares unknown, so the step's first pass
+    /// reads them for the norm) instead of summed by `GradAccum`, which records each
+    /// gradient's sum of squares as it writes it (what a training step's accumulation does,
+    /// untimed here as there).
+    #[arg(long)]
+    norm_pass: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -167,8 +173,13 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     }
     let params = Params::from_varmap(&varmap);
     let mut grads = GradAccum::new(&params);
-    for (slot, v) in grads.grads.iter_mut().zip(&params.vars) {
-        *slot = Some(Tensor::randn(0f32, 1e-3, v.shape(), &dev)?);
+    for (i, v) in params.vars.iter().enumerate() {
+        let g = Tensor::randn(0f32, 1e-3, v.shape(), &dev)?;
+        if a.norm_pass || a.separate_passes {
+            grads.set(i, Some(g));
+        } else {
+            grads.add_one(i, v, &g)?;
+        }
     }
     let hp = AdamWParams {
         beta1: 0.9,
@@ -189,8 +200,8 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     let mut times = Vec::new();
     for i in 0..=a.steps.max(1) {
         if let Some(fresh) = &fresh {
-            for (g, f) in grads.grads.iter().zip(fresh) {
-                if let (Some(g), Some(f)) = (g, f) {
+            for (i, f) in fresh.iter().enumerate() {
+                if let (Some(g), Some(f)) = (grads.get(i), f) {
                     rlvr_train::optim::copy_into(g, f)?;
                 }
             }
@@ -217,28 +228,32 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     }
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
-    // bytes the step must move at least. One pass reads g and the f32 weight (or master)
-    // for the norm and the weight's bound, the update reads g, m, v and the weight (or
-    // master) and writes m, v, the weight (or master, and the half-precision weight).
-    // Separate passes: the norm reads g, clipping reads and writes it, the check reads g, m,
-    // v and the weight (or master), the update as above.
+    // bytes the step must move at least. One pass reads the f32 weight (or master) for the
+    // weight's bound (and g for the norm with --norm-pass), the update reads g, m, v and the
+    // weight (or master) and writes m, v, the weight (or master, and the half-precision
+    // weight). Separate passes: the norm reads g, clipping reads and writes it, the check
+    // reads g, m, v and the weight (or master), the update as above.
     let w_bytes = dtype.size_in_bytes();
     let master = if dtype == DType::F32 { 0 } else { w_bytes };
+    let update = 4 * 4 + 4 * 3 + master;
     let per_elem = if a.separate_passes {
-        4 + 8 + 16 + (4 * 4 + 4 * 3 + master)
+        4 + 8 + 16 + update
+    } else if a.norm_pass {
+        4 + 4 + update
     } else {
-        (4 + 4) + (4 * 4 + 4 * 3 + master)
+        4 + update
     };
     let gb = (n * per_elem) as f64 / 1e9;
     println!(
-        "optimizer step, {} ({n} parameters, {}{}), {}: median {median:.3} s over {} steps, {:.1} GB/s of the {gb:.1} GB it must move",
+        "optimizer step, {} ({n} parameters, {}{}), {}: median {median:.3} s over {} steps, {:.1} GB/s of the {gb:.1} GB it must move ({per_elem} bytes a parameter)",
         a.shape,
         a.dtype,
         if master > 0 { " with f32 master" } else { "" },
-        match (a.tensor_path, a.separate_passes) {
-            (true, _) => "tensor-op path",
-            (false, true) => "fused host passes, clipping and check separate",
-            (false, false) => "fused host pass, clipping folded in",
+        match (a.tensor_path, a.separate_passes, a.norm_pass) {
+            (true, _, _) => "tensor-op path",
+            (false, true, _) => "fused host passes, clipping and check separate",
+            (false, false, true) => "fused host pass, clipping folded in, a norm pass",
+            (false, false, false) => "fused host pass, clipping folded in",
         },
         times.len(),
         gb / median,

@@ -1,4 +1,4 @@
-//! `rlvr bench grpo` and `rlvr bench matmul` end to end on a tiny random model with a
+//! `rlvr bench grpo`, `rlvr bench matmul` and `rlvr bench optimizer` end to end on a tiny random model with a
 //! byte-level tokenizer: the printed fields are there and consistent (the phases fit in the
 //! step, the exactly on-policy step recomputes no old log-probs, random rewards are never
 //! constant over a step), and bad arguments exit 2 with a message naming the argument.
@@ -196,6 +196,48 @@ fn bench_matmul_says_which_blas_runs_and_falls_back_without_one() {
         assert!(
             default.contains("OpenBLAS") && default.contains("(loaded libopenblas.so"),
             "{default}"
+        );
+    }
+}
+
+/// `rlvr bench optimizer` runs each way of stepping and says how many bytes a parameter each
+/// must move: the clipped step reads the weight once for its bound and the update reads 16
+/// and writes 12 (the norm recorded by the accumulation), 4 more when the gradients were set
+/// from outside, 56 as separate passes (norm, clip in place, check, update), and a bf16
+/// weight writes its 2 bytes beside its f32 master's.
+#[test]
+fn bench_optimizer_runs_every_way_and_counts_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, bytes, what) in [
+        (&[][..], 32, "fused host pass, clipping folded in:"),
+        (&["--norm-pass"][..], 36, "clipping folded in, a norm pass:"),
+        (
+            &["--separate-passes"][..],
+            56,
+            "clipping and check separate:",
+        ),
+        (
+            &["--dtype", "bf16"][..],
+            34,
+            "bf16 with f32 master), fused host pass",
+        ),
+        (&["--tensor-path"][..], 32, "tensor-op path:"),
+    ] {
+        let mut args = vec![
+            "bench",
+            "optimizer",
+            "--shape",
+            "bench-tiny",
+            "--steps",
+            "1",
+        ];
+        args.extend(extra);
+        let o = rlvr(&args, dir.path());
+        assert!(o.status.success(), "{extra:?}: {}", log(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains(what) && out.contains(&format!("({bytes} bytes a parameter)")),
+            "{extra:?}: {out}"
         );
     }
 }

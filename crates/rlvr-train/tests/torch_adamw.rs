@@ -70,8 +70,10 @@ fn adamw_with_clipping_tracks_torchs_weights_within_1e_6_over_every_step() {
                 .to_vec1::<f64>()
                 .unwrap()[0];
             let mut acc = GradAccum::new(&params);
-            for (slot, name) in acc.grads.iter_mut().zip(&params.names) {
-                *slot = Some(t[&format!("step{step}/grad/{name}")].clone());
+            for (i, (var, name)) in params.vars.iter().zip(&params.names).enumerate() {
+                // as a training step sums them (the sums of squares recorded on the way)
+                acc.add_one(i, var, &t[&format!("step{step}/grad/{name}")])
+                    .unwrap();
             }
             let out = opt.clip_and_step(&params, &mut acc, max_norm, lr).unwrap();
             assert_eq!(out.skipped, None, "step {step}");

@@ -626,6 +626,19 @@ pub(super) fn sum_of_squares_and_peak(g: &Tensor, p: &Tensor) -> Result<(f64, f3
     Ok((sum, peak_value(parts.iter().fold(0, |a, x| a.max(x.1)))))
 }
 
+/// `max |p|` of the f32 tensor `p` (infinite when an entry is not finite): the weight's bound
+/// for [`AdamScalars::stays_finite_within`] when the gradient's sum of squares is already
+/// known ([`copy_with_sum_of_squares`], [`add_in_place`]).
+pub(super) fn peak(p: &Tensor) -> Result<f32> {
+    let (ps, pl) = p.storage_and_layout();
+    let p = f32s(host(&ps)?, pl)?;
+    let bits = p
+        .par_chunks(PIECE)
+        .map(|p| simd::piece_norm(&[], p).1)
+        .reduce(|| 0, u32::max);
+    Ok(peak_value(bits))
+}
+
 /// `g *= scale` in place, as candle's `affine(scale, 0)` rounds it (`g * f32(scale) + 0`).
 pub(super) fn scale_in_place(g: &Tensor, scale: f64) -> Result<()> {
     let k = scale as f32;
@@ -641,34 +654,69 @@ pub(super) fn scale_in_place(g: &Tensor, scale: f64) -> Result<()> {
 }
 
 /// `acc += f32(g)` in place (`g` f32, bf16 or f16, any host layout made contiguous by the
-/// caller), as the tensor path rounds it.
-pub(super) fn add_in_place(acc: &Tensor, g: &Tensor) -> Result<()> {
+/// caller), as the tensor path rounds it; returns the new `acc`'s [`sum_of_squares`] (the
+/// same value), taken in the same pass, piece by piece while the piece is in cache.
+pub(super) fn add_in_place(acc: &Tensor, g: &Tensor) -> Result<f64> {
+    let mut sum = 0.0;
     with_storage_mut_and(acc, g, &mut |a, al, gs, gl| {
         let a = f32s_mut(a, al)?;
-        let r = span(gl)?;
-        match gs {
-            CpuStorage::F32(v) => add_pieces(a, &v[r], |x| x),
-            CpuStorage::BF16(v) => add_pieces(a, &v[r], bf16::to_f32),
-            CpuStorage::F16(v) => add_pieces(a, &v[r], f16::to_f32),
-            _ => candle_core::bail!("optimizer: a gradient of unsupported dtype"),
-        }
-    })
+        sum = for_each_piece(a, gs, gl, |a, g| *a += g)?;
+        Ok(())
+    })?;
+    Ok(sum)
 }
 
-fn add_pieces<T: Copy + Sync>(
+/// An f32 copy of the host gradient `g` (f32, bf16 or f16, contiguous; `-0.0` kept) and the
+/// copy's [`sum_of_squares`] (the same value), in one pass: the first piece of a gradient
+/// accumulator.
+pub(super) fn copy_with_sum_of_squares(g: &Tensor) -> Result<(Tensor, f64)> {
+    let (gs, gl) = g.storage_and_layout();
+    // zeroed memory from the allocator: fresh pages, not written twice
+    let mut out = vec![0f32; gl.shape().elem_count()];
+    let sum = for_each_piece(&mut out, host(&gs)?, gl, |a, g| *a = g)?;
+    drop(gs);
+    Ok((
+        Tensor::from_vec(out, g.shape(), &candle_core::Device::Cpu)?,
+        sum,
+    ))
+}
+
+/// `f(a, f32(g))` for every element of `a` and of `g`'s contiguous `gl` span (f32, bf16 or
+/// f16), threaded in [`PIECE`]s; returns the sum of squares of the new `a`, each piece's as
+/// [`sum_of_squares`] takes it, summed in order.
+fn for_each_piece(
+    a: &mut [f32],
+    gs: &CpuStorage,
+    gl: &Layout,
+    f: impl Fn(&mut f32, f32) + Sync,
+) -> Result<f64> {
+    let r = span(gl)?;
+    match gs {
+        CpuStorage::F32(v) => pieces(a, &v[r], |x| x, f),
+        CpuStorage::BF16(v) => pieces(a, &v[r], bf16::to_f32, f),
+        CpuStorage::F16(v) => pieces(a, &v[r], f16::to_f32, f),
+        _ => candle_core::bail!("optimizer: a gradient of unsupported dtype"),
+    }
+}
+
+fn pieces<T: Copy + Sync>(
     a: &mut [f32],
     g: &[T],
     to_f32: impl Fn(T) -> f32 + Sync,
-) -> Result<()> {
+    f: impl Fn(&mut f32, f32) + Sync,
+) -> Result<f64> {
     check_len(a.len(), &[g.len()])?;
-    a.par_chunks_mut(PIECE)
+    let parts: Vec<f64> = a
+        .par_chunks_mut(PIECE)
         .zip(g.par_chunks(PIECE))
-        .for_each(|(a, g)| {
+        .map(|(a, g)| {
             for (a, &g) in a.iter_mut().zip(g) {
-                *a += to_f32(g);
+                f(a, to_f32(g));
             }
-        });
-    Ok(())
+            simd::piece_norm(a, &[]).0
+        })
+        .collect();
+    Ok(parts.iter().sum())
 }
 
 #[cfg(test)]

@@ -110,15 +110,36 @@ fn flat_view(t: &Tensor, what: &str) -> candle_core::Result<Tensor> {
 /// The sums are written in place, chunk by chunk: adding a gradient holds it (in its own
 /// dtype) and one f32 chunk, never a second f32 copy of the parameter. Element by element the
 /// arithmetic is the plain `acc + f32(g)`, so the sums are bit-identical to out-of-place ones.
+///
+/// On the host, the pass that writes a sum also takes its sum of squares (in f64, in a fixed
+/// order: the value [`Self::global_norm`] would compute) while each piece is in cache, so that
+/// clipping does not read the gradients again ([`AdamW::clip_and_step`]). The accumulators
+/// are private for that reason: a tensor handed out by [`Self::get`] is for reading; writing
+/// into it in place (`slice_set`, an in-place op) would leave the recorded sum stale.
 pub struct GradAccum {
-    pub grads: Vec<Option<Tensor>>,
+    grads: Vec<Option<Tensor>>,
+    /// `squares[i]`: the sum of squares of `grads[i]`, recorded by the host pass that last
+    /// wrote it; None where unknown (a device, a gradient set from outside, a scaled one).
+    squares: Vec<Option<f64>>,
 }
 
 impl GradAccum {
     pub fn new(params: &Params) -> Self {
         Self {
             grads: vec![None; params.len()],
+            squares: vec![None; params.len()],
         }
+    }
+
+    /// The summed gradient of parameter `i` (None: none yet). For reading only (type docs).
+    pub fn get(&self, i: usize) -> Option<&Tensor> {
+        self.grads[i].as_ref()
+    }
+
+    /// Replaces the summed gradient of parameter `i` (with `g` itself, not a copy).
+    pub fn set(&mut self, i: usize, g: Option<Tensor>) {
+        self.grads[i] = g;
+        self.squares[i] = None;
     }
 
     /// Adds the gradients of one backward pass, or of one piece of it
@@ -128,48 +149,71 @@ impl GradAccum {
         params: &Params,
         store: &candle_core::backprop::GradStore,
     ) -> candle_core::Result<()> {
-        for (slot, var) in self.grads.iter_mut().zip(&params.vars) {
+        for (i, var) in params.vars.iter().enumerate() {
             if let Some(g) = store.get(var.as_tensor()) {
-                let g = g.detach().flatten_all()?;
-                let host = g.device().is_cpu() && g.is_contiguous();
-                if host {
-                    // one pass in place (fused_cpu.rs); the first piece is copied as it is
-                    // (its own f32 copy, -0.0 kept), the accumulator's one allocation
-                    match slot {
-                        None => {
-                            let acc = if g.dtype() == DType::F32 {
-                                g.copy()?
-                            } else {
-                                g.to_dtype(DType::F32)?
-                            };
-                            *slot = Some(acc.reshape(var.shape())?);
-                        }
-                        Some(acc) if acc.is_contiguous() => fused_cpu::add_in_place(acc, &g)?,
-                        Some(_) => {
-                            return Err(candle_core::Error::Msg(
-                                "optimizer: a gradient accumulator is not contiguous".into(),
-                            ))
-                        }
-                    }
-                    continue;
-                }
-                if slot.is_none() {
-                    *slot = Some(Tensor::zeros(var.shape(), DType::F32, var.device())?);
-                    let acc = flat_view(slot.as_ref().expect("just set"), "a gradient")?;
-                    for (o, l) in chunks(g.elem_count()) {
-                        acc.slice_set(&g.narrow(0, o, l)?.to_dtype(DType::F32)?, 0, o)?;
-                    }
-                } else {
-                    let acc = flat_view(slot.as_ref().expect("checked"), "a gradient")?;
-                    for (o, l) in chunks(g.elem_count()) {
-                        let sum =
-                            (acc.narrow(0, o, l)? + g.narrow(0, o, l)?.to_dtype(DType::F32)?)?;
-                        acc.slice_set(&sum, 0, o)?;
-                    }
-                }
+                self.add_one(i, var, g)?;
             }
         }
         Ok(())
+    }
+
+    /// Adds `g`, a gradient of parameter `i` (`var`), to its sum.
+    pub fn add_one(&mut self, i: usize, var: &Var, g: &Tensor) -> candle_core::Result<()> {
+        let g = g.detach().flatten_all()?;
+        if g.elem_count() != var.elem_count() {
+            return Err(candle_core::Error::Msg(format!(
+                "optimizer: a gradient of {} elements for a parameter of {}",
+                g.elem_count(),
+                var.elem_count()
+            )));
+        }
+        let slot = &mut self.grads[i];
+        let host = g.device().is_cpu() && g.is_contiguous();
+        if host {
+            // one pass in place (fused_cpu.rs), the sum of squares taken on the way; the
+            // first piece is copied as it is (its own f32 copy, -0.0 kept), the
+            // accumulator's one allocation
+            self.squares[i] = Some(match slot {
+                None => {
+                    let (acc, squares) = fused_cpu::copy_with_sum_of_squares(&g)?;
+                    *slot = Some(acc.reshape(var.shape())?);
+                    squares
+                }
+                Some(acc) if acc.is_contiguous() && acc.device().is_cpu() => {
+                    fused_cpu::add_in_place(acc, &g)?
+                }
+                Some(_) => {
+                    return Err(candle_core::Error::Msg(
+                        "optimizer: a gradient accumulator is not contiguous on the host".into(),
+                    ))
+                }
+            });
+            return Ok(());
+        }
+        self.squares[i] = None;
+        if slot.is_none() {
+            *slot = Some(Tensor::zeros(var.shape(), DType::F32, var.device())?);
+            let acc = flat_view(slot.as_ref().expect("just set"), "a gradient")?;
+            for (o, l) in chunks(g.elem_count()) {
+                acc.slice_set(&g.narrow(0, o, l)?.to_dtype(DType::F32)?, 0, o)?;
+            }
+        } else {
+            let acc = flat_view(slot.as_ref().expect("checked"), "a gradient")?;
+            for (o, l) in chunks(g.elem_count()) {
+                let sum = (acc.narrow(0, o, l)? + g.narrow(0, o, l)?.to_dtype(DType::F32)?)?;
+                acc.slice_set(&sum, 0, o)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The sum of squares of gradient `i`: the recorded one, else computed
+    /// ([`sum_of_squares`]; the same value).
+    fn squares_of(&self, i: usize, g: &Tensor) -> candle_core::Result<f64> {
+        match self.squares[i] {
+            Some(s) => Ok(s),
+            None => sum_of_squares(g),
+        }
     }
 
     /// Deep copies of the gradients (the accumulator is updated in place).
@@ -184,8 +228,10 @@ impl GradAccum {
     /// squares are summed in f64 in one pass (fused_cpu.rs); on a device, per tensor in f32.
     pub fn global_norm(&self) -> candle_core::Result<f64> {
         let mut sq = 0f64;
-        for g in self.grads.iter().flatten() {
-            sq += sum_of_squares(g)?;
+        for (i, g) in self.grads.iter().enumerate() {
+            if let Some(g) = g {
+                sq += self.squares_of(i, g)?;
+            }
         }
         Ok(sq.sqrt())
     }
@@ -203,11 +249,12 @@ impl GradAccum {
 
     /// `g *= scale` in place for the gradients `take` selects, as candle's `affine(scale, 0)`
     /// rounds it.
-    fn scale_where(&self, scale: f64, take: &dyn Fn(usize) -> bool) -> candle_core::Result<()> {
+    fn scale_where(&mut self, scale: f64, take: &dyn Fn(usize) -> bool) -> candle_core::Result<()> {
         for (i, g) in self.grads.iter().enumerate() {
             let Some(g) = g.as_ref().filter(|_| take(i)) else {
                 continue;
             };
+            self.squares[i] = None;
             if g.device().is_cpu() && g.is_contiguous() && g.dtype() == DType::F32 {
                 fused_cpu::scale_in_place(g, scale)?;
                 continue;
@@ -466,8 +513,9 @@ impl AdamW {
     /// summed. The same bits as [`GradAccum::clip`], then [`Self::step_stays_finite`], then
     /// [`Self::step`]; on the host (the fused pass) with fewer passes over memory:
     ///
-    /// 1. one pass reads each gradient and its weight (or master): the sum of squares, and
-    ///    the weight's largest entry;
+    /// 1. one pass reads each weight (or master) for its largest entry; the gradients' sums
+    ///    of squares were recorded as [`GradAccum`] wrote them (where one is not, a gradient
+    ///    set from outside, the same pass reads the gradient for it);
     /// 2. the clip scale `k` is not written into the gradients but applied as the update
     ///    reads them (`g * k + 0`, what scaling in place stores);
     /// 3. the update is proven finite from bounds instead of a second pass: the moments'
@@ -478,8 +526,9 @@ impl AdamW {
     ///    element-by-element check run;
     /// 4. one pass writes the moments and the weight, recording the moments' new peaks.
     ///
-    /// So the host reads 8 bytes per parameter, then reads 16 and writes 12 (f32 weights),
-    /// where clipping in place and a separate check cost 4 + 8 + 16 + 28. On a device (or on
+    /// So the host reads 4 bytes per parameter, then reads 16 and writes 12 (f32 weights),
+    /// where clipping in place and a separate check cost 4 + 8 + 16 + 28 (torch's
+    /// `clip_grad_norm_` and fused AdamW: 4 + 8 + 28). On a device (or on
     /// the tensor-op path) the gradients are scaled in place and checked as before: after the
     /// call the gradients are spent (scaled on one path, not on the other).
     ///
@@ -514,11 +563,16 @@ impl AdamW {
                 let p = self.master[i]
                     .as_ref()
                     .unwrap_or(params.vars[i].as_tensor());
-                let (sum, p_peak) = fused_cpu::sum_of_squares_and_peak(g, p)?;
+                // the sum of squares recorded by the accumulation (then only the weight is
+                // read here), else taken in the same pass as the weight's peak
+                let (sum, p_peak) = match grads.squares[i] {
+                    Some(sum) => (sum, fused_cpu::peak(p)?),
+                    None => fused_cpu::sum_of_squares_and_peak(g, p)?,
+                };
                 p_peaks[i] = p_peak;
                 sum
             } else {
-                sum_of_squares(g)?
+                grads.squares_of(i, g)?
             };
         }
         let grad_norm = sq.sqrt();
@@ -902,7 +956,7 @@ mod tests {
         let hp = adam(0.0);
         let mut opt = AdamW::new(&params, hp).unwrap();
         let mut acc = GradAccum::new(&params);
-        acc.grads[0] = Some(Tensor::new(&[0.5f32, -3.0], &Device::Cpu).unwrap());
+        acc.set(0, Some(Tensor::new(&[0.5f32, -3.0], &Device::Cpu).unwrap()));
         assert!(opt.step_stays_finite(&params, &acc, 0.01).unwrap());
         // the first Adam step moves each weight by about lr: 1e39 overflows f32
         assert!(!opt.step_stays_finite(&params, &acc, 1e39).unwrap());
@@ -912,7 +966,7 @@ mod tests {
         assert_eq!(params.first_non_finite().unwrap(), None);
         // eps = 0 (refused by the config) with a zero gradient: 0/0
         let mut zero = GradAccum::new(&params);
-        zero.grads[0] = Some(Tensor::new(&[0.0f32, 1.0], &Device::Cpu).unwrap());
+        zero.set(0, Some(Tensor::new(&[0.0f32, 1.0], &Device::Cpu).unwrap()));
         opt.hp.eps = 0.0;
         assert!(!opt.step_stays_finite(&params, &zero, 0.01).unwrap());
         // applied anyway, it is exactly the NaN the check predicted
@@ -928,13 +982,13 @@ mod tests {
         let hp = adam(0.1);
         let mut opt = AdamW::new(&params, hp).unwrap();
         let mut acc = GradAccum::new(&params);
-        acc.grads[0] = Some(Tensor::new(&[0.5f32, -3.0], &Device::Cpu).unwrap());
+        acc.set(0, Some(Tensor::new(&[0.5f32, -3.0], &Device::Cpu).unwrap()));
         opt.step(&params, &acc, 0.01).unwrap();
         let p: Vec<f32> = params.vars[0].as_tensor().to_vec1().unwrap();
         assert!((p[0] - 0.99).abs() < 1e-6, "{p:?}");
         assert!((p[1] + 1.99).abs() < 1e-6, "{p:?}");
         // Second step, by hand.
-        acc.grads[0] = Some(Tensor::new(&[1.0f32, 1.0], &Device::Cpu).unwrap());
+        acc.set(0, Some(Tensor::new(&[1.0f32, 1.0], &Device::Cpu).unwrap()));
         opt.step(&params, &acc, 0.01).unwrap();
         let p2: Vec<f32> = params.vars[0].as_tensor().to_vec1().unwrap();
         for (i, (g1, g2)) in [(0.5f64, 1.0f64), (-3.0, 1.0)].into_iter().enumerate() {
@@ -975,7 +1029,7 @@ mod tests {
         for k in 1..=4 {
             let mut acc = GradAccum::new(&params);
             // f32 gradients whatever the parameter dtype; the second entry gets none (0)
-            acc.grads[0] = Some(Tensor::new(&[-1.0f32, 0.0], &Device::Cpu).unwrap());
+            acc.set(0, Some(Tensor::new(&[-1.0f32, 0.0], &Device::Cpu).unwrap()));
             opt.step(&params, &acc, 0.001).unwrap();
             let master: Vec<f32> = opt.master(0).unwrap().to_vec1().unwrap();
             assert!(
@@ -1019,7 +1073,7 @@ mod tests {
                     opt = fresh;
                 }
                 let mut acc = GradAccum::new(&params);
-                acc.grads[0] = Some(Tensor::new(&[-1.0f32, 1.0], &Device::Cpu).unwrap());
+                acc.set(0, Some(Tensor::new(&[-1.0f32, 1.0], &Device::Cpu).unwrap()));
                 opt.step(&params, &acc, 0.001).unwrap();
             }
             params.vars[0]
@@ -1303,10 +1357,18 @@ mod tests {
                 bits(acc.grads[0].as_ref().unwrap()),
                 bits(want.as_ref().unwrap())
             );
+            // the sum of squares taken on the way is the one a separate pass computes
+            let recorded = acc.squares[0].expect("recorded on the host");
+            let computed = sum_of_squares(acc.grads[0].as_ref().unwrap()).unwrap();
+            assert_eq!(recorded.to_bits(), computed.to_bits(), "micro-batch {k}");
         }
         assert!(acc.grads[1].is_none());
         let kept = acc.copies().unwrap();
         let norm = acc.clip(1e-3).unwrap();
+        assert_eq!(
+            acc.squares[0], None,
+            "scaled in place: the recorded sum is gone"
+        );
         let w = want.unwrap();
         let scaled = w.affine(1e-3 / (norm + 1e-6), 0.0).unwrap();
         assert_eq!(bits(acc.grads[0].as_ref().unwrap()), bits(&scaled));
@@ -1335,14 +1397,23 @@ mod tests {
         (varmap, params)
     }
 
-    /// Gradients for `params` at `step`, scaled by `scale`.
-    fn grads_for(params: &Params, step: u32, scale: f32) -> GradAccum {
-        let mut acc = GradAccum::new(params);
-        for (slot, var) in acc.grads.iter_mut().zip(&params.vars) {
-            let g = values(var.elem_count(), 50 + step, scale);
-            *slot = Some(Tensor::from_vec(g, var.shape(), &Device::Cpu).unwrap());
+    /// Two micro-batches' gradients for every parameter, set as one sum computed out of place
+    /// (nothing recorded) and accumulated in two adds (the sums of squares recorded).
+    fn grads_set_and_accumulated(params: &Params, step: u32) -> (GradAccum, GradAccum) {
+        let mut set = GradAccum::new(params);
+        let mut accumulated = GradAccum::new(params);
+        for (i, var) in params.vars.iter().enumerate() {
+            let piece = |seed| {
+                let g = values(var.elem_count(), seed, 0.3);
+                Tensor::from_vec(g, var.shape(), &Device::Cpu).unwrap()
+            };
+            let (a, b) = (piece(50 + step), piece(90 + step));
+            set.set(i, Some((&a + &b).unwrap()));
+            accumulated.add_one(i, var, &a).unwrap();
+            accumulated.add_one(i, var, &b).unwrap();
+            assert!(accumulated.squares[i].is_some());
         }
-        acc
+        (set, accumulated)
     }
 
     /// The optimizer's state, bit for bit: weights, masters, moments, t.
@@ -1362,8 +1433,9 @@ mod tests {
     /// `clip_and_step` (the norm pass, the clip scale folded into the update, the finiteness
     /// proof) writes the same bits as clipping in place, checking and stepping as three calls,
     /// and returns the same norm: f32, bf16 and f16 weights, the fused host pass and the
-    /// tensor-op path, clipping that scales, that does not, and none; the moments' peaks it
-    /// records are their largest entries.
+    /// tensor-op path, clipping that scales, that does not, and none, the gradients'
+    /// sums of squares recorded by the accumulation on one side and computed on the other; the
+    /// moments' peaks it records are their largest entries.
     #[test]
     fn clip_and_step_gives_the_bits_of_clipping_checking_and_stepping_apart() {
         let hp = adam(0.1);
@@ -1378,11 +1450,11 @@ mod tests {
                     (apart.fused_host, folded.fused_host) = (fused, fused);
                     for step in 1..=4u32 {
                         let lr = 1e-3 * f64::from(step);
-                        let mut ga = grads_for(&pa, step, 0.3);
+                        let (mut ga, _) = grads_set_and_accumulated(&pa, step);
                         let norm = ga.clip(max_norm).unwrap();
                         assert!(apart.step_stays_finite(&pa, &ga, lr).unwrap());
                         apart.step(&pa, &ga, lr).unwrap();
-                        let mut gb = grads_for(&pb, step, 0.3);
+                        let (_, mut gb) = grads_set_and_accumulated(&pb, step);
                         let out = folded.clip_and_step(&pb, &mut gb, max_norm, lr).unwrap();
                         assert_eq!(out.skipped, None, "{what}");
                         assert_eq!(out.grad_norm.to_bits(), norm.to_bits(), "{what}: norm");
@@ -1429,7 +1501,7 @@ mod tests {
                 prep(&mut opt, &params);
                 let before = state_bits(&opt, &params);
                 let mut acc = GradAccum::new(&params);
-                acc.grads[0] = Some(Tensor::new(g, &Device::Cpu).unwrap());
+                acc.set(0, Some(Tensor::new(g, &Device::Cpu).unwrap()));
                 let out = opt.clip_and_step(&params, &mut acc, 1.0, lr).unwrap();
                 let what = format!("fused {fused} {dtype:?} {w:?} {g:?} lr {lr}");
                 assert!(
@@ -1490,7 +1562,7 @@ mod tests {
         let (_vm, params) = one_param(&[1.0, 2.0]);
         let mut opt = AdamW::new(&params, adam(0.0)).unwrap();
         let mut acc = GradAccum::new(&params);
-        acc.grads[0] = Some(Tensor::new(&[3.0f32, 4.0], &Device::Cpu).unwrap());
+        acc.set(0, Some(Tensor::new(&[3.0f32, 4.0], &Device::Cpu).unwrap()));
         let out = opt.clip_and_step(&params, &mut acc, 1.0, 1e-3).unwrap();
         assert_eq!(
             out,
@@ -1511,7 +1583,10 @@ mod tests {
         let mut opt = AdamW::new(&params, hp).unwrap();
         let step = |opt: &mut AdamW| {
             let mut acc = GradAccum::new(&params);
-            acc.grads[0] = Some(Tensor::new(&[1.0f32, -2.0, 0.5], &Device::Cpu).unwrap());
+            acc.set(
+                0,
+                Some(Tensor::new(&[1.0f32, -2.0, 0.5], &Device::Cpu).unwrap()),
+            );
             opt.step(&params, &acc, 0.01).unwrap();
         };
         step(&mut opt);
@@ -1546,7 +1621,7 @@ mod tests {
         let hp = adam(0.5);
         let mut opt = AdamW::new(&params, hp).unwrap();
         let mut acc = GradAccum::new(&params);
-        acc.grads[0] = Some(Tensor::new(&[[0.0f32]], &Device::Cpu).unwrap());
+        acc.set(0, Some(Tensor::new(&[[0.0f32]], &Device::Cpu).unwrap()));
         opt.step(&params, &acc, 0.1).unwrap();
         let p: Vec<Vec<f32>> = params.vars[0].as_tensor().to_vec2().unwrap();
         assert!((p[0][0] - 2.0 * (1.0 - 0.05)).abs() < 1e-6, "{p:?}");
@@ -1574,7 +1649,7 @@ mod tests {
                 }
                 let mut acc = GradAccum::new(&params);
                 let g = params.vars[0].as_tensor().sin().unwrap();
-                acc.grads[0] = Some(g);
+                acc.set(0, Some(g));
                 opt.step(&params, &acc, 0.05).unwrap();
             }
             params.vars[0].as_tensor().to_vec1::<f32>().unwrap()
@@ -1586,7 +1661,7 @@ mod tests {
     fn clipping_scales_to_max_norm() {
         let (_vm, params) = one_param(&[0.0, 0.0]);
         let mut acc = GradAccum::new(&params);
-        acc.grads[0] = Some(Tensor::new(&[3.0f32, 4.0], &Device::Cpu).unwrap());
+        acc.set(0, Some(Tensor::new(&[3.0f32, 4.0], &Device::Cpu).unwrap()));
         let norm = acc.clip(1.0).unwrap();
         assert!((norm - 5.0).abs() < 1e-6);
         assert!((acc.global_norm().unwrap() - 1.0).abs() < 1e-5);
