@@ -221,7 +221,7 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         opt.step(&params, &acc, 1e-3)?;
     }
     let secs = t.elapsed().as_secs_f64();
-    let missing = acc.grads.iter().filter(|g| g.is_none()).count();
+    let missing = (0..params.len()).filter(|&i| acc.get(i).is_none()).count();
     if missing > 0 {
         return Err(format!("{missing} parameters got no gradient").into());
     }
