@@ -26,10 +26,12 @@ pub fn device(spec: DeviceSpec) -> Result<Device, TrainError> {
     })
 }
 
-/// Loads a dataset given as a preset name or a file path. Files: parquet in verl's layout;
-/// json/jsonl with `problem`/`answer`/`solution`/`id`, or, when the first record has `tests`
-/// and no `answer`, code problems in the layout of the code presets (`problem`, `tests`,
-/// optional `solutions`, `id`, `data_source`).
+/// Loads a dataset given as a preset name or a file path. A file (parquet, json, jsonl) is
+/// read in the layout its first record shows ([`file_layout`]): verl's (`prompt`,
+/// `reward_model.ground_truth`, `data_source`, `extra_info`: what `rlvr export data` writes,
+/// in either format) when it has `reward_model`; code problems in the layout of the code
+/// presets (`problem`, `tests`, optional `solutions`, `id`, `data_source`) when it has
+/// `tests` and no `answer`; else `problem`/`answer`/`solution`/`id`.
 ///
 /// A preset is read from its local copy when a data directory (`data_dir`, else
 /// `RLVR_DATA_DIR`) holds it, else from its pinned Hugging Face hub copy, downloaded into the
@@ -50,22 +52,7 @@ pub fn load_dataset_with(
     let path = Path::new(name);
     let looks_like_file = path.extension().is_some() || name.contains('/');
     if looks_like_file && path.exists() {
-        let fields = if name.ends_with(".parquet") {
-            rlvr_tasks::FieldMap::verl()
-        } else if is_code_layout(path) {
-            rlvr_tasks::FieldMap {
-                prompt: "problem".into(),
-                answer: rlvr_tasks::AnswerSource::Json("tests".into()),
-                solution: Some("solutions".into()),
-                id: Some("id".into()),
-                data_source: Some("data_source".into()),
-                context: None,
-                choices: Vec::new(),
-            }
-        } else {
-            rlvr_tasks::FieldMap::problem_answer()
-        };
-        return Ok(rlvr_tasks::load_file(path, &fields)?);
+        return Ok(rlvr_tasks::load_file(path, &file_layout(path))?);
     }
     if looks_like_file && rlvr_tasks::data::preset(name).is_err() {
         return Err(TrainError::Data(rlvr_tasks::DataError::Io {
@@ -172,12 +159,32 @@ pub fn no_usable_prompts(
 
 /// Whether the first record of a json/jsonl file has `tests` and no `answer` (a file that
 /// cannot be read is not: loading it reports the error).
-fn is_code_layout(path: &Path) -> bool {
-    match rlvr_tasks::data::read_records(path) {
-        Ok(records) => records
-            .first()
-            .is_some_and(|(_, _, v)| v.get("tests").is_some() && v.get("answer").is_none()),
-        Err(_) => false,
+/// The fields of a dataset file, by its first record ([`rlvr_tasks::data::first_record`]:
+/// the rest is not read here): verl's layout when it has `reward_model`; the code presets'
+/// when it has `tests` and no `answer`; `problem`/`answer` when it has `problem`. A file
+/// whose first record cannot be read, or shows none of these, gets its format's usual layout
+/// (verl's for parquet, `problem`/`answer` otherwise), so that the loader's error names the
+/// fields it looked for.
+fn file_layout(path: &Path) -> rlvr_tasks::FieldMap {
+    let first = rlvr_tasks::data::first_record(path).ok().flatten();
+    let has = |key: &str| first.as_ref().is_some_and(|(_, v)| v.get(key).is_some());
+    let parquet = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    if has("reward_model") || (parquet && !has("problem") && !has("tests")) {
+        rlvr_tasks::FieldMap::verl()
+    } else if has("tests") && !has("answer") {
+        rlvr_tasks::FieldMap {
+            prompt: "problem".into(),
+            answer: rlvr_tasks::AnswerSource::Json("tests".into()),
+            solution: Some("solutions".into()),
+            id: Some("id".into()),
+            data_source: Some("data_source".into()),
+            context: None,
+            choices: Vec::new(),
+        }
+    } else {
+        rlvr_tasks::FieldMap::problem_answer()
     }
 }
 
@@ -271,6 +278,76 @@ pub(crate) struct SetupInputs<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file by path is read in the layout its first record shows, whatever its format:
+    /// what `rlvr export data` writes (verl's layout) reads back from parquet and from jsonl
+    /// with its options at `extra_info.choices`; a jsonl in the MATH layout and one of code
+    /// problems keep their layouts; a file whose first record shows none names the field it
+    /// looked for.
+    #[test]
+    fn a_file_is_read_in_the_layout_its_first_record_shows() {
+        use rlvr_tasks::verl_format::{write, VerlRow};
+        let dir = tempfile::tempdir().unwrap();
+        let row = |q: &str, gold: &str, choices: Option<Vec<String>>| VerlRow {
+            prompt: vec![rlvr_tasks::ChatMessage {
+                role: "user".into(),
+                content: q.into(),
+            }],
+            data_source: "mc".into(),
+            ability: "math".into(),
+            ground_truth: gold.into(),
+            id: q.into(),
+            split: "test".into(),
+            choices,
+        };
+        let options: Vec<String> = ["12 km", "15 km"].map(String::from).to_vec();
+        let rows = [
+            row("How far?", "B", Some(options.clone())),
+            row("1+1?", "2", None),
+        ];
+        for name in ["mc.parquet", "mc.jsonl"] {
+            let path = dir.path().join(name);
+            write(&path, &rows).unwrap();
+            let ds = load_dataset(path.to_str().unwrap(), None).unwrap();
+            let got: Vec<_> = ds
+                .problems
+                .iter()
+                .map(|p| (p.answer.as_str(), p.choices.clone(), p.data_source.as_str()))
+                .collect();
+            assert_eq!(
+                got,
+                [("B", Some(options.clone()), "mc"), ("2", None, "mc")],
+                "{name}"
+            );
+        }
+        let math = dir.path().join("math.jsonl");
+        std::fs::write(
+            &math,
+            "{\"problem\": \"1+1?\", \"answer\": \"2\", \"options\": [\"1\", \"2\"]}\n",
+        )
+        .unwrap();
+        let ds = load_dataset(math.to_str().unwrap(), None).unwrap();
+        assert_eq!(ds.problems[0].choices, Some(vec!["1".into(), "2".into()]));
+        let code = dir.path().join("code.jsonl");
+        let record =
+            r#"{"problem": "echo", "tests": {"inputs": ["1"], "outputs": ["1"]}, "id": "c"}"#;
+        std::fs::write(&code, format!("{record}\n")).unwrap();
+        let ds = load_dataset(code.to_str().unwrap(), None).unwrap();
+        assert!(
+            ds.problems[0].answer.contains("inputs"),
+            "{:?}",
+            ds.problems[0]
+        );
+        let neither = dir.path().join("neither.jsonl");
+        std::fs::write(&neither, "{\"question\": \"1+1?\", \"answer\": \"2\"}\n").unwrap();
+        let err = load_dataset(neither.to_str().unwrap(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("neither.jsonl") && err.contains("line 1") && err.contains("problem"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn device_errors_name_the_key() {

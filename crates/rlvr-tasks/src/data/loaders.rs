@@ -227,7 +227,7 @@ fn load_livecodebench(path: &Path) -> Result<Dataset, DataError> {
             RowOutcome::Problem(p) => problems.push(*p),
             RowOutcome::Skipped(why) => skipped.push(format!("{at}: {why}")),
         }
-        Ok(())
+        Ok(std::ops::ControlFlow::Continue(()))
     })?;
     Ok(Dataset {
         name: file_stem(path),

@@ -63,8 +63,8 @@ pub use presets::{
     hub_source, preset, HubLayout, HubSource, Preset, DAPO_PREFIX, DAPO_SUFFIX, PRESETS,
 };
 pub use readers::{
-    check_json_values, for_each_record, max_json_values, open_regular_file, read_line_bounded,
-    read_records, read_regular_file, BoundedLine, FileFormat, JSON_BASE_VALUES,
+    check_json_values, first_record, for_each_record, max_json_values, open_regular_file,
+    read_line_bounded, read_records, read_regular_file, BoundedLine, FileFormat, JSON_BASE_VALUES,
     JSON_BYTES_PER_VALUE, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES, PARQUET_BASE_BYTES,
     PARQUET_MAX_BYTES, PARQUET_MAX_EXPANSION,
 };

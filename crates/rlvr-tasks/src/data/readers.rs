@@ -246,6 +246,29 @@ pub fn for_each_record(
     path: &Path,
     mut f: impl FnMut(String, usize, Value) -> Result<(), DataError>,
 ) -> Result<(), DataError> {
+    try_for_each_record(path, |at, i, v| f(at, i, v).map(|()| Flow::Continue(())))
+}
+
+/// The first record of a file with its location (None: the file has none), read as
+/// [`read_records`] reads it, and without reading past it where the format allows (jsonl,
+/// parquet): what a loader looks at to tell a file's layout.
+pub fn first_record(path: &Path) -> Result<Option<(String, Value)>, DataError> {
+    let mut first = None;
+    try_for_each_record(path, |at, _, v| {
+        first = Some((at, v));
+        Ok(Flow::Break(()))
+    })?;
+    Ok(first)
+}
+
+/// Whether a reader goes on to the next record.
+type Flow = std::ops::ControlFlow<()>;
+
+/// [`for_each_record`], stopping where `f` says [`Flow::Break`].
+fn try_for_each_record(
+    path: &Path,
+    mut f: impl FnMut(String, usize, Value) -> Result<Flow, DataError>,
+) -> Result<(), DataError> {
     match FileFormat::from_path(path)? {
         FileFormat::Jsonl => {
             let mut index = 0;
@@ -254,9 +277,9 @@ pub fn for_each_record(
                 MAX_LINE_BYTES,
                 ", the most a jsonl record may hold",
                 |at, v| {
-                    f(at, index, v)?;
+                    let flow = f(at, index, v)?;
                     index += 1;
-                    Ok(())
+                    Ok(flow)
                 },
             )
         }
@@ -291,7 +314,9 @@ pub fn for_each_record(
                 });
             };
             for (i, v) in items.into_iter().enumerate() {
-                f(format!("element {i}"), i, v)?;
+                if f(format!("element {i}"), i, v)?.is_break() {
+                    break;
+                }
             }
             Ok(())
         }
@@ -300,7 +325,7 @@ pub fn for_each_record(
 }
 
 /// Calls `f` on every line of a jsonl file in order, parsed, with its location (`line N`,
-/// 1-based); blank lines are skipped. Only a regular file is read ([`open_regular_file`]);
+/// 1-based), until `f` says [`Flow::Break`]; blank lines are skipped. Only a regular file is read ([`open_regular_file`]);
 /// a line longer than `max` bytes (the error says so, then `too_long`), one that is not
 /// UTF-8 and one holding more values than its size allows ([`check_json_values`]) are errors
 /// naming the file and the line.
@@ -308,7 +333,7 @@ pub(super) fn for_each_jsonl_line(
     path: &Path,
     max: usize,
     too_long: &str,
-    mut f: impl FnMut(String, Value) -> Result<(), DataError>,
+    mut f: impl FnMut(String, Value) -> Result<Flow, DataError>,
 ) -> Result<(), DataError> {
     let io = |source| DataError::Io {
         path: path.to_path_buf(),
@@ -344,7 +369,9 @@ pub(super) fn for_each_jsonl_line(
         }
         check_json_values(line.as_bytes()).map_err(&bad)?;
         let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-        f(at, v)?;
+        if f(at, v)?.is_break() {
+            break;
+        }
     }
     Ok(())
 }
@@ -365,7 +392,7 @@ fn decoded_bytes(v: &Value) -> u64 {
 
 fn for_each_parquet_row(
     path: &Path,
-    mut f: impl FnMut(String, usize, Value) -> Result<(), DataError>,
+    mut f: impl FnMut(String, usize, Value) -> Result<Flow, DataError>,
 ) -> Result<(), DataError> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let bad = |reason: String| DataError::BadFile {
@@ -429,7 +456,9 @@ fn for_each_parquet_row(
                 ),
             });
         }
-        f(format!("row {i}"), i, v)?;
+        if f(format!("row {i}"), i, v)?.is_break() {
+            break;
+        }
     }
     Ok(())
 }
@@ -513,6 +542,43 @@ mod tests {
         }
         group.close().unwrap();
         w.close().unwrap();
+    }
+
+    /// `first_record` gives the first record of each format with its location, and reads no
+    /// further: a jsonl whose later line is not JSON, a parquet file of many rows; a file with
+    /// no record gives None, and an unreadable first record is the same error as a full read.
+    #[test]
+    fn first_record_reads_the_first_record_and_no_further() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("a.jsonl");
+        std::fs::write(&jsonl, "\n  \n{\"problem\": \"p\"}\nnot json\n").unwrap();
+        let (at, v) = first_record(&jsonl).unwrap().unwrap();
+        assert_eq!((at.as_str(), v["problem"].as_str()), ("line 3", Some("p")));
+        assert!(
+            read_records(&jsonl).is_err(),
+            "the later line is an error when read"
+        );
+        let json = dir.path().join("a.json");
+        std::fs::write(&json, r#"[{"answer": 1}, {"answer": 2}]"#).unwrap();
+        let (at, v) = first_record(&json).unwrap().unwrap();
+        assert_eq!((at.as_str(), v["answer"].as_i64()), ("element 0", Some(1)));
+        let parquet = dir.path().join("a.parquet");
+        let rows: Vec<(String, String)> = (0..5000)
+            .map(|i| (format!("q{i}"), i.to_string()))
+            .collect();
+        let refs: Vec<(&str, &str)> = rows.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        write_parquet(&parquet, &refs, parquet::basic::Compression::SNAPPY);
+        let (at, v) = first_record(&parquet).unwrap().unwrap();
+        assert_eq!((at.as_str(), v["problem"].as_str()), ("row 0", Some("q0")));
+        for (name, text) in [("empty.jsonl", "\n\n"), ("empty.json", "[]")] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            assert_eq!(first_record(&p).unwrap(), None, "{name}");
+        }
+        let bad = dir.path().join("bad.jsonl");
+        std::fs::write(&bad, "{\"problem\": \n").unwrap();
+        let err = first_record(&bad).unwrap_err().to_string();
+        assert!(err.contains("bad.jsonl") && err.contains("line 1"), "{err}");
     }
 
     /// Parquet files as pandas/pyarrow (snappy), polars (zstd) and others (gzip, lz4) write
