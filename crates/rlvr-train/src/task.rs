@@ -134,7 +134,7 @@ pub fn build_eval_task(
                 i,
                 p,
                 format!(
-                    "the prompt's {bytes} bytes cannot fit the model's {positions} positions                      (more than {PROMPT_BYTES_PER_TOKEN} bytes per position; not tokenized)"
+                    "the prompt's {bytes} bytes cannot fit the model's {positions} positions (more than {PROMPT_BYTES_PER_TOKEN} bytes per position; not tokenized)"
                 ),
             ));
         }
@@ -146,7 +146,7 @@ pub fn build_eval_task(
                 i,
                 p,
                 format!(
-                    "the prompt is {} tokens: it leaves no room to generate within the model's                      {positions} positions (max_position_embeddings)",
+                    "the prompt is {} tokens: it leaves no room to generate within the model's {positions} positions (max_position_embeddings)",
                     ids.len()
                 ),
             ));
