@@ -44,12 +44,17 @@ PROMPTS_PER_BATCH, PROMPTS_PER_STEP, SEQUENCES_PER_PASS = 512, 32, 8
 
 def load(name):
     """A file of `rlvr export data`: prompt (chat messages, or their user text when CHAT is
-    False) and answer (reward_model.ground_truth, read by rlvr.math_reward)."""
+    False), answer (reward_model.ground_truth) and, when the file has multiple-choice rows,
+    choices (extra_info.choices: the options, None on other rows); rlvr.math_reward reads both."""
     ds = load_dataset("parquet", data_files=f"{DATA}/{name}.parquet")["train"]
+    has_choices = "choices" in ds.features["extra_info"]
 
     def row(x):
         prompt = x["prompt"] if CHAT else x["prompt"][-1]["content"]
-        return {"prompt": prompt, "answer": x["reward_model"]["ground_truth"]}
+        out = {"prompt": prompt, "answer": x["reward_model"]["ground_truth"]}
+        if has_choices:
+            out["choices"] = x["extra_info"]["choices"]
+        return out
 
     return ds.map(row, remove_columns=[c for c in ds.column_names if c not in ("prompt",)])
 

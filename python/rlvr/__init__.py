@@ -204,11 +204,56 @@ def _completion_text(c: Any) -> str:
     raise ValueError(f"completions: cannot read a completion of type {type(c).__name__}")
 
 
+_CHOICE_COLUMNS = ("choices", "options")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with numpy arrays (pandas' and datasets' reading of a list column) and tuples
+    as lists, for JSON."""
+    if isinstance(value, np.ndarray):
+        return [_plain(x) for x in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_plain(x) for x in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _gold_text(gold: Any) -> Any:
+    """A number gold as :func:`verify` takes it (``str(gold)``); anything else unchanged."""
+    if isinstance(gold, (int, float, np.integer, np.floating)) and not isinstance(gold, bool):
+        return str(gold)
+    return gold
+
+
+def _read_choices(field: str, value: Any, gold: Any) -> tuple:
+    """``(options or None, gold)``: a problem's options read as rlvr's dataset readers read them
+    (a list of strings; ARC's ``{"text": [...], "label": [...]}``, whose label standing as the
+    gold becomes that option's letter; labels the options carry themselves, AQuA's ``A)21``,
+    removed), or None when ``value`` is None. ``field`` names the value in the error."""
+    if value is None:
+        return None, gold
+    plain = _plain(value)
+    if not isinstance(plain, (list, dict)):
+        raise ValueError(f"field `{field}`: expected a list of strings (the options, in letter order), got {type(value).__name__}")
+    gold = _gold_text(gold)
+    if not isinstance(gold, str):
+        raise ValueError(f"gold must be a string or a number, got {type(gold).__name__}")
+    texts, gold = _rlvr.read_choices(field, json.dumps(plain), gold)
+    return texts, gold
+
+
 def math_reward(completions: list, **kwargs: Any) -> list:
     """A TRL reward function: 1.0 for each completion whose answer matches the gold answer,
     else 0.0. The gold answers come from the dataset column ``answer``, ``solution``,
     ``gold`` or ``ground_truth`` (the first present). Completions may be strings or
     conversational message lists. ``GRPOTrainer(reward_funcs=rlvr.math_reward, ...)``.
+
+    Multiple choice: a column ``choices`` or ``options`` (the first present; a row's value
+    None for a problem without options) holds each problem's options, read as rlvr's dataset
+    readers read them (a list of strings in letter order, ARC's ``{"text", "label"}`` object,
+    AQuA's self-labelled ``A)21``); the right option's letter or its text is then accepted, and
+    nothing else, as in rlvr's own runs (:func:`verify` with ``choices``).
     """
     for col in _GOLD_COLUMNS:
         if kwargs.get(col) is not None:
@@ -218,27 +263,29 @@ def math_reward(completions: list, **kwargs: Any) -> list:
         raise ValueError(f"math_reward needs a dataset column holding the gold answer: one of {', '.join(_GOLD_COLUMNS)}")
     if len(golds) != len(completions):
         raise ValueError(f"length mismatch: completions has {len(completions)} entries, the gold column has {len(golds)}")
-    return [verify(g, _completion_text(c)).reward for g, c in zip(golds, completions)]
+    options, col = [None] * len(completions), None
+    for name in _CHOICE_COLUMNS:
+        if kwargs.get(name) is not None:
+            options, col = kwargs[name], name
+            break
+    if len(options) != len(completions):
+        raise ValueError(f"length mismatch: completions has {len(completions)} entries, the {col} column has {len(options)}")
+    rewards = []
+    for i, (g, c, o) in enumerate(zip(golds, completions, options)):
+        choices, g = _read_choices(f"{col}[{i}]", o, g)
+        rewards.append(verify(g, _completion_text(c), choices).reward)
+    return rewards
 
 
-def _extra_info_choices(extra_info: Any) -> Optional[list]:
-    """The options at ``extra_info["choices"]`` (where ``rlvr export data`` writes a
-    multiple-choice problem's options), or None when there are none (no ``extra_info``, no
-    key, or null). A list, tuple or numpy array of strings is read; anything else is an error."""
+def _extra_info_choices(extra_info: Any, gold: Any) -> tuple:
+    """``(options or None, gold)`` from ``extra_info["choices"]`` (where ``rlvr export data``
+    writes a multiple-choice problem's options; :func:`_read_choices`), None when there are
+    none (no ``extra_info``, no key, or null)."""
     if extra_info is None:
-        return None
+        return None, gold
     if not hasattr(extra_info, "get"):
         raise ValueError(f"extra_info must be a dict (verl's extra_info of the row) or None, got {type(extra_info).__name__}")
-    choices = extra_info.get("choices")
-    if choices is None:
-        return None
-    if isinstance(choices, (str, bytes)) or not isinstance(choices, (list, tuple, np.ndarray)):
-        raise ValueError(f'extra_info["choices"] must be a list of strings (the options, in letter order), got {type(choices).__name__}')
-    choices = list(choices)
-    for i, c in enumerate(choices):
-        if not isinstance(c, str):
-            raise ValueError(f'extra_info["choices"][{i}] must be a string, got {type(c).__name__}')
-    return choices
+    return _read_choices("extra_info.choices", extra_info.get("choices"), gold)
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None, **kwargs: Any) -> dict:
@@ -250,5 +297,6 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     ``extra_info["choices"]`` (as ``rlvr export data`` writes them) are used: the right
     option's letter or its text is accepted, as in rlvr's own runs (:func:`verify` with
     ``choices``)."""
-    v = verify(ground_truth, solution_str, _extra_info_choices(extra_info))
+    choices, ground_truth = _extra_info_choices(extra_info, ground_truth)
+    v = verify(ground_truth, solution_str, choices)
     return {"score": v.reward, "acc": v.correct, "pred": v.extracted or ""}

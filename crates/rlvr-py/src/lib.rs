@@ -237,6 +237,20 @@ fn verify(
     (s.correct, s.extracted, s.reason)
 }
 
+/// A problem's options as rlvr's dataset readers take them (`rlvr_tasks::read_choices`): the
+/// JSON of a list of strings, or of ARC's `{"text": [...], "label": [...]}`, with labels the
+/// options carry themselves (AQuA's `A)21`) removed; returns the option texts in letter order
+/// and `gold` as the checker takes it (an ARC label becomes its letter). `field` names the
+/// value in the error (a `ValueError`).
+#[pyfunction]
+fn read_choices(field: &str, options_json: &str, gold: String) -> PyResult<(Vec<String>, String)> {
+    let value: Value = serde_json::from_str(options_json)
+        .map_err(|e| PyValueError::new_err(format!("field `{field}`: not JSON ({e})")))?;
+    let c = rlvr_tasks::data::read_choices(field, &value).map_err(PyValueError::new_err)?;
+    let gold = c.gold(gold);
+    Ok((c.texts, gold))
+}
+
 /// The native module.
 #[pymodule]
 fn _rlvr(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -245,5 +259,6 @@ fn _rlvr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(diagnostics_json, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(read_choices, m)?)?;
     Ok(())
 }

@@ -362,12 +362,7 @@ pub(super) fn to_problem(
         None => (None, answer),
         Some((path, value)) => {
             let options = read_choices(path, value)?;
-            // a gold written as one of ARC's labels (`"1"` of labels 1 to 4) is its letter
-            let answer = options
-                .labels
-                .iter()
-                .position(|l| l.trim() == answer.trim())
-                .map_or(answer, |i| letter(i).to_string());
+            let answer = options.gold(answer);
             (Some(options.texts), answer)
         }
     };
@@ -394,6 +389,17 @@ pub struct Choices {
     pub texts: Vec<String>,
     /// ARC's labels, in the same order (empty for a plain list).
     pub labels: Vec<String>,
+}
+
+impl Choices {
+    /// The gold answer as the checker takes it: a gold written as one of ARC's labels (`"1"`
+    /// of labels 1 to 4) becomes that option's letter; any other gold is kept.
+    pub fn gold(&self, answer: String) -> String {
+        self.labels
+            .iter()
+            .position(|l| l.trim() == answer.trim())
+            .map_or(answer, |i| letter(i).to_string())
+    }
 }
 
 /// Reads the options of field `path`: a list of strings (a number is read as JSON writes
@@ -431,7 +437,7 @@ pub fn read_choices(path: &str, value: &Value) -> Result<Choices, String> {
                 let key = format!("{path}.{name}");
                 let v = m.get(name).ok_or_else(|| {
                     format!(
-                        "field `{key}`: missing (an object of options holds the lists `text`                          and `label`, as ARC's `choices`)"
+                        "field `{key}`: missing (an object of options holds the lists `text` and `label`, as ARC's `choices`)"
                     )
                 })?;
                 strings(&key, v)
