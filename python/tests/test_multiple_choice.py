@@ -181,3 +181,27 @@ def test_the_trl_export_hands_the_options_to_math_reward_through_trl(binary, tmp
     assert rlvr.math_reward(texts, **kwargs) == [1.0] * 4
     wrong = ["The answer is (C)." if g == "B" else "\\boxed{3}" for g in kwargs["answer"]]
     assert rlvr.math_reward(wrong, **kwargs) == [0.0] * 4
+
+
+def test_a_math_layout_parquet_by_path_keeps_its_options(binary, tmp_path):
+    """A parquet file in the MATH layout (`problem`, `answer`, `options`), written by pyarrow as
+    Hugging Face datasets write theirs, is read by path in that layout (its first record has
+    `problem`), not as verl's; its options reach the exported file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "mc.parquet"
+    pq.write_table(pa.table({
+        "problem": ["How far did she walk?", "What is 1+1?"],
+        "answer": ["B", "2"],
+        "options": [["A)12 km", "B)15 km", "C)18 km"], None],
+    }), src)
+    out = tmp_path / "out.jsonl"
+    subprocess.run([binary, "export", "data", str(src), "--out", str(out)], check=True, capture_output=True,
+                   text=True)
+    import json
+
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["reward_model"]["ground_truth"] for r in rows] == ["B", "2"]
+    assert rows[0]["extra_info"]["choices"] == OPTIONS and "choices" not in rows[1]["extra_info"]
+    assert "B. 15 km" in rows[0]["prompt"][-1]["content"]
