@@ -27,7 +27,7 @@ pub fn device(spec: DeviceSpec) -> Result<Device, TrainError> {
 }
 
 /// Loads a dataset given as a preset name or a file path. A file (parquet, json, jsonl) is
-/// read in the layout its first record shows ([`file_layout`]): verl's (`prompt`,
+/// read in the layout its first record shows (`file_layout`): verl's (`prompt`,
 /// `reward_model.ground_truth`, `data_source`, `extra_info`: what `rlvr export data` writes,
 /// in either format) when it has `reward_model`; code problems in the layout of the code
 /// presets (`problem`, `tests`, optional `solutions`, `id`, `data_source`) when it has
