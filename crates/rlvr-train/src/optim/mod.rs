@@ -167,7 +167,14 @@ impl GradAccum {
                 var.elem_count()
             )));
         }
+        // the host passes read f32, bf16 and f16; anything else (an f64 model's gradient) is
+        // rounded to the accumulator's f32 first
+        let g = match g.dtype() {
+            DType::F32 | DType::BF16 | DType::F16 => g,
+            _ => g.to_dtype(DType::F32)?,
+        };
         let slot = &mut self.grads[i];
+        self.squares[i] = None;
         let host = g.device().is_cpu() && g.is_contiguous();
         if host {
             // one pass in place (fused_cpu.rs), the sum of squares taken on the way; the
@@ -190,7 +197,6 @@ impl GradAccum {
             });
             return Ok(());
         }
-        self.squares[i] = None;
         if slot.is_none() {
             *slot = Some(Tensor::zeros(var.shape(), DType::F32, var.device())?);
             let acc = flat_view(slot.as_ref().expect("just set"), "a gradient")?;
@@ -1320,6 +1326,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Gradients of any float dtype accumulate (an f64 one rounded to f32 first, as the
+    /// accumulator holds f32), with their sums of squares recorded; a gradient whose length is
+    /// not its parameter's is an error saying both.
+    #[test]
+    fn gradients_of_every_dtype_accumulate_and_a_wrong_length_is_an_error() {
+        let varmap = VarMap::new();
+        varmap
+            .data()
+            .lock()
+            .unwrap()
+            .insert("w".into(), Var::zeros(5, DType::F32, &Device::Cpu).unwrap());
+        let params = Params::from_varmap(&varmap);
+        let g = Tensor::new(&[0.1f64, -2.5, 1e-40, 3.0, -0.0], &Device::Cpu).unwrap();
+        for dtype in [DType::F64, DType::F32, DType::BF16, DType::F16] {
+            let mut acc = GradAccum::new(&params);
+            let gd = g.to_dtype(dtype).unwrap();
+            acc.add_one(0, &params.vars[0], &gd).unwrap();
+            acc.add_one(0, &params.vars[0], &gd).unwrap();
+            let once = gd.to_dtype(DType::F32).unwrap();
+            let want = (&once + &once).unwrap();
+            assert_eq!(bits(acc.get(0).unwrap()), bits(&want), "{dtype:?}");
+            let computed = sum_of_squares(acc.get(0).unwrap()).unwrap();
+            assert_eq!(acc.squares[0].map(f64::to_bits), Some(computed.to_bits()));
+        }
+        let mut acc = GradAccum::new(&params);
+        let short = Tensor::new(&[1f32, 2.0], &Device::Cpu).unwrap();
+        let err = acc
+            .add_one(0, &params.vars[0], &short)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("2 elements") && err.contains("of 5"), "{err}");
+        assert!(acc.get(0).is_none());
     }
 
     /// Accumulating in place, chunk by chunk, equals the out-of-place `acc + f32(g)` bit for
