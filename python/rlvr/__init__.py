@@ -239,7 +239,11 @@ def _read_choices(field: str, value: Any, gold: Any) -> tuple:
     gold = _gold_text(gold)
     if not isinstance(gold, str):
         raise ValueError(f"gold must be a string or a number, got {type(gold).__name__}")
-    texts, gold = _rlvr.read_choices(field, json.dumps(plain), gold)
+    try:
+        text = json.dumps(plain, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"field `{field}`: the options are not plain strings or numbers ({e})") from None
+    texts, gold = _rlvr.read_choices(field, text, gold)
     return texts, gold
 
 

@@ -81,6 +81,10 @@ def test_math_reward_refuses_a_choices_column_it_cannot_read():
         rlvr.math_reward(["(B)", "(B)"], answer=["B", "B"], choices=[OPTIONS, "ABC"])
     with pytest.raises(ValueError, match=r"field `options\[0\].text`: missing"):
         rlvr.math_reward(["(B)"], answer=["B"], options=[{"label": ["1"]}])
+    # values JSON cannot hold are a ValueError naming the field, not a TypeError
+    for bad in ([b"12 km", "15 km"], ["12 km", float("nan")], [object()]):
+        with pytest.raises(ValueError, match=r"field `choices\[0\]`: the options are not plain"):
+            rlvr.math_reward(["(B)"], answer=["B"], choices=[bad])
 
 
 def test_exported_options_reach_the_prompt_and_the_reward(binary, tmp_path):
