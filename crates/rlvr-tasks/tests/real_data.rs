@@ -139,3 +139,53 @@ fn gold_answers_verify_against_themselves() {
         assert!(bad.is_empty(), "{}: {bad:?}", p.name);
     }
 }
+
+/// The presets' local files given by path (as a user holding a copy of the same Hugging Face
+/// dataset would give it) are read in the layout their first record shows
+/// (`data::file_fields`), with the answers the presets' own fields give: GSM8K's text after
+/// `####`, Minerva-MATH's boxed solutions, MATH-500's and the AIME/AMC answer columns (a number
+/// read as JSON writes it), MATH train's JSON array, POLARIS's verl parquet.
+#[test]
+fn preset_files_given_by_path_read_as_their_presets() {
+    let Some(dir) = data_dir() else { return };
+    for name in [
+        "gsm8k",
+        "minerva_math",
+        "math500",
+        "aime24",
+        "aime25",
+        "amc23",
+        "math_train",
+    ] {
+        let preset = data::preset(name).unwrap();
+        let path = dir.join(preset.file);
+        let by_path = rlvr_tasks::load_file(&path, &data::file_fields(&path))
+            .unwrap_or_else(|e| panic!("{name} by path: {e}"));
+        let want = load_preset(name, &dir).unwrap();
+        let answers: std::collections::HashMap<String, &str> = by_path
+            .problems
+            .iter()
+            .map(|p| (format!("{:?}", p.prompt), p.answer.as_str()))
+            .collect();
+        assert!(by_path.len() >= want.len(), "{name}");
+        for p in &want.problems {
+            let got = answers.get(&format!("{:?}", p.prompt)).copied();
+            assert_eq!(got, Some(p.answer.as_str()), "{name}: {}", p.id);
+        }
+    }
+    // a verl parquet (POLARIS's AIME 2024): the same 30 answers as the jsonl copy
+    let parquet = dir.join("aime24/aime24.parquet");
+    let ds = rlvr_tasks::load_file(&parquet, &data::file_fields(&parquet)).unwrap();
+    let mut got: Vec<String> = ds.problems.iter().map(|p| p.answer.clone()).collect();
+    let mut want: Vec<String> = load_preset("aime24", &dir)
+        .unwrap()
+        .problems
+        .iter()
+        .map(|p| p.answer.trim_start_matches('0').to_string())
+        .collect();
+    got.iter_mut()
+        .for_each(|a| *a = a.trim_start_matches('0').to_string());
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+}

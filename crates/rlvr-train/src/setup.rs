@@ -27,11 +27,9 @@ pub fn device(spec: DeviceSpec) -> Result<Device, TrainError> {
 }
 
 /// Loads a dataset given as a preset name or a file path. A file (parquet, json, jsonl) is
-/// read in the layout its first record shows (`file_layout`): verl's (`prompt`,
-/// `reward_model.ground_truth`, `data_source`, `extra_info`: what `rlvr export data` writes,
-/// in either format) when it has `reward_model`; code problems in the layout of the code
-/// presets (`problem`, `tests`, optional `solutions`, `id`, `data_source`) when it has
-/// `tests` and no `answer`; else `problem`/`answer`/`solution`/`id`.
+/// read in the layout its first record shows ([`rlvr_tasks::data::file_fields`]: verl's, what
+/// `rlvr export data` writes; the code presets'; MATH's `problem`/`answer` or
+/// `problem`/`solution`; GSM8K's `question`/`answer`; `prompt`/`answer`).
 ///
 /// A preset is read from its local copy when a data directory (`data_dir`, else
 /// `RLVR_DATA_DIR`) holds it, else from its pinned Hugging Face hub copy, downloaded into the
@@ -52,7 +50,10 @@ pub fn load_dataset_with(
     let path = Path::new(name);
     let looks_like_file = path.extension().is_some() || name.contains('/');
     if looks_like_file && path.exists() {
-        return Ok(rlvr_tasks::load_file(path, &file_layout(path))?);
+        return Ok(rlvr_tasks::load_file(
+            path,
+            &rlvr_tasks::data::file_fields(path),
+        )?);
     }
     if looks_like_file && rlvr_tasks::data::preset(name).is_err() {
         return Err(TrainError::Data(rlvr_tasks::DataError::Io {
@@ -159,35 +160,6 @@ pub fn no_usable_prompts(
 
 /// Whether the first record of a json/jsonl file has `tests` and no `answer` (a file that
 /// cannot be read is not: loading it reports the error).
-/// The fields of a dataset file, by its first record ([`rlvr_tasks::data::first_record`]:
-/// the rest is not read here): verl's layout when it has `reward_model`; the code presets'
-/// when it has `tests` and no `answer`; `problem`/`answer` when it has `problem`. A file
-/// whose first record cannot be read, or shows none of these, gets its format's usual layout
-/// (verl's for parquet, `problem`/`answer` otherwise), so that the loader's error names the
-/// fields it looked for.
-fn file_layout(path: &Path) -> rlvr_tasks::FieldMap {
-    let first = rlvr_tasks::data::first_record(path).ok().flatten();
-    let has = |key: &str| first.as_ref().is_some_and(|(_, v)| v.get(key).is_some());
-    let parquet = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
-    if has("reward_model") || (parquet && !has("problem") && !has("tests")) {
-        rlvr_tasks::FieldMap::verl()
-    } else if has("tests") && !has("answer") {
-        rlvr_tasks::FieldMap {
-            prompt: "problem".into(),
-            answer: rlvr_tasks::AnswerSource::Json("tests".into()),
-            solution: Some("solutions".into()),
-            id: Some("id".into()),
-            data_source: Some("data_source".into()),
-            context: None,
-            choices: Vec::new(),
-        }
-    } else {
-        rlvr_tasks::FieldMap::problem_answer()
-    }
-}
-
 /// The reward function of `problems` under `[reward]` (`rlvr_tasks::reward`), checked
 /// against them: a problem its scorer cannot score, or code problems without a working
 /// sandbox, are errors here, before any step or evaluation.
@@ -339,7 +311,7 @@ mod tests {
             ds.problems[0]
         );
         let neither = dir.path().join("neither.jsonl");
-        std::fs::write(&neither, "{\"question\": \"1+1?\", \"answer\": \"2\"}\n").unwrap();
+        std::fs::write(&neither, "{\"text\": \"1+1?\", \"label\": \"2\"}\n").unwrap();
         let err = load_dataset(neither.to_str().unwrap(), None)
             .unwrap_err()
             .to_string();

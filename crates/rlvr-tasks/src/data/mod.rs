@@ -48,6 +48,7 @@ use std::path::{Path, PathBuf};
 
 mod dir;
 mod error;
+mod layout;
 mod loaders;
 mod presets;
 mod readers;
@@ -55,6 +56,7 @@ mod records;
 
 pub use dir::{resolve_data_dir, DATA_DIR_ENV};
 pub use error::{DataError, HubMiss};
+pub use layout::{fields_for, file_fields};
 pub use loaders::{
     dedup_key, load_hub_files, load_matharena, load_preset, load_preset_file,
     MAX_LIVECODEBENCH_LINE_BYTES,
