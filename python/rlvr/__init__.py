@@ -171,17 +171,23 @@ class Verdict(NamedTuple):
         return 1.0 if self.correct else 0.0
 
 
+def _gold_text(gold: Any) -> str:
+    """The gold as the checker takes it: a string as it is, a number as ``str(gold)``; anything
+    else is a ValueError."""
+    if isinstance(gold, str):
+        return gold
+    if isinstance(gold, (int, float, np.integer, np.floating)) and not isinstance(gold, bool):
+        return str(gold)
+    raise ValueError(f"gold must be a string or a number, got {type(gold).__name__}")
+
+
 def verify(gold: Any, response: Any, choices: Optional[Sequence[str]] = None) -> Verdict:
     """rlvr's math answer checker: extract the final answer of ``response`` (boxes,
     ``####``, ``Answer:`` lines, ...) and compare it with ``gold`` (a ``\\boxed{}`` gold is
     unwrapped). Numbers are accepted as gold (``str(gold)``). ``choices``: the problem's
     options, in letter order, for multiple choice: the right option's letter or its text is
     accepted, whichever of the two the gold is, and nothing else (docs/checker.md)."""
-    if not isinstance(gold, str):
-        if isinstance(gold, (int, float, np.integer, np.floating)) and not isinstance(gold, bool):
-            gold = str(gold)
-        else:
-            raise ValueError(f"gold must be a string or a number, got {type(gold).__name__}")
+    gold = _gold_text(gold)
     if not isinstance(response, str):
         raise ValueError(f"response must be a string, got {type(response).__name__}")
     if choices is not None:
@@ -219,11 +225,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _gold_text(gold: Any) -> Any:
-    """A number gold as :func:`verify` takes it (``str(gold)``); anything else unchanged."""
-    if isinstance(gold, (int, float, np.integer, np.floating)) and not isinstance(gold, bool):
-        return str(gold)
-    return gold
 
 
 def _read_choices(field: str, value: Any, gold: Any) -> tuple:
@@ -237,8 +238,6 @@ def _read_choices(field: str, value: Any, gold: Any) -> tuple:
     if not isinstance(plain, (list, dict)):
         raise ValueError(f"field `{field}`: expected a list of strings (the options, in letter order), got {type(value).__name__}")
     gold = _gold_text(gold)
-    if not isinstance(gold, str):
-        raise ValueError(f"gold must be a string or a number, got {type(gold).__name__}")
     try:
         text = json.dumps(plain, allow_nan=False)
     except (TypeError, ValueError) as e:

@@ -69,8 +69,8 @@ struct OptimizerArgs {
     separate_passes: bool,
     /// Gradients set from outside (their sums of squares unknown, so the step's first pass
     /// reads them for the norm) instead of summed by `GradAccum`, which records each
-    /// gradient's sum of squares as it writes it (what a training step's accumulation does,
-    /// untimed here as there).
+    /// gradient's sum of squares as it writes it (what a training step's accumulation does;
+    /// that sum is timed apart from the step).
     #[arg(long)]
     norm_pass: bool,
 }
@@ -175,7 +175,7 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     // one micro-batch's gradients; the default mode sums two of them before every step,
     // as a training step does (timed apart: part of a training step's forward+backward), and
     // the accumulation takes each sum's sum of squares on the way
-    let pieces: Vec<Tensor> = params
+    let mut pieces: Vec<Tensor> = params
         .vars
         .iter()
         .map(|v| Tensor::randn(0f32, 1e-3, v.shape(), &dev))
@@ -183,8 +183,8 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     let accumulate = !(a.norm_pass || a.separate_passes);
     let mut grads = GradAccum::new(&params);
     if !accumulate {
-        for (i, g) in pieces.iter().enumerate() {
-            grads.set(i, Some(g.copy()?));
+        for (i, g) in pieces.drain(..).enumerate() {
+            grads.set(i, Some(g));
         }
     }
     let hp = AdamWParams {
@@ -218,8 +218,8 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
             }
         }
         if let Some(fresh) = &fresh {
-            for (i, f) in fresh.iter().enumerate() {
-                if let (Some(g), Some(f)) = (grads.get(i), f) {
+            for (j, f) in fresh.iter().enumerate() {
+                if let (Some(g), Some(f)) = (grads.get(j), f) {
                     rlvr_train::optim::copy_into(g, f)?;
                 }
             }

@@ -158,8 +158,6 @@ pub fn no_usable_prompts(
     })
 }
 
-/// Whether the first record of a json/jsonl file has `tests` and no `answer` (a file that
-/// cannot be read is not: loading it reports the error).
 /// The reward function of `problems` under `[reward]` (`rlvr_tasks::reward`), checked
 /// against them: a problem its scorer cannot score, or code problems without a working
 /// sandbox, are errors here, before any step or evaluation.

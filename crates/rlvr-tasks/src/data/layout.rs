@@ -21,6 +21,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::presets::fm;
 use super::{first_record, AnswerSource, FieldMap, CHOICE_FIELDS};
 
 /// The fields `path` is read with (module docs): its first record decides, read alone.
@@ -37,13 +38,8 @@ pub fn fields_for(first: Option<&Value>, parquet: bool) -> FieldMap {
     let has = |key: &str| first.is_some_and(|v| v.get(key).is_some());
     let text = |key: &str| first.and_then(|v| v.get(key)).and_then(Value::as_str);
     let with = |prompt: &str, answer: AnswerSource, solution: Option<&str>| FieldMap {
-        prompt: prompt.into(),
-        answer,
-        solution: solution.map(Into::into),
-        id: Some("id".into()),
-        data_source: None,
-        context: None,
         choices: CHOICE_FIELDS.map(String::from).to_vec(),
+        ..fm(prompt, answer, solution, Some("id"))
     };
     if has("reward_model") {
         FieldMap::verl()

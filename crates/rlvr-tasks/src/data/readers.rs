@@ -325,10 +325,10 @@ fn try_for_each_record(
 }
 
 /// Calls `f` on every line of a jsonl file in order, parsed, with its location (`line N`,
-/// 1-based), until `f` says [`Flow::Break`]; blank lines are skipped. Only a regular file is read ([`open_regular_file`]);
-/// a line longer than `max` bytes (the error says so, then `too_long`), one that is not
-/// UTF-8 and one holding more values than its size allows ([`check_json_values`]) are errors
-/// naming the file and the line.
+/// 1-based), until `f` says [`Flow::Break`]; blank lines are skipped. Only a regular file is
+/// read ([`open_regular_file`]); a line longer than `max` bytes (the error says so, then
+/// `too_long`), one that is not UTF-8 and one holding more values than its size allows
+/// ([`check_json_values`]) are errors naming the file and the line.
 pub(super) fn for_each_jsonl_line(
     path: &Path,
     max: usize,
