@@ -5,6 +5,7 @@ accepted by TRL and its batch shape gives exact steps for 1 and 8 processes; an 
 file loads with verl's own RLHFDataset. The committed examples are what the export prints now."""
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -130,3 +131,40 @@ def test_exported_data_loads_with_verl_s_rl_dataset(binary, tmp_path):
 def test_committed_examples_are_the_current_export(binary, engine, example):
     """Regenerate with `rlvr export verl configs/dapo17k-qwen3-1.7b.toml > python/examples/...`."""
     assert (EXAMPLES / example).read_text() == export(binary, engine, "configs/dapo17k-qwen3-1.7b.toml")
+
+
+def test_hostile_values_reach_verl_s_config_intact(binary, tmp_path):
+    """Quotes, backslashes, `$(...)`, backticks, `${...}` (which OmegaConf would resolve),
+    non-ASCII: each value arrives in verl's composed config as it was in rlvr's."""
+    model = "/models/it's \"q\" $(touch PWNED) `x` ${oc.env:HOME} \\ π\\"
+    runs = "/runs/a b/'\\'/${x}"
+    name = "run 'q' \"d\" $(x) `y` π ${z}"
+    dump = "/dumps/${DATA} '$(touch PWNED)'"
+    note = "it's \"x\" ${y} \\ end\\"
+    config = tmp_path / "hostile.toml"
+    toml_str = lambda s: json.dumps(s, ensure_ascii=False)  # a JSON string is a TOML basic string
+    config.write_text(
+        f"[model]\npath = {toml_str(model)}\n"
+        f"[data]\ntrain_files = \"gsm8k_train\"\napply_chat_template = true\n"
+        f"chat_template_kwargs = {{ enable_thinking = false, note = {toml_str(note)} }}\n"
+        f"[trainer]\nruns_dir = {toml_str(runs)}\nrun_name = {toml_str(name)}\n"
+        f"rollout_data_dir = {toml_str(dump)}\n"
+    )
+    lines = subprocess.run([binary, "export", "verl", str(config), "--overrides-only"], check=True,
+                           capture_output=True, text=True).stdout.splitlines()
+    fill = {"${DATA}": str(tmp_path), "${N_GPUS}": "8", "${REWARD_PY}": rlvr.verl.__file__}
+    overrides = []
+    for line in lines:
+        for k, v in fill.items():
+            # the script's variables only: a value's own `${` comes escaped as `\${`
+            line = line.replace("=" + k, "=" + v).replace("[" + k, "[" + v).replace("," + k, "," + v)
+        overrides.append(line)
+    with initialize_config_dir(config_dir=_CONFIG_DIR, version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=overrides)
+    assert cfg.actor_rollout_ref.model.path == model
+    assert cfg.trainer.experiment_name == name
+    assert cfg.trainer.default_local_dir == f"{runs}/{name}"
+    assert cfg.trainer.rollout_data_dir == dump
+    assert cfg.data.apply_chat_template_kwargs.enable_thinking is False
+    assert cfg.data.apply_chat_template_kwargs.note == note
+    assert cfg.data.train_files == f"{tmp_path}/gsm8k_train.parquet"

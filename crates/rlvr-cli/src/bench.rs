@@ -16,6 +16,7 @@
 //!   linear layer: forward `x W^T`, and the two backward products `dY W` (input gradient) and
 //!   `X^T dY` (weight gradient), at `--tokens` rows.
 
+use crate::output::outln;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -262,7 +263,7 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
         4 + update
     };
     let gb = (n * per_elem) as f64 / 1e9;
-    println!(
+    outln!(
         "optimizer step, {} ({n} parameters, {}{}), {}: median {median:.3} s over {} steps, {:.1} GB/s of the {gb:.1} GB it must move ({per_elem} bytes a parameter)",
         a.shape,
         a.dtype,
@@ -275,15 +276,15 @@ fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
         },
         times.len(),
         gb / median,
-    );
+    )?;
     if accumulate {
         accumulation.sort_by(f64::total_cmp);
-        println!(
+        outln!(
             "before each step, summing two micro-batches' gradients (part of a training step's \
              forward+backward, not of the step above; each sum's sum of squares taken on the \
              way): median {:.3} s",
             accumulation[accumulation.len() / 2]
-        );
+        )?;
     }
     Ok(())
 }
@@ -501,20 +502,20 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     let mut trainer = Trainer::new(cfg, policy, task, rlvr_train::grpo::Start::Fresh, None)
         .map_err(crate::train::wrap)?;
     let completion_tokens = a.prompts * a.generations * a.new_tokens;
-    println!(
+    outln!(
         "== rlvr bench grpo: {} ({params} parameters, f32, {threads} threads) ==",
         a.shape
             .as_ref()
             .map_or(model.display().to_string(), |s| format!(
                 "random {s}-shaped model"
             ))
-    );
-    println!("matmul: {}", rlvr_model::matmul::backend_description());
-    println!(
+    )?;
+    outln!("matmul: {}", rlvr_model::matmul::backend_description())?;
+    outln!(
         "work per step: {} prompts x {} responses x {} tokens (prompts of up to {prompt_len} tokens), \
          token-mean, one optimizer step; {} steps, the first a warm-up",
         a.prompts, a.generations, a.new_tokens, a.steps
-    );
+    )?;
     let mut steps: Vec<StepRecord> = Vec::new();
     for s in 1..=a.steps {
         let (t, c) = (Instant::now(), cpu_secs());
@@ -529,7 +530,7 @@ fn grpo(a: GrpoArgs) -> Result<()> {
             ));
         }
         let tm = report.timing;
-        println!(
+        outln!(
             "[step {s}] {secs:.3} s: generation {:.3}, reward {:.3}, old log-probs {:.3}, \
              forward+backward {:.3}, optimizer {:.3}; {:.0} response tokens (min {} max {}), \
              reward {:.3}",
@@ -542,7 +543,7 @@ fn grpo(a: GrpoArgs) -> Result<()> {
             l.response_length_min,
             l.response_length_max,
             l.reward_mean,
-        );
+        )?;
         if l.response_length_min as usize != a.new_tokens
             || l.response_length_max as usize != a.new_tokens
         {
@@ -571,22 +572,22 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     let reward = col(&|s| s.1.reward);
     let cpu = col(&|s| s.3);
     let rss = peak_rss_mib();
-    println!("median over {} timed steps:", timed.len());
-    println!("step_seconds: {step:.3}");
-    println!("step_cpu_seconds: {cpu:.3} (user + system, all threads)");
-    println!(
+    outln!("median over {} timed steps:", timed.len())?;
+    outln!("step_seconds: {step:.3}")?;
+    outln!("step_cpu_seconds: {cpu:.3} (user + system, all threads)")?;
+    outln!(
         "completion_tokens_per_second: {:.1}",
         completion_tokens as f64 / step
-    );
-    println!(
+    )?;
+    outln!(
         "generation_seconds: {gen:.3} ({:.1} tokens/s)",
         completion_tokens as f64 / gen
-    );
-    println!("reward_seconds: {reward:.3}");
-    println!("old_logprob_seconds: {old:.3}");
-    println!("forward_backward_seconds: {fb:.3}");
-    println!("optimizer_seconds: {opt:.3}");
-    println!("peak_rss_mib: {rss:.0}");
+    )?;
+    outln!("reward_seconds: {reward:.3}")?;
+    outln!("old_logprob_seconds: {old:.3}")?;
+    outln!("forward_backward_seconds: {fb:.3}")?;
+    outln!("optimizer_seconds: {opt:.3}")?;
+    outln!("peak_rss_mib: {rss:.0}")?;
     if a.json {
         let j = serde_json::json!({
             "model": a.shape.as_ref().map_or(model.display().to_string(), |s| format!("random {s}")),
@@ -607,7 +608,7 @@ fn grpo(a: GrpoArgs) -> Result<()> {
             "completion_tokens_per_second": completion_tokens as f64 / step,
             "peak_rss_mib": rss,
         });
-        println!("{j}");
+        outln!("{j}")?;
     }
     Ok(())
 }
@@ -755,16 +756,23 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
     let dev = Device::Cpu;
     let threads = rlvr_model::candle_core::utils::get_num_threads();
     let m = a.tokens;
-    println!(
+    outln!(
         "== rlvr bench matmul: f32 by {}, {threads} threads, {m} rows, best of {}, GFLOP per {} second ==",
         rlvr_model::matmul::backend_description(),
         a.reps,
         if a.cpu_time { "CPU" } else { "wall" }
-    );
-    println!(
+    )?;
+    outln!(
         "{:<12} {:<8} {:>6} {:>6} {:>6} {:>10} {:>10} {:>10}   GFLOP/s",
-        "model", "layer", "M", "K", "N", "X W^T", "dY W", "X^T dY"
-    );
+        "model",
+        "layer",
+        "M",
+        "K",
+        "N",
+        "X W^T",
+        "dY W",
+        "X^T dY"
+    )?;
     let mut rows = Vec::new();
     // per model: (flops, seconds) of one forward+backward's worth of products
     let mut totals: Vec<(String, f64, f64)> = Vec::new();
@@ -790,7 +798,7 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
             Ok(())
         })?;
         let g = |t: f64| flops / t / 1e9;
-        println!(
+        outln!(
             "{:<12} {:<8} {:>6} {:>6} {:>6} {:>10.1} {:>10.1} {:>10.1}",
             s.model,
             s.name,
@@ -800,7 +808,7 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
             g(fwd),
             g(dx),
             g(dw)
-        );
+        )?;
         peak = peak.max(g(fwd)).max(g(dx)).max(g(dw));
         let c = s.count as f64;
         match totals.iter_mut().find(|t| t.0 == s.model) {
@@ -816,19 +824,19 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
             "backward_weight_gflops": g(dw),
         }));
     }
-    println!("best product: {peak:.1} GFLOP/s");
+    outln!("best product: {peak:.1} GFLOP/s")?;
     let mut decode = Vec::new();
     if let Some(rows) = a.decode {
         for model in totals.iter().map(|t| &t.0) {
             let model_shapes: Vec<_> = shapes.iter().filter(|s| &s.model == model).collect();
             let (flops, secs) = decode_step_secs(&model_shapes, rows, a.reps, a.cpu_time)?;
-            println!(
+            outln!(
                 "{model}: one sampling step's products for {rows} rows ({:.2} GFLOP, {:.2} GB of weights) in {secs:.4} s: {:.1} GFLOP/s, {:.1} GB/s of weights",
                 flops / 1e9,
                 flops / rows as f64 / 2.0 * 4.0 / 1e9,
                 flops / secs / 1e9,
                 flops / rows as f64 / 2.0 * 4.0 / secs / 1e9,
-            );
+            )?;
             decode.push(serde_json::json!({
                 "model": model, "rows": rows, "gflop": flops / 1e9, "seconds": secs,
                 "gflops": flops / secs / 1e9,
@@ -836,11 +844,11 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
         }
     }
     for (model, flops, secs) in &totals {
-        println!(
+        outln!(
             "{model}: one forward+backward's linear products ({:.1} GFLOP) in {secs:.3} s: {:.1} GFLOP/s",
             flops / 1e9,
             flops / secs / 1e9
-        );
+        )?;
     }
     if a.json {
         let j = serde_json::json!({
@@ -850,7 +858,7 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
             })).collect::<Vec<_>>(),
             "decode": decode,
         });
-        println!("{j}");
+        outln!("{j}")?;
     }
     Ok(())
 }

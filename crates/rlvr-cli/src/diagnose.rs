@@ -27,6 +27,7 @@
 //! A line without `advantage` gets the estimator's (`--adv`). A malformed record is an error
 //! naming the file and line or row (exit code 2).
 
+use crate::output::{out, outln};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -236,12 +237,12 @@ pub fn run(args: Args) -> Result<()> {
         .map_err(|e| BadInput(format!("{}: {e}", args.rollouts.display())))?;
     let note = LengthNote::new(&rollouts, tokenizer.as_ref(), args.max_len);
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report.to_json(&rollouts, &note))?
-        );
+        )?;
     } else {
-        print!("{}", report.table(&args.rollouts, args.adv, &note));
+        out!("{}", report.table(&args.rollouts, args.adv, &note))?;
     }
     Ok(())
 }

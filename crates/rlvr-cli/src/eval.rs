@@ -2,6 +2,7 @@
 //! the reward function of `rlvr train` (by data source: math checker, sandboxed code runner,
 //! testbed verifier; `--reward` overrides).
 
+use crate::output::{noteln, outln};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -139,19 +140,19 @@ pub fn run(args: Args) -> Result<()> {
     };
     let n = task.len();
     let r = evaluate(&policy, &task, &spec, |done| {
-        eprint!("\r{done}/{n} problems")
+        crate::output::note(format_args!("\r{done}/{n} problems"))
     })
     .map_err(|e: TrainError| wrap(e))?;
-    eprintln!();
+    noteln!();
     if let Some(path) = &args.out {
         write_samples(path, &task, &r).map_err(|e| {
             anyhow::Error::new(e).context(format!("writing --out {}", path.display()))
         })?;
     }
     if args.json {
-        println!("{}", serde_json::to_string(&r.line(0))?);
+        outln!("{}", serde_json::to_string(&r.line(0))?)?;
     } else {
-        println!(
+        outln!(
             "{}: {}, k = {}: mean@{k} = {:.4}, pass@{k} = {:.4} (mean response {:.1} tokens, {:.1}s)",
             r.dataset,
             r.problems_text(),
@@ -161,7 +162,7 @@ pub fn run(args: Args) -> Result<()> {
             r.response_length_mean,
             r.secs,
             k = r.k
-        );
+        )?;
     }
     Ok(())
 }

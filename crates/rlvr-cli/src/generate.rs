@@ -5,10 +5,11 @@
 //! Generation ends at the model's eos ids (tokenizer_config.json, config.json and
 //! generation_config.json together) or after `--max-tokens`.
 
+use crate::output::outln;
 use anyhow::Result;
 use rlvr_model::{generate, ChatMessage, Generation, LoadedModel, SamplingParams};
 
-use crate::score::{load, model_error};
+use crate::score::{check_positions, load, model_error};
 use crate::BadInput;
 
 #[derive(Debug, clap::Args)]
@@ -66,6 +67,7 @@ pub(crate) fn prompt_ids(m: &LoadedModel, prompt: &str, chat: bool) -> Result<Ve
 
 pub(crate) fn sample(m: &LoadedModel, args: &Args) -> Result<Vec<Generation>> {
     let ids = prompt_ids(m, &args.prompt, args.chat)?;
+    check_positions(m, ids.len(), args.max_tokens, "new tokens (--max-tokens)")?;
     let params = SamplingParams {
         n: args.n,
         temperature: args.temperature,
@@ -86,18 +88,18 @@ pub fn run(args: Args) -> Result<()> {
         let text = m.tokenizer.decode(&g.tokens, true).map_err(model_error)?;
         if args.json {
             let finish = format!("{:?}", g.finish_reason).to_lowercase();
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({"index": i, "text": text, "tokens": g.tokens, "logprobs": g.logprobs,
                     "truncated": g.truncated, "finish_reason": finish})
-            );
+            )?;
         } else {
             let finish = format!("{:?}", g.finish_reason).to_lowercase();
-            println!(
+            outln!(
                 "--- response {i} ({} tokens, finish: {finish})",
                 g.tokens.len()
-            );
-            println!("{text}");
+            )?;
+            outln!("{text}")?;
         }
     }
     Ok(())

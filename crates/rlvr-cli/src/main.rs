@@ -14,6 +14,7 @@ mod diagnose;
 mod eval;
 mod export;
 mod generate;
+mod output;
 mod render;
 mod report;
 mod score;
@@ -104,14 +105,19 @@ fn pin_thread_count() {
     }
 }
 
-/// A closed output pipe (`rlvr ... | head`) ends the process quietly, as it ends `cat`.
+/// A closed output pipe (`rlvr ... | head`) ends the process quietly, as it ends `cat`; any
+/// other failed write to stdout or stderr ends it with a message on the other stream and exit
+/// code 1, never a panic's backtrace.
 ///
 /// SIGPIPE stays ignored, as Rust sets it, for the whole run: a write to any other closed
 /// pipe (a sandboxed program's stdin, a child's) fails with `EPIPE` instead of killing the
 /// process. Only a write to stdout that fails because stdout is a closed pipe ends the
 /// process, through [`die_of_closed_stdout`]: a `println!` that panics on it (this hook; an
 /// `eprintln!` on a closed stderr, as in `rlvr ... 2>&1 | head`, too), or an error returned
-/// from a subcommand (see `main`). Any other panic goes to the default hook.
+/// from a subcommand (see `main`). Commands write through [`output`]'s fallible macros; a
+/// `println!` or `eprintln!` left in a library that fails otherwise (`> /dev/full`) ends the
+/// process with one line on the other stream ([`die_of_failed_write`]). Any other panic goes
+/// to the default hook.
 fn quiet_on_closed_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -121,8 +127,28 @@ fn quiet_on_closed_pipe() {
         {
             die_of_closed_stdout();
         }
+        if let Some(stream) = ["stdout", "stderr"]
+            .into_iter()
+            .find(|s| payload.starts_with(&format!("failed printing to {s}")))
+        {
+            die_of_failed_write(stream, payload);
+        }
         default(info);
     }));
+}
+
+/// Ends the process with exit code 1 after a write to `stream` failed: the message goes to the
+/// other stream (if that fails too, nowhere).
+fn die_of_failed_write(stream: &str, message: &str) -> ! {
+    use std::io::Write;
+    let line = format!("error: {message}\n");
+    let _ = if stream == "stdout" {
+        std::io::stderr().write_all(line.as_bytes())
+    } else {
+        let mut out = std::io::stdout();
+        out.write_all(line.as_bytes()).and_then(|()| out.flush())
+    };
+    std::process::exit(1)
 }
 
 /// Whether stdout is a pipe (or socket) whose reading end is closed.
@@ -184,11 +210,24 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Export(args) => export::run(args),
     };
+    // what print! left in stdout's buffer: a failure here is a failed command too
+    let result = result.and_then(|()| {
+        std::io::Write::flush(&mut std::io::stdout()).map_err(|e| output::StdoutError(e).into())
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if is_closed_stdout(&err) => die_of_closed_stdout(),
+        Err(err) if err.chain().any(|e| e.is::<output::StdoutError>()) => {
+            die_of_failed_write("stdout", &format!("{err:#}"))
+        }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // on stderr; when stderr cannot take it, on stdout
+            let line = format!("error: {err:#}\n");
+            if std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).is_err() {
+                let mut out = std::io::stdout();
+                let _ = std::io::Write::write_all(&mut out, line.as_bytes())
+                    .and_then(|()| std::io::Write::flush(&mut out));
+            }
             let bad_input = err.chain().any(|e| e.is::<BadInput>());
             ExitCode::from(if bad_input { 2 } else { 1 })
         }

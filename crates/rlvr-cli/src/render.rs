@@ -8,6 +8,7 @@
 //! ids are the rendered text encoded without adding special tokens, as training encodes chat
 //! prompts. Only the tokenizer is read: no weights are loaded.
 
+use crate::output::{out, outln};
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -93,17 +94,17 @@ pub fn run(args: Args) -> Result<()> {
             "token_ids": ids,
             "num_tokens": ids.len(),
         });
-        println!("{out}");
+        outln!("{out}")?;
     } else {
-        print!("{prompt}");
+        out!("{prompt}")?;
         if !prompt.ends_with('\n') {
-            println!();
+            outln!()?;
         }
-        println!("--- {} tokens", ids.len());
-        println!(
+        outln!("--- {} tokens", ids.len())?;
+        outln!(
             "{}",
             ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
-        );
+        )?;
     }
     Ok(())
 }

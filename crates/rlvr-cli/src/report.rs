@@ -1,6 +1,7 @@
 //! `rlvr report RUN_DIR...`: compare aggregation rules across runs and seeds; with `--watch`,
 //! re-render while the runs are being trained.
 
+use crate::output::{noteln, outln};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -49,7 +50,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let written = render(&args, None)?;
     for p in &written {
-        println!("wrote {}", p.display());
+        outln!("wrote {}", p.display())?;
     }
     Ok(())
 }
@@ -131,13 +132,13 @@ fn watch(args: &Args) -> Result<()> {
         if seen.as_ref() != Some(&now) {
             match render(args, refresh) {
                 Ok(_) => {
-                    println!("updated {} ({})", html.display(), last_steps(&args.runs));
+                    outln!("updated {} ({})", html.display(), last_steps(&args.runs))?;
                     last_error = None;
                 }
                 Err(e) => {
                     let e = e.to_string();
                     if last_error.as_ref() != Some(&e) {
-                        eprintln!("waiting: {e}");
+                        noteln!("waiting: {e}");
                     }
                     last_error = Some(e);
                 }
@@ -148,12 +149,12 @@ fn watch(args: &Args) -> Result<()> {
     }
     // the final, static report (an error now is the command's error)
     let written = render(args, None)?;
-    println!(
+    outln!(
         "no run is being written; final report ({})",
         last_steps(&args.runs)
-    );
+    )?;
     for p in &written {
-        println!("wrote {}", p.display());
+        outln!("wrote {}", p.display())?;
     }
     Ok(())
 }

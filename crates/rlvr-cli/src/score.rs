@@ -4,6 +4,7 @@
 //! the response ids follow the prompt ids, and each response token is scored given everything
 //! before it, at temperature 1, in f32 (or `--dtype bf16`).
 
+use crate::output::outln;
 use anyhow::Result;
 use rlvr_model::candle_core::{DType, Device};
 use rlvr_model::{load_model, LoadedModel, TokenBatch};
@@ -50,6 +51,27 @@ pub(crate) fn load(model: &str, dtype: &str) -> Result<LoadedModel> {
     load_model(model, parse_dtype(dtype)?, &Device::Cpu).map_err(model_error)
 }
 
+/// Refuses `prompt` tokens plus `more` (a response's, or `--max-tokens`) beyond the model's
+/// `max_position_embeddings`, before any work: past them the rotary positions are ones the
+/// model never saw, and the attention's memory grows with the square of the length.
+pub(crate) fn check_positions(
+    m: &LoadedModel,
+    prompt: usize,
+    more: usize,
+    what: &str,
+) -> Result<()> {
+    let positions = m.config.max_position_embeddings;
+    if prompt.saturating_add(more) > positions {
+        return Err(BadInput(format!(
+            "the prompt's {prompt} tokens plus {more} {what} exceed the model's \
+             max_position_embeddings = {positions} ({}/config.json)",
+            m.dir.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// The response ids and their log-probs.
 pub(crate) fn score(m: &LoadedModel, prompt: &str, response: &str) -> Result<(Vec<u32>, Vec<f32>)> {
     let p = m.tokenizer.encode(prompt, false).map_err(model_error)?;
@@ -60,6 +82,7 @@ pub(crate) fn score(m: &LoadedModel, prompt: &str, response: &str) -> Result<(Ve
         )
         .into());
     }
+    check_positions(m, p.len(), r.len(), "response tokens")?;
     if r.is_empty() {
         return Ok((r, Vec::new()));
     }
@@ -78,19 +101,19 @@ pub fn run(args: Args) -> Result<()> {
     let m = load(&args.model, &args.dtype)?;
     let (tokens, logprobs) = score(&m, &args.prompt, &args.response)?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"tokens": tokens, "logprobs": logprobs})
-        );
+        )?;
         return Ok(());
     }
-    println!("{:>5}  {:>8}  {:>10}  token", "index", "id", "logprob");
+    outln!("{:>5}  {:>8}  {:>10}  token", "index", "id", "logprob")?;
     for (i, (&t, &lp)) in tokens.iter().zip(&logprobs).enumerate() {
         let text = m.tokenizer.decode(&[t], false).map_err(model_error)?;
-        println!("{i:>5}  {t:>8}  {lp:>10.5}  {text:?}");
+        outln!("{i:>5}  {t:>8}  {lp:>10.5}  {text:?}")?;
     }
     let total: f64 = logprobs.iter().map(|&x| x as f64).sum();
-    println!("total {total:.5} over {} tokens", tokens.len());
+    outln!("total {total:.5} over {} tokens", tokens.len())?;
     Ok(())
 }
 

@@ -28,6 +28,7 @@
 //! holds whole blocks of `J` seeds for every condition and rule, so its report still compares
 //! like with like. Every finished run prints its wall-clock cost.
 
+use crate::output::outln;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -258,17 +259,17 @@ pub fn run(args: Args) -> Result<()> {
         while running.len() < jobs {
             let Some(cell) = queue.pop_front() else { break };
             match state(&cell.dir) {
-                CellState::Finished => println!("[sweep] {}: finished, skipped", cell.label()),
+                CellState::Finished => outln!("[sweep] {}: finished, skipped", cell.label())?,
                 s => {
                     if let Some(here) = &here {
                         let others = other_machines(&cells, &cell, here);
                         if !others.is_empty() {
-                            println!(
+                            outln!(
                                 "[sweep] {}: WARNING: this seed's finished runs ran on another machine ({}); this one is {here}. \
                                  Its paired differences will include the machines' rounding (docs/determinism.md)",
                                 cell.label(),
                                 others.join("; ")
-                            );
+                            )?;
                         }
                     }
                     let child = spawn(
@@ -280,7 +281,7 @@ pub fn run(args: Args) -> Result<()> {
                         s == CellState::Resume,
                         threads_per_job,
                     )?;
-                    println!(
+                    outln!(
                         "[sweep] {}: {} (log: {})",
                         cell.label(),
                         if s == CellState::Resume {
@@ -289,7 +290,7 @@ pub fn run(args: Args) -> Result<()> {
                             "starting"
                         },
                         cell.dir.join("train.log").display()
-                    );
+                    )?;
                     running.push((cell, child, std::time::Instant::now()));
                 }
             }
@@ -310,29 +311,29 @@ pub fn run(args: Args) -> Result<()> {
                         format!("{{\"wall_s\": {cost:.1}, \"threads\": {threads_per_job}}}\n"),
                     )
                     .with_context(|| done.display().to_string())?;
-                    println!(
+                    outln!(
                         "[sweep] {}: done in {cost:.0} s on {threads_per_job} thread(s) ({:.0} s into the sweep)",
                         cell.label(),
                         started.elapsed().as_secs_f64()
-                    );
+                    )?;
                 }
                 Some(status) => {
-                    println!(
+                    outln!(
                         "[sweep] {}: FAILED ({status}); see {}",
                         cell.label(),
                         cell.dir.join("train.log").display()
-                    );
+                    )?;
                     failed.push(cell);
                 }
             }
         }
         running = still;
     }
-    println!(
+    outln!(
         "[sweep] {} runs in {:.0} s",
         cells.len(),
         started.elapsed().as_secs_f64()
-    );
+    )?;
 
     let finished: Vec<PathBuf> = cells
         .iter()
@@ -341,14 +342,14 @@ pub fn run(args: Args) -> Result<()> {
         .collect();
     if !finished.is_empty() {
         let written = rlvr_report::write_report(&finished, &out.join("report"))?;
-        println!(
+        outln!(
             "[sweep] report: {}",
             written
                 .iter()
                 .find(|p| p.ends_with("report.md"))
                 .unwrap_or(&out)
                 .display()
-        );
+        )?;
     }
     if !failed.is_empty() {
         anyhow::bail!(
@@ -428,6 +429,33 @@ fn pin_config(args: &Args, out: &Path) -> Result<PathBuf> {
     Ok(cfg_path)
 }
 
+/// Makes the child get SIGTERM when this process ends, however it ends (killed, SIGTERM'd,
+/// crashed): a stopped sweep leaves no training run going, and `rlvr sweep` again resumes them
+/// from their checkpoints (Linux `PR_SET_PDEATHSIG`; elsewhere nothing changes).
+fn stop_with_this_process(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the hook runs in the forked child before exec and calls only
+        // async-signal-safe functions (getpid, prctl, getppid, kill).
+        let parent = unsafe { libc::getpid() };
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // the sweep ended between fork and prctl: nothing would send the signal
+                if libc::getppid() != parent {
+                    libc::kill(libc::getpid(), libc::SIGTERM);
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
 fn spawn(
     exe: &Path,
     args: &Args,
@@ -476,6 +504,7 @@ fn spawn(
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
+    stop_with_this_process(&mut cmd);
     cmd.spawn()
         .with_context(|| format!("cannot start {}", exe.display()))
 }

@@ -3,6 +3,7 @@
 //! evaluation), `configs/testbed.toml` spelled out. With `--config`: any run the config file
 //! describes (configs/README.md lists every key).
 
+use crate::output::outln;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -63,6 +64,6 @@ pub fn run(args: Args) -> Result<()> {
         return dry_run(&opts, &mut out).map_err(wrap);
     }
     let summary = train(&opts).map_err(wrap)?;
-    println!("{}", summary.render());
+    outln!("{}", summary.render())?;
     Ok(())
 }

@@ -20,6 +20,7 @@
 //!   allows (`rlvr_tasks::data::check_json_values`); `--response -` reads at most as much
 //!   from stdin. A response longer than `rlvr_tasks::math::MAX_RESPONSE_BYTES` scores wrong.
 
+use crate::output::outln;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -85,13 +86,13 @@ pub fn run(args: Args) -> Result<()> {
                 None => return Err(BadInput("--gold needs --response".into()).into()),
             };
             if args.explain {
-                println!("{}", rlvr_tasks::math::explain(gold, &response));
+                outln!("{}", rlvr_tasks::math::explain(gold, &response))?;
                 return Ok(());
             }
             let s = rlvr_tasks::math::verify(gold, &response);
-            println!("correct: {}", s.correct);
-            println!("extracted: {}", s.extracted.as_deref().unwrap_or("(none)"));
-            println!("reason: {}", s.reason);
+            outln!("correct: {}", s.correct)?;
+            outln!("extracted: {}", s.extracted.as_deref().unwrap_or("(none)"))?;
+            outln!("reason: {}", s.reason)?;
             Ok(())
         }
         (None, Some(path)) => run_jsonl(&args, path),
@@ -112,6 +113,13 @@ fn run_jsonl(args: &Args, path: &PathBuf) -> Result<()> {
             File::create(p).with_context(|| format!("creating {}", p.display()))?,
         )),
         None => Box::new(BufWriter::new(io::stdout().lock())),
+    };
+    // a failed write names where it went: the --output file, or stdout
+    let write_err = |e: io::Error| -> anyhow::Error {
+        match &args.output {
+            Some(p) => anyhow::Error::new(e).context(format!("writing {}", p.display())),
+            None => crate::output::StdoutError(e).into(),
+        }
     };
     let mut input = input;
     let mut buf = Vec::new();
@@ -137,14 +145,14 @@ fn run_jsonl(args: &Args, path: &PathBuf) -> Result<()> {
         let written = match result {
             Ok(text) => text,
             Err(e) => {
-                out.flush()?;
+                out.flush().map_err(write_err)?;
                 return Err(e.into());
             }
         };
-        writeln!(out, "{written}")?;
-        out.flush()?;
+        writeln!(out, "{written}").map_err(write_err)?;
+        out.flush().map_err(write_err)?;
     }
-    out.flush()?;
+    out.flush().map_err(write_err)?;
     Ok(())
 }
 

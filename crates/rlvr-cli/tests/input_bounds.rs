@@ -251,3 +251,76 @@ fn eval_refuses_prompts_longer_than_the_models_positions() {
     );
     assert!(o.status.success(), "{}", log(&o));
 }
+
+/// `rlvr score` and `rlvr generate` refuse more tokens than the model has positions, naming its
+/// config.json, before any forward pass (a 60,000-token `score` aborted on a 28.8 GB
+/// allocation; a 50,000-token `generate` ran for 33.8 s on a 4,096-position model).
+#[test]
+fn score_and_generate_refuse_more_tokens_than_the_models_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    std::fs::create_dir(&model).unwrap();
+    save_short_context_model(&model);
+    let model_s = model.to_str().unwrap();
+    let long = "7".repeat(100);
+    for args in [
+        vec![
+            "score",
+            "--model",
+            model_s,
+            "--prompt",
+            "1+1=",
+            "--response",
+            &long,
+        ],
+        vec![
+            "score",
+            "--model",
+            model_s,
+            "--prompt",
+            &long,
+            "--response",
+            "2",
+        ],
+        vec![
+            "generate",
+            "--model",
+            model_s,
+            "--prompt",
+            &long,
+            "--max-tokens",
+            "4",
+        ],
+        vec![
+            "generate",
+            "--model",
+            model_s,
+            "--prompt",
+            "1+1=",
+            "--max-tokens",
+            "100",
+        ],
+    ] {
+        let o = rlvr(&args, dir.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", log(&o));
+        assert!(
+            err.contains("max_position_embeddings = 64") && err.contains("config.json"),
+            "{args:?}: {err}"
+        );
+    }
+    // within the positions both run
+    let o = rlvr(
+        &[
+            "generate",
+            "--model",
+            model_s,
+            "--prompt",
+            "1+1=",
+            "--max-tokens",
+            "8",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", log(&o));
+}

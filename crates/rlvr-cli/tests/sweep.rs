@@ -353,3 +353,94 @@ fn bad_grid_axes_are_input_errors() {
         );
     }
 }
+
+/// The pids of `pid`'s children (from /proc).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so split after its ')'
+        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    // a zombie has ended; its parent (the killed sweep) is gone, so init reaps it
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s[s.rfind(')').unwrap_or(0) + 1..]
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// A sweep killed with SIGKILL (no chance to clean up) leaves no training run going: each child
+/// gets SIGTERM when its parent dies.
+#[test]
+fn a_killed_sweep_stops_its_training_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let config = root.join("configs/testbed.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sweep");
+    let cache = format!("testbed.cache_dir={}", tmp.path().join("cache").display());
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rlvr"));
+    cmd.args(["sweep", "--config"])
+        .arg(&config)
+        .args([
+            "--rules",
+            "token-mean,balanced",
+            "--seeds",
+            "1",
+            "--jobs",
+            "2",
+        ])
+        .arg("--out")
+        .arg(&out);
+    // long enough that the runs are still going when the sweep is killed
+    for t in TINY_TESTBED
+        .iter()
+        .copied()
+        .chain(["trainer.total_training_steps=10000"])
+        .chain([cache.as_str()])
+    {
+        cmd.args(["--set", t]);
+    }
+    let mut sweep = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let runs = loop {
+        let c = children(sweep.id());
+        if c.len() == 2 || start.elapsed().as_secs() > 60 {
+            break c;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(runs.len(), 2, "the sweep started {runs:?}");
+    sweep.kill().unwrap();
+    sweep.wait().unwrap();
+    let start = std::time::Instant::now();
+    while runs.iter().any(|&p| alive(p)) && start.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left: Vec<u32> = runs.into_iter().filter(|&p| alive(p)).collect();
+    for &p in &left {
+        // SAFETY: plain kill of a test's own leftover process
+        unsafe { libc::kill(p as i32, libc::SIGKILL) };
+    }
+    assert!(
+        left.is_empty(),
+        "runs still going 30 s after the sweep was killed: {left:?}"
+    );
+}

@@ -146,6 +146,20 @@ fn hostile_chat_templates_fail_quickly_naming_the_template() {
         "{% set ns = namespace(x=[1]) %}{% for i in range(30) %}{% set ns.x = ns.x + ns.x %}{% endfor %}{{ ns.x|tojson }}",
         "budget",
     );
+    // a list nested 30 times holding its inner list twice (2^30 leaves, built in 30 steps)
+    // printed with pprint: stops at the output budget (was: an abort on a 1.2 GB allocation)
+    render_fails_fast(
+        "nested-pprint",
+        "{% set ns = namespace(x=[1]) %}{% for i in range(30) %}{% set ns.x = [ns.x, ns.x] %}{% endfor %}{{ ns.x|pprint }}",
+        "budget",
+    );
+    // two such lists compared with == (2^40 item comparisons; was: 29 s at depth 26,
+    // doubling each level): the comparison is charged by the items it would visit
+    render_fails_fast(
+        "nested-compare",
+        "{% set ns = namespace(x=[1], y=[1]) %}{% for i in range(40) %}{% set ns.x = [ns.x, ns.x] %}{% set ns.y = [ns.y, ns.y] %}{% endfor %}{{ ns.x == ns.y }}",
+        "work budget",
+    );
     // unbounded recursion: stops at the recursion limit, without overflowing the stack of a
     // test thread (2 MiB)
     render_fails_fast(
@@ -245,6 +259,26 @@ fn hostile_tokenizer_json_is_refused_naming_the_file() {
         });
     });
     tokenizer_refused(&dir, "more than 8 times");
+    // eight 16-fold rules, each within the 16-byte rule, chained: refused from the file (the
+    // probe would have grown 16^8 times: an abort on a 1.7 GB allocation)
+    let dir = tokenizer_dir_with("tok-replace-chain", |t| {
+        let rule = serde_json::json!({
+            "type": "Replace", "pattern": {"Regex": "."}, "content": "0123456789abcdef"
+        });
+        t["normalizer"] = serde_json::json!({"type": "Sequence", "normalizers": vec![rule; 8]});
+    });
+    let t = std::time::Instant::now();
+    tokenizer_refused(&dir, "in the worst case");
+    assert!(t.elapsed().as_secs() < 10);
+    // 100,000 Prepend rules (55.6 s before the growth check): refused from their count
+    let dir = tokenizer_dir_with("tok-prepend-many", |t| {
+        let rule = serde_json::json!({"type": "Prepend", "prepend": "▁"});
+        t["normalizer"] =
+            serde_json::json!({"type": "Sequence", "normalizers": vec![rule; 100_000]});
+    });
+    let t = std::time::Instant::now();
+    tokenizer_refused(&dir, "Sequence of 100000 rules");
+    assert!(t.elapsed().as_secs() < 10);
     // not JSON at all
     let dir = tokenizer_dir_with("tok-garbage", |_| {});
     std::fs::write(dir.join("tokenizer.json"), "{\"model\": [1, 2").unwrap();

@@ -76,7 +76,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
     let metrics = dir.join("metrics.jsonl");
     let mut train = Vec::new();
     let mut eval = Vec::new();
-    for (i, v) in json_lines(&metrics)? {
+    for_each_json_line(&metrics, |i, v| {
         let line = serde_json::from_value(v).map_err(|e| ReportError::BadLine {
             path: metrics.clone(),
             line: i,
@@ -92,7 +92,8 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
             }),
             MetricsLine::Other => {} // kinds a later version writes are not part of the comparison
         }
-    }
+        Ok(())
+    })?;
     train.sort_by_key(|t| t.step);
     eval.sort_by_key(|e| e.step);
     let name = dir
@@ -125,9 +126,9 @@ fn machines(path: &Path) -> Result<Vec<String>, ReportError> {
     if !path.exists() {
         return Ok(Vec::new());
     }
-    json_lines(path)?
-        .into_iter()
-        .map(|(i, v)| {
+    let mut out = Vec::new();
+    for_each_json_line(path, |i, v| {
+        let machine =
             v["machine"]
                 .as_str()
                 .map(String::from)
@@ -135,27 +136,73 @@ fn machines(path: &Path) -> Result<Vec<String>, ReportError> {
                     path: path.to_path_buf(),
                     line: i,
                     reason: "missing string \"machine\"".into(),
-                })
-        })
-        .collect()
+                })?;
+        out.push(machine);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
-/// The JSON object of every non-blank line of a JSON-lines file, with its 1-based line number.
-fn json_lines(path: &Path) -> Result<Vec<(usize, Value)>, ReportError> {
-    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| {
-            serde_json::from_str(line)
-                .map(|v| (i + 1, v))
-                .map_err(|e| ReportError::BadLine {
-                    path: path.to_path_buf(),
-                    line: i + 1,
-                    reason: format!("not valid JSON: {e}"),
-                })
-        })
-        .collect()
+/// The most a run's file may hold: 256 MiB, about 250,000 steps of `metrics.jsonl` (a step's
+/// line is about 1 KiB). Past it the file is not one rlvr wrote.
+pub const MAX_RUN_FILE_BYTES: u64 = 256 << 20;
+
+/// The text of a file a run wrote: a regular file (a FIFO, a device or a directory is an
+/// error, found without blocking: the file is opened non-blocking and checked before it is
+/// read), at most [`MAX_RUN_FILE_BYTES`], read up to the length it had when opened (a run
+/// still writing it cannot make the read go on).
+pub(crate) fn read_run_file(path: &Path) -> Result<String, ReportError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io_err(path))?;
+    let meta = file.metadata().map_err(io_err(path))?;
+    let whole = |reason: String| ReportError::BadLine {
+        path: path.to_path_buf(),
+        line: 0,
+        reason,
+    };
+    if !meta.is_file() {
+        return Err(whole(
+            "not a regular file (a FIFO, a device or a directory): a run's files are regular files"
+                .into(),
+        ));
+    }
+    if meta.len() > MAX_RUN_FILE_BYTES {
+        return Err(whole(format!(
+            "{} bytes, over the {MAX_RUN_FILE_BYTES}-byte limit for a run's file",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(meta.len())
+        .read_to_end(&mut bytes)
+        .map_err(io_err(path))?;
+    String::from_utf8(bytes).map_err(|e| whole(format!("not UTF-8: {e}")))
+}
+
+/// Calls `f` with the JSON value of every non-blank line of a JSON-lines file
+/// ([`read_run_file`]) and its 1-based line number, one line at a time.
+fn for_each_json_line(
+    path: &Path,
+    mut f: impl FnMut(usize, Value) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
+    let text = read_run_file(path)?;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v = serde_json::from_str(line).map_err(|e| ReportError::BadLine {
+            path: path.to_path_buf(),
+            line: i + 1,
+            reason: format!("not valid JSON: {e}"),
+        })?;
+        f(i + 1, v)?;
+    }
+    Ok(())
 }
 
 /// What a run's config says about its place in a comparison.
@@ -177,7 +224,7 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
             warm_start_steps: None,
         });
     }
-    let text = std::fs::read_to_string(config).map_err(io_err(config))?;
+    let text = read_run_file(config)?;
     let t: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| ReportError::BadLine {
@@ -222,6 +269,34 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A FIFO as `metrics.jsonl` (no writer: a blocking open would hang) is refused at once, a
+    /// file past the size limit from its size, both naming the file.
+    #[test]
+    fn a_fifo_or_an_oversized_file_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let metrics = run.join("metrics.jsonl");
+        let c = std::ffi::CString::new(metrics.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let t = std::time::Instant::now();
+        let err = load_run(&run).err().unwrap().to_string();
+        assert!(t.elapsed().as_secs() < 5);
+        assert!(
+            err.contains("metrics.jsonl") && err.contains("not a regular file"),
+            "{err}"
+        );
+        std::fs::remove_file(&metrics).unwrap();
+        let f = std::fs::File::create(&metrics).unwrap();
+        f.set_len(MAX_RUN_FILE_BYTES + 1).unwrap(); // sparse: no disk used
+        let err = load_run(&run).err().unwrap().to_string();
+        assert!(
+            err.contains("metrics.jsonl") && err.contains("limit"),
+            "{err}"
+        );
+    }
 
     /// A run's condition: its training data, else its testbed regime, in the layout `rlvr
     /// train` writes now and in the one before `[testbed]` existed.

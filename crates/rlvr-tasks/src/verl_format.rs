@@ -89,23 +89,46 @@ fn io_error(path: &Path, e: impl std::fmt::Display) -> DataError {
 /// error naming it.
 pub fn write(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
     let name = path.to_string_lossy();
-    if name.ends_with(".parquet") {
-        write_parquet(path, rows)
-    } else if name.ends_with(".jsonl") || name.ends_with(".json") {
-        write_jsonl(path, rows)
-    } else {
-        Err(io_error(
+    let parquet = name.ends_with(".parquet");
+    if !parquet && !name.ends_with(".jsonl") && !name.ends_with(".json") {
+        return Err(io_error(
             path,
             "the output must end in .parquet or .jsonl (the formats verl's RLHFDataset reads)",
-        ))
+        ));
     }
+    // written whole beside the target, then renamed over it: a failed write (a full disk)
+    // leaves no partial file that a script would take as present, and a symlink at `path` is
+    // replaced, never followed
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let io = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".rlvr-export-")
+        // the mode a new file gets (0666 less the umask), not a temporary file's 0600
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(io)?;
+    let file = tmp.as_file().try_clone().map_err(io)?;
+    if parquet {
+        write_parquet(path, file, rows)?;
+    } else {
+        write_jsonl(path, file, rows)?;
+    }
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
 }
 
 fn bytes(s: &str) -> ByteArray {
     ByteArray::from(s.as_bytes().to_vec())
 }
 
-fn write_parquet(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
+fn write_parquet(path: &Path, file: File, rows: &[VerlRow]) -> Result<(), DataError> {
     let with_choices = rows.iter().any(|r| r.choices.is_some());
     let schema = format!(
         "{SCHEMA_HEAD}{}\n  }}\n}}",
@@ -117,10 +140,6 @@ fn write_parquet(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
             .set_compression(Compression::SNAPPY)
             .build(),
     );
-    let file = File::create(path).map_err(|source| DataError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
     let mut writer =
         SerializedFileWriter::new(file, schema, props).map_err(|e| io_error(path, e))?;
     // the prompt's leaves: one value per message; definition level 1 for a message, 0 for an
@@ -212,11 +231,7 @@ fn extra_info(r: &VerlRow, index: usize) -> serde_json::Value {
     info
 }
 
-fn write_jsonl(path: &Path, rows: &[VerlRow]) -> Result<(), DataError> {
-    let file = File::create(path).map_err(|source| DataError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+fn write_jsonl(path: &Path, file: File, rows: &[VerlRow]) -> Result<(), DataError> {
     let mut out = BufWriter::new(file);
     for (index, r) in rows.iter().enumerate() {
         let line = serde_json::json!({
@@ -367,6 +382,33 @@ mod tests {
         );
         let ds = load_file(&path, &FieldMap::verl()).unwrap();
         assert!(ds.problems.iter().all(|p| p.choices.is_none()));
+    }
+
+    #[test]
+    fn a_symlink_at_the_output_is_replaced_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("precious.txt");
+        std::fs::write(&target, "keep me").unwrap();
+        for ext in ["parquet", "jsonl"] {
+            let out = tmp.path().join(format!("out.{ext}"));
+            std::os::unix::fs::symlink(&target, &out).unwrap();
+            write(&out, &rows()).unwrap();
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+            let meta = std::fs::symlink_metadata(&out).unwrap();
+            assert!(meta.file_type().is_file(), "{ext}: still a link");
+            let fields = FieldMap {
+                id: Some("extra_info.id".into()),
+                ..FieldMap::verl()
+            };
+            let ds = load_file(&out, &fields).unwrap();
+            assert_eq!(ds.problems.len(), rows().len(), "{ext}");
+        }
+        // nothing left beside them
+        let names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
     }
 
     #[test]

@@ -1092,6 +1092,66 @@ else:
     );
 }
 
+/// The memory a program takes with write() into a memory file (`memfd_create`) is neither
+/// mapped (RLIMIT_AS) nor on a bounded tmpfs: without the filter, one program held 938 MiB of
+/// host memory this way under a 512 MiB address-space limit. With it, the file cannot be
+/// made, and the same program through `/dev/shm` stops at that tmpfs's size.
+#[test]
+fn memory_files_cannot_take_host_memory() {
+    if !python_available() {
+        return;
+    }
+    // the /dev/shm half only where it is the sandbox's own (unsandboxed, it is the host's)
+    let hows = if isolation_available() {
+        r#"("memfd", "shm")"#
+    } else {
+        r#"("memfd",)"#
+    };
+    let code = r#"import os
+chunk = b"x" * (16 << 20)
+for how in HOWS:
+    total = 0
+    try:
+        if how == "memfd":
+            fd = os.memfd_create("hog")
+        else:
+            fd = os.open("/dev/shm/hog", os.O_CREAT | os.O_RDWR, 0o600)
+        for _ in range(64):
+            os.write(fd, chunk)
+            total += len(chunk)
+        print(how, "wrote", total)
+    except OSError as e:
+        print(how, "stopped", e.errno, total)
+"#
+    .replace("HOWS", hows);
+    let c = SandboxConfig {
+        allow_unsandboxed: !isolation_available(),
+        ..cfg(20_000, 10)
+    };
+    let o = run_python(&code, "", &c).unwrap();
+    let lines: Vec<Vec<&str>> = o
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        if isolation_available() { 2 } else { 1 },
+        "{o:?}"
+    );
+    assert_eq!(
+        lines[0],
+        ["memfd", "stopped", libc::EPERM.to_string().as_str(), "0"],
+        "{o:?}"
+    );
+    if isolation_available() {
+        // the private /dev/shm: full at its size
+        assert_eq!(lines[1][1], "stopped", "{o:?}");
+        let total: u64 = lines[1][3].parse().unwrap();
+        assert!(total <= rlvr_tasks::code::TMPFS_BYTES, "{o:?}");
+    }
+}
+
 #[test]
 fn the_system_call_filter_closes_kernel_interfaces() {
     if !python_available() {
@@ -1112,6 +1172,7 @@ call("io_uring_setup", {uring}, 1, ctypes.create_string_buffer(256))
 call("mount", {mount}, b"none", b"/tmp", b"tmpfs", 0, None)
 call("keyctl", {keyctl}, 0, -3, 0)
 call("clone", {clone}, 0x10000000 | 17, None, None, None, None)
+call("memfd_create", {memfd}, b"x", 0)
 "#,
         unshare = libc::SYS_unshare,
         ptrace = libc::SYS_ptrace,
@@ -1122,6 +1183,7 @@ call("clone", {clone}, 0x10000000 | 17, None, None, None, None)
         mount = libc::SYS_mount,
         keyctl = libc::SYS_keyctl,
         clone = libc::SYS_clone,
+        memfd = libc::SYS_memfd_create,
     );
     let c = SandboxConfig {
         allow_unsandboxed: !isolation_available(),
@@ -1130,7 +1192,7 @@ call("clone", {clone}, 0x10000000 | 17, None, None, None, None)
     let o = run_python(&code, "", &c).unwrap();
     assert!(o.success(), "{o:?}");
     let lines: Vec<&str> = o.stdout.lines().collect();
-    assert_eq!(lines.len(), 9, "{o:?}");
+    assert_eq!(lines.len(), 10, "{o:?}");
     for l in lines {
         let f: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(

@@ -87,6 +87,9 @@ pub enum TrainError {
     /// A run directory or checkpoint that cannot be resumed, with the reason.
     #[error("{0}")]
     Resume(String),
+    /// An environment variable the run reads (`TENSORBOARD_DIR`) that it cannot use.
+    #[error("environment variable {var}: {message}")]
+    Environment { var: String, message: String },
     #[error("{0}")]
     Msg(String),
 }
@@ -95,7 +98,10 @@ impl TrainError {
     /// True when the error comes from the user's input rather than from a failure.
     pub fn is_user_input(&self) -> bool {
         match self {
-            TrainError::Config(_) | TrainError::Data(_) | TrainError::Resume(_) => true,
+            TrainError::Config(_)
+            | TrainError::Data(_)
+            | TrainError::Resume(_)
+            | TrainError::Environment { .. } => true,
             TrainError::Model(e) => e.is_user_input(),
             TrainError::Reward(e) => e.is_user_input(),
             _ => false,

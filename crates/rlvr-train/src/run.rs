@@ -204,6 +204,23 @@ fn train_locked(
         ));
     }
 
+    // TENSORBOARD_DIR, before anything is written: a directory it cannot hold is an error
+    // naming the variable, not a run directory left half made
+    if cfg.trainer.logs_to(Logger::Tensorboard) {
+        if let Some(root) = std::env::var_os("TENSORBOARD_DIR").filter(|v| !v.is_empty()) {
+            let dir = tensorboard_dir(&run_dir, Some(root.clone()));
+            std::fs::create_dir_all(&dir).map_err(|e| TrainError::Environment {
+                var: "TENSORBOARD_DIR".into(),
+                message: format!(
+                    "{:?}: cannot create the run's event directory {}: {e} (unset it, or point \
+                     it at a writable directory)",
+                    root,
+                    dir.display()
+                ),
+            })?;
+        }
+    }
+
     // setup: policy (from the checkpoint when resuming), tasks; the token budget against the
     // model's context before (from its config.json) and after (the model loaded)
     crate::setup::check_model_context(&cfg, ckpt.as_deref())?;
@@ -275,7 +292,7 @@ fn train_locked(
     // GRPO
     let pb = ui.bar(total, "grpo");
     pb.set_position(trainer.step as u64);
-    trainer.progress = ui.step_progress(&pb, |line| eprintln!("{line}"));
+    trainer.progress = ui.step_progress(&pb, crate::ui::log_line);
     let mut session_steps = 0;
     let mut last_eval_step = if trainer.step == 0 && cfg.eval.before_train {
         Some(0)

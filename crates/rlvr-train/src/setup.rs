@@ -50,10 +50,10 @@ pub fn load_dataset_with(
     let path = Path::new(name);
     let looks_like_file = path.extension().is_some() || name.contains('/');
     if looks_like_file && path.exists() {
-        return Ok(rlvr_tasks::load_file(
-            path,
-            &rlvr_tasks::data::file_fields(path),
-        )?);
+        let fields = rlvr_tasks::data::file_fields(path);
+        let ds = rlvr_tasks::load_file(path, &fields)?;
+        rlvr_tasks::data::check_layout(path, &fields, &ds.problems)?;
+        return Ok(ds);
     }
     if looks_like_file && rlvr_tasks::data::preset(name).is_err() {
         return Err(TrainError::Data(rlvr_tasks::DataError::Io {
@@ -170,7 +170,7 @@ pub fn reward_fn(
     if let Some(line) = unsandboxed_notice(cfg, routes.code) {
         // once per process: every dataset of a run shares the setting
         static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| eprintln!("{line}"));
+        SAID.call_once(|| crate::ui::log_line(&line));
     }
     Ok(Arc::new(f))
 }

@@ -57,10 +57,10 @@ impl Ui {
         pb
     }
 
-    /// Prints a line to stderr (above any progress bar).
+    /// Prints a line to stderr (above any progress bar), through [`log_line`].
     pub fn println(&self, line: impl AsRef<str>) {
         if !self.quiet {
-            eprintln!("{}", line.as_ref());
+            log_line(line.as_ref());
         }
     }
 
@@ -88,6 +88,28 @@ impl Ui {
                 print(&p.to_string());
             }
         }))
+    }
+}
+
+/// Whether a write to the run log (stderr) has failed in this process.
+static LOG_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes `line` to the run log (stderr). The log is a copy for a reader: a write that fails (a
+/// full disk under a redirected log, `2>/dev/full`, a closed pipe) does not stop the run,
+/// whose record is `metrics.jsonl` and its checkpoints; the log then stays quiet for the rest
+/// of the process, instead of panicking as `eprintln!` would.
+pub fn log_line(line: &str) {
+    use std::io::Write;
+    if LOG_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    if err
+        .write_all(line.as_bytes())
+        .and_then(|()| err.write_all(b"\n"))
+        .is_err()
+    {
+        LOG_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

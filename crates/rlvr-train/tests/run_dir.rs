@@ -279,7 +279,7 @@ fn overrides_on_resume_are_refused_where_they_cannot_apply() {
 }
 
 /// `trainer.run_name` is one plain directory name inside `runs_dir`: `../x`, `..`, `.`, an
-/// absolute path and nested names are errors naming the key, and a run given one writes
+/// absolute path, nested names and names with control characters are errors naming the key, and a run given one writes
 /// nothing, inside or outside `runs_dir`.
 #[test]
 fn run_names_that_leave_runs_dir_are_refused() {
@@ -295,6 +295,9 @@ fn run_names_that_leave_runs_dir_are_refused() {
         "nested/run",
         "run/",
         "back\\slash",
+        // a line break in a directory name would be a line break in every exported script
+        "line\nbreak",
+        "tab\there",
     ] {
         let over = format!("trainer.run_name={name:?}");
         let err = TrainConfig::load(None, &fx.overrides(&[&over]))

@@ -8,7 +8,9 @@
 //! silence. A config the engine cannot run as rlvr would (an aggregation rule it has no form
 //! of, the CPU testbed) is an error naming the key.
 
+use crate::output::{noteln, out, outln};
 mod ledger;
+mod quote;
 mod trl;
 mod verl;
 
@@ -89,16 +91,16 @@ pub fn run(args: Args) -> Result<()> {
             let v = verl(&cfg, &run_name(&cfg, &config))?;
             if overrides_only {
                 for (k, val) in &v.overrides {
-                    println!("{k}={val}");
+                    outln!("{k}={val}")?;
                 }
             } else {
-                print!("{}", verl_script(&cfg, &v, &origin));
+                out!("{}", verl_script(&cfg, &v, &origin))?;
             }
         }
         What::Trl { config, set } => {
             let cfg = load(&config, &set)?;
             let origin = origin_of(&config, &set);
-            print!("{}", trl_script(&cfg, &origin, &run_name(&cfg, &config))?);
+            out!("{}", trl_script(&cfg, &origin, &run_name(&cfg, &config))?)?;
         }
         What::Data {
             name,
@@ -123,7 +125,7 @@ pub fn run(args: Args) -> Result<()> {
                 .map_err(crate::train::wrap)?;
             let rows = verl_rows(&ds.problems, template, &split);
             rlvr_tasks::verl_format::write(&out, &rows).map_err(|e| BadInput(e.to_string()))?;
-            eprintln!(
+            noteln!(
                 "wrote {} problems of {} to {} (verl layout, template {}{})",
                 rows.len(),
                 ds.name,
@@ -207,13 +209,17 @@ fn refuse(key: &str, message: impl std::fmt::Display) -> anyhow::Error {
 /// The preset or file name a dataset key names, and the data file the export script writes
 /// it to.
 fn data_file(name: &str) -> String {
-    let stem = std::path::Path::new(name)
-        .file_stem()
-        .map_or(name.to_string(), |s| s.to_string_lossy().into_owned());
-    format!("${{DATA}}/{stem}.parquet")
+    format!("${{DATA}}/{}.parquet", file_stem(name))
 }
 
-fn not_carried_lines(out: &mut String, list: &[NotCarried], comment: &str) {
+/// The keys not carried, as lines starting with `comment`; `text` escapes every value for the
+/// place the lines land in (a shell comment, a Python docstring), so that none can end it.
+fn not_carried_lines(
+    out: &mut String,
+    list: &[NotCarried],
+    comment: &str,
+    text: fn(&str) -> String,
+) {
     let (set, default): (Vec<_>, Vec<_>) = list.iter().partition(|n| n.set);
     if !set.is_empty() {
         let _ = writeln!(
@@ -221,11 +227,17 @@ fn not_carried_lines(out: &mut String, list: &[NotCarried], comment: &str) {
             "{comment} Not carried, set in this config (no equivalent in the engine):"
         );
         for n in set {
-            let _ = writeln!(out, "{comment}   {} = {}: {}", n.key, n.value, n.why);
+            let _ = writeln!(
+                out,
+                "{comment}   {} = {}: {}",
+                text(&n.key),
+                text(&n.value),
+                text(&n.why)
+            );
         }
     }
     if !default.is_empty() {
-        let names: Vec<&str> = default.iter().map(|n| n.key.as_str()).collect();
+        let names: Vec<String> = default.iter().map(|n| text(&n.key)).collect();
         let _ = writeln!(
             out,
             "{comment} Not carried, at rlvr's default: {}",
@@ -234,16 +246,19 @@ fn not_carried_lines(out: &mut String, list: &[NotCarried], comment: &str) {
     }
 }
 
+/// The data file stem of a preset or file name: the file's stem, as a plain name
+/// ([`quote::file_stem_safe`]).
 fn file_stem(name: &str) -> String {
-    std::path::Path::new(name)
+    let stem = std::path::Path::new(name)
         .file_stem()
-        .map_or(name.to_string(), |s| s.to_string_lossy().into_owned())
+        .map_or(name.to_string(), |s| s.to_string_lossy().into_owned());
+    quote::file_stem_safe(&stem)
 }
 
 #[cfg(test)]
 mod tests {
     use super::trl::py_float;
-    use super::verl::{hydra_str, shell_dq, yaml_float};
+    use super::verl::yaml_float;
     use super::*;
     use rlvr_core::AggRule;
 
@@ -346,16 +361,6 @@ mod tests {
         assert_eq!(yaml_float(0.001), "0.001");
         assert_eq!(py_float(1e-6), "1e-6");
         assert_eq!(py_float(2.0), "2.0");
-    }
-
-    #[test]
-    fn shell_quoting_keeps_the_script_variables_only() {
-        assert_eq!(shell_dq("a=${DATA}/x"), "a=${DATA}/x");
-        assert_eq!(
-            shell_dq("n='$(rm -rf ~)`x`\""),
-            "n='\\$(rm -rf ~)\\`x\\`\\\""
-        );
-        assert_eq!(hydra_str("it's"), "'it\\'s'");
     }
 
     #[test]

@@ -11,15 +11,12 @@ use rlvr_tasks::RewardKind;
 use rlvr_train::config::{Logger, LrScheduler, RunTask};
 use rlvr_train::TrainConfig;
 
+use super::quote::{py_doc, py_literal, py_str};
 use super::*;
 
-pub(super) fn py(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Bool(true) => "True".into(),
-        serde_json::Value::Bool(false) => "False".into(),
-        serde_json::Value::Null => "None".into(),
-        other => other.to_string(),
-    }
+/// A boolean as Python writes it.
+fn py_bool(b: bool) -> String {
+    py_literal(&b.into())
 }
 
 pub(super) fn py_float(x: f64) -> String {
@@ -126,7 +123,7 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         );
     }
     set("num_iterations", a.ppo_epochs.to_string());
-    set("mask_truncated_completions", py(&a.mask_truncated.into()));
+    set("mask_truncated_completions", py_bool(a.mask_truncated));
     l.used(&[
         "algorithm.ppo_epochs",
         "algorithm.mask_truncated",
@@ -181,12 +178,9 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     );
 
     // model
-    set("bf16", py(&(m.dtype == WeightDtype::Bf16).into()));
-    set(
-        "gradient_checkpointing",
-        py(&m.gradient_checkpointing.into()),
-    );
-    set("use_cpu", py(&m.device.is_cpu().into()));
+    set("bf16", py_bool(m.dtype == WeightDtype::Bf16));
+    set("gradient_checkpointing", py_bool(m.gradient_checkpointing));
+    set("use_cpu", py_bool(m.device.is_cpu()));
     l.used(&[
         "model.path",
         "model.dtype",
@@ -224,7 +218,7 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     } else {
         set(
             "chat_template_kwargs",
-            py(&serde_json::Value::Object(d.chat_template_kwargs.clone())),
+            py_literal(&serde_json::Value::Object(d.chat_template_kwargs.clone())),
         );
         l.used(&["data.chat_template_kwargs"]);
     }
@@ -280,7 +274,7 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     set("seed", t.seed.to_string());
     set(
         "output_dir",
-        format!("{:?}", t.runs_dir.join(name).to_string_lossy()),
+        py_str(&t.runs_dir.join(name).to_string_lossy()),
     );
     if t.save_freq > 0 {
         set("save_strategy", "\"steps\"".into());
@@ -322,7 +316,7 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         set("num_generations_eval", e.k.to_string());
         // one prompt's k samples per process per evaluation batch
         set("per_device_eval_batch_size", e.k.to_string());
-        set("eval_on_start", py(&e.before_train.into()));
+        set("eval_on_start", py_bool(e.before_train));
     }
     l.used(&[
         "eval.datasets",
@@ -367,7 +361,8 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\"\"\"TRL form of {origin}, written by `rlvr export trl` (TRL 1.x)."
+        "\"\"\"TRL form of {}, written by `rlvr export trl` (TRL 1.x).",
+        py_doc(origin)
     );
     let _ = writeln!(s);
     let _ = writeln!(
@@ -396,10 +391,10 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "optimizer step is exactly its rule over its own sequences (docs/integrations.md)."
     );
     let mut nc = String::new();
-    not_carried_lines(&mut nc, &not_carried, "");
+    not_carried_lines(&mut nc, &not_carried, "", py_doc);
     if !nc.is_empty() {
         let _ = writeln!(s);
-        s.push_str(&nc.replace("\"\"\"", "'''"));
+        s.push_str(&nc);
     }
     let _ = writeln!(s, "\"\"\"");
     let _ = writeln!(s);
@@ -411,13 +406,9 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     let _ = writeln!(s, "import rlvr");
     let _ = writeln!(s, "import rlvr.trl");
     let _ = writeln!(s);
-    let _ = writeln!(s, "MODEL = {}", serde_json::Value::String(model.into()));
+    let _ = writeln!(s, "MODEL = {}", py_str(model));
     let _ = writeln!(s, "DATA = os.environ.get(\"DATA\", \"data/verl\")");
-    let _ = writeln!(
-        s,
-        "TRAIN = {}",
-        serde_json::Value::String(file_stem(train_files))
-    );
+    let _ = writeln!(s, "TRAIN = {}", py_str(&file_stem(train_files)));
     let evals: Vec<serde_json::Value> = e
         .datasets
         .iter()
@@ -427,7 +418,7 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     let _ = writeln!(
         s,
         "CHAT = {}  # data.apply_chat_template",
-        py(&d.apply_chat_template.into())
+        py_bool(d.apply_chat_template)
     );
     let _ = writeln!(s, "NUM_GENERATIONS = {}", r.num_generations);
     let _ = writeln!(

@@ -10,6 +10,7 @@ use rlvr_tasks::RewardKind;
 use rlvr_train::config::{Logger, LrScheduler, RunTask};
 use rlvr_train::TrainConfig;
 
+use super::quote::{hydra_str, hydra_value, one_line, shell_dq, shell_word};
 use super::*;
 
 /// A float as YAML/Hydra reads a float (`1.0e-06`, never `1e-6`, which YAML 1.1 reads as a
@@ -35,11 +36,6 @@ pub(super) fn yaml_float(x: f64) -> String {
             exp.abs()
         )
     }
-}
-
-/// A string as a Hydra override value: single-quoted, quotes and backslashes escaped.
-pub(super) fn hydra_str(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -83,7 +79,10 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     const ROLLOUT: &str = "actor_rollout_ref.rollout";
 
     // [model]
-    set("actor_rollout_ref.model.path", hydra_str(model));
+    set(
+        "actor_rollout_ref.model.path",
+        hydra_str("model.path", model)?,
+    );
     set(
         "actor_rollout_ref.model.enable_gradient_checkpointing",
         m.gradient_checkpointing.to_string(),
@@ -150,14 +149,12 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         l.used(&["data.apply_chat_template"]);
     }
     if !d.chat_template_kwargs.is_empty() {
-        let kv: Vec<String> = d
-            .chat_template_kwargs
-            .iter()
-            .map(|(k, v)| format!("{k}:{}", serde_json::to_string(v).unwrap_or_default()))
-            .collect();
         set(
             "data.apply_chat_template_kwargs",
-            format!("{{{}}}", kv.join(",")),
+            hydra_value(
+                "data.chat_template_kwargs",
+                &serde_json::Value::Object(d.chat_template_kwargs.clone()),
+            )?,
         );
     }
     l.used(&["data.chat_template_kwargs"]);
@@ -427,10 +424,13 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     );
     set("trainer.save_freq", t.save_freq.to_string());
     set("trainer.project_name", "rlvr".into());
-    set("trainer.experiment_name", hydra_str(name));
+    set(
+        "trainer.experiment_name",
+        hydra_str("trainer.run_name", name)?,
+    );
     set(
         "trainer.default_local_dir",
-        hydra_str(&t.runs_dir.join(name).to_string_lossy()),
+        hydra_str("trainer.runs_dir", &t.runs_dir.join(name).to_string_lossy())?,
     );
     set(
         "trainer.max_actor_ckpt_to_keep",
@@ -461,7 +461,7 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         Some(dir) => {
             set(
                 "trainer.rollout_data_dir",
-                hydra_str(&dir.to_string_lossy()),
+                hydra_str("trainer.rollout_data_dir", &dir.to_string_lossy())?,
             );
             l.used(&["trainer.rollout_data_dir"]);
         }
@@ -534,35 +534,13 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     })
 }
 
-/// Escapes `s` for a double-quoted shell word, keeping the script's `${VAR}`s live.
-pub(super) fn shell_dq(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while !rest.is_empty() {
-        if let Some(var) = ["${DATA}", "${N_GPUS}", "${REWARD_PY}"]
-            .iter()
-            .find(|v| rest.starts_with(**v))
-        {
-            out.push_str(var);
-            rest = &rest[var.len()..];
-            continue;
-        }
-        let c = rest.chars().next().expect("non-empty");
-        if matches!(c, '"' | '\\' | '$' | '`') {
-            out.push('\\');
-        }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    out
-}
-
 pub(super) fn verl_script(cfg: &TrainConfig, v: &VerlExport, origin: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "#!/usr/bin/env bash");
     let _ = writeln!(
         s,
-        "# verl form of {origin}, written by `rlvr export verl` (verl 0.9, main_ppo)."
+        "# verl form of {}, written by `rlvr export verl` (verl 0.9, main_ppo).",
+        one_line(origin)
     );
     let _ = writeln!(s, "# Balanced Aggregation is rlvr's advantage estimator (pip install rlvr's python/ next to verl);");
     let _ = writeln!(
@@ -606,18 +584,8 @@ pub(super) fn verl_script(cfg: &TrainConfig, v: &VerlExport, origin: &str) -> St
         let _ = writeln!(s, "    \"{}\" \\", shell_dq(&format!("{k}={val}")));
     }
     let _ = writeln!(s, "    \"$@\"");
-    not_carried_lines(&mut s, &v.not_carried, "#");
+    not_carried_lines(&mut s, &v.not_carried, "#", one_line);
     s
-}
-
-pub(super) fn shell_word(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "._-/+".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -312,6 +312,7 @@ impl ChatTokenizer {
             "tojson",
             move |v: minijinja::Value, indent: Option<usize>| tojson(v, indent, json_limit),
         );
+        env.add_filter("pprint", move |v: minijinja::Value| pprint(&v, json_limit));
         env.add_template("chat", template).map_err(fail)?;
         // the named variables first: a kwarg of the same name does not override them
         let ctx = minijinja::context! {
@@ -472,9 +473,81 @@ fn check_growth_rules(v: &Value, at: &str) -> std::result::Result<(), String> {
     }
 }
 
+/// The most rules a `Sequence` (normalizers, pre-tokenizers, decoders) may hold: 64 (real
+/// ones hold a handful). Each rule is a pass over the whole text, and a `Prepend` re-aligns it:
+/// 100,000 of them took 55.6 s on a 2 KB text.
+pub const MAX_SEQUENCE_RULES: usize = 64;
+
+/// The most a chain of rules may grow a text in the worst case, as a factor, checked from the
+/// file before any text meets it: 256 (real tokenizers: at most 3, `" "` to `"▁"`). Each
+/// `Replace` may grow a text by its content over its shortest match, and rules in a `Sequence`
+/// multiply: eight 16-fold rules (each within [`MAX_REPLACEMENT_BYTES`]) would grow the 2 KB
+/// probe to 8 TB (seen: an abort on a 1.7 GB allocation).
+pub const MAX_WORST_CASE_GROWTH: f64 = 256.0;
+
+/// The worst-case growth factor of the rule `v` (a `Replace`: its content's length over its
+/// pattern's, a regex pattern counted as one byte; a `Sequence`: the product of its rules';
+/// anything else: 1), or an error naming `at` for a `Sequence` of more than
+/// [`MAX_SEQUENCE_RULES`].
+fn worst_case_growth(v: &Value, at: &str) -> std::result::Result<f64, String> {
+    let Some(m) = v.as_object() else {
+        return Ok(1.0);
+    };
+    match m.get("type").and_then(Value::as_str) {
+        Some("Replace") => {
+            let content = m.get("content").and_then(Value::as_str).map_or(0, str::len);
+            let pattern = match m.get("pattern") {
+                Some(Value::Object(p)) => p
+                    .get("String")
+                    .and_then(Value::as_str)
+                    .map_or(1, |s| s.len().max(1)),
+                _ => 1,
+            };
+            Ok((content as f64 / pattern as f64).max(1.0))
+        }
+        Some("Sequence") => {
+            let rules = ["normalizers", "pretokenizers", "decoders", "processors"]
+                .iter()
+                .find_map(|k| m.get(*k).and_then(Value::as_array).map(|a| (*k, a)));
+            let Some((key, rules)) = rules else {
+                return Ok(1.0);
+            };
+            if rules.len() > MAX_SEQUENCE_RULES {
+                return Err(format!(
+                    "{at}: a Sequence of {} rules, more than the {MAX_SEQUENCE_RULES} allowed",
+                    rules.len()
+                ));
+            }
+            let mut product = 1.0f64;
+            for (i, r) in rules.iter().enumerate() {
+                product *= worst_case_growth(r, &format!("{at}.{key}.{i}"))?;
+            }
+            Ok(product)
+        }
+        _ => Ok(1.0),
+    }
+}
+
+/// Checks the normalizer, pre-tokenizer and decoder of a parsed `tokenizer.json` against
+/// [`MAX_WORST_CASE_GROWTH`] and [`MAX_SEQUENCE_RULES`].
+fn check_worst_case_growth(json: &Value) -> std::result::Result<(), String> {
+    for part in ["normalizer", "pre_tokenizer", "decoder"] {
+        let Some(v) = json.get(part) else { continue };
+        let at = format!("tokenizer.json.{part}");
+        let growth = worst_case_growth(v, &at)?;
+        if growth > MAX_WORST_CASE_GROWTH {
+            return Err(format!(
+                "{at}: its rules can grow a text {growth:.0} times over in the worst case, more \
+                 than the {MAX_WORST_CASE_GROWTH} allowed (Replace rules in a Sequence multiply)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads and validates a `tokenizer.json`, every failure an [`Error::BadFile`] naming it: at
 /// most [`MAX_TOKENIZER_JSON_BYTES`]; rules that grow text checked
-/// ([`MAX_REPLACEMENT_BYTES`]); parsed with any panic of the tokenizers crate caught; then
+/// ([`MAX_REPLACEMENT_BYTES`], [`MAX_WORST_CASE_GROWTH`], [`MAX_SEQUENCE_RULES`]); parsed with any panic of the tokenizers crate caught; then
 /// the probe text (`probe_text`) normalized (growth at most [`MAX_NORMALIZER_GROWTH`]
 /// times) and encoded (in at most [`MAX_PROBE_SECS`], without a panic), so that a hostile
 /// file is refused when it is loaded, not when a prompt meets it.
@@ -501,6 +574,7 @@ pub fn load_tokenizer_json(path: &Path) -> Result<Tokenizer> {
         .map_err(|e| bad(format!("cannot read as UTF-8 text: {e}")))?;
     let json: Value = serde_json::from_str(&text).map_err(|e| bad(format!("invalid JSON: {e}")))?;
     check_growth_rules(&json, "tokenizer.json").map_err(&bad)?;
+    check_worst_case_growth(&json).map_err(&bad)?;
     drop(json);
     let source = path.display().to_string();
     let tokenizer: Tokenizer =
@@ -596,6 +670,36 @@ impl std::io::Write for BoundedWriter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// minijinja's `pprint` (the value's pretty debug form) written into at most `limit` bytes:
+/// a list nested 30 times that holds its inner list twice prints to gigabytes (seen: an abort
+/// on a 1.2 GB allocation); past `limit` it is an error, and the formatting stops there.
+fn pprint(v: &minijinja::Value, limit: usize) -> std::result::Result<String, minijinja::Error> {
+    struct Limited {
+        out: String,
+        limit: usize,
+    }
+    impl std::fmt::Write for Limited {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            if self.out.len().saturating_add(s.len()) > self.limit {
+                return Err(std::fmt::Error);
+            }
+            self.out.push_str(s);
+            Ok(())
+        }
+    }
+    let mut w = Limited {
+        out: String::new(),
+        limit,
+    };
+    std::fmt::Write::write_fmt(&mut w, format_args!("{v:#?}")).map_err(|_| {
+        minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!("pprint: the value prints to more than the output budget of {limit} bytes"),
+        )
+    })?;
+    Ok(w.out)
 }
 
 /// transformers' `tojson`: `json.dumps(x, ensure_ascii=False)` with optional `indent`,

@@ -82,6 +82,38 @@ pub fn fields_for(first: Option<&Value>, parquet: bool) -> FieldMap {
     }
 }
 
+/// Checks the layout [`file_fields`] read `path` in against every record, where the first
+/// record alone could have misled it: a question/answer file (the first answer without `####`)
+/// one of whose answers holds GSM8K's `\n####` would score every problem against its whole
+/// solution text (right answers 0), so it is an error naming the file and the problem.
+pub fn check_layout(
+    path: &Path,
+    fields: &FieldMap,
+    problems: &[crate::Problem],
+) -> Result<(), crate::DataError> {
+    let question_answer =
+        fields.prompt == "question" && fields.answer == AnswerSource::Field("answer".into());
+    if !question_answer {
+        return Ok(());
+    }
+    if let Some((i, p)) = problems
+        .iter()
+        .enumerate()
+        .find(|(_, p)| p.answer.contains("####"))
+    {
+        return Err(crate::DataError::BadRecord {
+            path: path.to_path_buf(),
+            at: format!("problem {} (number {i})", p.id),
+            reason: "its answer holds GSM8K's `####` but the first record's does not, so the \
+                     file was read as question/answer and every answer would be the whole \
+                     solution text: give every record its `#### answer` line, or use answers \
+                     without one"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +121,28 @@ mod tests {
 
     /// Each row of the module's table picks its layout, and the layouts differ where the
     /// table says they do.
+    #[test]
+    fn a_gsm8k_file_whose_first_answer_lacks_hashes_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mixed.jsonl");
+        std::fs::write(
+            &path,
+            "{\"question\": \"q1\", \"answer\": \"it is 3\"}\n\
+             {\"question\": \"q2\", \"answer\": \"3 + 4 = 7\\n#### 7\"}\n",
+        )
+        .unwrap();
+        let fields = file_fields(&path);
+        let ds = crate::load_file(&path, &fields).unwrap();
+        let err = check_layout(&path, &fields, &ds.problems)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("mixed.jsonl") && err.contains("####"), "{err}");
+        // a plain question/answer file passes
+        std::fs::write(&path, "{\"question\": \"q1\", \"answer\": \"3\"}\n").unwrap();
+        let ds = crate::load_file(&path, &fields).unwrap();
+        check_layout(&path, &fields, &ds.problems).unwrap();
+    }
+
     #[test]
     fn each_first_record_picks_its_row_of_the_table() {
         let pick = |v: Value, parquet: bool| fields_for(Some(&v), parquet);

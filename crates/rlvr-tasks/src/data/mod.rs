@@ -56,7 +56,7 @@ mod records;
 
 pub use dir::{resolve_data_dir, DATA_DIR_ENV};
 pub use error::{DataError, HubMiss};
-pub use layout::{fields_for, file_fields};
+pub use layout::{check_layout, fields_for, file_fields};
 pub use loaders::{
     dedup_key, load_hub_files, load_matharena, load_preset, load_preset_file,
     MAX_LIVECODEBENCH_LINE_BYTES,

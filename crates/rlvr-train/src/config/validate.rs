@@ -687,13 +687,13 @@ fn validate_run_name(name: &str) -> Result<(), ConfigError> {
         (parts.next(), parts.next()),
         (Some(std::path::Component::Normal(c)), None) if c == std::ffi::OsStr::new(name)
     );
-    if !plain || name.contains(['/', '\\', '\0']) {
+    if !plain || name.contains(['/', '\\']) || name.chars().any(char::is_control) {
         return Err(ConfigError::Invalid {
             key: "trainer.run_name".into(),
             message: format!(
                 "{name:?}: a run name is one plain directory name inside trainer.runs_dir (no \
-                 `/` or `\\`, not `.` or `..`, not an absolute path); set trainer.runs_dir to \
-                 put runs elsewhere"
+                 `/` or `\\`, no control characters, not `.` or `..`, not an absolute path); set \
+                 trainer.runs_dir to put runs elsewhere"
             ),
         });
     }

@@ -969,14 +969,66 @@ pub(crate) fn charge_fuel_for_compare(
         if _state.fuel_tracker().is_some() {
             if let (Some(a), Some(b)) = (_lhs.as_object(), _rhs.as_object()) {
                 if !a.is_same_object(b) {
-                    if let (Some(a_len), Some(b_len)) = (a.enumerator_len(), b.enumerator_len()) {
-                        return _state.charge_items(a_len.min(b_len));
-                    }
+                    // rlvr patch: containers compare item by item at every depth, so a list
+                    // nested n times that holds its inner list twice costs 2^n steps; count
+                    // the items of both at every depth, up to what the fuel left could pay
+                    // for, and charge the smaller count (the most a comparison visits)
+                    let tracker = _state.fuel_tracker().expect("checked above");
+                    let cap = tracker.remaining_units() / crate::vm::fuel::ITEM_COST + 1;
+                    let n = nested_items_capped(_lhs, cap).min(nested_items_capped(_rhs, cap));
+                    return _state.charge_items(usize::try_from(n).unwrap_or(usize::MAX));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The items of a list or map and of every list or map inside it, counted up to `cap` (rlvr
+/// patch: the fuel estimate of a comparison). Iterables other than lists and maps are not
+/// entered (iterating them may be costly or consume them); they count as one item. Nesting
+/// deeper than 256 counts as `cap` (the comparison itself would recurse that deep).
+#[cfg(feature = "fuel")]
+fn nested_items_capped(v: &Value, cap: u64) -> u64 {
+    fn walk(v: &Value, cap: u64, count: &mut u64, depth: usize) {
+        if *count >= cap {
+            return;
+        }
+        if depth > 256 {
+            *count = cap;
+            return;
+        }
+        match v.kind() {
+            ValueKind::Seq => {
+                if let Ok(items) = v.try_iter() {
+                    for item in items {
+                        *count += 1;
+                        walk(&item, cap, count, depth + 1);
+                        if *count >= cap {
+                            return;
+                        }
+                    }
+                }
+            }
+            ValueKind::Map => {
+                if let Ok(keys) = v.try_iter() {
+                    for key in keys {
+                        *count += 1;
+                        if let Ok(item) = v.get_item(&key) {
+                            walk(&item, cap, count, depth + 1);
+                        }
+                        if *count >= cap {
+                            return;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut count = 0;
+    walk(v, cap, &mut count, 0);
+    count.min(cap)
 }
 
 /// Charges fuel for looking up an item by index in an iterable.

@@ -8,6 +8,7 @@
 //!   session keyring, to the uid's user keyring, or to any keyring left by an earlier run;
 //! - tracing and other processes' memory (`ptrace`, `process_vm_readv`/`writev`, `kcmp`,
 //!   `pidfd_getfd`), `perf_event_open`, `bpf`, `userfaultfd`, `io_uring_*`;
+//! - memory files (`memfd_create`, `memfd_secret`), whose pages count against no limit;
 //! - namespaces (`unshare`, `setns`, `clone` with a `CLONE_NEW*` flag; `clone3`, whose flags
 //!   a filter cannot read, fails with `ENOSYS`, so the C library falls back to `clone`);
 //! - mounts (`mount`, `umount2`, `pivot_root`, `chroot`, the new mount API: `open_tree`,
@@ -61,6 +62,11 @@ const REFUSED: &[(libc::c_long, &str)] = &[
     (libc::SYS_perf_event_open, "perf_event_open"),
     (libc::SYS_bpf, "bpf"),
     (libc::SYS_userfaultfd, "userfaultfd"),
+    // memory files: pages written into them with write() are neither mapped (RLIMIT_AS) nor
+    // on a bounded tmpfs, so they could take host memory past every limit
+    (libc::SYS_memfd_create, "memfd_create"),
+    #[cfg(target_arch = "x86_64")]
+    (libc::SYS_memfd_secret, "memfd_secret"),
     (libc::SYS_io_uring_setup, "io_uring_setup"),
     (libc::SYS_io_uring_enter, "io_uring_enter"),
     (libc::SYS_io_uring_register, "io_uring_register"),
