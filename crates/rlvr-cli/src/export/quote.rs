@@ -31,10 +31,21 @@ pub(super) fn one_line(s: &str) -> String {
     out
 }
 
-/// `s` as text inside a Python `"""` docstring: [`one_line`] with every `"` escaped, so that
-/// the docstring cannot close early and `__doc__` holds `s` exactly.
+/// `s` as text inside a Python `"""` docstring: [`one_line`] with every `"` next to another
+/// `"` escaped (a lone one cannot close the docstring and stays readable), so that the
+/// docstring cannot close early and `__doc__` holds `s` exactly.
 pub(super) fn py_doc(s: &str) -> String {
-    one_line(s).replace('"', "\\\"")
+    let text: Vec<char> = one_line(s).chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in text.iter().enumerate() {
+        let quote_beside =
+            (i > 0 && text[i - 1] == '"') || text.get(i + 1).is_some_and(|&n| n == '"');
+        if c == '"' && quote_beside {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `s` as a Python string literal (JSON's string form, which Python reads the same).
@@ -234,7 +245,7 @@ mod tests {
     fn docstring_text_cannot_close_the_docstring() {
         assert_eq!(py_doc("a\"\"\"b"), "a\\\"\\\"\\\"b");
         assert_eq!(py_doc("C:\\N"), "C:\\\\N");
-        assert_eq!(py_doc("end\""), "end\\\"");
+        assert_eq!(py_doc("\"auto\" \"\""), "\"auto\" \\\"\\\"");
     }
 
     #[test]
