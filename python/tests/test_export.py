@@ -149,6 +149,7 @@ def test_hostile_values_reach_verl_s_config_intact(binary, tmp_path):
         f"chat_template_kwargs = {{ enable_thinking = false, note = {toml_str(note)} }}\n"
         f"[trainer]\nruns_dir = {toml_str(runs)}\nrun_name = {toml_str(name)}\n"
         f"rollout_data_dir = {toml_str(dump)}\n"
+        f"[eval]\ndatasets = []\n"
     )
     lines = subprocess.run([binary, "export", "verl", str(config), "--overrides-only"], check=True,
                            capture_output=True, text=True).stdout.splitlines()

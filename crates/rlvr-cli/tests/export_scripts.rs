@@ -289,7 +289,7 @@ fn the_verl_script_runs_only_the_exported_command() {
     assert!(get("trainer.experiment_name").contains("PWNED_name"));
     assert!(get("trainer.default_local_dir").contains("PWNED_runs"));
     assert!(get("trainer.rollout_data_dir").contains("PWNED_dump"));
-    assert!(get("data.apply_chat_template_kwargs").starts_with("{enable_thinking:false,note:'"));
+    assert!(get("++data.apply_chat_template_kwargs").starts_with("{enable_thinking:false,note:'"));
     // the keys not carried are named, their values on one line each
     assert!(text.contains("#   rollout.stop_strings = "), "{text}");
 }

@@ -52,11 +52,13 @@ impl MetricsWriter {
         &self.path
     }
 
-    /// Writes one line.
+    /// Writes one line, whole or not at all: one `write_all` of the line and its newline, and
+    /// on a failure (a full disk) the file cut back to its length before, so that no torn line
+    /// is left for a reader or a resume.
     pub fn write(&mut self, line: &MetricsLine) -> std::io::Result<()> {
-        let text = serde_json::to_string(line).map_err(std::io::Error::other)?;
-        writeln!(self.file, "{text}")?;
-        self.file.flush()
+        let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+        text.push('\n');
+        crate::tensorboard::append_whole(&mut self.file, text.as_bytes())
     }
 }
 

@@ -159,6 +159,20 @@ fn host() -> String {
     }
 }
 
+/// Appends `bytes` to `file` whole or not at all: on a failed write (a full disk) the file is cut
+/// back to its length before, so that no torn record is left (TensorBoard stops reading a file
+/// at its first bad record).
+pub(crate) fn append_whole(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    let before = file.metadata()?.len();
+    match file.write_all(bytes).and_then(|()| file.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = file.set_len(before);
+            Err(e)
+        }
+    }
+}
+
 /// Writes one event file in a log directory.
 pub struct EventWriter {
     path: PathBuf,
@@ -209,8 +223,7 @@ impl EventWriter {
             step: step as i64,
             what: Some(what),
         };
-        self.file.write_all(&record(&event.encode_to_vec()))?;
-        self.file.flush()
+        append_whole(&mut self.file, &record(&event.encode_to_vec()))
     }
 
     /// The scalars `(tag, value)` of `step`, as one event (f32, as TensorBoard stores them).

@@ -137,7 +137,8 @@ impl Tracking {
     }
 
     /// Writes one line to `metrics.jsonl` and its values to TensorBoard (a train line's
-    /// verdict as text).
+    /// verdict as text). A failed `metrics.jsonl` write is an error; a failed event write a
+    /// warning in the run log, after which TensorBoard logging stops.
     pub fn log(&mut self, line: &MetricsLine) -> Result<(), TrainError> {
         self.metrics
             .write(line)
@@ -155,7 +156,17 @@ impl Tracking {
             MetricsLine::Eval(e) => tb.scalars(e.step, &eval_scalars(e)),
             MetricsLine::Other => Ok(()),
         };
-        written.map_err(|e| TrainError::io(tb.path(), e))
+        if let Err(e) = written {
+            // the event file is a view of metrics.jsonl: a failed write (a full disk) is a
+            // warning, and the run goes on with metrics.jsonl and its checkpoints
+            crate::ui::log_line(&format!(
+                "warning: tensorboard: {}: {e}; TensorBoard logging stops for this run \
+                 (metrics.jsonl goes on)",
+                tb.path().display()
+            ));
+            self.tensorboard = None;
+        }
+        Ok(())
     }
 }
 

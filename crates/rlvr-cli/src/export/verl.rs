@@ -150,7 +150,8 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     }
     if !d.chat_template_kwargs.is_empty() {
         set(
-            "data.apply_chat_template_kwargs",
+            // `++`: verl declares it as an empty dict, which a plain override cannot add keys to
+            "++data.apply_chat_template_kwargs",
             hydra_value(
                 "data.chat_template_kwargs",
                 &serde_json::Value::Object(d.chat_template_kwargs.clone()),
