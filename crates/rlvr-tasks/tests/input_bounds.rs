@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rlvr_tasks::data::{
-    check_json_values, read_records, JSON_BASE_VALUES, JSON_BYTES_PER_VALUE, PARQUET_BASE_BYTES,
+    check_json_values, read_records, JSON_BASE_VALUES, JSON_BYTES_PER_VALUE, JSON_OBJECT_WEIGHT,
+    PARQUET_BASE_BYTES,
 };
 
 /// The global allocator of this test binary: the system's, counting the bytes each thread
@@ -182,7 +183,21 @@ fn the_densest_accepted_lines_take_memory_within_the_stated_factor() {
         ),
         (
             "maps",
-            array_line(&pad("{}", 2 * JSON_BYTES_PER_VALUE - 1), 4 << 20),
+            array_line(
+                &pad("{}", (JSON_OBJECT_WEIGHT + 1) * JSON_BYTES_PER_VALUE - 1),
+                4 << 20,
+            ),
+        ),
+        (
+            // one key each: the costliest accepted shape before objects were weighted (29 x)
+            "one-key maps",
+            array_line(
+                &pad(
+                    "{\"kkkkkkkkkkkk\":0}",
+                    (JSON_OBJECT_WEIGHT + 2) * JSON_BYTES_PER_VALUE - 1,
+                ),
+                4 << 20,
+            ),
         ),
         (
             "strings",

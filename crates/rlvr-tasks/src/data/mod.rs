@@ -67,8 +67,8 @@ pub use presets::{
 pub use readers::{
     check_json_values, first_record, for_each_record, max_json_values, open_regular_file,
     read_line_bounded, read_records, read_regular_file, BoundedLine, FileFormat, JSON_BASE_VALUES,
-    JSON_BYTES_PER_VALUE, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES, PARQUET_BASE_BYTES,
-    PARQUET_MAX_BYTES, PARQUET_MAX_EXPANSION,
+    JSON_BYTES_PER_VALUE, JSON_OBJECT_WEIGHT, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES,
+    PARQUET_BASE_BYTES, PARQUET_MAX_BYTES, PARQUET_MAX_EXPANSION,
 };
 pub use records::{
     get_path, load_file, read_choices, AnswerSource, AnswerType, Choices, FieldMap, CHOICE_FIELDS,

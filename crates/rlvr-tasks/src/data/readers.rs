@@ -50,6 +50,13 @@ pub const MAX_JSON_FILE_BYTES: u64 = 256 << 20;
 /// `{"a":0,"b":0,...}`, 3 to 8 bytes each) are refused with the file and line.
 pub const JSON_BYTES_PER_VALUE: usize = 8;
 
+/// How many values an object's `{` counts for in [`check_json_values`]: 6. A non-empty object
+/// is a map whose first entry allocates a tree node of about 600 bytes, where other values take
+/// at most about 128: a line of one-key objects counted as three values each (`{`, `:`, `,`)
+/// held 29 times its size (a 64 MiB line, 1.93 GB). Counted as eight, it holds at most 12
+/// times (measured: 12.6, `input_bounds::the_densest_accepted_lines_take_memory_within_the_stated_factor`).
+pub const JSON_OBJECT_WEIGHT: usize = 6;
+
 /// Values and keys any JSON text may hold whatever its size (see [`JSON_BYTES_PER_VALUE`]).
 pub const JSON_BASE_VALUES: usize = 1 << 17;
 
@@ -184,7 +191,8 @@ pub fn max_json_values(len: usize) -> usize {
 }
 
 /// Counts, in one scan and without parsing, the JSON values and object keys `text` would
-/// parse into (at most: every `[`, `{`, `,` and `:` outside strings, plus one), and refuses a
+/// parse into (at most: every `[`, `,` and `:` outside strings, plus one, and every `{` as
+/// [`JSON_OBJECT_WEIGHT`] values for the map it makes), and refuses a
 /// text holding more than [`max_json_values`] of its length, so that parsing it into a
 /// `serde_json::Value` takes memory proportional to its size (the factor in
 /// [`JSON_BYTES_PER_VALUE`]).
@@ -207,7 +215,7 @@ pub fn check_json_values(text: &[u8]) -> Result<(), String> {
         match b {
             b'"' => in_string = true,
             b'[' | b'{' | b',' | b':' => {
-                count += 1;
+                count += if b == b'{' { JSON_OBJECT_WEIGHT } else { 1 };
                 if count > limit {
                     return Err(format!(
                         "more than {limit} JSON values and keys in {} bytes (at most one per \
