@@ -42,7 +42,8 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
     };
     let ds = load_dataset(train_files, data_dir.or(cfg.data.data_dir.as_deref()))?;
     let verifier = reward_fn(&cfg.reward, &ds.problems)?;
-    let (read, no_answer) = (ds.problems.len(), ds.skipped.len());
+    let read = ds.problems.len();
+    let skipped = ds.skipped.clone();
     // a prompt must also leave the model room to generate: data.max_prompt_length 0 (no
     // limit) or one beyond the model's positions is capped at max_position_embeddings - 1
     let positions = policy.config.max_position_embeddings;
@@ -62,7 +63,7 @@ pub(crate) fn setup(inputs: &SetupInputs) -> Result<Setup, TrainError> {
     if train.is_empty() {
         let file = data_file(train_files, data_dir.or(cfg.data.data_dir.as_deref()));
         return Err(no_usable_prompts(
-            &file, read, no_answer, dropped, cfg, positions,
+            &file, read, &skipped, dropped, cfg, positions,
         ));
     }
     if dropped > 0 {
@@ -195,6 +196,17 @@ pub(crate) fn dry_run(
     )?;
     if let Some(line) = unsandboxed_notice(&cfg.reward, routes.code) {
         w(out, line)?;
+    }
+    if ds.is_empty() {
+        // the error the run itself would stop with (positions matter only for prompts read)
+        return Err(no_usable_prompts(
+            &data_file(train_files, data_dir.or(cfg.data.data_dir.as_deref())),
+            0,
+            &ds.skipped,
+            0,
+            cfg,
+            0,
+        ));
     }
     for (name, e) in evals {
         let e = e?;

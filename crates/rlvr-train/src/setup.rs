@@ -121,17 +121,21 @@ pub(crate) fn data_file(name: &str, data_dir: Option<&Path>) -> PathBuf {
 pub fn no_usable_prompts(
     file: &Path,
     read: usize,
-    no_answer: usize,
+    skipped: &[String],
     too_long: usize,
     cfg: &TrainConfig,
     positions: usize,
 ) -> TrainError {
-    let hint = if read == 0 && no_answer == 0 {
+    let hint = if read == 0 && skipped.is_empty() {
         "the file has no records; check data.train_files".to_string()
     } else if read == 0 {
+        // why they were left out, as the reader said it (a null answer, no \boxed{} in a
+        // solution, a code row without tests)
         format!(
-            "all {no_answer} records lack an answer (null or empty answer field); check the \
-             file's answer field"
+            "all {} records were left out, none has an answer the task can score (first: {}); \
+             check the file's answer field and layout (docs/data.md)",
+            skipped.len(),
+            skipped[0]
         )
     } else if too_long > 0 {
         let limit = cfg.data.max_prompt_length;

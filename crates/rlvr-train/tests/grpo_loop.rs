@@ -607,6 +607,33 @@ fn no_usable_prompts_names_the_file_and_the_fix() {
         msg.contains("empty.jsonl") && msg.contains("no records"),
         "{msg}"
     );
+    // a MATH-layout file whose solutions have no \boxed{}: every record is left out, and both
+    // the dry run and the run say why (the reader's reason, not "null or empty")
+    let nobox = fx.root.join("nobox.jsonl");
+    std::fs::write(
+        &nobox,
+        "{\"problem\": \"1+1?\", \"solution\": \"It is 2.\"}\n",
+    )
+    .unwrap();
+    let o = options(
+        &fx,
+        "nobox",
+        &[&format!(
+            "data.train_files={:?}",
+            nobox.display().to_string()
+        )],
+    );
+    let mut shown = Vec::new();
+    let dry = rlvr_train::run::dry_run(&o, &mut shown).unwrap_err();
+    let err = train(&o).unwrap_err();
+    for (what, e) in [("dry run", dry), ("run", err)] {
+        assert!(e.is_user_input(), "{what}: {e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("nobox.jsonl") && msg.contains("no \\boxed{...} in the text"),
+            "{what}: {msg}"
+        );
+    }
 }
 
 /// Without `trainer.run_name` the run goes to `<task>-<rule>-s<seed>`, numbered when taken;
