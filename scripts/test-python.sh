@@ -4,32 +4,25 @@
 # a virtual environment with the real TRL and verl, and runs python/tests with pytest
 # (TRL on a tiny random Qwen2 checkpoint on the CPU; verl's loss and advantage modules).
 #
-# The environment lives in ~/.cache/rlvr-py (RLVR_PY_CACHE) and is reused on the same machine:
-# it is (re)installed only when python/requirements-test.txt changes. The wheel's Rust build has
-# its own target directory there too, so a second run only relinks what changed.
+# The environment lives in ~/.cache/rlvr-py (RLVR_PY_CACHE) and is reused on the same machine
+# (scripts/python-env.sh: reinstalled only when python/requirements-test.txt changes). The
+# wheel's Rust build has its own target directory there too, so a second run only relinks what
+# changed. The real model (scripts/real-model.sh, SmolLM2-135M-Instruct) is converted once into
+# ~/.cache/rlvr-models and named to the tests by RLVR_REAL_MODEL (CI=true: a test that needs it
+# fails when it is missing, elsewhere it skips).
 # Needs python3 (>= 3.9, with venv), a C compiler and the network on the first run (PyPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cache="${RLVR_PY_CACHE:-$HOME/.cache/rlvr-py}"
 venv="$cache/venv"
-reqs=python/requirements-test.txt
-stamp="$venv/.rlvr-requirements"
-mkdir -p "$cache"
-
-t0=$(date +%s)
-if [ ! -x "$venv/bin/python" ] || ! cmp -s "$reqs" "$stamp"; then
-    echo "test-python: installing the test environment into $venv (torch, transformers, trl, verl, maturin, pytest)"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --upgrade pip
-    # verl without its dependencies: only its loss and advantage modules are imported (no Ray
-    # cluster, no vLLM); the few packages they import are in the requirements file.
-    "$venv/bin/pip" install -q -r "$reqs"
-    "$venv/bin/pip" install -q --no-deps "$(grep -E '^# verl==' "$reqs" | sed 's/^# //')"
-    cp "$reqs" "$stamp"
+scripts/python-env.sh
+# the real model (converted once, cached): RLVR_REAL_MODEL names it to the tests
+if [ -z "${RLVR_REAL_MODEL:-}" ]; then
+    RLVR_REAL_MODEL="$(scripts/real-model.sh)" || { echo "test-python: the real model could not be fetched"; RLVR_REAL_MODEL=; }
+    export RLVR_REAL_MODEL
 fi
 t1=$(date +%s)
-echo "test-python: environment ready in $((t1 - t0)) s"
 
 # The wheel, built the way `pip install ./python` builds it (maturin, release profile, abi3),
 # with a target directory that survives between runs.
