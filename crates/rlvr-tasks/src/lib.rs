@@ -29,6 +29,7 @@
 //! - Loading never panics on user input; every [`DataError`] names the file and the line, row
 //!   or field at fault.
 
+pub mod arith;
 pub mod code;
 pub mod data;
 pub mod livecodebench;

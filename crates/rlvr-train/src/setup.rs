@@ -26,7 +26,8 @@ pub fn device(spec: DeviceSpec) -> Result<Device, TrainError> {
     })
 }
 
-/// Loads a dataset given as a preset name or a file path. A file (parquet, json, jsonl) is
+/// Loads a dataset given as a preset name, an arithmetic task (`arith:...`,
+/// [`rlvr_tasks::arith`]) or a file path. A file (parquet, json, jsonl) is
 /// read in the layout its first record shows ([`rlvr_tasks::data::file_fields`]: verl's, what
 /// `rlvr export data` writes; the code presets'; MATH's `problem`/`answer` or
 /// `problem`/`solution`; GSM8K's `question`/`answer`; `prompt`/`answer`).
@@ -47,6 +48,16 @@ pub fn load_dataset_with(
     data_dir: Option<&Path>,
     hub: &rlvr_hub::HubOptions,
 ) -> Result<Dataset, TrainError> {
+    // the arithmetic task family: generated from the settings in its name
+    if let Some(spec) = rlvr_tasks::arith::ArithSpec::parse(name) {
+        let spec = spec.map_err(|reason| {
+            TrainError::Data(rlvr_tasks::DataError::BadFile {
+                path: PathBuf::from(name),
+                reason,
+            })
+        })?;
+        return Ok(spec.dataset(name));
+    }
     let path = Path::new(name);
     let looks_like_file = path.extension().is_some() || name.contains('/');
     if looks_like_file && path.exists() {

@@ -990,3 +990,16 @@ fn a_run_stopped_before_its_first_checkpoint_restarts_under_its_name() {
         assert_eq!(lines.len(), 6, "resume={resume}");
     }
 }
+
+/// The arithmetic task family loads where a preset name goes, from its settings; a bad
+/// setting is a user-input error naming it.
+#[test]
+fn arith_datasets_load_from_their_settings() {
+    let ds = rlvr_train::setup::load_dataset("arith:ops=+,digits=2,split=test,n=7", None).unwrap();
+    assert_eq!(ds.len(), 7);
+    assert!(ds.problems.iter().all(|p| p.id.starts_with("arith-test-")));
+    assert!(ds.problems[0].prompt.text().starts_with("What is "));
+    let err = rlvr_train::setup::load_dataset("arith:digits=9", None).unwrap_err();
+    assert!(err.is_user_input(), "{err}");
+    assert!(err.to_string().contains("digits=9"), "{err}");
+}
