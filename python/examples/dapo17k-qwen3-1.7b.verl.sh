@@ -8,10 +8,10 @@ DATA=${DATA:-data/verl}
 N_GPUS=${N_GPUS:-8}
 RLVR=${RLVR:-rlvr}
 mkdir -p "$DATA"
-[ -f "${DATA}/dapo_math_17k.parquet" ] || "$RLVR" export data dapo_math_17k --prompt-template dapo --split train --out "${DATA}/dapo_math_17k.parquet"
-[ -f "${DATA}/aime24.parquet" ] || "$RLVR" export data aime24 --prompt-template dapo --split test --out "${DATA}/aime24.parquet"
-[ -f "${DATA}/math500.parquet" ] || "$RLVR" export data math500 --prompt-template dapo --split test --out "${DATA}/math500.parquet"
-[ -f "${DATA}/amc23.parquet" ] || "$RLVR" export data amc23 --prompt-template dapo --split test --out "${DATA}/amc23.parquet"
+[ -f "${DATA}/dapo_math_17k.parquet" ] || "$RLVR" export data --prompt-template dapo --split train --out "${DATA}/dapo_math_17k.parquet" -- dapo_math_17k
+[ -f "${DATA}/aime24.parquet" ] || "$RLVR" export data --prompt-template dapo --split test --out "${DATA}/aime24.parquet" -- aime24
+[ -f "${DATA}/math500.parquet" ] || "$RLVR" export data --prompt-template dapo --split test --out "${DATA}/math500.parquet" -- math500
+[ -f "${DATA}/amc23.parquet" ] || "$RLVR" export data --prompt-template dapo --split test --out "${DATA}/amc23.parquet" -- amc23
 REWARD_PY=$(python3 -c 'import rlvr.verl, sys; sys.stdout.write(rlvr.verl.__file__)')
 VERL_USE_EXTERNAL_MODULES=rlvr.verl python3 -m verl.trainer.main_ppo \
     "actor_rollout_ref.model.path='Qwen/Qwen3-1.7B-Base'" \

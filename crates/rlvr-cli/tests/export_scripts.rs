@@ -24,6 +24,9 @@ fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
+/// A data directory that starts with `-` and holds a payload: one option value, never run.
+const DATA_DIR: &str = "-d $(touch PWNED_datadir) 'x'";
+
 /// An evaluation data file whose name is a payload: its data file is a plain name.
 const EVAL_FILE: &str = "/data/my set $(touch PWNED_eval) 'x'.jsonl";
 /// Its data file's stem: every character outside `[A-Za-z0-9._-]` as `_`.
@@ -62,11 +65,13 @@ impl Fixture {
         let toml = format!(
             "[model]\npath = {model}\ndtype = \"bf16\"\n\
              [data]\ntrain_files = \"gsm8k_train\"\napply_chat_template = true\n\
+             data_dir = {data_dir}\n\
              chat_template_kwargs = {{ enable_thinking = false, note = {kwarg} }}\n\
              [rollout]\nstop_strings = [{stops}]\n\
              [eval]\ndatasets = [{eval_file}]\n\
              [trainer]\nruns_dir = {runs_dir}\nrun_name = {run_name}\nrollout_data_dir = {rollout_dir}\n",
             model = toml_str(&model),
+            data_dir = toml_str(DATA_DIR),
             kwarg = toml_str(&kwarg),
             stops = stops.join(", "),
             eval_file = toml_str(EVAL_FILE),
@@ -228,13 +233,15 @@ fn the_verl_script_runs_only_the_exported_command() {
         serde_json::json!([
             "export",
             "data",
-            name,
             "--prompt-template",
             "raw",
             "--split",
             split,
+            format!("--data-dir={DATA_DIR}"),
             "--out",
-            out
+            out,
+            "--",
+            name
         ])
     };
     assert_eq!(calls[0]["rlvr"], export("gsm8k_train", "train", &data_file));

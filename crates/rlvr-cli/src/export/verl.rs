@@ -560,14 +560,16 @@ pub(super) fn verl_script(cfg: &TrainConfig, v: &VerlExport, origin: &str) -> St
     let template = cfg.data.prompt_template.as_str();
     // data.data_dir: where the presets' local copies are (else RLVR_DATA_DIR, else the hub)
     let data_dir = cfg.data.data_dir.as_ref().map_or(String::new(), |d| {
-        format!(" --data-dir {}", shell_word(&d.to_string_lossy()))
+        // `=`: a directory that starts with `-` is the option's value, not another option
+        format!(" --data-dir={}", shell_word(&d.to_string_lossy()))
     });
     let mut seen = BTreeSet::new();
     for (name, split, file) in &v.data {
         if seen.insert(file.clone()) {
             let _ = writeln!(
                 s,
-                "[ -f \"{f}\" ] || \"$RLVR\" export data {n} --prompt-template {template} --split {split}{data_dir} --out \"{f}\"",
+                // the name after `--`: one that starts with `-` is the dataset, not an option
+                "[ -f \"{f}\" ] || \"$RLVR\" export data --prompt-template {template} --split {split}{data_dir} --out \"{f}\" -- {n}",
                 f = shell_dq(file),
                 n = shell_word(name),
             );
