@@ -94,6 +94,7 @@ GenerationConfig(bos_token_id=config["bos_token_id"], eos_token_id=config["eos_t
 print(f"real-model: {sum(v.numel() for v in state.values())} parameters, "
       f"vocabulary {len(tok)}, eos {tok.eos_token!r}", file=sys.stderr)
 EOF
+chmod -R a+rX "$work/model"   # safetensors writes 0600; the directory is for every user
 touch "$work/model/.complete"
 rm -rf "$out"
 mv "$work/model" "$out"

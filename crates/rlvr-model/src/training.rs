@@ -738,7 +738,23 @@ impl Qwen {
             g = self.layer_backward(li, tape, &g, &w, &mut piece)?;
             sink(piece)?;
         }
-        // 5. embeddings
+        // 5. embeddings; the row of `pad_token_id` gets nothing through the lookup, as in
+        // transformers, whose decoders build `nn.Embedding(..., padding_idx=pad_token_id)`
+        // (torch leaves that row's lookup gradient at zero): where the pad token is a real
+        // one (SmolLM2's `<|im_end|>`), its occurrences in the text train it only through a
+        // tied output head
+        let g = match self.cfg.pad_token_id {
+            Some(pad) => {
+                let keep = w
+                    .ids
+                    .ne(pad)
+                    .and_then(|k| k.to_dtype(g.dtype()))
+                    .and_then(|k| k.unsqueeze(1))
+                    .map_err(Error::from)?;
+                g.broadcast_mul(&keep).map_err(Error::from)?
+            }
+            None => g,
+        };
         let st = (self.embed_tokens.embedding(&w.ids))
             .and_then(|e| e * g)
             .and_then(|x| x.sum_all())

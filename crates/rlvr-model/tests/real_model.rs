@@ -62,6 +62,23 @@ fn pairs(m: &LoadedModel) -> Vec<(Vec<u32>, Vec<u32>)> {
         .collect()
 }
 
+/// The loss of these tests: the sum of the response tokens' log-probs (padding excluded: the
+/// `[B, R]` log-probs of a shorter row hold values at its padded positions too).
+fn response_sum(
+    o: &rlvr_model::ResponseLogProbs,
+    batch: &TokenBatch,
+) -> candle_core::Result<Tensor> {
+    let width = o.logprobs.dim(1)?;
+    let mask: Vec<f32> = batch
+        .response_len
+        .iter()
+        .flat_map(|&n| (0..width).map(move |j| if j < n { 1.0 } else { 0.0 }))
+        .collect();
+    let mask = Tensor::from_vec(mask, (batch.response_len.len(), width), o.logprobs.device())?
+        .to_dtype(o.logprobs.dtype())?;
+    (&o.logprobs * mask)?.sum_all()
+}
+
 fn flat(t: &Tensor) -> Vec<f64> {
     t.to_dtype(DType::F64)
         .unwrap()
@@ -122,7 +139,7 @@ fn every_f32_path_is_within_3e5_of_float64_on_the_real_model() {
     };
     let step = m32
         .model
-        .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |o| Ok(o.logprobs.sum_all()?))
+        .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |o| Ok(response_sum(o, &batch)?))
         .unwrap();
     figures.push((
         "training log-prob",
@@ -191,7 +208,7 @@ fn training_gradients_match_float64_on_the_real_model() {
     let grads = |m: &LoadedModel| {
         let step = m
             .model
-            .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |o| Ok(o.logprobs.sum_all()?))
+            .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |o| Ok(response_sum(o, &batch)?))
             .unwrap();
         let vars = m.varmap.data().lock().unwrap().clone();
         let mut out: Vec<(String, Vec<f64>)> = vars
@@ -235,4 +252,100 @@ fn training_gradients_match_float64_on_the_real_model() {
         worst.0,
         worst.1
     );
+}
+
+/// transformers' own numbers for the same conversations (scripts/model/real_model_reference.py,
+/// committed): the token ids, every response token's log-prob and entropy in float64, and one
+/// step's gradient (the loss: the sum of the responses' log-probs) for every weight, its norm
+/// and first 8 entries. rlvr's f32 forward, backward and tokenizer against them.
+#[test]
+fn log_probs_entropies_and_gradients_match_transformers() {
+    let Some(dir) = model_dir() else { return };
+    let reference: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/smollm2-135m-instruct-reference.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let floats = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let ids = |v: &serde_json::Value| -> Vec<u32> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect()
+    };
+    let m = load_model(&dir, DType::F32, &Device::Cpu).unwrap();
+    let ps = pairs(&m);
+    let seqs = reference["sequences"].as_array().unwrap();
+    assert_eq!(seqs.len(), ps.len());
+    for (s, (p, r)) in seqs.iter().zip(&ps) {
+        // rlvr's chat template and tokenizer give transformers' ids
+        assert_eq!(&ids(&s["prompt_ids"]), p);
+        assert_eq!(&ids(&s["response_ids"]), r);
+    }
+    let batch = TokenBatch::new(&ps, m.tokenizer.pad_id(), &Device::Cpu).unwrap();
+    let opts = TrainForwardOptions {
+        temperature: 1.0,
+        with_entropy: true,
+        gradient_checkpointing: false,
+    };
+    let step = m
+        .model
+        .loss_and_grads::<rlvr_model::Error, _>(&batch, &opts, |o| Ok(response_sum(o, &batch)?))
+        .unwrap();
+    let lp = step.out.logprobs.to_vec2::<f32>().unwrap();
+    let h = step.out.entropy.as_ref().unwrap().to_vec2::<f32>().unwrap();
+    let (mut d_lp, mut d_h, mut d_torch32) = (0f64, 0f64, 0f64);
+    for (i, s) in seqs.iter().enumerate() {
+        let (want_lp, want_h, torch32) = (
+            floats(&s["logprobs"]),
+            floats(&s["entropy"]),
+            floats(&s["logprobs_f32"]),
+        );
+        for j in 0..want_lp.len() {
+            d_lp = d_lp.max((lp[i][j] as f64 - want_lp[j]).abs());
+            d_h = d_h.max((h[i][j] as f64 - want_h[j]).abs());
+            d_torch32 = d_torch32.max((torch32[j] - want_lp[j]).abs());
+        }
+    }
+    // gradients: each weight's norm, and its first entries relative to that norm
+    let vars = m.varmap.data().lock().unwrap().clone();
+    let grads = reference["gradients"].as_object().unwrap();
+    assert_eq!(grads.len(), vars.len(), "one gradient per weight");
+    let (mut d_norm, mut d_first) = ((String::new(), 0f64), (String::new(), 0f64));
+    for (name, want) in grads {
+        let var = vars
+            .get(name)
+            .unwrap_or_else(|| panic!("{name}: no such weight"));
+        let g = flat(step.grads.get(var.as_tensor()).expect("a gradient"));
+        let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let want_norm = want["norm"].as_f64().unwrap();
+        let rel = (norm - want_norm).abs() / want_norm.max(1e-30);
+        if rel > d_norm.1 {
+            d_norm = (name.clone(), rel);
+        }
+        for (x, w) in g.iter().zip(floats(&want["first"])) {
+            let rel = (x - w).abs() / want_norm.max(1e-30);
+            if rel > d_first.1 {
+                d_first = (name.clone(), rel);
+            }
+        }
+    }
+    let figures = format!(
+        "log-prob |rlvr f32 - transformers f64| {d_lp:.2e} (transformers f32: {d_torch32:.2e}), \
+         entropy {d_h:.2e}; gradient norms {:.2e} ({}), first entries / norm {:.2e} ({})",
+        d_norm.1, d_norm.0, d_first.1, d_first.0
+    );
+    eprintln!("real model against transformers: {figures}");
+    assert!(d_lp < TOL && d_h < TOL, "{figures}");
+    assert!(d_norm.1 < 1e-4 && d_first.1 < 1e-4, "{figures}");
 }
