@@ -247,7 +247,7 @@ fn held_out(e: &Expr) -> bool {
             eat(op as u8);
         }
     }
-    h % 10 == 0
+    h.is_multiple_of(10)
 }
 
 fn op_word(op: char) -> &'static str {
