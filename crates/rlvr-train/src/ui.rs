@@ -57,7 +57,8 @@ impl Ui {
         pb
     }
 
-    /// Prints a line to stderr (above any progress bar), through [`log_line`].
+    /// Prints a line to stderr (above any progress bar), through `log_line` (a failed write
+    /// does not stop the run).
     pub fn println(&self, line: impl AsRef<str>) {
         if !self.quiet {
             log_line(line.as_ref());
