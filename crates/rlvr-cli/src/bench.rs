@@ -16,7 +16,6 @@
 //!   linear layer: forward `x W^T`, and the two backward products `dY W` (input gradient) and
 //!   `X^T dY` (weight gradient), at `--tokens` rows.
 
-use crate::output::outln;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -29,6 +28,7 @@ use rlvr_tasks::{Problem, Prompt, Score, Verifier};
 use rlvr_train::grpo::StepTiming;
 use rlvr_train::{Policy, Task, TrainConfig, Trainer};
 
+use crate::output::outln;
 use crate::BadInput;
 
 /// Throughput benchmarks: a GRPO step on TRL's reference work, and matmul GFLOP/s.

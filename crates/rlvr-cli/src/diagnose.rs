@@ -27,7 +27,6 @@
 //! A line without `advantage` gets the estimator's (`--adv`). A malformed record is an error
 //! naming the file and line or row (exit code 2).
 
-use crate::output::{out, outln};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -36,6 +35,7 @@ use rlvr_core::diagnostics::{batch_diagnostics, verdict, BatchDiagnostics};
 use rlvr_core::{advantage, aggregation, AdvEstimator, AdvantageConfig, AggRule, Sequence};
 use serde_json::{json, Map, Value};
 
+use crate::output::{out, outln};
 use crate::BadInput;
 
 /// Arguments of `rlvr diagnose`.

@@ -2,7 +2,6 @@
 //! the reward function of `rlvr train` (by data source: math checker, sandboxed code runner,
 //! testbed verifier; `--reward` overrides).
 
-use crate::output::{noteln, outln};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -17,6 +16,7 @@ use rlvr_train::setup::device;
 use rlvr_train::task::{PromptFormat, Task};
 use rlvr_train::TrainError;
 
+use crate::output::{noteln, outln};
 use crate::train::wrap;
 use crate::BadInput;
 

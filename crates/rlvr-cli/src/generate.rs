@@ -5,10 +5,10 @@
 //! Generation ends at the model's eos ids (tokenizer_config.json, config.json and
 //! generation_config.json together) or after `--max-tokens`.
 
-use crate::output::outln;
 use anyhow::Result;
 use rlvr_model::{generate, ChatMessage, Generation, LoadedModel, SamplingParams};
 
+use crate::output::outln;
 use crate::score::{check_positions, load, model_error};
 use crate::BadInput;
 

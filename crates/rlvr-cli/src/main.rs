@@ -138,17 +138,27 @@ fn quiet_on_closed_pipe() {
 }
 
 /// Ends the process with exit code 1 after a write to `stream` failed: the message goes to the
-/// other stream (if that fails too, nowhere).
+/// other stream ([`say_error`]).
 fn die_of_failed_write(stream: &str, message: &str) -> ! {
+    say_error(&format!("error: {message}\n"), stream == "stderr");
+    std::process::exit(1)
+}
+
+/// Writes an error line on stderr, or first on stdout with `stdout_first`; when that stream
+/// cannot take it, on the other (when neither can, nowhere).
+fn say_error(line: &str, stdout_first: bool) {
     use std::io::Write;
-    let line = format!("error: {message}\n");
-    let _ = if stream == "stdout" {
-        std::io::stderr().write_all(line.as_bytes())
-    } else {
+    let to_stdout = || {
         let mut out = std::io::stdout();
         out.write_all(line.as_bytes()).and_then(|()| out.flush())
     };
-    std::process::exit(1)
+    let to_stderr = || std::io::stderr().write_all(line.as_bytes());
+    let written = if stdout_first {
+        to_stdout().or_else(|_| to_stderr())
+    } else {
+        to_stderr().or_else(|_| to_stdout())
+    };
+    let _ = written;
 }
 
 /// Whether stdout is a pipe (or socket) whose reading end is closed.
@@ -221,13 +231,7 @@ fn main() -> ExitCode {
             die_of_failed_write("stdout", &format!("{err:#}"))
         }
         Err(err) => {
-            // on stderr; when stderr cannot take it, on stdout
-            let line = format!("error: {err:#}\n");
-            if std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).is_err() {
-                let mut out = std::io::stdout();
-                let _ = std::io::Write::write_all(&mut out, line.as_bytes())
-                    .and_then(|()| std::io::Write::flush(&mut out));
-            }
+            say_error(&format!("error: {err:#}\n"), false);
             let bad_input = err.chain().any(|e| e.is::<BadInput>());
             ExitCode::from(if bad_input { 2 } else { 1 })
         }

@@ -8,13 +8,13 @@
 //! ids are the rendered text encoded without adding special tokens, as training encodes chat
 //! prompts. Only the tokenizer is read: no weights are loaded.
 
-use crate::output::{out, outln};
 use std::path::PathBuf;
 
 use anyhow::Result;
 use rlvr_model::{ChatMessage, ChatTokenizer};
 use serde_json::Value;
 
+use crate::output::{out, outln};
 use crate::score::model_error;
 use crate::BadInput;
 

@@ -1,12 +1,12 @@
 //! `rlvr report RUN_DIR...`: compare aggregation rules across runs and seeds; with `--watch`,
 //! re-render while the runs are being trained.
 
-use crate::output::{noteln, outln};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
 
+use crate::output::{noteln, outln};
 use crate::BadInput;
 
 /// Arguments of `rlvr report`.

@@ -4,11 +4,11 @@
 //! the response ids follow the prompt ids, and each response token is scored given everything
 //! before it, at temperature 1, in f32 (or `--dtype bf16`).
 
-use crate::output::outln;
 use anyhow::Result;
 use rlvr_model::candle_core::{DType, Device};
 use rlvr_model::{load_model, LoadedModel, TokenBatch};
 
+use crate::output::outln;
 use crate::BadInput;
 
 #[derive(Debug, clap::Args)]

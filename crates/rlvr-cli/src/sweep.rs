@@ -28,13 +28,13 @@
 //! holds whole blocks of `J` seeds for every condition and rule, so its report still compares
 //! like with like. Every finished run prints its wall-clock cost.
 
-use crate::output::outln;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, Result};
 use rlvr_core::AggRule;
 
+use crate::output::outln;
 use crate::BadInput;
 
 /// Arguments of `rlvr sweep`.

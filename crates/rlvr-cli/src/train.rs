@@ -3,13 +3,13 @@
 //! evaluation), `configs/testbed.toml` spelled out. With `--config`: any run the config file
 //! describes (configs/README.md lists every key).
 
-use crate::output::outln;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use rlvr_train::run::{dry_run, train, TrainOptions};
 use rlvr_train::TrainError;
 
+use crate::output::outln;
 use crate::BadInput;
 
 /// Train a policy with GRPO (default: the CPU testbed, about 10 minutes on 2 cores).

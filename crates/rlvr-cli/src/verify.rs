@@ -20,7 +20,6 @@
 //!   allows (`rlvr_tasks::data::check_json_values`); `--response -` reads at most as much
 //!   from stdin. A response longer than `rlvr_tasks::math::MAX_RESPONSE_BYTES` scores wrong.
 
-use crate::output::outln;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -28,6 +27,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use crate::output::outln;
 use crate::BadInput;
 
 /// Check answers with rlvr's math verifier (extraction, normalization, equivalence).

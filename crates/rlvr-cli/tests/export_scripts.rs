@@ -107,6 +107,17 @@ impl Fixture {
         c.current_dir(&self.root).output().unwrap()
     }
 
+    /// Asserts that an exported `script` ran to success (`o`) and ran nothing it does not say:
+    /// no payload left a `PWNED` file anywhere under the fixture's root.
+    fn ran_only_what_it_says(&self, o: &std::process::Output, script: &str) {
+        assert!(
+            o.status.success(),
+            "{}\n{script}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(self.pwned(), Vec::<String>::new(), "{script}");
+    }
+
     fn pwned(&self) -> Vec<String> {
         let mut found = Vec::new();
         for entry in walk(&self.root) {
@@ -213,12 +224,7 @@ fn the_verl_script_runs_only_the_exported_command() {
         .env("N_GPUS", "2")
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}\n{text}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(fx.pwned(), Vec::<String>::new(), "{text}");
+    fx.ran_only_what_it_says(&o, &text);
 
     let calls: Vec<serde_json::Value> = std::fs::read_to_string(&record)
         .unwrap()
@@ -349,12 +355,7 @@ fn the_trl_script_compiles_and_carries_every_value() {
         .env("DATA", fx.root.join("d"))
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}\n{text}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(fx.pwned(), Vec::<String>::new(), "{text}");
+    fx.ran_only_what_it_says(&o, &text);
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
     assert_eq!(rec["model"], fx.model.as_str());

@@ -69,14 +69,19 @@ fn response_sum(
     batch: &TokenBatch,
 ) -> candle_core::Result<Tensor> {
     let width = o.logprobs.dim(1)?;
-    let mask: Vec<f32> = batch
-        .response_len
-        .iter()
-        .flat_map(|&n| (0..width).map(move |j| if j < n { 1.0 } else { 0.0 }))
-        .collect();
+    let mask = response_mask(batch, width);
     let mask = Tensor::from_vec(mask, (batch.response_len.len(), width), o.logprobs.device())?
         .to_dtype(o.logprobs.dtype())?;
     (&o.logprobs * mask)?.sum_all()
+}
+
+/// The `[B, width]` response outputs' mask, row-major: 1 where a row has a response token.
+fn response_mask(batch: &TokenBatch, width: usize) -> Vec<f64> {
+    batch
+        .response_len
+        .iter()
+        .flat_map(|&n| (0..width).map(move |j| if j < n { 1.0 } else { 0.0 }))
+        .collect()
 }
 
 fn flat(t: &Tensor) -> Vec<f64> {
@@ -113,11 +118,7 @@ fn every_f32_path_is_within_3e5_of_float64_on_the_real_model() {
         .unwrap();
     // the [B, R] outputs: 1 where a row has a response token
     let width = want.logprobs.dim(1).unwrap();
-    let mask: Vec<f64> = batch
-        .response_len
-        .iter()
-        .flat_map(|&n| (0..width).map(move |j| if j < n { 1.0 } else { 0.0 }))
-        .collect();
+    let mask = response_mask(&batch, width);
     let (want_lp, want_h) = (flat(&want.logprobs), flat(&want.entropy.unwrap()));
     let mut figures = Vec::new();
     let got = m32

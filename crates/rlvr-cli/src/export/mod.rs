@@ -8,7 +8,6 @@
 //! silence. A config the engine cannot run as rlvr would (an aggregation rule it has no form
 //! of, the CPU testbed) is an error naming the key.
 
-use crate::output::{noteln, out, outln};
 mod ledger;
 mod quote;
 mod trl;
@@ -22,6 +21,7 @@ use rlvr_tasks::verl_format::VerlRow;
 use rlvr_tasks::{PromptTemplate, RewardKind};
 use rlvr_train::TrainConfig;
 
+use crate::output::{noteln, out, outln};
 use crate::BadInput;
 
 use ledger::{Ledger, NotCarried};

@@ -506,7 +506,7 @@ fn worst_case_growth(v: &Value, at: &str) -> std::result::Result<f64, String> {
             Ok((content as f64 / pattern as f64).max(1.0))
         }
         Some("Sequence") => {
-            let rules = ["normalizers", "pretokenizers", "decoders", "processors"]
+            let rules = ["normalizers", "pretokenizers", "decoders"]
                 .iter()
                 .find_map(|k| m.get(*k).and_then(Value::as_array).map(|a| (*k, a)));
             let Some((key, rules)) = rules else {
@@ -547,7 +547,8 @@ fn check_worst_case_growth(json: &Value) -> std::result::Result<(), String> {
 
 /// Reads and validates a `tokenizer.json`, every failure an [`Error::BadFile`] naming it: at
 /// most [`MAX_TOKENIZER_JSON_BYTES`]; rules that grow text checked
-/// ([`MAX_REPLACEMENT_BYTES`], [`MAX_WORST_CASE_GROWTH`], [`MAX_SEQUENCE_RULES`]); parsed with any panic of the tokenizers crate caught; then
+/// ([`MAX_REPLACEMENT_BYTES`], [`MAX_WORST_CASE_GROWTH`], [`MAX_SEQUENCE_RULES`]); parsed
+/// with any panic of the tokenizers crate caught; then
 /// the probe text (`probe_text`) normalized (growth at most [`MAX_NORMALIZER_GROWTH`]
 /// times) and encoded (in at most [`MAX_PROBE_SECS`], without a panic), so that a hostile
 /// file is refused when it is loaded, not when a prompt meets it.

@@ -53,8 +53,9 @@ pub const JSON_BYTES_PER_VALUE: usize = 8;
 /// How many values an object's `{` counts for in [`check_json_values`]: 6. A non-empty object
 /// is a map whose first entry allocates a tree node of about 600 bytes, where other values take
 /// at most about 128: a line of one-key objects counted as three values each (`{`, `:`, `,`)
-/// held 29 times its size (a 64 MiB line, 1.93 GB). Counted as eight, it holds at most 12
-/// times (measured: 12.6, `input_bounds::the_densest_accepted_lines_take_memory_within_the_stated_factor`).
+/// held 29 times its size (a 64 MiB line, 1.93 GB). With `{` as six, such an object counts as
+/// eight values and the line holds 12.6 times its size (measured,
+/// `input_bounds::the_densest_accepted_lines_take_memory_within_the_stated_factor`).
 pub const JSON_OBJECT_WEIGHT: usize = 6;
 
 /// Values and keys any JSON text may hold whatever its size (see [`JSON_BYTES_PER_VALUE`]).
