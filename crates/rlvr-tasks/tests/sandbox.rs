@@ -19,7 +19,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use rlvr_tasks::code::{
-    isolation_available, run_python, CodeVerifier, Limits, RewardMode, SandboxConfig, Termination,
+    isolation_available, memory_cgroup, run_python, CodeVerifier, Limits, RewardMode, RunOutcome,
+    SandboxConfig, Termination,
 };
 use rlvr_tasks::{Problem, Prompt, Verifier};
 
@@ -1150,6 +1151,120 @@ for how in HOWS:
         let total: u64 = lines[1][3].parse().unwrap();
         assert!(total <= rlvr_tasks::code::TMPFS_BYTES, "{o:?}");
     }
+}
+
+/// Processes of one run together: six children each fill 150 MiB (each under its own 256 MiB
+/// address-space limit), all held at once. Per-process limits let the run take 900 MiB of the
+/// host; as root with a memory cgroup ([`memory_cgroup`]) the run holds at most its bound
+/// (the address-space limit plus its bounded file systems: 321 MiB here), its peak says so,
+/// the OOM killer takes children (never the supervisor: the run ends with the program's own
+/// status), and the group is gone afterwards. Without a cgroup the documented fallback
+/// holds: no bound is claimed, each process stops at its own limit.
+#[test]
+fn a_run_s_processes_together_stay_within_its_memory_bound() {
+    if !python_available() || !isolation_or_skip() {
+        return;
+    }
+    let code = r#"import os, sys, time
+kids = []
+for i in range(6):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            b = b"x" * (150 << 20)
+            print("held", i, flush=True)
+            time.sleep(3)
+            os._exit(0)
+        except MemoryError:
+            os._exit(3)
+    kids.append(pid)
+for pid in kids:
+    _, st = os.waitpid(pid, 0)
+    print("child", os.WTERMSIG(st) if os.WIFSIGNALED(st) else -os.WEXITSTATUS(st), flush=True)
+"#;
+    let c = cfg(30_000, 20);
+    let o = run_python(code, "", &c).unwrap();
+    let held = o.stdout.lines().filter(|l| l.starts_with("held")).count();
+    let killed = o.stdout.lines().filter(|l| *l == "child 9").count();
+    match memory_cgroup() {
+        Ok(parent) => {
+            let bound = c.limits.run_memory_bytes(code.len());
+            assert_eq!(o.memory_bound, Some(bound), "{o:?}");
+            assert!(o.out_of_memory, "{o:?}");
+            assert!(
+                held <= 2 && killed >= 4,
+                "{held} held, {killed} killed: {o:?}"
+            );
+            if let Some(peak) = o.memory_peak {
+                assert!(peak <= bound, "peak {peak} above the bound {bound}: {o:?}");
+                eprintln!(
+                    "six 150 MiB children: {held} held at once, {killed} killed, the run's \
+                     peak {} MiB under its {} MiB bound",
+                    peak >> 20,
+                    bound >> 20
+                );
+            }
+            // the parent program outlived its children and ended with its own status
+            assert_eq!(o.termination, Termination::Exited(0), "{o:?}");
+            let group = parent.join(format!("run-{}", o.uid.unwrap()));
+            assert!(!group.exists(), "{} left behind", group.display());
+        }
+        Err(why) => {
+            eprintln!("no memory cgroup here ({why}): per-process limits only");
+            assert_eq!((o.memory_bound, o.out_of_memory), (None, false), "{o:?}");
+            assert!(o.success(), "{o:?}");
+            assert_eq!(held, 6, "each child fits its own limit: {o:?}");
+        }
+    }
+}
+
+/// The memory cgroup's limit is the sum the docs state (saturating), and a run the group's OOM
+/// killer hit is reported as `memory limit`, whatever signal or status it ended with.
+#[test]
+fn the_run_memory_bound_and_its_reason() {
+    let l = Limits::default();
+    assert_eq!(l.run_memory_bytes(0), (512 + 16 + 32 + 16 + 1) << 20);
+    assert_eq!(
+        l.run_memory_bytes(1000),
+        ((512 + 16 + 32 + 16 + 1) << 20) + 1000
+    );
+    let huge = Limits {
+        memory_bytes: u64::MAX - 5,
+        ..Limits::default()
+    };
+    assert_eq!(huge.run_memory_bytes(10), u64::MAX);
+    let outcome = |termination, out_of_memory| RunOutcome {
+        termination,
+        stdout: String::new(),
+        stderr: "Traceback\nValueError: x\n".into(),
+        wall: Duration::ZERO,
+        truncated: false,
+        isolated: true,
+        uid: None,
+        memory_bound: Some(1 << 20),
+        memory_peak: None,
+        out_of_memory,
+    };
+    assert_eq!(
+        outcome(Termination::Signaled(9), true).reason(),
+        "memory limit"
+    );
+    assert_eq!(
+        outcome(Termination::Exited(1), true).reason(),
+        "memory limit"
+    );
+    assert_eq!(
+        outcome(Termination::Signaled(9), false).reason(),
+        "signal 9"
+    );
+    assert_eq!(
+        outcome(Termination::Exited(1), false).reason(),
+        "exit code 1: ValueError: x"
+    );
+    assert_eq!(
+        outcome(Termination::WallTimeout, true).reason(),
+        "wall-clock limit"
+    );
 }
 
 #[test]

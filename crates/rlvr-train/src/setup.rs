@@ -187,7 +187,30 @@ pub fn reward_fn(
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| crate::ui::log_line(&line));
     }
+    if routes.code > 0 && rlvr_tasks::code::isolation_available() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| crate::ui::log_line(&sandbox_memory_notice(cfg)));
+    }
     Ok(Arc::new(f))
+}
+
+/// The run-log line that says how the sandbox bounds a code reward's memory here: a cgroup
+/// per run (`rlvr_tasks::code::memory_cgroup`), or per-process limits and why.
+pub fn sandbox_memory_notice(cfg: &rlvr_tasks::RewardConfig) -> String {
+    let limits = cfg.sandbox().limits;
+    match rlvr_tasks::code::memory_cgroup() {
+        Ok(dir) => format!(
+            "sandbox memory: each program run in a memory cgroup of its own under {} \
+             ({} MiB for all its processes and pages)",
+            dir.display(),
+            limits.run_memory_bytes(0) >> 20
+        ),
+        Err(why) => format!(
+            "sandbox memory: no memory cgroup here ({why}): {} MiB of address space per \
+             process, bounded file systems (docs/sandbox.md)",
+            limits.memory_bytes >> 20
+        ),
+    }
 }
 
 /// The run-log line for `reward.allow_unsandboxed = true` when code rewards use it

@@ -16,7 +16,7 @@ use rlvr_tasks::code::SandboxConfig;
 use rlvr_train::eval::{score_responses, summarize, Response};
 use rlvr_train::grpo::{Rollouts, Start, Trainer};
 use rlvr_train::run::{setup, Ui};
-use rlvr_train::setup::{reward_fn, unsandboxed_notice};
+use rlvr_train::setup::{reward_fn, sandbox_memory_notice, unsandboxed_notice};
 use rlvr_train::task::Task;
 use rlvr_train::TrainConfig;
 
@@ -350,5 +350,27 @@ fn allow_unsandboxed_reaches_the_sandbox_and_the_run_log() {
         assert!(line.contains("unused"), "{line}");
     } else {
         assert!(line.contains("WITHOUT isolation"), "{line}");
+    }
+}
+
+/// The run log says how the sandbox bounds a program's memory here: the cgroup's directory
+/// and the run's bound (577 MiB with the default limits), or why there is no cgroup and the
+/// per-process limit.
+#[test]
+fn the_run_log_says_how_the_sandbox_bounds_memory() {
+    let cfg = rlvr_tasks::RewardConfig::default();
+    let line = sandbox_memory_notice(&cfg);
+    match rlvr_tasks::code::memory_cgroup() {
+        Ok(dir) => {
+            assert!(line.contains(&dir.display().to_string()), "{line}");
+            assert!(line.contains("577 MiB for all its processes"), "{line}");
+        }
+        Err(why) => {
+            assert!(line.contains(&why), "{line}");
+            assert!(
+                line.contains("512 MiB of address space per process"),
+                "{line}"
+            );
+        }
     }
 }

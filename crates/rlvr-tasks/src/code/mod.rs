@@ -46,7 +46,10 @@
 //! - **time**: a wall-clock limit (the run's supervisor kills the namespace when it passes)
 //!   and a CPU limit (`RLIMIT_CPU`: `SIGXCPU`, then `SIGKILL` one second later);
 //! - **memory**: `RLIMIT_AS` (address space; Python raises `MemoryError` or the process dies),
-//!   plus the bounded file systems and IPC above ([`SandboxConfig`] has the total);
+//!   plus the bounded file systems and IPC above ([`SandboxConfig`] has the total); as root,
+//!   where the machine offers a memory controller ([`memory_cgroup`]), a cgroup of the run's
+//!   own whose limit bounds every page of all its processes together (anonymous, tmpfs,
+//!   shared, kernel: [`Limits::run_memory_bytes`]; the program is the OOM killer's victim);
 //! - **processes**: `RLIMIT_NPROC`, so a fork bomb hits the limit. As root, the program runs
 //!   as a sandbox uid (`60000..64096`, no supplementary groups) that the run holds
 //!   exclusively: an exclusive `flock` on a lock file per uid under `/run/rlvr-sandbox`, so
@@ -100,9 +103,9 @@ mod test_cases;
 mod verify;
 
 pub use sandbox::{
-    isolation_available, run_python, Limits, RunOutcome, SandboxConfig, SandboxError, Termination,
-    MAX_CONCURRENT_SANDBOXES, SANDBOX_DIR, SANDBOX_DIR_INODES, SANDBOX_UIDS, SANDBOX_UID_BASE,
-    SYSV_MSG_BYTES, SYSV_SHM_BYTES, SYSV_SHM_SEGMENTS, TMPFS_BYTES,
+    isolation_available, memory_cgroup, run_python, Limits, RunOutcome, SandboxConfig,
+    SandboxError, Termination, MAX_CONCURRENT_SANDBOXES, SANDBOX_DIR, SANDBOX_DIR_INODES,
+    SANDBOX_UIDS, SANDBOX_UID_BASE, SYSV_MSG_BYTES, SYSV_SHM_BYTES, SYSV_SHM_SEGMENTS, TMPFS_BYTES,
 };
 pub use test_cases::{parse_tests, IoTest, Tests};
 pub use verify::{extract_code, outputs_match, CodeVerifier, RewardMode, FUNCTIONAL_PRELUDE};

@@ -34,6 +34,7 @@ pub(super) const STEP_PRCTL: u8 = 210;
 pub(super) const STEP_FDS: u8 = 211;
 pub(super) const STEP_SECCOMP: u8 = 212;
 pub(super) const STEP_IPC_LIMITS: u8 = 213;
+pub(super) const STEP_CGROUP: u8 = 214;
 
 pub(super) fn step_name(step: u8, plan: Option<&RootPlan>) -> String {
     match step {
@@ -53,6 +54,7 @@ pub(super) fn step_name(step: u8, plan: Option<&RootPlan>) -> String {
         STEP_IPC_LIMITS => {
             "set the IPC namespace's limits (/proc/sys/kernel/shm*, msg*, sem)".into()
         }
+        STEP_CGROUP => "join the run's memory cgroup".into(),
         i => plan
             .and_then(|p| p.names.get(i as usize).cloned())
             .unwrap_or_else(|| format!("step {i}")),

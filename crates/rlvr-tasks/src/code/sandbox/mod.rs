@@ -1,8 +1,9 @@
 //! The sandboxed Python runner, [`run_python`]: its limits, configuration and outcome, and the
 //! caller's side of a run (what the sandbox enforces is in the module docs of
 //! [`crate::code`]). The parts: the probe of what isolation this process gets, run slots and
-//! sandbox uids ([`isolation`](mod@isolation)); the private root ([`root`]); what the forked
-//! processes do between the fork and the exec ([`child`]); the system call filter ([`seccomp`]).
+//! sandbox uids ([`isolation`](mod@isolation)); the private root ([`root`]); the run's memory
+//! cgroup ([`cgroup`]); what the forked processes do between the fork and the exec
+//! ([`child`]); the system call filter ([`seccomp`]).
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -13,15 +14,18 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+mod cgroup;
 mod child;
 mod isolation;
 mod root;
 mod seccomp;
 
+pub use cgroup::memory_cgroup;
+use cgroup::MemoryGroup;
 use child::{
     cloexec_from_3, close_all_but, fail, now_ms, raw_fork, record, step_name, supervise,
-    STEP_CREDENTIALS, STEP_FDS, STEP_FORK, STEP_ID_MAPS, STEP_IPC_LIMITS, STEP_LIMITS, STEP_PRCTL,
-    STEP_SECCOMP, STEP_SETSID, STEP_UNSHARE,
+    STEP_CGROUP, STEP_CREDENTIALS, STEP_FDS, STEP_FORK, STEP_ID_MAPS, STEP_IPC_LIMITS, STEP_LIMITS,
+    STEP_PRCTL, STEP_SECCOMP, STEP_SETSID, STEP_UNSHARE,
 };
 use isolation::{isolation, IdMaps, Isolation, RunSlot, UidLock, NAMESPACES};
 pub use isolation::{
@@ -38,7 +42,9 @@ pub struct Limits {
     pub wall: Duration,
     /// `RLIMIT_CPU`, seconds.
     pub cpu_secs: u64,
-    /// `RLIMIT_AS`, bytes.
+    /// `RLIMIT_AS` of each process, bytes; with a memory cgroup ([`memory_cgroup`]) also the
+    /// run's memory of every kind, all processes together, beyond what its bounded file
+    /// systems hold ([`Limits::run_memory_bytes`]).
     pub memory_bytes: u64,
     /// `RLIMIT_NPROC` for the run's uid.
     pub max_processes: u64,
@@ -52,6 +58,26 @@ pub struct Limits {
     pub max_dir_bytes: u64,
     /// stdout and stderr beyond this many bytes are dropped (and [`RunOutcome::truncated`]).
     pub max_output_bytes: usize,
+}
+
+impl Limits {
+    /// The memory cgroup's limit for a run of a `code_bytes` program: the host memory of every
+    /// kind its processes may hold together, `memory_bytes + max_dir_bytes + code_bytes +
+    /// 2 TMPFS_BYTES + SYSV_SHM_BYTES + SYSV_MSG_BYTES` (the address-space limit, the writable
+    /// directory with `main.py`, `/tmp` and `/dev/shm`, SysV shared memory and message
+    /// queues: [`TMPFS_BYTES`], [`SYSV_SHM_BYTES`], [`SYSV_MSG_BYTES`]). With the defaults
+    /// 577 MiB plus the program.
+    pub fn run_memory_bytes(&self, code_bytes: usize) -> u64 {
+        [
+            self.max_dir_bytes,
+            code_bytes as u64,
+            2 * TMPFS_BYTES,
+            SYSV_SHM_BYTES,
+            SYSV_MSG_BYTES,
+        ]
+        .iter()
+        .fold(self.memory_bytes, |a, b| a.saturating_add(*b))
+    }
 }
 
 impl Default for Limits {
@@ -75,7 +101,9 @@ impl Default for Limits {
 /// `/tmp` and on `/dev/shm` (POSIX shared memory; [`TMPFS_BYTES`] each), and as root SysV
 /// shared memory ([`SYSV_SHM_BYTES`]) and message queues ([`SYSV_MSG_BYTES`]) in the run's
 /// own IPC namespace (not root, SysV IPC is refused instead). With the defaults that is at
-/// most 65 MiB plus `main.py`.
+/// most 65 MiB plus `main.py`. With a memory cgroup ([`memory_cgroup`], root) the whole run,
+/// every process and every kind of page together, holds at most
+/// [`Limits::run_memory_bytes`]; without one, `RLIMIT_AS` is per process.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SandboxConfig {
     /// The interpreter; it and its library must be readable by an unprivileged user. Its
@@ -127,6 +155,14 @@ pub struct RunOutcome {
     /// The host uid the program ran as (None when the caller is not root: then it is the
     /// caller's own).
     pub uid: Option<u32>,
+    /// The limit of the run's memory cgroup, bytes ([`Limits::run_memory_bytes`]; None where
+    /// the run had no cgroup, see [`memory_cgroup`]).
+    pub memory_bound: Option<u64>,
+    /// The most memory the run's cgroup held at once, bytes (None without a cgroup, or where
+    /// the kernel does not say).
+    pub memory_peak: Option<u64>,
+    /// The cgroup's OOM killer killed one of the run's processes.
+    pub out_of_memory: bool,
 }
 
 impl RunOutcome {
@@ -137,6 +173,9 @@ impl RunOutcome {
     /// A short reason for a failed run: `wall-clock limit`, `CPU time limit`,
     /// `memory limit`, `exit code N: <last stderr line>`, `signal N`.
     pub fn reason(&self) -> String {
+        if self.out_of_memory && self.termination != Termination::WallTimeout {
+            return "memory limit".into();
+        }
         match self.termination {
             Termination::WallTimeout => "wall-clock limit".into(),
             Termination::Signaled(libc::SIGXCPU) => "CPU time limit".into(),
@@ -240,6 +279,15 @@ pub fn run_python(
         None
     };
     let uid = uid_lock.as_ref().map(|l| l.uid);
+    // as root, the run's memory cgroup where this machine offers one (held until every
+    // process of the run is gone; dropping it kills what is left and removes it)
+    let memory_bound = cfg.limits.run_memory_bytes(code.len());
+    let group = match uid {
+        Some(uid) => MemoryGroup::create(uid, memory_bound)?,
+        None => None,
+    };
+    // the descriptor the program joins it by (the supervisor and init stay outside)
+    let group_procs = group.as_ref().map(MemoryGroup::procs_fd);
 
     // Isolated, the host directory holds only the private root's mount point: the program's
     // directory is a tmpfs in its mount namespace. Unsandboxed, the program runs in `work`.
@@ -322,6 +370,13 @@ pub fn run_python(
     let program_setup = move || -> Result<(), std::io::Error> {
         // SAFETY: runs in the forked child before exec (system calls on prepared data).
         unsafe {
+            // into the run's memory cgroup, with all it will start (as root: before the
+            // change of credentials)
+            if let Some(procs) = group_procs {
+                if libc::write(procs, b"0".as_ptr() as *const libc::c_void, 1) != 1 {
+                    return Err(fail(step_fd, STEP_CGROUP));
+                }
+            }
             let set = |res, v: u64| {
                 let r = libc::rlimit {
                     rlim_cur: v as libc::rlim_t,
@@ -536,7 +591,11 @@ pub fn run_python(
             })?
         }
     };
+    let out_of_memory = group.as_ref().is_some_and(MemoryGroup::out_of_memory);
+    let memory_peak = group.as_ref().and_then(MemoryGroup::peak_bytes);
+    let memory_bound = group.is_some().then_some(memory_bound);
     drop(dir);
+    drop(group);
     drop(uid_lock);
     Ok(RunOutcome {
         termination,
@@ -546,6 +605,9 @@ pub fn run_python(
         truncated: t1 || t2,
         isolated,
         uid,
+        memory_bound,
+        memory_peak,
+        out_of_memory,
     })
 }
 
