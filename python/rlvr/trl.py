@@ -16,43 +16,52 @@ from all processes), shuffles each process's share, cuts it into ``steps_per_gen
 micro-batches and feeds them to ``num_iterations x steps_per_generation`` micro-steps, of which
 every ``gradient_accumulation_steps`` consecutive ones make one optimizer step. This subclass
 computes rlvr's weight ``w_i`` (``rlvr.weights(rule, ...)``: ``balanced`` is
-``(1/B) (|S|/G) / N_S``) over exactly the sequences of each optimizer step: the micro-batches
-its micro-steps will consume, on every process (gathered), with their loss-token counts, TRL's
-advantages and their prompt groups (``num_generations`` consecutive completions of the
-gathered generation batch, as TRL itself forms them). A row a step consumes twice (``num_iterations
-> 1`` with ``steps_per_generation < gradient_accumulation_steps``) counts twice, so the step's loss
-is its Balanced Aggregation over the unique rows. The optimizer step's gradient, summed over
-processes and accumulation steps, is then
+``(1/B) (|S|/G) / N_S``) over the whole generation batch, gathered from every process, from
+the completions' loss-token counts, TRL's advantages and their prompt groups
+(``num_generations`` consecutive completions of the gathered batch, as TRL itself forms
+them): ``k``, ``G`` and the token counts of a group are the whole group's. Every optimizer
+step's gradient, summed over processes and accumulation steps, is then
 
-    grad sum_{i in step} w_i sum_t l_{i,t}
+    grad K sum_{i in step} w_i sum_t l_{i,t},    K = steps_per_generation / gradient_accumulation_steps,
 
 exactly, for any ``per_device_train_batch_size``, ``gradient_accumulation_steps``,
-``steps_per_generation``, ``num_iterations`` and number of processes such that an optimizer step
-never spans two generation batches: ``steps_per_generation x num_iterations`` a multiple of
-``gradient_accumulation_steps`` (TRL's default ``steps_per_generation =
-gradient_accumulation_steps`` is). Groups: TRL's shuffle splits a prompt's completions over the
-micro-batches of its generation batch, so with more than one optimizer step per generation a step
-usually holds part of a group; its weights are then over the step's members of that group (``G``
-and ``|S|`` counted in the step), the advantage staying the whole group's.
+``steps_per_generation``, ``num_iterations`` and number of processes (a row a step consumes
+twice counts twice). ``K`` is the number of optimizer steps one pass over the generation batch
+makes: the steps of a pass sum to ``K`` times Balanced Aggregation of the generation batch
+(their mean is it), and a step that holds whole groups is exactly Balanced Aggregation over its
+own completions.
 
-Refused (``ValueError`` at construction, naming the keys): a config where an optimizer step spans
-two generation batches (the first micro-batch is backpropagated before the second generation
-exists, so its weight cannot be known), unless ``rlvr_weights="batch"`` (a keyword of this
-class) opts into the approximate mode, which computes the weights over each generation batch
-instead and prints so once; per-token advantages (shape ``(B, T)``, at the first batch); a
-subclass that overrides ``compute_loss`` (the balanced loss lives in ``_compute_loss``).
+Groups split across steps (``rlvr_weights``, a keyword of this class). TRL's shuffle splits a
+prompt's completions over the micro-batches of its generation batch, so with more than one
+optimizer step per generation a step usually holds part of a group.
+
+- ``"group"`` (default): the weights above; a fragment of a group carries exactly its share of
+  the group's weight. (``"batch"``, the former name of this mode, is accepted.)
+- ``"step"``: Balanced Aggregation over each optimizer step's own completions (the micro-batches
+  its micro-steps consume, on every process): ``G`` and ``|S|`` are counted in the step's
+  fragment of a group (a lone completion carries a whole group's share), the advantage staying
+  the whole group's; the step's gradient is ``grad sum_{i in step} w^s_i sum_t l_{i,t}``. Equal
+  to ``"group"`` when every step holds whole groups.
+
+Refused (``ValueError`` at construction, naming the keys): under ``"step"``, a config where an
+optimizer step spans two generation batches (``steps_per_generation x num_iterations`` not a
+multiple of ``gradient_accumulation_steps``: the first micro-batch is backpropagated before the
+second generation exists, so its weight cannot be known); per-token advantages (shape
+``(B, T)``, at the first batch); a subclass that overrides ``compute_loss`` (the balanced loss
+lives in ``_compute_loss``).
 
 How. ``w_i`` enters as a positive factor on the advantage: TRL's ``dapo`` loss of a micro-batch
 is ``sum_{i,t} l_{i,t} / (N P^-1 a / s)`` (``N`` the generation batch's loss tokens, ``P``
 processes, ``a`` accumulation steps, ``s = steps_per_generation``), with
-``l_{i,t} = -min(r A_i, clip(r) A_i)``; replacing ``A_i`` by ``c_i A_i`` with
-``c_i = w_i N a / s > 0`` multiplies ``l_{i,t}`` by exactly ``c_i``, because
-``min(r c A, clip(r) c A) = c min(r A, clip(r) A)`` for ``c > 0``: which side of the clip is
-active depends only on the sign of ``A_i``, which ``c_i`` keeps (the same holds for TRL's
-two-sided ``delta`` clip, its off-policy mask, its clip-ratio metrics and the vLLM importance
-weights, which read the sign or multiply). DDP averages over processes and TRL sums the
-accumulation steps, so the step's gradient is ``(s / (N a)) sum_i c_i grad sum_t l_{i,t} =
-sum_i w_i grad sum_t l_{i,t}``.
+``l_{i,t} = -min(r A_i, clip(r) A_i)``; replacing ``A_i`` by ``c_i A_i`` with ``c_i > 0``
+multiplies ``l_{i,t}`` by exactly ``c_i``, because ``min(r c A, clip(r) c A) = c min(r A,
+clip(r) A)`` for ``c > 0``: which side of the clip is active depends only on the sign of
+``A_i``, which ``c_i`` keeps (the same holds for TRL's two-sided ``delta`` clip, its off-policy
+mask, its clip-ratio metrics and the vLLM importance weights, which read the sign or multiply).
+DDP averages over processes and TRL sums the accumulation steps, so the step's gradient is
+``(s / (N a)) sum_i c_i grad sum_t l_{i,t}``: with ``c_i = w_i N`` (``"group"``) that is
+``K sum_i w_i grad sum_t l_{i,t}``, with ``c_i = w^s_i N a / s`` (``"step"``) it is
+``sum_i w^s_i grad sum_t l_{i,t}``.
 
 KL and entropy (``beta > 0``, ``entropy_coef > 0``): the KL penalty ``beta * KL_{i,t}`` is
 NOT scaled by ``c_i``; it keeps TRL's ``dapo`` aggregation (token mean over the generation
@@ -85,25 +94,27 @@ __all__ = ["GRPOTrainer", "BALANCED_LOSS_TYPES", "WEIGHTS_MODES"]
 BALANCED_LOSS_TYPES = {"balanced": "balanced", "balanced-mass": "balanced-mass", "balanced_mass": "balanced-mass"}
 
 
-#: ``rlvr_weights`` values: ``"step"`` (exact, per optimizer step) and ``"batch"`` (approximate:
-#: per generation batch).
-WEIGHTS_MODES = ("step", "batch")
+#: ``rlvr_weights`` values (module docstring): ``"group"`` (default: whole groups of the
+#: generation batch), ``"step"`` (each optimizer step's fragments of groups), ``"batch"`` (the
+#: former name of ``"group"``).
+WEIGHTS_MODES = ("group", "step", "batch")
 
 
 def _check_cut(args: Any, rlvr_weights: str) -> None:
-    """Refuses a config where an optimizer step spans two generation batches (module docstring)."""
+    """Refuses, under ``rlvr_weights="step"``, a config where an optimizer step spans two
+    generation batches (module docstring)."""
     spg, iters = args.steps_per_generation, args.num_iterations
     accum = args.gradient_accumulation_steps
-    if spg is None or rlvr_weights == "batch":
+    if spg is None or rlvr_weights != "step":
         return  # GRPOConfig fills steps_per_generation in __post_init__; None only before it
     if (spg * iters) % accum != 0:
         raise ValueError(
-            f"rlvr.trl: loss_type={args.loss_type!r} is exact per optimizer step only when "
-            f"steps_per_generation x num_iterations ({spg} x {iters}) is a multiple of "
+            f"rlvr.trl: rlvr_weights='step' (weights over each optimizer step's completions) needs "
+            f"steps_per_generation x num_iterations ({spg} x {iters}) to be a multiple of "
             f"gradient_accumulation_steps ({accum}): otherwise an optimizer step spans two "
             "generation batches and its first micro-batch is backpropagated before the second "
-            "exists. Change one of the three, or pass rlvr_weights='batch' for weights over "
-            "each generation batch (approximate)"
+            "exists. Change one of the three, or use rlvr_weights='group' (the default: whole "
+            "groups of each generation batch, exact for every split)"
         )
 
 
@@ -112,13 +123,14 @@ class GRPOTrainer(trl.GRPOTrainer):
     module docstring for the exact loss) and rlvr's diagnostics as metrics. Every other
     ``loss_type`` behaves exactly as in TRL.
 
-    ``rlvr_weights="step"`` (default) computes the weights over each optimizer step's sequences;
-    ``"batch"`` over each generation batch (the approximate mode, for configs where an optimizer
-    step spans generation batches)."""
+    ``rlvr_weights="group"`` (default) weights each completion by its whole group in its
+    generation batch; ``"step"`` over each optimizer step's own completions (module docstring)."""
 
-    def __init__(self, *a: Any, rlvr_weights: str = "step", **kw: Any) -> None:
+    def __init__(self, *a: Any, rlvr_weights: str = "group", **kw: Any) -> None:
         if rlvr_weights not in WEIGHTS_MODES:
             raise ValueError(f"rlvr.trl: rlvr_weights must be one of {WEIGHTS_MODES}, got {rlvr_weights!r}")
+        if rlvr_weights == "batch":
+            rlvr_weights = "group"
         args = kw.get("args", a[2] if len(a) > 2 else None)
         if args is not None and args.loss_type in BALANCED_LOSS_TYPES:
             # before the model loads: a config the balanced loss cannot make exact fails at once
@@ -137,13 +149,6 @@ class GRPOTrainer(trl.GRPOTrainer):
             raise ValueError(
                 f"rlvr.trl: loss_type={self.loss_type!r} lives in _compute_loss, and "
                 f"{type(self).__name__} overrides compute_loss: the balanced loss would be bypassed"
-            )
-        if rlvr_weights == "batch":
-            print(
-                f"rlvr.trl: rlvr_weights='batch': {self.loss_type} weights over each generation batch, not "
-                "each optimizer step (approximate unless one optimizer step consumes exactly one "
-                "generation batch)",
-                flush=True,
             )
 
     # ----- one generation batch: weights and diagnostics --------------------------------
@@ -192,7 +197,7 @@ class GRPOTrainer(trl.GRPOTrainer):
         if self.rlvr_rule is not None:
             w = rlvr.weights(self.rlvr_rule, tokens, adv, groups, max_len=self.max_completion_length)
             # w_i * N: the ratio of the rule's weight to token-mean's over the generation batch
-            # (the factor that turns TRL's dapo normalizer 1/N into w_i)
+            # (the factor that turns TRL's dapo normalizer 1/N into K w_i; rlvr_weights="group")
             total = max(int(tokens.sum()), 1)
             ratio = w * total
             m["rlvr/weight_ratio_max"].append(float(ratio.max()) if len(ratio) else 0.0)
@@ -206,7 +211,7 @@ class GRPOTrainer(trl.GRPOTrainer):
 
     def _prepare_inputs(self, generation_batch):
         inputs = super()._prepare_inputs(generation_batch)
-        if self.rlvr_rule is None or not self.model.training or self.rlvr_weights == "batch":
+        if self.rlvr_rule is None or not self.model.training or self.rlvr_weights != "step":
             return inputs
         accum, spg = self.args.gradient_accumulation_steps, self.args.steps_per_generation
         step = self._step  # this micro-step (TRL counts it up after the backward pass)

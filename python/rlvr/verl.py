@@ -17,21 +17,28 @@ Config (hydra overrides of ``verl.trainer.main_ppo``; see examples/verl_balanced
 
 What the estimator does. It computes verl's own GRPO advantage ``A_i``
 (``compute_grpo_outcome_advantage``: group mean, ``/(std + epsilon)`` unless
-``algorithm.norm_adv_by_std_in_grpo=false``) over the whole training batch, then cuts the
-batch into the optimizer steps verl's actor will make of it (below), computes rlvr's weight
-``w_i`` over each step's sequences from their loss-token counts ``|o_i|``
-(``response_mask``), ``A_i`` and group ids (``uid``), and returns ``c_i * A_i`` on every
-token, with
+``algorithm.norm_adv_by_std_in_grpo=false``) over the whole training batch and rlvr's weight
+``w_i`` over the whole batch's groups from their loss-token counts ``|o_i|``
+(``response_mask``), ``A_i`` and group ids (``uid``): ``k``, ``G`` and the token counts of a
+group are the whole group's. It then cuts the batch into the ``S`` optimizer steps verl's
+actor will make of it (below) and returns ``c_i * A_i`` on every token, with
 
-    c_i = w_i * N_s,    N_s = sum_{j in s} |o_j|  (the loss tokens of i's optimizer step s).
+    c_i = S * w_i * N_s,    N_s = sum_{j in s} |o_j|  (the loss tokens of i's optimizer step s).
 
 verl's ``token-mean`` aggregation with its global-batch normalization divides every
 micro-batch's token sum by the mini-batch's token count ``N_s`` (``batch_num_tokens``,
 summed over data-parallel ranks) and multiplies by ``dp_size`` (undoing the ranks' gradient
 average), so the policy loss of optimizer step ``s`` is
-``sum_{i in s} (c_i / N_s) sum_t l_{i,t} = sum_{i in s} w_i sum_t l_{i,t}``: exactly
-Balanced Aggregation over that step's sequences, whatever ``ppo_micro_batch_size_per_gpu``
-or dynamic batch size.
+
+    sum_{i in s} (c_i / N_s) sum_t l_{i,t} = S sum_{i in s} w_i sum_t l_{i,t},
+
+whatever ``ppo_micro_batch_size_per_gpu`` or dynamic batch size: every response carries its
+whole group's Balanced Aggregation weight in whichever step holds it, and the ``S`` steps of
+an epoch sum to ``S`` times Balanced Aggregation of the whole batch (their mean is it). The
+factor ``S`` keeps a step's scale that of one Balanced Aggregation loss (its weights' token
+mass is 1 on average over the steps, exactly 1 when the steps hold whole groups); where every
+step holds whole groups it is Balanced Aggregation over the step's own responses, the
+``step`` rule below.
 
 The optimizer steps. verl 0.9's actor (``engine_workers.train_mini_batch``) receives the
 batch in the order the estimator sees it (``trainer.balance_batch`` reorders it before the
@@ -50,22 +57,35 @@ from the root of the ``algorithm`` node verl passes it:
   ``megatron``: tensor x pipeline x context parallel sizes). Other strategies, or a
   trainer whose actor does not span every GPU, set it: ``+algorithm.rlvr_dp_size=N``.
 
-Groups. Each step holds whole groups when ``B / dp`` and ``ppo_mini_batch_size * n / dp``
-are multiples of ``rollout.n`` and ``trainer.balance_batch=false`` (verl's default order
-keeps a prompt's ``n`` responses together). Otherwise a step can hold part of a group: its
-weights are then over that step's members of the group (``G`` and ``|S|`` counted in the
-step), while ``A_i`` stays the whole group's advantage. verl's synthetic padding rows
-(uid ``pad<hex>``, added when the batch is not a multiple of the mini-batch size) have
-advantage 0 and are not counted as a group; their tokens are in ``N_s`` as verl counts them.
+Groups split across steps (``algorithm.rlvr_weights``). A step holds whole groups only when
+``B / dp`` and ``ppo_mini_batch_size * n / dp`` are multiples of ``rollout.n`` and the batch
+keeps a prompt's ``n`` responses together; verl 0.9's default trainer balances the batch by
+sequence length across ranks whatever ``trainer.balance_batch`` says (the key is read by the
+deprecated trainer only), so with more than one GPU groups are split across steps as a rule.
+
+- ``group`` (default): the weights above, over whole groups. A fragment of a group in a step
+  carries exactly its share of the group's weight.
+- ``step``: Balanced Aggregation over each step's own responses: ``c_i = w^s_i N_s``, with
+  ``w^s`` from ``rlvr.weights`` over the step's rows, so ``G`` and ``|S|`` are counted in the
+  step's fragment of a group (a lone response of a group in a step carries a whole group's
+  share), while ``A_i`` stays the whole group's. Equal to ``group`` when every step holds
+  whole groups; at the paper's shape it moves a large part of every step's token-weighted
+  mass away from ``group``'s (docs/integrations.md has the measured figures).
+- ``batch``: the approximate mode for a cut that cannot be read: ``c_i = w_i N`` with ``N``
+  the batch's loss tokens, so step ``s``'s loss is ``(N / N_s) sum_{i in s} w_i sum_t
+  l_{i,t}`` (``group`` with ``N / N_s`` for ``S``; equal with one optimizer step).
+
+verl's synthetic padding rows (uid ``pad<hex>``, added when the batch is not a multiple of the
+mini-batch size) have advantage 0 and are not counted as a group; their tokens are in ``N_s``
+as verl counts them.
 
 Refused (``ValueError`` naming the key, at the first batch, before any update): a
 ``loss_agg_mode`` other than ``token-mean``; ``shuffle=true`` with ``ppo_epochs > 1``
-(every epoch cuts the batch differently, and one advantage per row cannot carry a different
-weight per epoch); a config from which the cut cannot be read (the estimator called without
-verl's config, a data-parallel size that does not divide the batch). The approximate mode
-``+algorithm.rlvr_weights=batch`` computes the weights over the whole batch instead (exactly
-BA only with one optimizer step per batch; each step's loss is then
-``(N/N_s) sum_{i in s} w_i sum_t l_{i,t}``) and says so on stdout at its first batch.
+(every epoch cuts the batch differently, so ``N_s`` differs per epoch, and one advantage per
+row cannot carry a different factor per epoch); a config from which the cut cannot be read
+(the estimator called without verl's config, a data-parallel size that does not divide the
+batch). ``+algorithm.rlvr_weights=batch`` (above) runs without the cut and says so on stdout
+at its first batch.
 
 Why the clipped surrogate stays exact. verl's token loss is
 ``l = max(-A r, -A clip(r, 1-e_low, 1+e_high))``, with the dual clip ``min(l, -A c)`` for
@@ -102,6 +122,7 @@ from rlvr import compute_score  # noqa: F401  (verl's custom_reward_function.nam
 __all__ = [
     "ESTIMATORS",
     "StepCut",
+    "WEIGHTS_MODES",
     "balanced_advantage",
     "compute_score",
     "last_diagnostics",
@@ -119,6 +140,10 @@ last_diagnostics: Optional[dict] = None
 #: The optimizer steps of the last batch (row indices in the estimator's order), or None in the
 #: approximate mode (``algorithm.rlvr_weights=batch``).
 last_steps: Optional[list] = None
+
+#: ``algorithm.rlvr_weights`` values (module docstring): whole-group weights (default), the
+#: step's fragments of groups, the approximate whole-batch mode.
+WEIGHTS_MODES = ("group", "step", "batch")
 
 #: verl's synthetic padding rows (``verl.trainer.ppo.padding_utils``): uid ``pad`` + 32 hex digits.
 _PAD_UID = re.compile(r"^pad[0-9a-f]{32}$")
@@ -165,12 +190,12 @@ def _positive_int(root: Any, key: str, default: Any = None) -> int:
 
 
 def weights_mode(config: Any) -> str:
-    """``algorithm.rlvr_weights``: ``step`` (default; exact per optimizer step) or ``batch``
-    (approximate: over the whole batch)."""
-    v = config.get("rlvr_weights", "step") if hasattr(config, "get") else "step"
-    v = "step" if v is None else v
-    if v not in ("step", "batch"):
-        raise ValueError(f"rlvr.verl: algorithm.rlvr_weights must be 'step' or 'batch', got {v!r}")
+    """``algorithm.rlvr_weights`` (:data:`WEIGHTS_MODES`, module docstring): ``group``
+    (default), ``step`` or ``batch``."""
+    v = config.get("rlvr_weights", "group") if hasattr(config, "get") else "group"
+    v = "group" if v is None else v
+    if v not in WEIGHTS_MODES:
+        raise ValueError(f"rlvr.verl: algorithm.rlvr_weights must be one of {WEIGHTS_MODES}, got {v!r}")
     return v
 
 
@@ -281,14 +306,29 @@ def optimizer_steps(cut: StepCut, batch_rows: int) -> list:
     return epochs[0]
 
 
-def _step_weights(rule: str, tokens: np.ndarray, a: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """``c_i = w_i N_s`` over one step's rows: ``w`` over its real rows (verl's padding rows
-    excluded: weight 0), ``N_s`` over all its loss tokens, as verl counts them."""
+def _weights(rule: str, tokens: np.ndarray, a: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``w_i`` over the given rows, verl's padding rows excluded (weight 0)."""
     real = np.array([not (isinstance(g, str) and _PAD_UID.match(g)) for g in groups], dtype=bool)
-    c = np.zeros(len(tokens), dtype=np.float64)
+    w = np.zeros(len(tokens), dtype=np.float64)
     if real.any():
-        w = rlvr.weights(rule, tokens[real], a[real], groups[real])
-        c[real] = w * max(int(tokens.sum()), 1)
+        w[real] = rlvr.weights(rule, tokens[real], a[real], groups[real])
+    return w
+
+
+def _factors(mode: str, rule: str, tokens: np.ndarray, a: np.ndarray, groups: np.ndarray, steps) -> np.ndarray:
+    """The factors ``c_i`` of every row under ``mode`` (module docstring); ``steps`` the rows of
+    each optimizer step of an epoch (None in the ``batch`` mode). ``N_s`` counts all of a step's
+    loss tokens, padding rows' included, as verl does."""
+    if steps is None:
+        return _weights(rule, tokens, a, groups) * max(int(tokens.sum()), 1)
+    c = np.zeros(len(tokens), dtype=np.float64)
+    if mode == "group":
+        w = _weights(rule, tokens, a, groups)
+        for s in steps:
+            c[s] = len(steps) * w[s] * max(int(tokens[s].sum()), 1)
+    else:
+        for s in steps:
+            c[s] = _weights(rule, tokens[s], a[s], groups[s]) * max(int(tokens[s].sum()), 1)
     return c
 
 
@@ -304,11 +344,11 @@ def balanced_advantage(
     """verl's GRPO advantage times ``c_i = w_i N_s`` (module docstring); returns
     ``(advantages, returns)`` of shape ``(bs, response_length)`` as verl's estimators do."""
     global last_diagnostics, last_steps, _warned_batch_mode
-    mode = weights_mode(config) if config is not None else "step"
+    mode = weights_mode(config) if config is not None else "group"
     if config is not None:
         norm_adv_by_std_in_grpo = bool(config.get("norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo))
     steps = None
-    if mode == "step":
+    if mode != "batch":
         steps = optimizer_steps(step_cut(config), int(response_mask.shape[0]))
     # verl's GRPO advantage per response, before it is masked: an empty response keeps its
     # sign class (it counts in |S| of its group, with no tokens), as in rlvr.
@@ -323,19 +363,15 @@ def balanced_advantage(
     tokens = response_mask.sum(dim=-1).long().cpu().numpy()
     a = per_seq.detach().double().cpu().numpy()
     groups = np.asarray(index)
-    if steps is None:
-        if not _warned_batch_mode:
-            print(
-                "rlvr.verl: algorithm.rlvr_weights=batch: weights over the whole batch (approximate: "
-                "exact Balanced Aggregation only with one optimizer step per batch)",
-                flush=True,
-            )
-            _warned_batch_mode = True
-        c = _step_weights(rule, tokens, a, groups)
-    else:
-        c = np.zeros(len(tokens), dtype=np.float64)
-        for s in steps:
-            c[s] = _step_weights(rule, tokens[s], a[s], groups[s])
+    if steps is None and not _warned_batch_mode:
+        print(
+            "rlvr.verl: algorithm.rlvr_weights=batch: weights over the whole batch without the "
+            "optimizer steps' cut (approximate: step s's loss is scaled by N/N_s instead of the "
+            "number of steps; exact with one optimizer step per batch)",
+            flush=True,
+        )
+        _warned_batch_mode = True
+    c = _factors(mode, rule, tokens, a, groups, steps)
     last_steps = steps
     last_diagnostics = rlvr.diagnostics(tokens, a, groups)
     ct = torch.as_tensor(c, dtype=per_seq.dtype, device=per_seq.device)

@@ -1,8 +1,10 @@
 """rlvr.trl with the real TRL on the CPU: a tiny random Qwen2 checkpoint, a few GRPO steps per
 case; at every optimizer step the gradient TRL accumulated equals (relative 1e-5) the gradient
-of sum_i w_i sum_t l_{i,t} computed from scratch (trl_check.py), with w from rlvr.weights over
-the rows that optimizer step consumed: one process here (every split TRL offers), two real
-processes under `accelerate launch` in test_trl_two_processes."""
+of sum_i w_i sum_t l_{i,t} computed from scratch (trl_check.py), over the rows that optimizer
+step consumed, with w from rlvr.weights over each row's whole generation batch times
+K = steps_per_generation / gradient_accumulation_steps (rlvr_weights="group", the default), or
+over the step's own rows (rlvr_weights="step"): one process here (every split TRL offers), two
+real processes under `accelerate launch` in test_trl_two_processes."""
 
 import json
 import math
@@ -42,11 +44,16 @@ CASES = {
         1,
     ),
     # 3 micro-batches, 2 passes, 2 micro-steps a step: steps {0,1} {2,0} {1,2}, a micro-batch
-    # weighted differently in each step it is in
+    # weighted differently in each step it is in (under "step")
     "spg-3-accum-2-iterations-2": (
         dict(per_device_train_batch_size=4, gradient_accumulation_steps=2, steps_per_generation=3, num_iterations=2),
         3,
     ),
+}
+
+#: Splits only rlvr_weights="group" takes: an optimizer step spanning two generation batches.
+SPANNING = {
+    "spg-1-accum-2": (dict(per_device_train_batch_size=4, gradient_accumulation_steps=2, steps_per_generation=1), 2),
 }
 
 
@@ -71,7 +78,7 @@ def grpo_args(tmp_path, rule, max_steps, **split):
     )
 
 
-def check_steps(steps, split, processes=1):
+def check_steps(steps, split, processes=1, weights="group"):
     """The properties every case must show, `split` the case's TRL settings (asserts)."""
     accum = split.get("gradient_accumulation_steps", 1)
     rows = split["per_device_train_batch_size"] * accum * processes
@@ -80,8 +87,13 @@ def check_steps(steps, split, processes=1):
         assert s["rel"] < 1e-5, steps
         assert s["micro_steps"] == accum * processes, steps
         assert s["rows"] == rows, steps
-        # balanced is a mean over the step's sequences: sum_i w_i |o_i| = 1
-        assert s["mass"] == pytest.approx(1.0, abs=1e-9), steps
+        if weights == "step":
+            # balanced is a mean over the step's sequences: sum_i w_i |o_i| = 1
+            assert s["mass"] == pytest.approx(1.0, abs=1e-9), steps
+    if weights == "group":
+        # the cases run whole passes over their generation batches: K steps a pass, each pass's
+        # K w sums to K over the tokens, so the steps' mean mass is 1
+        assert sum(s["mass"] for s in steps) / len(steps) == pytest.approx(1.0, abs=1e-9), steps
     # the check can fail: token-mean weights give a different gradient on these batches
     assert max(s["rel_token_mean"] for s in steps) > 1e-2, steps
 
@@ -91,27 +103,39 @@ def checkpoint(tmp_path_factory):
     return tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2"))
 
 
-# every split case under `balanced`; `balanced-mass` shares its code path, so one case of it
-@pytest.mark.parametrize(
-    "case, rule", [(case, "balanced") for case in CASES] + [("spg-4-accum-2", "balanced-mass")]
-)
-def test_gradient_equals_rlvr_weights_per_optimizer_step(checkpoint, tmp_path, case, rule):
-    split, max_steps = CASES[case]
+def run_checked(checkpoint, tmp_path, rule, split, max_steps, weights, check_weights=None):
+    """Trains `max_steps` steps with rlvr_weights=`weights`, each step's gradient checked against
+    the reference of `check_weights` (default: the same mode); returns (trainer, steps)."""
     args = grpo_args(tmp_path, rule, max_steps, **split)
     data = datasets.Dataset.from_dict({"prompt": PROMPTS})
-    check = CheckGradient(rule)
-    tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check])
-    tr.window = []
+    check = CheckGradient(rule, weights=check_weights or weights)
+    tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check],
+                  rlvr_weights=weights)
     check.trainer = tr
     tr.train()
-    print(f"\n{case} {rule}: " + "; ".join(
+    return tr, check.steps
+
+
+# every split case under `balanced` with whole-group weights, the spanning split too; the
+# fragment rule on the cases whose steps split groups; `balanced-mass` shares the code path
+@pytest.mark.parametrize(
+    "case, rule, weights",
+    [(case, "balanced", "group") for case in [*CASES, *SPANNING]]
+    + [(case, "balanced", "step") for case in ("grad-accum-2", "spg-2", "spg-3-accum-2-iterations-2")]
+    + [("spg-4-accum-2", "balanced-mass", "group")],
+)
+def test_gradient_equals_rlvr_weights_per_optimizer_step(checkpoint, tmp_path, case, rule, weights):
+    split, max_steps = {**CASES, **SPANNING}[case]
+    tr, steps = run_checked(checkpoint, tmp_path, rule, split, max_steps, weights)
+    args = tr.args
+    print(f"\n{case} {rule} {weights}: " + "; ".join(
         f"rel err {s['rel']:.1e} (token-mean weights: {s['rel_token_mean']:.2f}, {s['split_groups']} split groups)"
-        for s in check.steps))
-    assert len(check.steps) == max_steps, check.steps
-    check_steps(check.steps, split)
+        for s in steps))
+    assert len(steps) == max_steps, steps
+    check_steps(steps, split, weights=weights)
     if args.steps_per_generation > args.gradient_accumulation_steps:
         # more than one optimizer step per generation: TRL's shuffle splits groups between steps
-        assert any(s["split_groups"] for s in check.steps), check.steps
+        assert any(s["split_groups"] for s in steps), steps
     logged = [h for h in tr.state.log_history if "rlvr/positive_share/balanced" in h]
     assert logged, tr.state.log_history
     for h in logged:
@@ -123,34 +147,31 @@ def test_gradient_equals_rlvr_weights_per_optimizer_step(checkpoint, tmp_path, c
     assert isinstance(tr.rlvr_verdict, str) and tr.rlvr_verdict
 
 
-def test_the_approximate_mode_is_off_when_a_generation_feeds_several_steps(checkpoint, tmp_path):
-    """rlvr_weights='batch' (weights over the generation batch) is what the step weights fix:
-    with 2 optimizer steps a generation its gradient misses BA's of each step."""
+def test_the_two_modes_differ_when_steps_split_groups(checkpoint, tmp_path):
+    """With 2 optimizer steps a generation TRL's shuffle splits groups between them: the fragment
+    rule's gradients miss the whole-group weights and the reverse, so each check can fail."""
     split, max_steps = CASES["spg-2"]
-    args = grpo_args(tmp_path, "balanced", max_steps, **split)
-    data = datasets.Dataset.from_dict({"prompt": PROMPTS})
-    check = CheckGradient("balanced")
-    tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check],
-                  rlvr_weights="batch")
-    tr.window = []
-    check.trainer = tr
-    tr.train()
-    assert min(s["rel"] for s in check.steps) > 1e-2, check.steps
+    _, steps = run_checked(checkpoint, tmp_path / "a", "balanced", split, max_steps, "step", check_weights="group")
+    assert any(s["split_groups"] for s in steps), steps
+    assert max(s["rel"] for s in steps) > 1e-2, steps
+    _, steps = run_checked(checkpoint, tmp_path / "b", "balanced", split, max_steps, "group", check_weights="step")
+    assert max(s["rel"] for s in steps) > 1e-2, steps
 
 
-def test_a_step_spanning_two_generations_is_refused_unless_approximate(checkpoint, tmp_path, capsys):
+def test_a_step_spanning_two_generations_is_refused_under_the_fragment_rule(checkpoint, tmp_path):
     data = datasets.Dataset.from_dict({"prompt": PROMPTS})
-    split = dict(per_device_train_batch_size=4, gradient_accumulation_steps=2, steps_per_generation=1)
+    split, _ = SPANNING["spg-1-accum-2"]
     args = grpo_args(tmp_path, "balanced", 1, **split)
     with pytest.raises(ValueError) as e:
-        rlvr.trl.GRPOTrainer(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data)
-    for key in ("steps_per_generation", "num_iterations", "gradient_accumulation_steps", "rlvr_weights='batch'"):
+        rlvr.trl.GRPOTrainer(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data,
+                             rlvr_weights="step")
+    for key in ("steps_per_generation", "num_iterations", "gradient_accumulation_steps", "rlvr_weights='group'"):
         assert key in str(e.value), e.value
-    tr = rlvr.trl.GRPOTrainer(
-        model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, rlvr_weights="batch"
-    )
-    assert "rlvr_weights='batch'" in capsys.readouterr().out
-    tr.train()  # the approximate mode runs
+    # the default takes it (exactness: test_gradient_equals_rlvr_weights_per_optimizer_step),
+    # and "batch" is the former name of "group"
+    tr = rlvr.trl.GRPOTrainer(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data,
+                              rlvr_weights="batch")
+    assert tr.rlvr_weights == "group"
     with pytest.raises(ValueError, match="rlvr_weights must be one of"):
         rlvr.trl.GRPOTrainer(model=checkpoint, reward_funcs=long_is_right, args=args, rlvr_weights="steps")
 
@@ -191,23 +212,32 @@ def test_trl_two_processes(checkpoint, tmp_path):
     assert set(results) == set(WORKER_CASES), results
     for case, per_rank in results.items():
         assert len(per_rank) == 2, (case, per_rank)  # both processes checked their gradient
-        split, max_steps = WORKER_CASES[case]
+        split, max_steps, weights = WORKER_CASES[case]
         for steps in per_rank:
             assert len(steps) == max_steps, (case, steps)
-            check_steps(steps, split, processes=2)
+            check_steps(steps, split, processes=2, weights=weights)
         print(f"\n2 processes, {case}: " + "; ".join(f"rel err {s['rel']:.1e}" for s in per_rank[0]))
 
 
-#: The cases trl_ddp_worker.py runs (per process: per-device batch x accumulation steps).
+#: The cases trl_ddp_worker.py runs (per process: per-device batch x accumulation steps; the
+#: weights mode).
 WORKER_CASES = {
     # accumulation 2 over both micro-batches, the generation used twice (the second step off-policy)
     "accum-2-spg-2-iterations-2": (
         dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=2, num_iterations=2),
         2,
+        "group",
     ),
+    # steps that split groups across both processes and steps
     "spg-3-accum-2-iterations-2": (
         dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=3, num_iterations=2),
         3,
+        "group",
+    ),
+    "spg-3-accum-2-iterations-2-step": (
+        dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, steps_per_generation=3, num_iterations=2),
+        3,
+        "step",
     ),
 }
 
@@ -221,3 +251,36 @@ def test_other_loss_types_are_trl_s_own(checkpoint, tmp_path):
     assert tr.rlvr_rule is None
     tr.train()
     assert any("rlvr/positive_share/token-mean" in h for h in tr.state.log_history)
+
+
+def test_fragment_weights_move_mass_at_the_paper_s_shape():
+    """The paper's shape under TRL's cut, computed without a trainer: 512 prompts x 16
+    completions a generation batch over 8 processes (64 whole groups each), each process's share
+    shuffled and cut into 16 micro-batches (steps_per_generation=16, one micro-step a step),
+    lengths uniform in 0..8192, binary rewards: the share of each step's token-weighted mass
+    w_i |o_i| that the fragment rule (rlvr_weights="step") puts elsewhere than the whole-group
+    rule. Figures printed (docs/integrations.md)."""
+    import numpy as np
+
+    import rlvr
+
+    g = np.random.default_rng(0)
+    prompts, n, procs, spg = 512, 16, 8, 16
+    bs = prompts * n
+    lens = g.integers(0, 8193, bs)
+    scores = g.integers(0, 2, bs).astype(float)
+    groups = np.arange(bs) // n
+    a = rlvr.advantages(groups, scores, estimator="grpo", std_scope="group")
+    w_group = spg * rlvr.weights("balanced", lens, a, groups)
+    local = bs // procs
+    shuffled = [p * local + g.permutation(local) for p in range(procs)]
+    moved, fragments = [], []
+    for j in range(spg):
+        rows = np.concatenate([s[j * (local // spg) : (j + 1) * (local // spg)] for s in shuffled])
+        mg = w_group[rows] * lens[rows]
+        ms = rlvr.weights("balanced", lens[rows], a[rows], groups[rows]) * lens[rows]
+        moved.append(0.5 * np.abs(mg / mg.sum() - ms / ms.sum()).sum())
+        fragments.append(sum(1 for c in np.unique(groups[rows], return_counts=True)[1] if c != n))
+    print(f"\nTRL at the paper's shape: the fragment rule moves {min(moved):.3f}-{max(moved):.3f} of a step's "
+          f"mass (mean {np.mean(moved):.3f}); {min(fragments)}-{max(fragments)} group fragments a step")
+    assert min(moved) > 0.05, moved

@@ -3,8 +3,10 @@ cluster): verl's own advantage-estimator dispatch, given rlvr's registration and
 Hydra-composed ppo_trainer config, then verl's actor update replayed as verl 0.9 runs it (the
 v1 trainer's balance_batch partition, contiguous data-parallel chunks, verl's make_iterator
 per rank, micro-batches, the per-mini-batch global token normalization, DDP's average) give, at
-every optimizer step, the loss and gradient of rlvr's formula sum_{i in step} w_i sum_t l_{i,t}
-with w over exactly that step's responses."""
+every optimizer step s of an epoch of S, the loss and gradient of rlvr's formula
+S sum_{i in s} w_i sum_t l_{i,t} with w Balanced Aggregation's weights over the whole batch's
+groups (algorithm.rlvr_weights=group, the default), or sum_{i in s} w^s_i sum_t l_{i,t} with
+w^s over the step's own responses (rlvr_weights=step)."""
 
 import itertools
 import os
@@ -154,18 +156,25 @@ def verl_steps(b, cfg, estimator, loss_mode="vanilla"):
     return adv, order, out
 
 
-def reference(b, rule, rows, clip_low=0.2, clip_high=0.28, clip_c=3.0):
+def reference(b, rule, rows, n_steps=None, clip_low=0.2, clip_high=0.28, clip_c=3.0):
     """rlvr's formula for one optimizer step, written out: A from rlvr.advantages over the whole
-    batch, w from rlvr.weights over the step's rows (verl's padding rows excluded), verl's
-    dual-clip token loss."""
+    batch; w from rlvr.weights over the whole batch's real rows times the epoch's n_steps
+    (whole groups), or, with n_steps=None, over the step's own real rows (fragments); verl's
+    padding rows excluded; verl's dual-clip token loss. Rows outside the step weigh 0."""
     uid = b["uid"]
     real = np.array([not u.startswith("pad") for u in uid])
     groups = np.unique(uid.astype(str), return_inverse=True)[1]
     a = np.zeros(len(uid))
     a[real] = rlvr.advantages(groups[real], b["scores"].numpy()[real], estimator="grpo", std_scope="group")
     w = np.zeros(len(uid))
-    step_real = rows[real[rows]]
-    w[step_real] = rlvr.weights(rule, b["lens"].numpy()[step_real], a[step_real], groups[step_real])
+    lens = b["lens"].numpy()
+    if n_steps is None:
+        step_real = rows[real[rows]]
+        w[step_real] = rlvr.weights(rule, lens[step_real], a[step_real], groups[step_real])
+    else:
+        whole = np.zeros(len(uid))
+        whole[real] = n_steps * rlvr.weights(rule, lens[real], a[real], groups[real])
+        w[rows] = whole[rows]
     A = torch.as_tensor(a).unsqueeze(1)
     logp = b["logp0"].clone().requires_grad_(True)
     r = torch.exp(logp - b["old"])
@@ -180,15 +189,24 @@ def rel(g, ref):
     return ((g - ref).norm() / ref.norm()).item()
 
 
+def steps_per_epoch(b, cfg):
+    return len(b["lens"]) // (cfg.actor_rollout_ref.actor.ppo_mini_batch_size * b["n"])
+
+
+def step_reference(b, cfg, rule, rows):
+    """reference() for the weights mode cfg asks for (group: whole groups x S; step: fragments)."""
+    whole = rlvr.verl.weights_mode(cfg.algorithm) == "group"
+    return reference(b, rule, rows, n_steps=steps_per_epoch(b, cfg) if whole else None)
+
+
 def assert_every_step_exact(b, cfg, tol=1e-9, estimators=rlvr.verl.ESTIMATORS):
     worst = 0.0
     for estimator, rule in estimators.items():
         _, _, steps = verl_steps(b, cfg, estimator)
-        expected = cfg.actor_rollout_ref.actor.ppo_epochs * len(b["lens"]) // (
-            cfg.actor_rollout_ref.actor.ppo_mini_batch_size * b["n"])
+        expected = cfg.actor_rollout_ref.actor.ppo_epochs * steps_per_epoch(b, cfg)
         assert len(steps) == expected
         for rows, lv, gv in steps:
-            lr, gr, _ = reference(b, rule, rows)
+            lr, gr, _ = step_reference(b, cfg, rule, rows)
             assert lv == pytest.approx(lr, rel=tol, abs=1e-15), (estimator, lv, lr)
             if gr.norm() > 0:
                 worst = max(worst, rel(gv, gr))
@@ -198,9 +216,64 @@ def assert_every_step_exact(b, cfg, tol=1e-9, estimators=rlvr.verl.ESTIMATORS):
 
 @pytest.mark.parametrize("steps, micro, dp, balance",
                          list(itertools.product([1, 4, 16], [1, 3], [1, 2, 4], [False, True])))
-def test_every_optimizer_step_is_balanced_aggregation_over_its_responses(steps, micro, dp, balance):
+def test_every_optimizer_step_carries_whole_group_weights(steps, micro, dp, balance):
+    """The default (rlvr_weights=group): with balance_batch (verl 0.9's default trainer always
+    balances) and dp > 1 groups are split across the steps, and each step is still exactly
+    S x sum over its responses of their whole group's BA weight."""
     b = random_batch(steps + 10 * dp + micro + (100 if balance else 0))
     assert_every_step_exact(b, verl_config(b, steps=steps, dp=dp, micro=micro, balance=balance))
+
+
+@pytest.mark.parametrize("steps, dp", [(4, 2), (16, 4)])
+def test_the_fragment_rule_is_balanced_aggregation_over_each_step_s_responses(steps, dp):
+    b = random_batch(steps + 10 * dp + 500)
+    cfg = verl_config(b, steps=steps, dp=dp, micro=3, balance=True, extra=["+algorithm.rlvr_weights=step"])
+    assert_every_step_exact(b, cfg)
+
+
+def test_the_steps_of_an_epoch_sum_to_s_times_whole_batch_balanced_aggregation():
+    b = random_batch(41)
+    cfg = verl_config(b, steps=4, dp=2, micro=3, balance=True)
+    _, _, steps = verl_steps(b, cfg, "rlvr_balanced")
+    whole_loss, whole_grad, _ = reference(b, "balanced", np.arange(len(b["lens"])), n_steps=4)
+    assert sum(lv for _, lv, _ in steps) == pytest.approx(whole_loss, rel=1e-12)
+    assert rel(sum(gv for _, _, gv in steps), whole_grad) < 1e-12
+    # groups really were split: some step holds part of a group
+    sizes = [np.unique(b["uid"][rows], return_counts=True)[1] for rows, _, _ in steps]
+    assert any((c != b["n"]).any() for c in sizes)
+
+
+def test_fragment_weights_move_mass_at_the_paper_s_shape():
+    """The paper's shape (512 prompts x 16 responses, 16 optimizer steps of 32 prompts, 8
+    data-parallel ranks, the batch balanced by length as verl 0.9's default trainer does;
+    response lengths uniform in 0..8192, binary rewards): the share of each step's
+    token-weighted mass c_i |o_i| that the fragment rule (rlvr_weights=step) puts elsewhere than
+    the whole-group rule. Figures printed (docs/integrations.md)."""
+    g = np.random.default_rng(0)
+    prompts, n, dp = 512, 16, 8
+    bs = prompts * n
+    lens = g.integers(0, 8193, bs)
+    scores = g.integers(0, 2, bs).astype(float)
+    uid = np.array([f"p{i // n}" for i in range(bs)], dtype=object)
+    order = np.array([j for p in get_seqlen_balanced_partitions(calculate_workload(torch.as_tensor(lens + 512)),
+                                                                 k_partitions=dp, equal_size=True) for j in p])
+    lens, scores, uid = lens[order], scores[order], uid[order]
+    groups = np.unique(uid.astype(str), return_inverse=True)[1]
+    a = rlvr.advantages(groups, scores, estimator="grpo", std_scope="group")
+    cut = rlvr.verl.StepCut(rows_per_step=32 * n, dp_size=dp)
+    steps = rlvr.verl.optimizer_steps(cut, bs)
+    assert len(steps) == 16
+    moved, fragments = [], []
+    c_group = rlvr.verl._factors("group", "balanced", lens, a, uid, steps)
+    c_step = rlvr.verl._factors("step", "balanced", lens, a, uid, steps)
+    for s in steps:
+        mg, ms = c_group[s] * lens[s], c_step[s] * lens[s]
+        moved.append(0.5 * np.abs(mg / mg.sum() - ms / ms.sum()).sum())
+        fragments.append(sum(1 for c in np.unique(uid[s], return_counts=True)[1] if c != n))
+    print(f"\npaper's shape: the fragment rule moves {min(moved):.3f}-{max(moved):.3f} of a step's mass "
+          f"(mean {np.mean(moved):.3f}); {min(fragments)}-{max(fragments)} group fragments a step")
+    assert min(fragments) > 0
+    assert min(moved) > 0.05, moved
 
 
 @pytest.mark.parametrize("steps, dp, balance", list(itertools.product([1, 4], [1, 2], [False, True])))
@@ -223,14 +296,20 @@ def test_epochs_and_a_replayed_shuffle_are_exact(seed):
 
 def test_whole_groups_per_step_match_the_per_step_weights_of_rlvr_s_own_cut():
     """Without balance_batch and with steps of whole groups, step j holds groups j*P..(j+1)*P-1
-    when dp = 1: the per-step weights are rlvr.weights over those groups alone."""
+    when dp = 1: the whole-group weights are rlvr.weights over those groups alone, the same
+    advantages as the fragment rule's."""
     b = random_batch(3)
     cfg = verl_config(b, steps=4, dp=1, micro=4)
     adv, _, steps = verl_steps(b, cfg, "rlvr_balanced")
     for j, (rows, _, _) in enumerate(steps):
         assert np.array_equal(rows, np.arange(16 * j, 16 * (j + 1)))
-    # the step's weights sum to 1 over its responses' tokens x sign classes: c_i = w_i N_s
+        _, _, w = reference(b, "balanced", rows)
+        _, _, w_whole = reference(b, "balanced", rows, n_steps=4)
+        assert np.allclose(w, w_whole, rtol=1e-12, atol=0)
     assert rlvr.verl.last_steps is not None and len(rlvr.verl.last_steps) == 4
+    adv_step, _, _ = verl_steps(b, verl_config(b, steps=4, dp=1, micro=4, extra=["+algorithm.rlvr_weights=step"]),
+                                "rlvr_balanced")
+    assert torch.allclose(adv, adv_step, rtol=1e-12, atol=0)
 
 
 def test_verl_padding_rows_are_not_a_group():
@@ -238,17 +317,18 @@ def test_verl_padding_rows_are_not_a_group():
     assert_every_step_exact(b, verl_config(b, steps=1, dp=2, micro=5))
 
 
-def test_the_old_whole_batch_weights_are_off_per_step_and_the_check_can_fail():
-    """The approximate mode (weights over the whole batch) is off BA's per-step weights when the
-    batch makes several optimizer steps, and verl's plain GRPO is a different loss: the exactness
-    check above fails for both."""
+def test_the_other_modes_and_plain_grpo_are_off_and_the_check_can_fail():
+    """The approximate mode (N/N_s for S), the fragment rule with groups split, and verl's plain
+    GRPO are each off the whole-group weights when the batch makes several optimizer steps: the
+    exactness check above fails for all three."""
     b = random_batch(8)
-    cfg = verl_config(b, steps=4, dp=2, micro=3, extra=["+algorithm.rlvr_weights=batch"])
-    _, _, steps = verl_steps(b, cfg, "rlvr_balanced")
-    off = max(rel(gv, reference(b, "balanced", rows)[1]) for rows, _, gv in steps)
-    assert off > 1e-3, off
+    for mode in ("batch", "step"):
+        cfg = verl_config(b, steps=4, dp=2, micro=3, balance=True, extra=[f"+algorithm.rlvr_weights={mode}"])
+        _, _, steps = verl_steps(b, cfg, "rlvr_balanced")
+        off = max(rel(gv, reference(b, "balanced", rows, n_steps=4)[1]) for rows, _, gv in steps)
+        assert off > 1e-3, (mode, off)
     _, _, steps = verl_steps(b, verl_config(b, steps=4, dp=2, micro=3), "grpo")
-    assert max(rel(gv, reference(b, "balanced", rows)[1]) for rows, _, gv in steps) > 1e-3
+    assert max(rel(gv, reference(b, "balanced", rows, n_steps=4)[1]) for rows, _, gv in steps) > 1e-3
     # with one optimizer step the approximate mode is exact
     assert_every_step_exact(b, verl_config(b, steps=1, dp=2, micro=3, extra=["+algorithm.rlvr_weights=batch"]),
                             estimators={"rlvr_balanced": "balanced"})
@@ -268,6 +348,8 @@ def test_approximate_mode_says_so(capsys):
     (["actor_rollout_ref.actor.strategy=veomni"], "rlvr_dp_size"),
     (["+algorithm.rlvr_dp_size=3"], "data-parallel size 3"),
     (["+algorithm.rlvr_weights=token"], "algorithm.rlvr_weights"),
+    (["+algorithm.rlvr_weights=step", "actor_rollout_ref.actor.shuffle=true", "actor_rollout_ref.actor.ppo_epochs=2"],
+     "actor_rollout_ref.actor.shuffle"),
 ])
 def test_settings_that_make_the_cut_inexact_are_refused_by_key(extra, key):
     b = random_batch(0)
@@ -301,12 +383,12 @@ def test_float32_batches_within_1e_5():
     _, _, steps = verl_steps(b, cfg, "rlvr_balanced")
     b64 = {k: (v.double() if torch.is_tensor(v) and v.is_floating_point() else v) for k, v in b.items()}
     for rows, lv, gv in steps:
-        lr, gr, _ = reference(b64, "balanced", rows)
+        lr, gr, _ = reference(b64, "balanced", rows, n_steps=4)
         assert lv == pytest.approx(lr, rel=1e-5)
         assert rel(gv.double(), gr) < 1e-5
 
 
-def test_advantage_keeps_its_sign_and_scales_by_w_times_the_step_s_tokens():
+def test_advantage_keeps_its_sign_and_scales_by_s_w_times_the_step_s_tokens():
     b = random_batch(2)
     cfg = verl_config(b, steps=4, dp=2, micro=3)
     adv, order, steps = verl_steps(b, cfg, "rlvr_balanced")
@@ -314,7 +396,7 @@ def test_advantage_keeps_its_sign_and_scales_by_w_times_the_step_s_tokens():
     plain, _ = core_algos.compute_grpo_outcome_advantage(b["rewards"][idx], b["mask"][idx], b["uid"][order])
     pos = {int(o): k for k, o in enumerate(order)}
     for rows, _, _ in steps:
-        _, _, w = reference(b, "balanced", rows)
+        _, _, w = reference(b, "balanced", rows, n_steps=4)
         n_step = b["mask"][torch.as_tensor(rows)].sum().item()
         k = torch.as_tensor([pos[int(i)] for i in rows])
         expected = plain[k] * torch.as_tensor(w[rows] * n_step).unsqueeze(1)

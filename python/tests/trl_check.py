@@ -1,9 +1,12 @@
 """Shared by test_trl.py and trl_ddp_worker.py: a tiny random Qwen2 checkpoint, a reward, and a
 callback that checks, at every optimizer step, that the gradient TRL accumulated (summed over
 accumulation steps, averaged over processes by DDP) equals the gradient of
-``sum_i w_i sum_t l_{i,t}`` computed here from scratch, with ``w`` from ``rlvr.weights`` over
-the rows the step's micro-batches actually held on every process (recorded as ``_compute_loss``
-received them; groups found from the prompt text, not from rlvr's bookkeeping)."""
+``sum_i w_i sum_t l_{i,t}`` computed here from scratch over the rows the step's micro-batches
+actually held on every process (recorded as ``_compute_loss`` received them), with ``w`` from
+``rlvr.weights``: over the whole generation batch each row came from, times ``K =
+steps_per_generation / gradient_accumulation_steps`` (``rlvr_weights="group"``), or over the
+step's own rows (``"step"``). Generation batches are recorded as TRL returns them, gathered from
+every process; groups are found from the prompt text, not from rlvr's bookkeeping."""
 
 import numpy as np
 import torch
@@ -65,12 +68,35 @@ def token_logps(model, row):
     return torch.log_softmax(logits, dim=-1).gather(-1, row["completion_ids"].unsqueeze(-1)).squeeze(-1)
 
 
+def _row_keys(batch):
+    """(prompt ids, completion ids) of every row, padding removed."""
+    return [
+        (tuple(p[pm.bool()].tolist()), tuple(c[cm.bool()].tolist()))
+        for p, pm, c, cm in zip(batch["prompt_ids"], batch["prompt_mask"], batch["completion_ids"], batch["completion_mask"])
+    ]
+
+
 class Recorder(rlvr.trl.GRPOTrainer):
-    """Keeps the micro-batches of the current optimizer step, as ``_compute_loss`` gets them."""
+    """Keeps every training generation batch (gathered from all processes: each row's prompt,
+    completion and advantage) and the micro-batches of the current optimizer step, as
+    ``_compute_loss`` gets them, each tagged with the generation it came from."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.window, self.generations = [], []
+
+    def _generate_and_score_completions(self, inputs):
+        out = super()._generate_and_score_completions(inputs)
+        if self.model.training:
+            rows = [(p, c, float(a)) for (p, c), a in zip(_row_keys(out), out["advantages"].tolist())]
+            self.generations = self.generations + [[r for rank in _everyone(rows) for r in rank]]
+        return out
 
     def _compute_loss(self, model, inputs):
         keep = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages", "old_per_token_logps")
-        self.window.append({k: inputs[k].detach().cpu() for k in keep if inputs.get(k) is not None})
+        mb = {k: inputs[k].detach().cpu() for k in keep if inputs.get(k) is not None}
+        mb["generation"] = len(self.generations) - 1
+        self.window.append(mb)
         return super()._compute_loss(model, inputs)
 
 
@@ -83,9 +109,22 @@ def _everyone(window):
     return out
 
 
+def group_weights(rule, generation):
+    """{(prompt, completion): w} over one whole generation batch (a completion sampled twice in
+    a group has one weight: same tokens, same reward)."""
+    prompts = [p for p, _, _ in generation]
+    names = {p: k for k, p in enumerate(dict.fromkeys(prompts))}
+    w = rlvr.weights(rule, [len(c) for _, c, _ in generation], [a for _, _, a in generation],
+                     [names[p] for p in prompts])
+    out = {}
+    for (p, c, _), wi in zip(generation, w):
+        assert out.setdefault((p, c), wi) == wi, (p, c)
+    return out
+
+
 class CheckGradient(transformers.TrainerCallback):
-    def __init__(self, rule, trainer=None):
-        self.rule, self.trainer, self.steps = rule, trainer, []
+    def __init__(self, rule, trainer=None, weights="group"):
+        self.rule, self.trainer, self.steps, self.weights = rule, trainer, [], weights
 
     def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
         tr = self.trainer
@@ -102,9 +141,21 @@ class CheckGradient(transformers.TrainerCallback):
         names = {p: k for k, p in enumerate(dict.fromkeys(prompts))}
         groups = np.array([names[p] for p in prompts])
         members = {g: int((groups == g).sum()) for g in set(groups.tolist())}
+        if self.weights == "group":
+            k = args.steps_per_generation / args.gradient_accumulation_steps
+            tables = {}
+            w_rlvr = []
+            for mb in micro:
+                gen = mb["generation"]
+                if gen not in tables:
+                    tables[gen] = group_weights(self.rule, tr.generations[gen])
+                w_rlvr += [k * tables[gen][key] for key in _row_keys(mb)]
+            w_rlvr = np.array(w_rlvr)
+        else:
+            w_rlvr = rlvr.weights(self.rule, tokens, adv, groups)
         grads = {}
         for name, w in (
-            ("rlvr", rlvr.weights(self.rule, tokens, adv, groups)),
+            ("rlvr", w_rlvr),
             ("token-mean", np.full(len(tokens), 1.0 / max(tokens.sum(), 1))),
         ):
             loss, at = 0.0, 0

@@ -20,11 +20,11 @@ def main():
     checkpoint, work, out = sys.argv[1:4]
     data = datasets.Dataset.from_dict({"prompt": PROMPTS})
     results = {}
-    for case, (split, max_steps) in WORKER_CASES.items():
+    for case, (split, max_steps, weights) in WORKER_CASES.items():
         args = grpo_args(f"{work}/{case}", "balanced", max_steps, **split)
-        check = CheckGradient("balanced")
-        tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check])
-        tr.window = []
+        check = CheckGradient("balanced", weights=weights)
+        tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check],
+                      rlvr_weights=weights)
         check.trainer = tr
         tr.train()
         assert tr.accelerator.num_processes == 2, tr.accelerator.num_processes
