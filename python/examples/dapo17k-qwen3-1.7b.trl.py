@@ -5,8 +5,9 @@
 
 The data: the parquet files `rlvr export data` writes (verl's layout; DATA, default data/verl).
 Batch shape as rlvr's: 512 prompts x 16 responses a generation batch, 32 prompts an
-optimizer step (16 steps a batch), 8 sequences a forward pass; with rlvr.trl every
-optimizer step is exactly its rule over its own sequences (docs/integrations.md).
+optimizer step (16 optimizer steps a batch), 8 sequences a forward pass. TRL counts
+optimizer steps: max_steps, save_steps and eval_steps are rlvr's GRPO steps x 16. With
+rlvr.trl every completion carries its whole group's weight (docs/integrations.md).
 
  Not carried, set in this config (no equivalent in the engine):
    algorithm.use_dynamic_bsz = true: TRL cuts micro-batches by count (per_device_train_batch_size)
@@ -18,6 +19,7 @@ optimizer step is exactly its rule over its own sequences (docs/integrations.md)
    model.device_memory_gib = 139.0: TRL sizes memory itself
    data.max_prompt_length = 1024: TRL 1.x has no prompt-length limit (filter the data file)
    reward.kind = "auto": TRL does not route: every problem gets rlvr.math_reward
+   optim.lr_warmup_steps = 160: carried as warmup_steps = 160, but transformers' warmup gives the first optimizer step lr 0 where rlvr's gives it lr/160: TRL's ramp runs one optimizer step behind
    eval.top_p = 0.7: TRL evaluates every row with the training sampling settings
    eval.batch_size = 4: memory only (TRL's per_device_eval_batch_size)
    logging.print_freq = 1: logging_steps = 1
@@ -94,19 +96,19 @@ def config(world_size=None, **overrides):
         adam_beta2=0.999,
         adam_epsilon=1e-8,
         max_grad_norm=1.0,
-        warmup_steps=10,
+        warmup_steps=160,
         lr_scheduler_type="constant_with_warmup",
-        max_steps=200,
+        max_steps=3200,
         seed=0,
         output_dir="runs/dapo17k-qwen3-1.7b",
         save_strategy="steps",
-        save_steps=10,
+        save_steps=160,
         save_total_limit=2,
         logging_steps=1,
         log_completions=True,
         report_to="none",
         eval_strategy="steps",
-        eval_steps=10,
+        eval_steps=160,
         num_generations_eval=16,
         per_device_eval_batch_size=16,
         eval_on_start=True,

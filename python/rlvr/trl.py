@@ -56,8 +56,11 @@ processes, ``a`` accumulation steps, ``s = steps_per_generation``), with
 ``l_{i,t} = -min(r A_i, clip(r) A_i)``; replacing ``A_i`` by ``c_i A_i`` with ``c_i > 0``
 multiplies ``l_{i,t}`` by exactly ``c_i``, because ``min(r c A, clip(r) c A) = c min(r A,
 clip(r) A)`` for ``c > 0``: which side of the clip is active depends only on the sign of
-``A_i``, which ``c_i`` keeps (the same holds for TRL's two-sided ``delta`` clip, its off-policy
-mask, its clip-ratio metrics and the vLLM importance weights, which read the sign or multiply).
+``A_i``, which ``c_i`` keeps (the same holds for GSPO's sequence-level ratio,
+``importance_sampling_level="sequence"``, TRL's two-sided ``delta`` clip, its off-policy sequence
+mask, its high-entropy token mask ``top_entropy_quantile``, its clip-ratio metrics and the vLLM
+importance weights, which read the sign, mask or multiply; python/tests/test_trl.py,
+``test_the_loss_knobs_keep_the_weights_exact``, checks the first four at every step).
 DDP averages over processes and TRL sums the accumulation steps, so the step's gradient is
 ``(s / (N a)) sum_i c_i grad sum_t l_{i,t}``: with ``c_i = w_i N`` (``"group"``) that is
 ``K sum_i w_i grad sum_t l_{i,t}``, with ``c_i = w^s_i N a / s`` (``"step"``) it is

@@ -79,8 +79,11 @@ verl's synthetic padding rows (uid ``pad<hex>``, added when the batch is not a m
 mini-batch size) have advantage 0 and are not counted as a group; their tokens are in ``N_s``
 as verl counts them.
 
-Refused (``ValueError`` naming the key, at the first batch, before any update): a
-``loss_agg_mode`` other than ``token-mean``; ``shuffle=true`` with ``ppo_epochs > 1``
+Refused (``ValueError`` naming the key, at start-up: the plugin adds :func:`check_config` to
+verl's ``validate_config``, which ``main_ppo`` runs before Ray starts or a model loads; and again
+at the first batch, before any update): a ``loss_agg_mode`` other than ``token-mean``; a
+``policy_loss.loss_mode`` outside :data:`EXACT_LOSS_MODES` (:data:`REFUSED_LOSS_MODES` says
+why for each of verl's others); ``shuffle=true`` with ``ppo_epochs > 1``
 (every epoch cuts the batch differently, so ``N_s`` differs per epoch, and one advantage per
 row cannot carry a different factor per epoch); a config from which the cut cannot be read
 (the estimator called without verl's config, a data-parallel size that does not divide the
@@ -94,8 +97,10 @@ Why the clipped surrogate stays exact. verl's token loss is
 choice ``A < 0`` is the same for ``c A``. Which side of the clip is active depends only on the
 sign of the advantage, which ``c_i`` keeps, so ``l_{i,t}(c_i A_i) = c_i l_{i,t}(A_i)``
 exactly, with the same clip fractions. The same holds for every loss mode linear in ``A`` per
-token (``vanilla``, ``gspo``, ``cispo``, ``gpg``, ``sapo``...). ``c_i = 0`` only for responses
-with no loss tokens (nothing to weight).
+token and aggregated by verl's token-mean: :data:`EXACT_LOSS_MODES` (``vanilla``, ``gspo``,
+``cispo``, ``gpg``, ``dro``, ``dppo_tv``, ``dppo_kl``, ``bypass_mode``; ``dro``'s quadratic
+term does not read the advantage and keeps verl's token mean, like the KL loss below).
+``c_i = 0`` only for responses with no loss tokens (nothing to weight).
 
 KL and entropy. ``use_kl_loss`` and ``entropy_coeff`` terms do not read the advantage: they
 keep verl's ``token-mean`` over the mini-batch (Balanced Aggregation reweights the
@@ -121,9 +126,13 @@ from rlvr import compute_score  # noqa: F401  (verl's custom_reward_function.nam
 
 __all__ = [
     "ESTIMATORS",
+    "EXACT_LOSS_MODES",
+    "REFUSED_LOSS_MODES",
     "StepCut",
     "WEIGHTS_MODES",
     "balanced_advantage",
+    "check_config",
+    "check_loss",
     "compute_score",
     "last_diagnostics",
     "last_steps",
@@ -199,6 +208,89 @@ def weights_mode(config: Any) -> str:
     return v
 
 
+#: verl 0.9's policy-loss modes (``actor_rollout_ref.actor.policy_loss.loss_mode``) under which the
+#: balanced estimators are exact: each mode's loss of a step with advantages ``c_i A_i`` equals
+#: ``sum_i (c_i / N_s) sum_t l_{i,t}(A_i)`` plus its terms that do not read the advantage
+#: (python/tests/test_verl.py, ``test_every_policy_loss_mode_is_exact_or_refused``, checks every
+#: mode of verl's registry).
+EXACT_LOSS_MODES = frozenset({"vanilla", "gspo", "cispo", "gpg", "dro", "dppo_tv", "dppo_kl", "bypass_mode"})
+
+#: The modes refused, and why (the same test shows each one's loss off the formula).
+REFUSED_LOSS_MODES = {
+    "sapo": "it aggregates by a mean over sequences whatever loss_agg_mode says, so c_i would be divided by "
+    "the response's own length",
+    "geo_mean": "its ratio is a geometric mean over each sequence and its loss a mean over sequences, not "
+    "verl's token-mean",
+    "clip_cov": "it picks the tokens it clips by the covariance of advantage and log-probability, which "
+    "scaling the advantage changes",
+    "kl_cov": "it picks the tokens it penalizes by the covariance of advantage and log-probability, which "
+    "scaling the advantage changes",
+}
+
+
+def check_loss(root: Any) -> None:
+    """Refuses (``ValueError`` naming the key) a loss the balanced estimators cannot make exact:
+    a ``loss_agg_mode`` other than ``token-mean`` and a policy-loss mode not in
+    :data:`EXACT_LOSS_MODES` (the refused ones with their reason, a mode registered by someone
+    else as not shown exact)."""
+    actor = "actor_rollout_ref.actor"
+    agg = _get(root, f"{actor}.loss_agg_mode", "token-mean")
+    if agg != "token-mean":
+        raise ValueError(
+            f"rlvr.verl: {actor}.loss_agg_mode must be token-mean for the balanced estimators "
+            f"(its normalization by the step's tokens is what c_i = S w_i N_s undoes), got {agg!r}"
+        )
+    mode = _get(root, f"{actor}.policy_loss.loss_mode", "vanilla")
+    if mode in EXACT_LOSS_MODES:
+        return
+    why = REFUSED_LOSS_MODES.get(
+        mode, "rlvr has not shown the balanced weights exact under it (a mode registered outside verl 0.9)"
+    )
+    raise ValueError(
+        f"rlvr.verl: {actor}.policy_loss.loss_mode={mode!r} cannot carry the balanced estimators' weights: "
+        f"{why}. Exact modes: {', '.join(sorted(EXACT_LOSS_MODES))}"
+    )
+
+
+def check_config(config: Any) -> None:
+    """The start-up check of a whole verl config (``verl.trainer.main_ppo``'s): when
+    ``algorithm.adv_estimator`` is one of :data:`ESTIMATORS`, everything the estimator would
+    refuse at the first batch is refused now, naming the key: the weights mode, the loss
+    (:func:`check_loss`) and the optimizer steps' cut (:func:`step_cut`). Installed into verl's
+    ``validate_config``, which ``main_ppo`` runs before Ray starts or a model loads."""
+    if _get(config, "algorithm.adv_estimator") not in ESTIMATORS:
+        return
+    algorithm = config.algorithm
+    if weights_mode(algorithm) == "batch":
+        check_loss(config)
+    else:
+        step_cut(algorithm)
+
+
+def _install_start_up_check() -> None:
+    """Wraps ``verl.utils.config.validate_config`` (and ``main_ppo``'s name for it, when that module
+    is already loaded) so that :func:`check_config` runs after verl's own checks."""
+    import sys
+
+    from verl.utils import config as verl_config
+
+    original = verl_config.validate_config
+    if getattr(original, "_rlvr", False):
+        return
+
+    def validate_config(config: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(config, *args, **kwargs)
+        check_config(config)
+        return out
+
+    validate_config._rlvr = True  # type: ignore[attr-defined]
+    validate_config.__doc__ = original.__doc__
+    verl_config.validate_config = validate_config
+    main = sys.modules.get("verl.trainer.main_ppo")
+    if main is not None and getattr(main, "validate_config", None) is original:
+        main.validate_config = validate_config
+
+
 def step_cut(config: Any) -> StepCut:
     """The cut verl's actor makes, read from the root of verl's config (``config`` is the
     ``algorithm`` node verl passes the estimator). Raises ``ValueError`` naming the key when a
@@ -212,12 +304,7 @@ def step_cut(config: Any) -> StepCut:
             "the whole batch instead (exact only with one optimizer step per batch)"
         )
     actor = "actor_rollout_ref.actor"
-    agg = _get(root, f"{actor}.loss_agg_mode", "token-mean")
-    if agg != "token-mean":
-        raise ValueError(
-            f"rlvr.verl: {actor}.loss_agg_mode must be token-mean for the balanced estimators "
-            f"(its normalization by the step's tokens is what c_i = w_i N_s undoes), got {agg!r}"
-        )
+    check_loss(root)
     prompts = _positive_int(root, f"{actor}.ppo_mini_batch_size")
     n = _positive_int(root, "actor_rollout_ref.rollout.n", 1)
     epochs = _positive_int(root, f"{actor}.ppo_epochs", 1)
@@ -409,3 +496,4 @@ def register() -> None:
 
 
 register()
+_install_start_up_check()

@@ -90,7 +90,8 @@ def test_the_trl_export_is_a_grpo_config_trl_accepts(binary, tmp_path):
         args = module.config(world, use_cpu=True, bf16=False, output_dir=str(tmp_path / "out"))
         assert args.loss_type == "balanced"
         assert (args.epsilon, args.epsilon_high, args.beta) == (0.2, 0.28, 0.0)
-        assert args.learning_rate == pytest.approx(1e-6) and args.max_steps == 200
+        # TRL counts optimizer steps: rlvr's 200 GRPO steps of 16 optimizer steps each
+        assert args.learning_rate == pytest.approx(1e-6) and args.max_steps == 200 * 16
         assert args.num_generations == 16 and args.max_completion_length == 8192
         # the batch: 32 prompts x 16 an optimizer step, 512 x 16 a generation, over `world`
         per_step = args.per_device_train_batch_size * args.gradient_accumulation_steps * world
@@ -169,3 +170,55 @@ def test_hostile_values_reach_verl_s_config_intact(binary, tmp_path):
     assert cfg.data.apply_chat_template_kwargs.enable_thinking is False
     assert cfg.data.apply_chat_template_kwargs.note == note
     assert cfg.data.train_files == f"{tmp_path}/gsm8k_train.parquet"
+
+
+def _verl_config(binary, tmp_path, *sets):
+    args = ["verl", "configs/dapo17k-qwen3-1.7b.toml", "--overrides-only"]
+    for kv in sets:
+        args += ["--set", kv]
+    values = {"${DATA}": str(tmp_path), "${N_GPUS}": "8", "${REWARD_PY}": rlvr.verl.__file__}
+    overrides = []
+    for line in export(binary, *args).splitlines():
+        for k, v in values.items():
+            line = line.replace(k, v)
+        overrides.append(line)
+    with initialize_config_dir(config_dir=_CONFIG_DIR, version_base=None):
+        return compose(config_name="ppo_trainer", overrides=overrides)
+
+
+def _trl_config(binary, tmp_path, *sets):
+    args = ["trl", "configs/dapo17k-qwen3-1.7b.toml"]
+    for kv in sets:
+        args += ["--set", kv]
+    script = tmp_path / "units.py"
+    script.write_text(export(binary, *args))
+    return load_script(script, "units").config(2, use_cpu=True, bf16=False, output_dir=str(tmp_path / "out"))
+
+
+@pytest.mark.parametrize("steps, mini, epochs, save, test, warmup", [
+    (200, 32, 1, 10, 10, 160),   # the paper's recipe: 16 optimizer steps a GRPO step
+    (7, 128, 2, 3, 5, 12),       # 4 mini-batches x 2 epochs: 8 optimizer steps a GRPO step
+    (5, 512, 1, 2, 1, 3),        # one optimizer step a GRPO step
+])
+def test_every_exported_unit_reads_back_as_rlvr_s_meaning(binary, tmp_path, steps, mini, epochs, save, test, warmup):
+    """Run length, saves, evaluations and warmup, read back from each engine's own config object
+    (verl's Hydra-composed config, TRL's GRPOConfig) and converted to rlvr's units: GRPO steps for
+    the first three, optimizer steps for the warmup. verl counts training steps (batches) and
+    steps its learning rate once a batch; TRL counts optimizer steps."""
+    sets = [f"trainer.total_training_steps={steps}", f"algorithm.ppo_mini_batch_size={mini}",
+            f"algorithm.ppo_epochs={epochs}", f"trainer.save_freq={save}", f"eval.test_freq={test}",
+            f"optim.lr_warmup_steps={warmup}"]
+    per_step = 512 // mini * epochs  # rlvr's optimizer steps a GRPO step
+    cfg = _verl_config(binary, tmp_path, *sets)
+    actor = cfg.actor_rollout_ref.actor
+    assert (cfg.trainer.total_training_steps, cfg.trainer.save_freq, cfg.trainer.test_freq) == (steps, save, test)
+    assert actor.ppo_epochs == epochs and actor.ppo_mini_batch_size == mini
+    # verl's warmup in batches: rlvr's optimizer steps, rounded up to whole batches
+    assert actor.optim.lr_warmup_steps == -(-warmup // per_step)
+    args = _trl_config(binary, tmp_path, *sets)
+    opt_per_generation = args.steps_per_generation * args.num_iterations // args.gradient_accumulation_steps
+    assert opt_per_generation == per_step
+    assert args.max_steps == steps * per_step
+    assert (args.save_steps, args.eval_steps) == (save * per_step, test * per_step)
+    assert args.warmup_steps == warmup and args.num_iterations == epochs
+

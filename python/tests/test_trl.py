@@ -147,6 +147,26 @@ def test_gradient_equals_rlvr_weights_per_optimizer_step(checkpoint, tmp_path, c
     assert isinstance(tr.rlvr_verdict, str) and tr.rlvr_verdict
 
 
+#: TRL settings that change the token loss, each checked at every step against trl_check's
+#: reference (GSPO's sequence-level ratio, the two-sided clip, the off-policy sequence mask, the
+#: high-entropy token mask), on a split with off-policy steps and groups split between steps.
+KNOBS = {
+    "gspo-sequence-ratio": dict(importance_sampling_level="sequence"),
+    "two-sided-clip": dict(delta=1.05),
+    "off-policy-mask": dict(off_policy_mask_threshold=0.0),
+    "top-entropy-half": dict(top_entropy_quantile=0.5),
+}
+
+
+@pytest.mark.parametrize("knob", list(KNOBS))
+def test_the_loss_knobs_keep_the_weights_exact(checkpoint, tmp_path, knob):
+    split, max_steps = CASES["spg-3-accum-2-iterations-2"]
+    split = {**split, **KNOBS[knob]}
+    tr, steps = run_checked(checkpoint, tmp_path, "balanced", split, max_steps, "group")
+    print(f"\n{knob}: " + "; ".join(f"rel err {s['rel']:.1e}" for s in steps))
+    check_steps(steps, split)
+
+
 def test_the_two_modes_differ_when_steps_split_groups(checkpoint, tmp_path):
     """With 2 optimizer steps a generation TRL's shuffle splits groups between them: the fragment
     rule's gradients miss the whole-group weights and the reverse, so each check can fail."""

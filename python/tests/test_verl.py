@@ -429,3 +429,115 @@ def test_import_verl_loads_the_plugin():
     code = "import verl.trainer.ppo.core_algos as c; print(sorted(k for k in c.ADV_ESTIMATOR_REGISTRY if k.startswith('rlvr')))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "['rlvr_balanced', 'rlvr_balanced_mass']", out
+
+
+def _policy_loss(mode, rows, logp, b, adv, n_tokens):
+    """verl's policy loss `mode` over `rows` with verl's token-mean and the global token count
+    `n_tokens`, one rank."""
+    from verl.workers.config import PolicyLossConfig
+
+    acfg = ActorConfig(strategy="fsdp", rollout_n=4, ppo_micro_batch_size_per_gpu=4, clip_ratio_low=0.2,
+                       clip_ratio_high=0.28, clip_ratio_c=3.0, loss_agg_mode="token-mean",
+                       policy_loss=PolicyLossConfig(loss_mode=mode, dro_beta=0.1))
+    acfg.global_batch_info.update(dp_size=1, batch_num_tokens=n_tokens, global_batch_size=len(rows),
+                                  loss_scale_factor=None)
+    loss, _ = core_algos.get_policy_loss_fn(mode)(
+        old_log_prob=b["old"][rows], log_prob=logp[rows], advantages=adv[rows],
+        response_mask=b["mask"][rows].bool(), loss_agg_mode="token-mean", config=acfg, rollout_is_weights=None)
+    return loss
+
+
+def _weighted_loss_error(mode, b, c, A):
+    """How far verl's loss of a step with advantages c_i A_i is from sum_i (c_i / N) T_i, T_i the
+    token sum of response i's own loss (its loss alone, token-mean over its |o_i| tokens, times
+    |o_i|); the loss at A = 0 (terms that do not read the advantage) taken off both sides. The
+    relative error of the gradient in log-probabilities."""
+    bs = len(c)
+    n = int(b["mask"].sum())
+
+    def grad(rows, adv, n_tokens):
+        logp = b["logp0"].clone().requires_grad_(True)
+        (_policy_loss(mode, rows, logp, b, adv, n_tokens) - _policy_loss(mode, rows, logp, b, 0 * adv, n_tokens)).backward()
+        return logp.grad
+
+    full = grad(torch.arange(bs), c.unsqueeze(1) * A, n)
+    ref = torch.zeros_like(full)
+    for i in range(bs):
+        ni = int(b["mask"][i].sum())
+        if ni:
+            ref += c[i] / n * ni * grad(torch.tensor([i]), A, ni)
+    return rel(full, ref)
+
+
+def test_every_policy_loss_mode_is_exact_or_refused():
+    """Every policy-loss mode in verl's registry either carries the weights exactly (the loss with
+    c_i A_i is sum_i (c_i / N) times response i's own token sum, for random positive c) and is
+    listed in EXACT_LOSS_MODES, or is off that and refused by name, with its reason, at the start-up
+    check."""
+    b = random_batch(3)
+    g = torch.Generator().manual_seed(1)
+    c = torch.rand(len(b["lens"]), generator=g, dtype=torch.float64) * 3 + 0.1
+    A = torch.randn(len(b["lens"]), generator=g, dtype=torch.float64).unsqueeze(1) * b["mask"]
+    registry = set(core_algos.POLICY_LOSS_REGISTRY)
+    assert rlvr.verl.EXACT_LOSS_MODES <= registry and set(rlvr.verl.REFUSED_LOSS_MODES) <= registry
+    errors = {mode: _weighted_loss_error(mode, b, c, A) for mode in sorted(registry)}
+    print("\n" + ", ".join(f"{m} {e:.1e}" for m, e in errors.items()))
+    for mode, err in errors.items():
+        cfg = verl_config(b, steps=4, extra=[f"actor_rollout_ref.actor.policy_loss.loss_mode={mode}"])
+        if mode in rlvr.verl.EXACT_LOSS_MODES:
+            assert err < 1e-12, (mode, err)
+            rlvr.verl.check_config(cfg)
+        else:
+            assert err > 1e-3, (mode, err)  # refused for a reason the check shows
+            with pytest.raises(ValueError, match=r"policy_loss\.loss_mode='" + mode + "'"):
+                rlvr.verl.check_config(cfg)
+    # a mode someone else registers is refused until shown exact
+    cfg = verl_config(b, steps=4, extra=["actor_rollout_ref.actor.policy_loss.loss_mode=my_loss"])
+    with pytest.raises(ValueError, match="has not shown the balanced weights exact"):
+        rlvr.verl.check_config(cfg)
+
+
+@pytest.mark.parametrize("extra, key", [
+    (["actor_rollout_ref.actor.policy_loss.loss_mode=sapo"], "policy_loss.loss_mode"),
+    (["actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean"], "loss_agg_mode"),
+    (["actor_rollout_ref.actor.shuffle=true", "actor_rollout_ref.actor.ppo_epochs=2"], "actor_rollout_ref.actor.shuffle"),
+    (["+algorithm.rlvr_weights=batch", "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum"], "loss_agg_mode"),
+])
+def test_refusals_come_from_verl_s_config_check_at_start_up(extra, key):
+    """The plugin's check runs inside verl's own validate_config (the function main_ppo calls before
+    Ray starts or a model loads); a config of another estimator is left alone."""
+    from verl.utils import config as verl_config_module
+
+    b = random_batch(0)
+    cfg = verl_config(b, steps=4, extra=extra)
+    with pytest.raises(ValueError, match=key.replace(".", r"\.")):
+        rlvr.verl.check_config(cfg)
+    assert getattr(verl_config_module.validate_config, "_rlvr", False)
+    other = verl_config(b, steps=4, extra=[*extra, "algorithm.adv_estimator=grpo"])
+    rlvr.verl.check_config(other)
+
+
+def test_main_ppo_refuses_before_ray_starts(tmp_path):
+    """`python -m verl.trainer.main_ppo` with the plugin installed and a refused loss mode stops in
+    its config check, before Ray, with rlvr's message naming the key."""
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    if not any(ep.value == "rlvr.verl" for ep in entry_points(group="verl.plugins")):
+        pytest.skip("rlvr is not installed as a package here (no verl.plugins entry point)")
+    overrides = [
+        "algorithm.adv_estimator=rlvr_balanced", "actor_rollout_ref.actor.policy_loss.loss_mode=sapo",
+        "data.train_batch_size=8", "actor_rollout_ref.rollout.n=4", "actor_rollout_ref.actor.ppo_mini_batch_size=4",
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2",
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=2", "trainer.n_gpus_per_node=1",
+    ]
+    run = subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", *overrides], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out[-3000:]
+    assert "policy_loss.loss_mode='sapo'" in out, out[-3000:]
+    # Ray never started: no local instance, no task
+    for mark in ("Started a local Ray instance", "ray::", "RayTaskError", "TaskRunner"):
+        assert mark not in out, (mark, out[-3000:])

@@ -61,11 +61,34 @@ def long_is_right(completions, **kwargs):
 
 
 def token_logps(model, row):
+    """Per-token log-probabilities of the completion and the entropies of its distributions."""
     ids = torch.cat([row["prompt_ids"], row["completion_ids"]], dim=1)
     mask = torch.cat([row["prompt_mask"], row["completion_mask"]], dim=1)
     c = row["completion_ids"].size(1)
     logits = model(input_ids=ids, attention_mask=mask).logits[:, -c - 1 : -1, :].float()
-    return torch.log_softmax(logits, dim=-1).gather(-1, row["completion_ids"].unsqueeze(-1)).squeeze(-1)
+    logp_all = torch.log_softmax(logits, dim=-1)
+    entropies = -(logp_all.exp() * logp_all).sum(-1)
+    return logp_all.gather(-1, row["completion_ids"].unsqueeze(-1)).squeeze(-1), entropies.detach()
+
+
+def token_loss(tr, logp, old, a, mask, entropies):
+    """The per-token policy loss TRL's `dapo` path computes, written out for the knobs the tests
+    set: sequence-level importance ratio (GSPO, `importance_sampling_level="sequence"`), the
+    two-sided clip `delta`, the off-policy sequence mask (`off_policy_mask_threshold`, TRL's own
+    mask function) and the high-entropy token mask (`top_entropy_quantile`, TRL's own)."""
+    log_ratio = logp - old
+    if tr.importance_sampling_level == "sequence":
+        log_ratio = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
+    r = torch.exp(log_ratio)
+    r2 = torch.clamp(r, 1 - tr.epsilon_low, 1 + tr.epsilon_high)
+    if tr.args.delta is not None:
+        r = torch.clamp(r, max=tr.args.delta)
+    lt = -torch.min(r * a, r2 * a)
+    if tr.off_policy_mask_threshold is not None:
+        lt = lt * tr.get_off_policy_mask(a, logp, old, mask, tr.off_policy_mask_threshold)
+    if tr.top_entropy_quantile < 1.0:
+        lt = lt * tr.get_high_entropy_mask(entropies, mask, 1 - tr.top_entropy_quantile)
+    return lt
 
 
 def _row_keys(batch):
@@ -161,12 +184,11 @@ class CheckGradient(transformers.TrainerCallback):
             loss, at = 0.0, 0
             for mb in micro:
                 n = len(mb["advantages"])
-                logp = token_logps(model, mb)
+                logp, entropies = token_logps(model, mb)
                 old = mb.get("old_per_token_logps")
                 old = logp.detach() if old is None else old
-                r = torch.exp(logp - old)
                 a = mb["advantages"].unsqueeze(1)
-                lt = -torch.min(r * a, torch.clamp(r, 1 - tr.epsilon_low, 1 + tr.epsilon_high) * a)
+                lt = token_loss(tr, logp, old, a, mb["completion_mask"], entropies)
                 wi = torch.as_tensor(w[at : at + n], dtype=torch.float64).unsqueeze(1)
                 loss = loss + (wi * (lt * mb["completion_mask"]).double()).sum()
                 at += n

@@ -202,6 +202,13 @@ pub fn verl_rows(
 // every key accounted for
 // ---------------------------------------------------------------------------------------
 
+/// Optimizer steps one GRPO step makes: `train_batch_size / ppo_mini_batch_size x ppo_epochs`
+/// (rlvr counts run length, saves and evaluations in GRPO steps, its warmup and schedule in
+/// optimizer steps).
+fn optimizer_steps_per_grpo_step(cfg: &TrainConfig) -> usize {
+    (cfg.total_optimizer_steps() / cfg.trainer.total_training_steps.max(1)).max(1)
+}
+
 fn refuse(key: &str, message: impl std::fmt::Display) -> anyhow::Error {
     BadInput(format!("config key `{key}`: {message}")).into()
 }

@@ -245,6 +245,9 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     set("adam_beta2", py_float(op.beta2));
     set("adam_epsilon", py_float(op.eps));
     set("max_grad_norm", py_float(op.grad_clip));
+    // TRL counts optimizer steps, as rlvr's warmup does; its run length, saves and evaluations
+    // below too (rlvr counts those in GRPO steps of `per_step` optimizer steps each)
+    let per_step = optimizer_steps_per_grpo_step(cfg);
     set("warmup_steps", op.lr_warmup_steps.to_string());
     let sched = match op.lr_scheduler {
         LrScheduler::Constant => "constant_with_warmup",
@@ -268,9 +271,22 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "optim.lr_scheduler",
         "optim.min_lr_ratio",
     ]);
+    if op.lr_warmup_steps > 0 {
+        l.diverges(
+            "optim.lr_warmup_steps",
+            format!(
+                "carried as warmup_steps = {w}, but transformers' warmup gives the first optimizer \
+                 step lr 0 where rlvr's gives it lr/{w}: TRL's ramp runs one optimizer step behind",
+                w = op.lr_warmup_steps
+            ),
+        );
+    }
 
-    // trainer
-    set("max_steps", t.total_training_steps.to_string());
+    // trainer: TRL's steps are optimizer steps
+    set(
+        "max_steps",
+        t.total_training_steps.saturating_mul(per_step).to_string(),
+    );
     set("seed", t.seed.to_string());
     set(
         "output_dir",
@@ -278,7 +294,10 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     );
     if t.save_freq > 0 {
         set("save_strategy", "\"steps\"".into());
-        set("save_steps", t.save_freq.to_string());
+        set(
+            "save_steps",
+            t.save_freq.saturating_mul(per_step).to_string(),
+        );
     } else {
         set("save_strategy", "\"no\"".into());
     }
@@ -312,7 +331,10 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     // eval
     if !e.datasets.is_empty() && e.test_freq > 0 {
         set("eval_strategy", "\"steps\"".into());
-        set("eval_steps", e.test_freq.to_string());
+        set(
+            "eval_steps",
+            e.test_freq.saturating_mul(per_step).to_string(),
+        );
         set("num_generations_eval", e.k.to_string());
         // one prompt's k samples per process per evaluation batch
         set("per_device_eval_batch_size", e.k.to_string());
@@ -380,15 +402,19 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "Batch shape as rlvr's: {} prompts x {} responses a generation batch, {} prompts an",
         t.train_batch_size, r.num_generations, a.ppo_mini_batch_size
     );
+    let per_step = optimizer_steps_per_grpo_step(cfg);
     let _ = writeln!(
         s,
-        "optimizer step ({} steps a batch), {} sequences a forward pass; with rlvr.trl every",
-        t.train_batch_size / a.ppo_mini_batch_size.max(1),
+        "optimizer step ({per_step} optimizer steps a batch), {} sequences a forward pass. TRL counts",
         a.ppo_micro_batch_size
     );
     let _ = writeln!(
         s,
-        "optimizer step is exactly its rule over its own sequences (docs/integrations.md)."
+        "optimizer steps: max_steps, save_steps and eval_steps are rlvr's GRPO steps x {per_step}. With"
+    );
+    let _ = writeln!(
+        s,
+        "rlvr.trl every completion carries its whole group's weight (docs/integrations.md)."
     );
     let mut nc = String::new();
     not_carried_lines(&mut nc, &not_carried, "", py_doc);

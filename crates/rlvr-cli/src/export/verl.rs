@@ -386,9 +386,13 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         &format!("{ACTOR}.optim.clip_grad"),
         yaml_float(op.grad_clip),
     );
+    // verl steps its learning-rate schedule once a batch (after the batch's optimizer steps):
+    // rlvr's warmup, in optimizer steps, becomes whole batches
+    let per_step = optimizer_steps_per_grpo_step(cfg);
+    let warmup_batches = op.lr_warmup_steps.div_ceil(per_step);
     set(
         &format!("{ACTOR}.optim.lr_warmup_steps"),
-        op.lr_warmup_steps.to_string(),
+        warmup_batches.to_string(),
     );
     set(
         &format!("{ACTOR}.optim.lr_scheduler_type"),
@@ -416,6 +420,22 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         "optim.eps",
         "verl's FSDP optimizer config has no eps key (torch AdamW's 1e-8)",
     );
+    if op.lr_warmup_steps > 0 || (op.lr_scheduler == LrScheduler::Cosine && per_step > 1) {
+        l.diverges(
+            "optim.lr_warmup_steps",
+            format!(
+                "verl changes the learning rate once a batch ({per_step} optimizer steps here) and \
+                 gives the first batch lr 0: {} optimizer steps of warmup carried as \
+                 lr_warmup_steps = {warmup_batches} batches{}",
+                op.lr_warmup_steps,
+                if op.lr_scheduler == LrScheduler::Cosine {
+                    ", the cosine stepped per batch"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
 
     // [trainer]
     set("data.train_batch_size", t.train_batch_size.to_string());
