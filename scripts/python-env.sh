@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python test environment (torch, transformers, TRL, verl, maturin, pytest:
+# The Python test environment (torch, transformers, TRL, verl, SkyRL, maturin, pytest:
 # python/requirements-test.txt) in ~/.cache/rlvr-py/venv (RLVR_PY_CACHE), reused on the same
 # machine: (re)installed only when python/requirements-test.txt changes. Used by
 # scripts/test-python.sh and scripts/real-model.sh. Needs python3 (>= 3.9, with venv) and, on
@@ -15,13 +15,15 @@ mkdir -p "$cache"
 
 t0=$(date +%s)
 if [ ! -x "$venv/bin/python" ] || ! cmp -s "$reqs" "$stamp"; then
-    echo "python-env: installing the test environment into $venv (torch, transformers, trl, verl, maturin, pytest)"
+    echo "python-env: installing the test environment into $venv (torch, transformers, trl, verl, skyrl, maturin, pytest)"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip
-    # verl without its dependencies: only its loss and advantage modules are imported (no Ray
-    # cluster, no vLLM); the few packages they import are in the requirements file.
+    # verl and SkyRL without their dependencies: only their loss and advantage modules are
+    # imported (no Ray cluster, no vLLM, no jax); the few packages they import are in the
+    # requirements file, the engines themselves on its "# name==version" lines.
     "$venv/bin/pip" install -q -r "$reqs"
-    "$venv/bin/pip" install -q --no-deps "$(grep -E '^# verl==' "$reqs" | sed 's/^# //')"
+    # shellcheck disable=SC2046 # one word per pin
+    "$venv/bin/pip" install -q --no-deps $(grep -E '^# [A-Za-z0-9_.-]+==' "$reqs" | sed 's/^# //')
     cp "$reqs" "$stamp"
 fi
 echo "python-env: environment ready in $(( $(date +%s) - t0 )) s"
