@@ -59,15 +59,7 @@ fn write_data(path: &Path) {
 }
 
 fn have_python() -> bool {
-    if rlvr_tasks::code::SandboxConfig::default().python.exists() {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but no python3"
-    );
-    eprintln!("skipping: no python3");
-    false
+    rlvr_test_support::python(&rlvr_tasks::code::SandboxConfig::default().python).is_some()
 }
 
 #[test]

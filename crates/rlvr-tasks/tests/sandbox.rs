@@ -38,29 +38,16 @@ fn cfg(wall_ms: u64, cpu_secs: u64) -> SandboxConfig {
 }
 
 fn python_available() -> bool {
-    let ok = SandboxConfig::default().python.exists();
-    if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but no python3"
-        );
-        eprintln!("skipping: no {}", SandboxConfig::default().python.display());
-    }
-    ok
+    rlvr_test_support::python(&SandboxConfig::default().python).is_some()
 }
 
 fn isolation_or_skip() -> bool {
-    if !isolation_available() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but the sandbox's namespaces are not available"
-        );
-        eprintln!(
-            "skipping: the sandbox's namespaces are not available (not root, no user namespaces)"
-        );
-        return false;
-    }
-    true
+    let found = if isolation_available() {
+        Ok(())
+    } else {
+        Err("not root, no unprivileged user namespaces")
+    };
+    rlvr_test_support::or_skip(found, "the sandbox's namespaces are not available").is_some()
 }
 
 /// Live (not zombie) processes running as `uid`, and zombies (from /proc).

@@ -9,6 +9,7 @@
 //! of, the CPU testbed) is an error naming the key.
 
 mod ledger;
+mod names;
 mod quote;
 mod trl;
 mod verl;

@@ -4,13 +4,13 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 use rlvr_core::kl::KlEstimator;
-use rlvr_core::policy_loss::PolicyLossMode;
-use rlvr_core::{AdvEstimator, AggRule};
+use rlvr_core::AdvEstimator;
 use rlvr_model::WeightDtype;
 use rlvr_tasks::RewardKind;
 use rlvr_train::config::{Logger, LrScheduler, RunTask};
 use rlvr_train::TrainConfig;
 
+use super::names;
 use super::quote::{py_doc, py_literal, py_str};
 use super::*;
 
@@ -49,22 +49,8 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     let mut args: Vec<(String, String)> = Vec::new();
     let mut set = |k: &str, v: String| args.push((k.to_string(), v));
 
-    let loss_type = match a.loss_agg_mode {
-        AggRule::Balanced => "balanced",
-        AggRule::BalancedMass => "balanced-mass",
-        AggRule::TokenMean => "dapo",
-        AggRule::SeqMeanTokenMean => "grpo",
-        AggRule::SeqMeanTokenSumNorm => "dr_grpo",
-        rule => {
-            return Err(refuse(
-                "algorithm.loss_agg_mode",
-                format!(
-                "{} has no TRL loss_type (dapo, grpo, dr_grpo; rlvr adds balanced, balanced-mass)",
-                rule.as_str()
-            ),
-            ))
-        }
-    };
+    let loss_type = names::trl_loss_type(a.loss_agg_mode)
+        .map_err(|why| refuse("algorithm.loss_agg_mode", why))?;
     if a.adv_estimator == AdvEstimator::Rloo {
         return Err(refuse(
             "algorithm.adv_estimator",
@@ -83,15 +69,10 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         "algorithm.adv_estimator",
         "algorithm.norm_adv_by_std_in_grpo",
     ]);
-    match a.policy_loss {
-        PolicyLossMode::Vanilla => {}
-        PolicyLossMode::Gspo => set("importance_sampling_level", "\"sequence\"".into()),
-        _ => {
-            return Err(refuse(
-                "algorithm.policy_loss",
-                "TRL's balanced path is the clipped surrogate (vanilla, gspo)",
-            ))
-        }
+    let policy_loss = names::trl_policy_loss(a.policy_loss)
+        .map_err(|why| refuse("algorithm.policy_loss", why))?;
+    if let Some((key, value)) = policy_loss {
+        set(key, value.into());
     }
     set("epsilon", py_float(a.clip_ratio_low));
     set("epsilon_high", py_float(a.clip_ratio_high));

@@ -5,11 +5,12 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 use rlvr_core::kl::KlEstimator;
-use rlvr_core::{AdvEstimator, AggRule};
+use rlvr_core::AdvEstimator;
 use rlvr_tasks::RewardKind;
 use rlvr_train::config::{Logger, LrScheduler, RunTask};
 use rlvr_train::TrainConfig;
 
+use super::names::{self, VerlRule};
 use super::quote::{hydra_str, hydra_value, one_line, shell_dq, shell_word};
 use super::*;
 
@@ -198,38 +199,28 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     );
 
     // [algorithm]: the rule, through rlvr's estimator for the balanced rules
-    let verl_rule = match a.loss_agg_mode {
-        AggRule::Balanced | AggRule::BalancedMass => None,
-        AggRule::GroupTokenMean => return Err(refuse(
-            "algorithm.loss_agg_mode",
-            "group-token-mean has no verl form (verl's modes: token-mean, seq-mean-token-mean, \
-                 seq-mean-token-sum, seq-mean-token-sum-norm; rlvr adds balanced, balanced-mass)",
-        )),
-        rule => Some(rule.as_str()),
-    };
-    let estimator = match (a.adv_estimator, verl_rule) {
-        (AdvEstimator::Rloo, None) => {
+    let form =
+        names::verl_rule(a.loss_agg_mode).map_err(|why| refuse("algorithm.loss_agg_mode", why))?;
+    let (estimator, verl_rule) = match (a.adv_estimator, form) {
+        (AdvEstimator::Rloo, VerlRule::Estimator(_)) => {
             return Err(refuse(
                 "algorithm.adv_estimator",
                 "rloo with a balanced rule: rlvr's verl estimator computes GRPO advantages \
                  (grpo or dr-grpo)",
             ))
         }
-        (AdvEstimator::Rloo, Some(_)) => "rloo",
-        (_, Some(_)) => "grpo",
-        (_, None) if a.loss_agg_mode == AggRule::Balanced => "rlvr_balanced",
-        (_, None) => "rlvr_balanced_mass",
+        (AdvEstimator::Rloo, VerlRule::LossAggMode(m)) => ("rloo", m),
+        (AdvEstimator::Grpo | AdvEstimator::DrGrpo, VerlRule::LossAggMode(m)) => ("grpo", m),
+        // rlvr's estimator on verl's token-mean (rlvr.verl's contract)
+        (AdvEstimator::Grpo | AdvEstimator::DrGrpo, VerlRule::Estimator(e)) => (e, "token-mean"),
     };
     set("algorithm.adv_estimator", estimator.into());
     let norm = a.norm_adv_by_std_in_grpo && a.adv_estimator != AdvEstimator::DrGrpo;
     set("algorithm.norm_adv_by_std_in_grpo", norm.to_string());
-    set(
-        &format!("{ACTOR}.loss_agg_mode"),
-        verl_rule.unwrap_or("token-mean").into(),
-    );
+    set(&format!("{ACTOR}.loss_agg_mode"), verl_rule.into());
     set(
         &format!("{ACTOR}.policy_loss.loss_mode"),
-        a.policy_loss.name().into(),
+        names::verl_loss_mode(a.policy_loss).into(),
     );
     set(
         &format!("{ACTOR}.clip_ratio_low"),

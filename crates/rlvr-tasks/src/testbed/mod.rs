@@ -54,8 +54,8 @@ mod verify;
 
 pub use checker::{checker_verdict, VERDICT_NO, VERDICT_OK};
 pub use problems::{
-    distinct_problems, parse_prompt, problem, problems, prompt_text, sample_terms, split_of, Split,
-    TestbedConfig, ENUMERATE_LIMIT, HELDOUT_MODULUS, NAME,
+    distinct_problems, parse_prompt, problem, problems, prompt_text, sample_terms, split_of,
+    KnobError, Split, TestbedConfig, ENUMERATE_LIMIT, HELDOUT_MODULUS, NAME,
 };
 pub use regime::{OnFailedStep, Regime};
 pub use slip::{draw_mistake, ErrorKind, ErrorModel, Mistake, MAX_ATTEMPTS, MAX_REPEATS};

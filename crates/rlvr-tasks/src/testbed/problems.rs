@@ -56,33 +56,45 @@ impl Default for TestbedConfig {
     }
 }
 
+/// A testbed setting out of its range: the knob (its name in `[testbed]`) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("testbed {knob} {message}")]
+pub struct KnobError {
+    pub knob: &'static str,
+    pub message: String,
+}
+
 impl TestbedConfig {
     /// Checks the knobs: 2 <= min_terms <= difficulty, 1 <= max_operand <= 999,
     /// 2 <= heldout_modulus <= 1000.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), KnobError> {
+        let bad = |knob, message| Err(KnobError { knob, message });
         if self.difficulty < 2 {
-            return Err(format!(
-                "testbed difficulty must be at least 2 terms, got {}",
-                self.difficulty
-            ));
+            return bad(
+                "difficulty",
+                format!("must be at least 2 terms, got {}", self.difficulty),
+            );
         }
         if !(2..=self.difficulty).contains(&self.min_terms) {
-            return Err(format!(
-                "testbed min_terms must be in 2..={} (the difficulty), got {}",
-                self.difficulty, self.min_terms
-            ));
+            return bad(
+                "min_terms",
+                format!(
+                    "must be in 2..={} (the difficulty), got {}",
+                    self.difficulty, self.min_terms
+                ),
+            );
         }
         if !(1..=999).contains(&self.max_operand) {
-            return Err(format!(
-                "testbed max_operand must be in 1..=999, got {}",
-                self.max_operand
-            ));
+            return bad(
+                "max_operand",
+                format!("must be in 1..=999, got {}", self.max_operand),
+            );
         }
         if !(2..=1000).contains(&self.heldout_modulus) {
-            return Err(format!(
-                "testbed heldout_modulus must be in 2..=1000, got {}",
-                self.heldout_modulus
-            ));
+            return bad(
+                "heldout_modulus",
+                format!("must be in 2..=1000, got {}", self.heldout_modulus),
+            );
         }
         Ok(())
     }
@@ -329,19 +341,37 @@ mod tests {
         for r in Regime::ALL {
             assert_eq!(r.as_str().parse::<Regime>().unwrap(), r);
         }
-        assert!(TestbedConfig {
+        let err = |c: TestbedConfig| c.validate().unwrap_err();
+        let e = err(TestbedConfig {
             min_terms: 9,
             ..Default::default()
-        }
-        .validate()
-        .unwrap_err()
-        .contains("min_terms"));
-        assert!(TestbedConfig {
+        });
+        assert_eq!(e.knob, "min_terms");
+        assert_eq!(
+            e.to_string(),
+            "testbed min_terms must be in 2..=8 (the difficulty), got 9"
+        );
+        let e = err(TestbedConfig {
             heldout_modulus: 1,
             ..Default::default()
-        }
-        .validate()
-        .unwrap_err()
-        .contains("heldout_modulus"));
+        });
+        assert_eq!(e.knob, "heldout_modulus");
+        assert_eq!(
+            err(TestbedConfig {
+                max_operand: 1000,
+                ..Default::default()
+            })
+            .knob,
+            "max_operand"
+        );
+        assert_eq!(
+            err(TestbedConfig {
+                difficulty: 1,
+                min_terms: 1,
+                ..Default::default()
+            })
+            .knob,
+            "difficulty"
+        );
     }
 }

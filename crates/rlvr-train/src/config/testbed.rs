@@ -183,15 +183,8 @@ impl TestbedSection {
                 format!("must be a finite number >= 0, got {}", self.warm_start_lr),
             );
         }
-        self.task_config(0).validate().or_else(|message| {
-            let key = if message.contains("min_terms") {
-                "min_terms"
-            } else if message.contains("heldout_modulus") {
-                "heldout_modulus"
-            } else {
-                "difficulty"
-            };
-            bad(key, message)
-        })
+        self.task_config(0)
+            .validate()
+            .or_else(|e| bad(e.knob, e.to_string()))
     }
 }
