@@ -11,7 +11,7 @@
 //!   `True, False` is not the option `False, True`);
 //! - the response's option: the extracted answer ([`super::extract`]) read as a letter
 //!   (`(B)`, `B`, `**B**`, or a label before the option's text, `(B) 5`, which counts as
-//!   B; also a final line that starts with a label, `D)Cannot be determined`, when
+//!   B; a letter followed by that option's own value, `C (50°)`, `(b), 2\theta^2`; also a final line that starts with a label, `D)Cannot be determined`, when
 //!   extraction finds nothing else), else the one option its text equals (`5` is option B when B reads `5`); an answer
 //!   equal to several options, to none, or a hedge (`A or B`) is wrong;
 //! - a gold that is neither a letter in range nor any option's text (the record and its
@@ -61,7 +61,8 @@ pub fn verify_with_choices<S: AsRef<str>>(gold: &str, response: &str, choices: &
         }
     };
     let extracted = Some(found.answer.clone());
-    let chosen = match letter_of(&found.answer, choices.len()) {
+    let labelled = labelled_option(&found.answer, &choices);
+    let chosen = match labelled.or_else(|| letter_of(&found.answer, choices.len())) {
         Some(i) => i,
         None => match matching(&found.answer, &choices).as_slice() {
             [i] => *i,
@@ -180,6 +181,32 @@ fn has_word(s: &str) -> bool {
         }
     }
     false
+}
+
+/// The option `answer` names by a letter followed by that option's own value: `C (50°)`,
+/// `(b), 2\theta^2`, `(C) 27` (any case inside parentheses, a capital outside). None when
+/// there is no such label or the value is not that option's (then the letter alone decides,
+/// [`letter_of`]).
+fn labelled_option(answer: &str, choices: &[&str]) -> Option<usize> {
+    let t = super::normalize::clean_inline(answer);
+    let t = t.trim_matches('*').trim();
+    let chars: Vec<char> = t.chars().take(3).collect();
+    let (letter, at) = match chars.as_slice() {
+        ['(', c, ')', ..] if c.is_ascii_alphabetic() => (c.to_ascii_uppercase(), 3),
+        [c, n, ..] if c.is_ascii_uppercase() && matches!(n, ' ' | ',' | '(') => (*c, 1),
+        _ => return None,
+    };
+    let i = (letter as u8 - b'A') as usize;
+    let option = *choices.get(i)?;
+    let rest = t[at..]
+        .trim_start_matches([' ', ',', ':', '.', ')', '='])
+        .trim();
+    let value = rest
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or(rest)
+        .trim();
+    (!value.is_empty() && matching(value, &[option]) == [0]).then_some(i)
 }
 
 /// The option index `answer` names by its letter (see the module docs).

@@ -12,7 +12,9 @@
 //!    - an answer statement: "the answer is", "the final answer is", "answer would be",
 //!      `Answer:`, `**Final Answer:**`, `Answer =`, the word followed by math (`Answer $9$`),
 //!      a JSON field `"answer": "200"`, a final line `A: 26` (question-answer format)
-//!      (`Therefore, the answer is $\frac{3}{4}$.` → `\frac{3}{4}`);
+//!      (`Therefore, the answer is $\frac{3}{4}$.` → `\frac{3}{4}`); the same in the
+//!      languages models answer in: `答案是`, `答案：`, "la respuesta es", "a resposta é",
+//!      "la risposta è", "la réponse est", "die Antwort ist/lautet", "Ответ:";
 //!    - GSM8K's `#### 42` (`#### 1,234` → `1,234`);
 //!    - a Markdown answer block: a line that is only a header `# Answer`, `## Final Answer`,
 //!      `**Answer**` or `Answer:`, the answer on the next non-empty lines (PRM800K's
@@ -124,6 +126,7 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
         return Err(NoAnswer::TooLong);
     }
     let text = super::special_tokens::strip_special_tokens(response);
+    let text = super::normalize::clock_times(text.as_ref());
     let text = text.as_ref();
     let found =
         |answer: String, rule: Rule| non_empty(answer).map(|answer| Extracted { answer, rule });
@@ -196,6 +199,15 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
     };
     let mut stmts = Vec::new();
     for m in statement.find_iter(text) {
+        keep_last(&mut stmts, m.end(), Rule::AnswerStatement);
+    }
+    // the same statement in the languages models answer in: Chinese `答案是` / `答案：`,
+    // Spanish, Portuguese, Italian, French, German, Russian
+    let foreign = regex_cached(
+        &FOREIGN_STATEMENT_RE,
+        r"(?i)(?:答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:es|est|é|è|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет))",
+    );
+    for m in foreign.find_iter(text) {
         keep_last(&mut stmts, m.end(), Rule::AnswerStatement);
     }
     // `Answer $9$`: the word followed by math, no colon
@@ -486,6 +498,7 @@ static BOX_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static HEADER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static ANSWER_MATH_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static FOREIGN_STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 
 fn regex_cached<'a>(
     cell: &'a std::sync::OnceLock<regex::Regex>,

@@ -13,7 +13,9 @@
 //! - its final line is **cut**: an unclosed `\[`/`\(`, or more `{` than `}` (a `$` count
 //!   says nothing: `$` is also a currency sign);
 //! - its final line **does not end a sentence**: it must end with `.`, `!`, `。`, a closing
-//!   `$`, `\]`, `\)` or `**`, be the whole response on one line of at most
+//!   `$`, `\]`, `\)` or `**`, be a closing question with no digit and no math ("Is there
+//!   anything else I can help you with?"), be an equation line (not prose) whose right side
+//!   is a plain number (`P(X > 2) = 0.452`), be the whole response on one line of at most
 //!   [`super::BARE_ANSWER_CHARS`] characters, or be a short stand-alone line (at most
 //!   [`STANDALONE_CHARS`] characters, not prose) that follows a blank line or a line ending
 //!   in `:` ("...\n\n15", "Therefore:\nx = 7"). So "Then we add 3 + 4 = 7" (cut
@@ -208,6 +210,20 @@ fn without_signature(line: &str) -> &str {
     }
 }
 
+/// Whether `t` is an equation whose last side is a plain number: `= 0.452`, `= -3`, `= 12%`.
+fn equation_value(t: &str) -> bool {
+    let Some(p) = t.rfind('=') else {
+        return false;
+    };
+    let v = t[p + 1..].trim().trim_end_matches('%');
+    let v = v.strip_prefix(['-', '+']).unwrap_or(v);
+    !v.is_empty()
+        && v.starts_with(|c: char| c.is_ascii_digit())
+        && v.ends_with(|c: char| c.is_ascii_digit())
+        && v.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '/'))
+}
+
 /// Whether the final line ends the response (see the module docs).
 fn finished(line: &str, before: Option<&str>) -> bool {
     let unclosed = |o: &str, c: &str| line.rfind(o).is_some_and(|p| !line[p..].contains(c));
@@ -223,6 +239,16 @@ fn finished(line: &str, before: Option<&str>) -> bool {
         || t.ends_with("\\)")
         || (t.ends_with("**") && t.len() > 4);
     if sentence_end {
+        return true;
+    }
+    // a closing question with no digit and no math ("Is there anything else I can help
+    // you with?"): the model finished and handed back the turn
+    let closing = !t.contains(|c: char| c.is_ascii_digit() || c == '$' || c == '\\');
+    if closing && t.ends_with(['?', '？']) {
+        return true;
+    }
+    // an equation line whose right side is a whole value (`P(X > 2) = 0.452`)
+    if !is_prose(t) && equation_value(t) {
         return true;
     }
     let n = t.chars().count();

@@ -26,7 +26,7 @@ pub const UNITS: &[&str] = &[
 
 /// The canonical text form of an answer (delimiters, separators and whitespace removed).
 pub fn normalize(answer: &str) -> String {
-    prepare(answer)
+    prepare(&clock_times(answer))
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect()
@@ -64,7 +64,8 @@ pub fn prepare(answer: &str) -> String {
 
 /// Strips markdown bold, math delimiters at the ends and trailing sentence punctuation.
 pub fn clean_inline(s: &str) -> String {
-    let mut t = s.trim().trim_matches('*').trim();
+    let owned = without_emphasis(s);
+    let mut t = owned.trim().trim_matches('*').trim();
     loop {
         let before = t;
         t = t.trim_end_matches(['.', ',', ';', ':', '。']).trim();
@@ -83,6 +84,57 @@ pub fn clean_inline(s: &str) -> String {
         }
     }
     t.to_string()
+}
+
+/// `s` with the meridiem of clock times written `AM` / `PM`: `8:45 P.M.`, `8:45 p.m.`,
+/// `8:45pm` → `8:45 PM` (so the periods of `P.M.` do not end the answer's sentence, and the
+/// spellings compare equal).
+pub fn clock_times(s: &str) -> std::borrow::Cow<'_, str> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\b(\d{1,2}:\d{2})[ \t]?([AaPp])\.?[ \t]?[Mm]\b\.?")
+            .expect("static regex compiles")
+    });
+    if !s.contains(':') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    re.replace_all(s, |c: &regex::Captures| {
+        format!("{} {}M", &c[1], c[2].to_ascii_uppercase())
+    })
+}
+
+/// `s` without Markdown emphasis markers (`**`, `__`) that open or close a span: a run of
+/// them at either end or next to a space (`x = **4**`, `= **4`); a run between two
+/// non-space characters (`2**3`, Python's power) stays.
+fn without_emphasis(s: &str) -> String {
+    if !s.contains("**") && !s.contains("__") {
+        return s.to_string();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if (c == '*' || c == '_') && chars.get(i + 1) == Some(&c) {
+            let mut j = i;
+            while j < chars.len() && chars[j] == c {
+                j += 1;
+            }
+            let before = i.checked_sub(1).map(|k| chars[k]);
+            let after = chars.get(j).copied();
+            let edge = |x: Option<char>| x.is_none_or(char::is_whitespace);
+            if edge(before) || edge(after) {
+                i = j;
+                continue;
+            }
+            out.extend(&chars[i..j]);
+            i = j;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 /// Single digits separated by single spaces (`2 0 2 4` → 2024), at least two of them.

@@ -124,6 +124,15 @@ pub fn read_statement(s: &str) -> Statement {
             t = &t[p + len - 1..];
         }
     }
+    // a negating word that is the whole statement is the answer itself ("the answer is No.",
+    // "Answer: none", "undefined")
+    let whole = t
+        .trim()
+        .trim_matches(|c: char| matches!(c, '*' | '.' | '!' | '"' | '\'' | ' '));
+    let lower = whole.to_ascii_lowercase();
+    if ["no", "none", "never", "nothing", "impossible", "undefined"].contains(&lower.as_str()) {
+        return Statement::Answer(whole.to_string());
+    }
     // leading words skipped; a negation or a number word keeps the statement as text
     let mut rest = t.trim_start();
     for _ in 0..MAX_SKIPPED_WORDS {
