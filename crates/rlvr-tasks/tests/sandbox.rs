@@ -1141,12 +1141,12 @@ for how in HOWS:
 }
 
 /// Processes of one run together: six children each fill 150 MiB (each under its own 256 MiB
-/// address-space limit), all held at once. Per-process limits let the run take 900 MiB of the
-/// host; as root with a memory cgroup ([`memory_cgroup`]) the run holds at most its bound
+/// address-space limit) and hold it for 3 s. Per-process limits let the run take 900 MiB of
+/// the host; as root with a memory cgroup ([`memory_cgroup`]) the run holds at most its bound
 /// (the address-space limit plus its bounded file systems: 321 MiB here), its peak says so,
-/// the OOM killer takes children (never the supervisor: the run ends with the program's own
-/// status), and the group is gone afterwards. Without a cgroup the documented fallback
-/// holds: no bound is claimed, each process stops at its own limit.
+/// the OOM killer takes at least four children (never the supervisor: the run ends with the
+/// program's own status), and the group is gone afterwards. Without a cgroup the documented
+/// fallback holds: no bound is claimed, each process stops at its own limit.
 #[test]
 fn a_run_s_processes_together_stay_within_its_memory_bound() {
     if !python_available() || !isolation_or_skip() {
@@ -1178,10 +1178,10 @@ for pid in kids:
             let bound = c.limits.run_memory_bytes(code.len());
             assert_eq!(o.memory_bound, Some(bound), "{o:?}");
             assert!(o.out_of_memory, "{o:?}");
-            assert!(
-                held <= 2 && killed >= 4,
-                "{held} held, {killed} killed: {o:?}"
-            );
+            // two children's 150 MiB fit under the bound, a third's does not: each of the
+            // four beyond two costs one child (a holder or the one allocating; a killed holder
+            // may have said "held" first)
+            assert!(killed >= 4, "{held} held, {killed} killed: {o:?}");
             if let Some(peak) = o.memory_peak {
                 assert!(peak <= bound, "peak {peak} above the bound {bound}: {o:?}");
                 eprintln!(

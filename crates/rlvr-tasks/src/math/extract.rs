@@ -205,7 +205,7 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
     // Spanish, Portuguese, Italian, French, German, Russian
     let foreign = regex_cached(
         &FOREIGN_STATEMENT_RE,
-        r"(?i)(?:答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:es|est|é|è|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет))",
+        r"(?i)(?:答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:(?:est|es|é|è)\b|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет))",
     );
     for m in foreign.find_iter(text) {
         keep_last(&mut stmts, m.end(), Rule::AnswerStatement);
@@ -487,7 +487,11 @@ fn strip_commands(s: &str) -> String {
 }
 
 pub(crate) fn last_number(text: &str) -> Option<String> {
-    let re = regex_cached(&NUMBER_RE, r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?");
+    // a clock time (`8:45 PM`, after [`super::normalize::clock_times`]) is one number
+    let re = regex_cached(
+        &NUMBER_RE,
+        r"\b\d{1,2}:\d{2}(?: [AP]M)?\b|-?\d[\d,]*(?:\.\d+)?(?:/\d+)?",
+    );
     re.find_iter(text)
         .last()
         .and_then(|m| non_empty(m.as_str().trim_end_matches(',').to_string()))

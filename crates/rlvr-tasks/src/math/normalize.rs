@@ -86,13 +86,13 @@ pub fn clean_inline(s: &str) -> String {
     t.to_string()
 }
 
-/// `s` with the meridiem of clock times written `AM` / `PM`: `8:45 P.M.`, `8:45 p.m.`,
-/// `8:45pm` → `8:45 PM` (so the periods of `P.M.` do not end the answer's sentence, and the
-/// spellings compare equal).
+/// `s` with the meridiem of clock times written `AM` / `PM`: `8:45 P.M.` → `8:45 PM.` (its
+/// last period kept: it may end the sentence), `8:45 p.m`, `8:45pm` → `8:45 PM`, so the period
+/// inside `P.M.` does not end the answer's sentence and the spellings compare equal.
 pub fn clock_times(s: &str) -> std::borrow::Cow<'_, str> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"\b(\d{1,2}:\d{2})[ \t]?([AaPp])\.?[ \t]?[Mm]\b\.?")
+        regex::Regex::new(r"\b(\d{1,2}:\d{2})[ \t]?([AaPp])\.?[ \t]?[Mm]\b")
             .expect("static regex compiles")
     });
     if !s.contains(':') {

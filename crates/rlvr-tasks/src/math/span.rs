@@ -63,7 +63,7 @@ const NUMBER_WORDS: &[&str] = &[
 const MATH_WORDS: &[&str] = &[
     "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
     "ln", "log", "lg", "exp", "sqrt", "abs", "pi", "inf", "infty", "infinity", "mod", "cm", "mm",
-    "km", "ft", "kg", "mg", "ml", "hr", "lb", "mi", "in", "sq", "m", "s", "g", "h",
+    "km", "ft", "kg", "mg", "ml", "hr", "lb", "mi", "in", "sq", "m", "s", "g", "h", "am", "pm",
 ];
 const COPULAS: &[&str] = &[" is ", " are ", " equals ", " was ", " be ", " equal to "];
 

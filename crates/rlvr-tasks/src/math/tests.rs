@@ -397,3 +397,76 @@ fn explain_names_the_extraction_rule() {
         .contains("extracted by: markdown answer block"));
     assert_eq!(explain("4", "so \\boxed{4}").extracted_by, "last \\boxed{}");
 }
+
+/// Forms of answers other models write that the checker read wrong: answer statements in other
+/// languages, clock times, emphasis around a value, a closing question or an equation line at
+/// the end (not a truncation), a one-word negative answer (not a negation). Each with the
+/// counter-case that must keep failing.
+#[test]
+fn answers_in_other_languages_and_layouts() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    // answer statements in other languages; the marker wins over an earlier number
+    ok("5", "先算 3 + 4 = 7，再减 2。答案是 5");
+    ok("5", "计算过程略。\n答案：5");
+    ok("5", "所以，答案为 5。");
+    ok("12", "Sumamos 7 y 5. La respuesta es 12.");
+    ok("12", "Somamos 7 e 5. A resposta é 12.");
+    ok("12", "Sommiamo 7 e 5. La risposta è 12.");
+    ok("12", "On ajoute 7 et 5. La réponse est 12.");
+    ok("12", "Wir addieren 7 und 5. Die Antwort lautet 12.");
+    ok("12", "Wir addieren 7 und 5. Die Antwort ist 12.");
+    ok("12", "Складываем 7 и 5.\nОтвет: 12");
+    wrong("12", "Die Antwort ist 13.");
+    // "respuesta estimada" is not "respuesta es": no statement takes the 7
+    assert_ne!(
+        extract_answer("La respuesta estimada 7 no vale.\nTotal: 9").as_deref(),
+        Some("7")
+    );
+    // clock times: the periods of P.M. are not a sentence end; spellings compare equal;
+    // AM is not PM
+    ok(
+        "8:45 P.M.",
+        "The train leaves at 8:05 and takes 40 minutes.\nIt arrives at 8:45 P.M.",
+    );
+    ok("8:45 PM", "The answer is 8:45 p.m.");
+    ok("8:45 p.m.", "The answer is 8:45PM.");
+    wrong("8:45 AM", "The answer is 8:45 p.m.");
+    wrong("8:45 PM", "The answer is 8:15 PM.");
+    // Markdown emphasis around the value, but not Python's power
+    ok("4", "So x = **4**.");
+    ok("4", "So x = **4");
+    ok("4", "Therefore $x$ is __4__.");
+    assert_eq!(super::normalize::clean_inline("2**3"), "2**3");
+    // a closing question without digits after the answer is not a truncation
+    ok(
+        "12",
+        "First 7 + 5.\nThe total is 12\n\nIs there anything else I can help you with?",
+    );
+    // but a question holding the number is no answer line of its own
+    wrong("7", "Let me think.\nWait, is 7 right?");
+    // an equation line ending in a number ends the response
+    ok("0.452", "We use the binomial formula.\nP(X > 2) = 0.452");
+    ok("-3", "Solve for x.\nx = -3");
+    // a prose line cut after a number still looks truncated
+    wrong("7", "First we find the sum.\nThen we add 3 + 4 = 7");
+    // a one-word negative answer is the answer, not a negation
+    ok("No", "Since 7 is not divisible by 2, the answer is No.");
+    ok("none", "The answer is none.");
+    wrong("5", "The answer is not 5.");
+    wrong("No", "The answer is Yes.");
+}
+
+#[test]
+fn a_letter_with_its_option_s_value_names_the_option() {
+    let opts = ["30°", "40°", "50°", "60°"];
+    let v = |g: &str, r: &str| super::verify_with_choices(g, r, &opts).correct;
+    assert!(v("C", "The answer is C (50°)."));
+    assert!(v("C", "答案是(C) 50°"));
+    assert!(v("C", "答案：(c) 50°"));
+    // a letter with another option's value: the letter decides no option here, wrong
+    assert!(!v("C", "The answer is C (40°)."));
+    assert!(!v("B", "The answer is C (50°)."));
+    let formulas = ["$\\theta^2$", "$2\\theta^2$", "$3\\theta$", "$\\theta$"];
+    assert!(super::verify_with_choices("B", "The answer is (b) $2\\theta^2$", &formulas).correct);
+}
