@@ -93,6 +93,7 @@ VERL_USE_EXTERNAL_MODULES=rlvr.verl python3 -m verl.trainer.main_ppo \
 #   model.device_memory_gib = 139.0: verl sizes memory itself (rollout.gpu_memory_utilization)
 #   data.apply_chat_template = false: verl renders every prompt with the tokenizer's chat template (a base model's too)
 #   rollout.generation_batch_size = 4: memory only: vLLM batches generation itself
+#   algorithm.max_num_gen_batches = 10: set as algorithm.filter_groups.max_num_gen_batches, but verl 0.9's default trainer ignores it (its replay buffer warns so at start): a step keeps sampling until its batch is full, with no cap of 10 generation batches
 #   reward.kind = "auto": auto routes code problems to rlvr's sandbox, which the Python package does not carry: verl scores every problem with rlvr's math checker (rlvr.compute_score)
 #   optim.lr_warmup_steps = 160: verl changes the learning rate once a batch (16 optimizer steps here) and gives the first batch lr 0: 160 optimizer steps of warmup carried as lr_warmup_steps = 10 batches
 #   eval.batch_size = 4: memory only: vLLM batches generation itself

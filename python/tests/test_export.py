@@ -60,6 +60,8 @@ def test_the_verl_export_composes_with_verl_s_config(binary, tmp_path):
     assert cfg.data.train_files == f"{tmp_path}/dapo_math_17k.parquet"
     assert list(cfg.data.val_files) == [f"{tmp_path}/{n}.parquet" for n in ("aime24", "math500", "amc23")]
     assert cfg.algorithm.filter_groups.enable is True and cfg.algorithm.filter_groups.max_num_gen_batches == 10
+    # verl 0.9's default trainer ignores the cap (trainer_base warns): the script says so
+    assert "max_num_gen_batches = 10: set as" in export(binary, "verl", "configs/dapo17k-qwen3-1.7b.toml")
     kw = cfg.reward.reward_kwargs
     assert cfg.reward.reward_manager.name == "dapo"
     assert (kw.overlong_buffer_cfg.enable, kw.overlong_buffer_cfg.len, kw.max_resp_len) == (True, 1024, 8192)

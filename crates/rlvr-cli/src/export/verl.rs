@@ -299,8 +299,21 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         "algorithm.use_dynamic_bsz",
         "algorithm.ppo_max_token_len_per_gpu",
         "algorithm.filter_groups",
-        "algorithm.max_num_gen_batches",
     ]);
+    if a.filter_groups && a.max_num_gen_batches > 0 {
+        // set for verl's legacy trainer; the default V1 trainer says it ignores it
+        l.diverges(
+            "algorithm.max_num_gen_batches",
+            format!(
+                "set as algorithm.filter_groups.max_num_gen_batches, but verl 0.9's default \
+                 trainer ignores it (its replay buffer warns so at start): a step keeps \
+                 sampling until its batch is full, with no cap of {} generation batches",
+                a.max_num_gen_batches
+            ),
+        );
+    } else {
+        l.used(&["algorithm.max_num_gen_batches"]);
+    }
     if a.mask_truncated {
         l.drop(
             "algorithm.mask_truncated",
