@@ -107,6 +107,10 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
             }
         }
     };
+    let (correct, rule) = match (correct, decimal_comma_reason(&gold, &extracted)) {
+        (false, Some(r)) => (true, r),
+        other => (other.0, rule),
+    };
     Explanation {
         gold,
         extracted: Some(extracted),
@@ -131,8 +135,59 @@ fn same_text(a: &str, b: &str) -> bool {
     !a.is_empty() && (a.to_lowercase() == b.to_lowercase() || plain(a) == plain(b))
 }
 
-/// Whether two answers (no extraction) are equivalent, with the deciding rule.
+/// Whether two answers (no extraction) are equivalent, with the deciding rule. An answer (or a
+/// gold) that is one number written with a decimal comma (`1000,99`, `0,111`, `-2,5`: a comma
+/// not followed by exactly three digits, or after a lone `0`) also counts as that decimal when
+/// the other side is a number (`1,234` stays one thousand two hundred thirty-four; `1, 2`
+/// stays a list).
 pub fn equivalent_reason(gold: &str, answer: &str) -> Result<String, String> {
+    let first = equivalent_as_written(gold, answer);
+    match (&first, decimal_comma_reason(gold, answer)) {
+        (Err(_), Some(r)) => Ok(r),
+        _ => first,
+    }
+}
+
+/// The rule by which `answer`, read with a decimal comma, equals a number `gold` (see
+/// [`equivalent_reason`]); None when it is not such a number or does not equal it.
+fn decimal_comma_reason(gold: &str, answer: &str) -> Option<String> {
+    let gold = gold_answer(gold);
+    let found = match (decimal_comma(answer), decimal_comma(&gold)) {
+        // the answer written with a decimal comma, the gold a number
+        (Some(decimal), _) if is_number(&gold) => equivalent_as_written(&gold, &decimal),
+        // the gold written with one, the answer a number
+        (_, Some(decimal)) if is_number(answer) => equivalent_as_written(&decimal, answer),
+        _ => return None,
+    };
+    found.ok().map(|r| format!("{r} (a decimal comma)"))
+}
+
+/// `answer` with its decimal comma as a point, when it is one number written so (see
+/// [`equivalent_reason`]).
+fn decimal_comma(answer: &str) -> Option<String> {
+    let t = super::normalize::clean_inline(answer);
+    let t = t.trim();
+    let (sign, body) = match t.strip_prefix('-') {
+        Some(b) => ("-", b),
+        None => ("", t),
+    };
+    let (int, frac) = body.split_once(',')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || !digits(frac) || (frac.len() == 3 && int != "0") {
+        return None;
+    }
+    Some(format!("{sign}{int}.{frac}"))
+}
+
+/// Whether `s` is one plain number (`12`, `-0.5`, `1,234`).
+fn is_number(s: &str) -> bool {
+    let t = super::normalize::clean_inline(s).replace(',', "");
+    let t = t.trim();
+    let t = t.strip_prefix('-').unwrap_or(t);
+    !t.is_empty() && t.parse::<f64>().is_ok() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
+fn equivalent_as_written(gold: &str, answer: &str) -> Result<String, String> {
     let (g, p) = (tree(&gold_answer(gold)), tree(answer));
     match (&g, &p) {
         (Ok(g), Ok(p)) => compare(g, p).map(str::to_string).map_err(str::to_string),

@@ -470,3 +470,21 @@ fn a_letter_with_its_option_s_value_names_the_option() {
     let formulas = ["$\\theta^2$", "$2\\theta^2$", "$3\\theta$", "$\\theta$"];
     assert!(super::verify_with_choices("B", "The answer is (b) $2\\theta^2$", &formulas).correct);
 }
+
+#[test]
+fn a_decimal_comma_against_a_number() {
+    yes("1000.99", "1000,99");
+    yes("1.22", "1,22");
+    yes("0.111", "0,111");
+    yes("-2.5", "-2,5");
+    // the gold written so
+    yes("1,22", "1.22");
+    yes("0,111", "0.111");
+    no("0,111", "0.112");
+    // three digits after the comma: thousands, not a decimal
+    no("1.234", "1,234");
+    yes("1234", "1,234");
+    // against a list gold the text is that list
+    yes("1, 2", "1,2");
+    no("1.2", "1.3");
+}
