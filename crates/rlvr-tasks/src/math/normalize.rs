@@ -37,6 +37,16 @@ pub fn prepare(answer: &str) -> String {
     let s: String = answer.trim().chars().take(MAX_ANSWER_CHARS).collect();
     let s = clean_inline(&s).replace('$', " ");
     let s = s.replace("\\(", " ").replace("\\)", " ");
+    // an answer that opens with "approximately" is its value (`\approx 3.14` → 3.14)
+    let t = s.trim_start();
+    let s = match t
+        .strip_prefix("\\approx")
+        .or_else(|| t.strip_prefix('≈'))
+        .filter(|rest| !rest.trim().is_empty())
+    {
+        Some(rest) => rest.to_string(),
+        None => s,
+    };
     let s = join_digit_groups(&s);
     let t = s.trim();
     if whole_number_with_separators(t) {

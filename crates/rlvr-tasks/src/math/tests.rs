@@ -488,3 +488,13 @@ fn a_decimal_comma_against_a_number() {
     yes("1, 2", "1,2");
     no("1.2", "1.3");
 }
+
+#[test]
+fn an_answer_that_opens_with_approximately_is_its_value() {
+    yes("3.14", "\\approx 3.14");
+    yes("3.14", "≈ 3.14");
+    no("3.14", "\\approx 3.15");
+    // a relation between two sides stays one
+    yes("3.14", "x \\approx 3.14");
+    assert!(verify("3.14", "The answer is $\\approx 3.14$.").correct);
+}
