@@ -92,6 +92,8 @@ def test_the_trl_export_is_a_grpo_config_trl_accepts(binary, tmp_path):
         args = module.config(world, use_cpu=True, bf16=False, output_dir=str(tmp_path / "out"))
         assert args.loss_type == "balanced"
         assert (args.epsilon, args.epsilon_high, args.beta) == (0.2, 0.28, 0.0)
+        # on GPUs the export generates as TRL's users do: vLLM in the training processes
+        assert args.use_vllm is True and args.vllm_mode == "colocate"
         # TRL counts optimizer steps: rlvr's 200 GRPO steps of 16 optimizer steps each
         assert args.learning_rate == pytest.approx(1e-6) and args.max_steps == 200 * 16
         assert args.num_generations == 16 and args.max_completion_length == 8192
@@ -223,4 +225,9 @@ def test_every_exported_unit_reads_back_as_rlvr_s_meaning(binary, tmp_path, step
     assert args.max_steps == steps * per_step
     assert (args.save_steps, args.eval_steps) == (save * per_step, test * per_step)
     assert args.warmup_steps == warmup and args.num_iterations == epochs
+
+
+def test_a_cpu_config_generates_with_transformers(binary, tmp_path):
+    args = _trl_config(binary, tmp_path, "model.device=cpu", "model.dtype=f32")
+    assert args.use_vllm is False and args.use_cpu is True
 

@@ -162,6 +162,12 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     set("bf16", py_bool(m.dtype == WeightDtype::Bf16));
     set("gradient_checkpointing", py_bool(m.gradient_checkpointing));
     set("use_cpu", py_bool(m.device.is_cpu()));
+    if !m.device.is_cpu() {
+        // on GPUs TRL's users generate with vLLM: colocated, in the training processes, so one
+        // `accelerate launch` runs it (transformers' generate is far slower at long responses)
+        set("use_vllm", py_bool(true));
+        set("vllm_mode", py_str("colocate"));
+    }
     l.used(&[
         "model.path",
         "model.dtype",
