@@ -4,9 +4,10 @@
 use std::fmt;
 
 use super::compare::compare;
-use super::extract::{extract_boxed, extract_with_rule, head, is_prose, BARE_ANSWER_CHARS};
+use super::extract::{extract_boxed, extract_with_rule, BARE_ANSWER_CHARS};
 use super::normalize::{normalize, prepare, MAX_ANSWER_CHARS};
 use super::parse::{parse, Expr};
+use super::text::{head, is_prose};
 
 /// The verdict on one (gold, response) pair with its reasons.
 #[derive(Debug, Clone)]

@@ -44,6 +44,7 @@
 use super::final_line::{final_line_answer, NoFinal};
 use super::normalize::clean_inline;
 use super::span::{Statement, MAX_STATEMENT};
+use super::text::{head, is_prose, non_empty, regex_cached};
 
 /// The longest response searched for an answer: 1 MiB, far beyond any generation budget
 /// (about 250,000 tokens of text). A longer response has no answer ([`extract_answer`] returns
@@ -280,22 +281,6 @@ fn marker_answer(text: &str, pos: usize, kind: Rule, words: bool) -> Result<Opti
     Ok((!a.trim().is_empty()).then_some(a))
 }
 
-pub(crate) fn head(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-fn non_empty(s: String) -> Option<String> {
-    let t = s.trim();
-    (!t.is_empty()).then(|| t.to_string())
-}
-
 /// For each `{` of a text, the index of its matching `}` (one linear pass, so that many
 /// unbalanced `\boxed{` cannot make extraction quadratic). `\{` and `\}` do not count.
 struct Braces(Vec<u32>);
@@ -422,150 +407,8 @@ fn is_connector(between: &str) -> bool {
     })
 }
 
-/// The last non-empty `$...$` (or `$$...$$`, `\(..\)`, `\[..\]`) span: the right-hand side of its last `=` when
-/// the part before its first `=` is plain arithmetic (`$180+24=204$` → 204), else the whole
-/// span (`$x \leq 2$`, `$y = 2x+1$`: the comparison reads relations and labels).
-pub(crate) fn last_math_span(text: &str) -> Option<String> {
-    // a `\(..\)` or `\[..\]` span ending after the last `$`
-    let dollar = text.rfind('$');
-    let paren = ["\\)", "\\]"]
-        .iter()
-        .filter_map(|c| text.rfind(c).map(|p| (p, *c)))
-        .max();
-    if let Some((close, c)) = paren {
-        if dollar.is_none_or(|d| close > d) {
-            let open = if c == "\\)" { "\\(" } else { "\\[" };
-            if let Some(start) = text[..close].rfind(open) {
-                return span_value(text[start + 2..close].trim());
-            }
-        }
-    }
-    let mut end = dollar?;
-    // skip the second `$` of a closing `$$` and empty spans
-    for _ in 0..4 {
-        let start = text[..end].rfind('$')?;
-        let span = text[start + 1..end].trim();
-        if span.is_empty() {
-            end = start;
-            continue;
-        }
-        return span_value(span);
-    }
-    None
-}
-
-/// A math span's answer: the right-hand side of plain arithmetic, else the whole span.
-fn span_value(span: &str) -> Option<String> {
-    let first_lhs = span.split('=').next().unwrap_or("");
-    let arithmetic = !span.contains('=')
-        || (!strip_commands(first_lhs)
-            .chars()
-            .any(|c| c.is_ascii_alphabetic())
-            && !span.contains(['<', '>', '!']));
-    let chosen = if arithmetic {
-        span.rsplit('=').next().unwrap_or(span)
-    } else {
-        span
-    };
-    non_empty(clean_inline(chosen))
-}
-
-/// `s` without its `\commands` (`\frac{1}{2}` → `{1}{2}`).
-fn strip_commands(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            while chars.peek().is_some_and(|n| n.is_ascii_alphabetic()) {
-                chars.next();
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
-}
-
-pub(crate) fn last_number(text: &str) -> Option<String> {
-    // a clock time (`8:45 PM`, after [`super::normalize::clock_times`]) is one number
-    let re = regex_cached(
-        &NUMBER_RE,
-        r"\b\d{1,2}:\d{2}(?: [AP]M)?\b|-?\d[\d,]*(?:\.\d+)?(?:/\d+)?",
-    );
-    re.find_iter(text)
-        .last()
-        .and_then(|m| non_empty(m.as_str().trim_end_matches(',').to_string()))
-}
-
-static NUMBER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static BOX_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static HEADER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static ANSWER_MATH_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static FOREIGN_STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-
-fn regex_cached<'a>(
-    cell: &'a std::sync::OnceLock<regex::Regex>,
-    pattern: &str,
-) -> &'a regex::Regex {
-    cell.get_or_init(|| regex::Regex::new(pattern).expect("static regex compiles"))
-}
-
-/// Up to the first `. ` (or `.` at the end) outside `$...$` that is not a decimal point.
-pub(crate) fn first_sentence(s: &str) -> &str {
-    let b = s.as_bytes();
-    let mut dollars = 0;
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'$' {
-            dollars += 1;
-        }
-        if c == b'.' && dollars % 2 == 0 && b.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()) {
-            return &s[..i];
-        }
-    }
-    s
-}
-
-/// Byte offset of the last `pat` outside `$...$` spans and braces.
-pub(crate) fn outside_math_rfind(s: &str, pat: &str) -> Option<usize> {
-    let b = s.as_bytes();
-    let (mut dollars, mut depth, mut last) = (0, 0i32, None);
-    for i in 0..b.len() {
-        match b[i] {
-            b'$' => dollars += 1,
-            b'{' => depth += 1,
-            b'}' => depth -= 1,
-            _ => {}
-        }
-        if dollars % 2 == 0 && depth == 0 && b[i..].starts_with(pat.as_bytes()) {
-            last = Some(i);
-        }
-    }
-    last
-}
-
-/// Whether `s` reads as prose: outside `$...$` and braces, at least two tokens made only
-/// of letters, one of them of four or more (`The largest $n$ is 34`, but not `125 miles`,
-/// `\text{Evelyn}` or `AZYUK2A`).
-pub(crate) fn is_prose(s: &str) -> bool {
-    let mut outside = String::with_capacity(s.len());
-    let (mut dollars, mut depth) = (0, 0i32);
-    for c in s.chars() {
-        match c {
-            '$' => dollars += 1,
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            _ if dollars % 2 == 0 && depth <= 0 => outside.push(c),
-            _ => {}
-        }
-    }
-    let words: Vec<&str> = outside
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | ':' | ';' | '!' | '?'))
-        .filter(|w| {
-            !w.is_empty()
-                && w.chars().any(|c| c.is_ascii_alphabetic())
-                && w.chars().all(|c| c.is_ascii_alphabetic() || c == '\'')
-        })
-        .collect();
-    words.len() >= 2 && (words.len() >= 3 || words.iter().any(|w| w.len() >= 4))
-}

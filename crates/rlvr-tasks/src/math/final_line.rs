@@ -31,8 +31,8 @@
 //! `$180+24=204$` → 204); else the line itself when it is short and not prose (`x = 7`);
 //! else its last number.
 
-use super::extract::{head, is_prose, last_math_span, last_number, outside_math_rfind};
 use super::normalize::clean_inline;
+use super::text::{head, is_prose, last_math_span, last_number, outside_math_rfind};
 
 /// Closing lines passed over at the end of a response.
 pub const MAX_CLOSING_LINES: usize = 4;

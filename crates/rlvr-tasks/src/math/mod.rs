@@ -51,6 +51,7 @@ pub mod parse;
 pub mod refusal;
 pub mod span;
 pub mod special_tokens;
+mod text;
 
 use crate::Score;
 

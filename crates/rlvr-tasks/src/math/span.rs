@@ -27,8 +27,8 @@
 //!
 //! Every scan is linear in the statement, which is at most [`MAX_STATEMENT`] bytes.
 
-use super::extract::{first_sentence, is_prose, outside_math_rfind};
 use super::normalize::clean_inline;
+use super::text::{first_sentence, head, is_prose, outside_math_rfind};
 
 /// The most bytes of a statement read.
 pub const MAX_STATEMENT: usize = 4_000;
@@ -96,7 +96,7 @@ pub fn read_statement(s: &str) -> Statement {
             Statement::Answer(a)
         }
     };
-    let s = super::extract::head(s, MAX_STATEMENT);
+    let s = head(s, MAX_STATEMENT);
     let s = s.trim_start_matches(|c: char| {
         c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
     });
@@ -187,7 +187,7 @@ fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
 /// sentence, when it has at most [`super::BARE_ANSWER_CHARS`] characters; else empty.
 /// [`super::extract`] uses it when no marker holds an expression.
 pub fn statement_words(s: &str) -> String {
-    let s = super::extract::head(s, MAX_STATEMENT);
+    let s = head(s, MAX_STATEMENT);
     let s = s.trim_start_matches(|c: char| {
         c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
     });

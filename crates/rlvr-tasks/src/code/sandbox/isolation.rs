@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::child::write_file;
+use super::steps::write_file;
 use super::SandboxError;
 
 /// How a run is isolated (probed once per process, see [`isolation_available`]).

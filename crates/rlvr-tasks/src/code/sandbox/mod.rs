@@ -3,7 +3,8 @@
 //! [`crate::code`]). The parts: the probe of what isolation this process gets, run slots and
 //! sandbox uids ([`isolation`](mod@isolation)); the private root ([`root`]); the run's memory
 //! cgroup ([`cgroup`]); what the forked processes do between the fork and the exec
-//! ([`child`]); the system call filter ([`seccomp`]).
+//! ([`child`]) and the set-up steps they report ([`steps`]); the system call filter
+//! ([`seccomp`]).
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -19,14 +20,11 @@ mod child;
 mod isolation;
 mod root;
 mod seccomp;
+mod steps;
 
 pub use cgroup::memory_cgroup;
 use cgroup::MemoryGroup;
-use child::{
-    cloexec_from_3, close_all_but, fail, now_ms, raw_fork, record, step_name, supervise,
-    STEP_CGROUP, STEP_CREDENTIALS, STEP_FDS, STEP_FORK, STEP_ID_MAPS, STEP_IPC_LIMITS, STEP_LIMITS,
-    STEP_PRCTL, STEP_SECCOMP, STEP_SETSID, STEP_UNSHARE,
-};
+use child::{cloexec_from_3, close_all_but, fail, now_ms, raw_fork, record, step_name, supervise};
 use isolation::{isolation, IdMaps, Isolation, RunSlot, UidLock, NAMESPACES};
 pub use isolation::{
     isolation_available, MAX_CONCURRENT_SANDBOXES, SANDBOX_UIDS, SANDBOX_UID_BASE,
@@ -34,6 +32,10 @@ pub use isolation::{
 use root::{IpcLimits, RootPlan};
 pub use root::{
     SANDBOX_DIR, SANDBOX_DIR_INODES, SYSV_MSG_BYTES, SYSV_SHM_BYTES, SYSV_SHM_SEGMENTS, TMPFS_BYTES,
+};
+use steps::{
+    STEP_CGROUP, STEP_CREDENTIALS, STEP_FDS, STEP_FORK, STEP_ID_MAPS, STEP_IPC_LIMITS, STEP_LIMITS,
+    STEP_PRCTL, STEP_SECCOMP, STEP_SETSID, STEP_UNSHARE,
 };
 
 /// Resource limits of one run.

@@ -5,7 +5,7 @@
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
-use super::child::{write_file, STEP_CHDIR, STEP_FIXED, STEP_PIVOT, STEP_PRIVATE, STEP_ROOT_RO};
+use super::steps::{write_file, STEP_CHDIR, STEP_FIXED, STEP_PIVOT, STEP_PRIVATE, STEP_ROOT_RO};
 use super::{cstr, SandboxError};
 
 /// Creates `path` (mode 0644; it must not exist) holding `data`, then gives it to `owner`
