@@ -13,7 +13,7 @@ use crate::TrainError;
 /// the testbed, whose held-out stream is unbounded, 0 means 500):
 /// - [`EvalSet::Testbed`]: the testbed's held-out problems (`[testbed]` settings, a fixed
 ///   seed: the same problems for every run), raw prompts, the testbed checker as environment
-///   where the regime has one (`testbed::heldout_task`);
+///   where the regime has one (`testbed_heldout::heldout_task`);
 /// - [`EvalSet::Dataset`]: the preset or file read as training data is (`data_dir`, else
 ///   `data.data_dir`), its first `n_problems` problems, prompts rendered by `format` and each
 ///   checked against the model's context ([`build_eval_task`]), scored by the `[reward]`
@@ -27,7 +27,7 @@ pub fn eval_task(
     n_problems: usize,
 ) -> Result<Task, TrainError> {
     match set {
-        EvalSet::Testbed => crate::testbed::heldout_task(cfg, policy, n_problems),
+        EvalSet::Testbed => crate::testbed_heldout::heldout_task(cfg, policy, n_problems),
         EvalSet::Dataset(name) => {
             let mut ds = load_dataset(name, data_dir.or(cfg.data.data_dir.as_deref()))?;
             if n_problems > 0 {

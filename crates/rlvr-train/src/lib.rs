@@ -52,6 +52,7 @@ mod source;
 pub mod task;
 pub mod tensorboard;
 pub mod testbed;
+mod testbed_heldout;
 pub mod tracking;
 mod ui;
 pub mod warm_start;

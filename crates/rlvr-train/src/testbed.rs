@@ -13,23 +13,20 @@ use std::time::Instant;
 
 use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
 use rlvr_tasks::testbed::{self as tb, Split, TestbedConfig, NAME};
-use rlvr_tasks::{Problem, PromptTemplate};
+use rlvr_tasks::Problem;
 
 use crate::config::TrainConfig;
-use crate::environment::TestbedChecker;
 use crate::eval_set::eval_task;
 use crate::policy::Policy;
 use crate::seed::mix_seed;
 use crate::setup::{reward_fn, Setup, SetupInputs};
-use crate::task::{build_task, PromptFormat, Task};
+use crate::task::build_task;
+use crate::testbed_heldout::{raw, with_environment};
 use crate::warm_start::{self, WarmStartSpec};
 use crate::TrainError;
 
 /// Bumped whenever the setup or warm start change, so that old caches are not reused.
 const CACHE_VERSION: u32 = 3;
-
-/// The seed of the held-out problem stream (fixed: every run evaluates on the same problems).
-const HELDOUT_SEED: u64 = 0x7E57;
 
 /// The rlvr-tasks testbed settings of a config (training problems seeded by `trainer.seed`;
 /// the ranges were checked when the config was read).
@@ -60,50 +57,6 @@ pub fn model_config(cfg: &TrainConfig, tok: &ChatTokenizer) -> QwenConfig {
 
 fn train_problems(cfg: &TrainConfig, t: &TestbedConfig) -> Vec<Problem> {
     tb::problems(t, Split::Train, cfg.testbed.train_size)
-}
-
-/// Held-out problems for evaluation: `n_problems` (0 means 500) distinct ones, in a fixed
-/// order; when the held-out split has fewer, each is evaluated equally often
-/// (`rlvr_tasks::testbed::distinct_problems`). Built through [`crate::eval_set::eval_task`].
-pub(crate) fn heldout_task(
-    cfg: &TrainConfig,
-    policy: &Policy,
-    n_problems: usize,
-) -> Result<Task, TrainError> {
-    let t = task_config(cfg);
-    let n = if n_problems == 0 { 500 } else { n_problems };
-    let fixed = TestbedConfig {
-        seed: HELDOUT_SEED,
-        ..t
-    };
-    let (problems, _) = tb::distinct_problems(&fixed, Split::Heldout, n);
-    let verifier = reward_fn(&cfg.reward, &problems)?;
-    let task = build_task(NAME, problems, raw(), &policy.tokenizer, 0, verifier)?.0;
-    with_environment(task, &t, policy)
-}
-
-/// `task` with the testbed checker as its environment when the regime has one
-/// ([`tb::Regime::on_failed_step`]).
-fn with_environment(
-    mut task: Task,
-    t: &TestbedConfig,
-    policy: &Policy,
-) -> Result<Task, TrainError> {
-    if let Some(on_fail) = t.regime.on_failed_step() {
-        let eos = *policy.tokenizer.eos_token_ids.first().ok_or_else(|| {
-            TrainError::Msg("the testbed tokenizer has no end-of-sequence token".into())
-        })?;
-        let checker = TestbedChecker::new(&task.problems, &policy.tokenizer, eos, on_fail)?;
-        task.environment = Some(std::sync::Arc::new(checker));
-    }
-    Ok(task)
-}
-
-fn raw() -> PromptFormat {
-    PromptFormat {
-        template: PromptTemplate::Raw,
-        chat: false,
-    }
 }
 
 /// Tokenizer, model (from the warm-start cache, or built, warm-started and cached; through
