@@ -58,10 +58,10 @@ pub use problems::{
     KnobError, Split, TestbedConfig, ENUMERATE_LIMIT, HELDOUT_MODULUS, NAME,
 };
 pub use regime::{OnFailedStep, Regime};
-pub use slip::{draw_mistake, ErrorKind, ErrorModel, Mistake, MAX_ATTEMPTS, MAX_REPEATS};
+pub use slip::{draw_mistake, ErrorKind, ErrorModel, Mistake, Style, MAX_ATTEMPTS, MAX_REPEATS};
 pub use solutions::{
     worked_solution, write_rechecked_solution, write_solution, write_step_checked_solution,
-    write_verified_solution, Style, RECHECK_PASSES,
+    write_verified_solution, RECHECK_PASSES,
 };
 pub use stats::{solution_stats, SolutionStats};
 pub use tokenizer::{testbed_tokenizer, train_tokenizer, EOS, PAD};

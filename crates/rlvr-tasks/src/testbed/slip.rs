@@ -4,7 +4,14 @@
 use rand::rngs::StdRng;
 use rand::RngExt;
 
-use super::solutions::Style;
+/// The two solution styles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// ` 7+9=16 16+5=21 Answer: 21`.
+    Concise,
+    /// ` Step by step. 7+9=16, so 16. 16+5=21, so 21. Answer: 21`.
+    Verbose,
+}
 
 /// How a warm-start solution goes wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

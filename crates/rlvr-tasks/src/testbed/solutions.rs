@@ -8,7 +8,7 @@ use rand::RngExt;
 use super::checker::{VERDICT_NO, VERDICT_OK};
 use super::problems::TestbedConfig;
 use super::regime::OnFailedStep;
-use super::slip::{draw_mistake, ErrorKind, Mistake, MAX_ATTEMPTS};
+use super::slip::{draw_mistake, ErrorKind, Mistake, Style, MAX_ATTEMPTS};
 
 /// A solution of a verified regime as the environment's verdicts make it: each step
 /// ` a+b=c ` is followed by `ok` or `no`; `slip(step)` is called for every attempt at a step
@@ -50,15 +50,6 @@ pub fn write_verified_solution(
     }
     out.push_str(&format!(" Answer: {acc}"));
     (out, Some(acc))
-}
-
-/// The two solution styles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    /// ` 7+9=16 16+5=21 Answer: 21`.
-    Concise,
-    /// ` Step by step. 7+9=16, so 16. 16+5=21, so 21. Answer: 21`.
-    Verbose,
 }
 
 /// A worked solution written in `style`, with at most one `mistake`. Returns the text and the

@@ -12,10 +12,10 @@ use tokenizers::{AddedToken, SplitDelimiterBehavior, Tokenizer};
 
 use super::problems::{prompt_text, sample_terms, Split, TestbedConfig};
 use super::regime::OnFailedStep;
-use super::slip::ErrorKind;
+use super::slip::{ErrorKind, Style};
 use super::solutions::{
     write_rechecked_solution, write_solution, write_step_checked_solution, write_verified_solution,
-    Style, RECHECK_PASSES,
+    RECHECK_PASSES,
 };
 
 /// End-of-sequence token of the testbed tokenizer.
