@@ -42,6 +42,7 @@
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 
+pub use super::operand::Operand;
 use crate::cpu::blas::{Backend, BuiltIn};
 
 /// The library that computes [`matmul`] and [`sgemm`] in this process, in one line.
@@ -66,45 +67,6 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> candle_core::Result<Tensor> {
         a.apply_op2(b, CpuMatmul)
     } else {
         a.matmul(b)
-    }
-}
-
-/// One operand of [`sgemm`]: the matrix `op(x)`, where `x` is stored row-major in `data`
-/// with its rows `ld` elements apart (BLAS's leading dimension), and `op(x)` is `x`, or `x^T`
-/// when `trans`.
-#[derive(Clone, Copy, Debug)]
-pub struct Operand<'a> {
-    pub data: &'a [f32],
-    pub ld: usize,
-    pub trans: bool,
-}
-
-impl<'a> Operand<'a> {
-    /// `op(x) = x`, stored in rows of `ld`.
-    pub fn plain(data: &'a [f32], ld: usize) -> Self {
-        Operand {
-            data,
-            ld,
-            trans: false,
-        }
-    }
-
-    /// `op(x) = x^T`, with `x` stored in rows of `ld`.
-    pub fn transposed(data: &'a [f32], ld: usize) -> Self {
-        Operand {
-            data,
-            ld,
-            trans: true,
-        }
-    }
-
-    /// `(rows, columns)` of the stored `x` when `op(x)` is `[r, c]`.
-    fn stored(&self, r: usize, c: usize) -> (usize, usize) {
-        if self.trans {
-            (c, r)
-        } else {
-            (r, c)
-        }
     }
 }
 

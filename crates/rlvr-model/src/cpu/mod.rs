@@ -8,6 +8,7 @@ pub(crate) mod decode;
 pub(crate) mod kernels;
 pub(crate) mod layer;
 pub mod matmul;
+mod operand;
 pub(crate) mod skinny;
 
 use candle_core::{Tensor, WithDType};

@@ -24,7 +24,7 @@
 
 use std::array;
 
-use super::matmul::Operand;
+use super::operand::Operand;
 
 /// Rows of `a` up to which this kernel computes the product: the sampling batch of one new
 /// token per sequence. Measured against both libraries (`rlvr bench matmul --decode ROWS`,
