@@ -94,7 +94,7 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
     let extracted = found.answer;
     let answer_tree = tree(&extracted);
     let (correct, rule) = match (&gold_tree, &answer_tree) {
-        (Ok(g), Ok(p)) => match compare(g, p) {
+        (Ok(g), Ok(p)) => match decide(g, p) {
             Ok(r) => (true, r.to_string()),
             Err(r) => (false, r.to_string()),
         },
@@ -120,6 +120,52 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
         answer_tree: answer_tree.map(|t| t.to_string()),
         correct,
         rule,
+    }
+}
+
+/// [`compare`], except that a computation written out is not its value: against a gold that is a
+/// number, an answer that adds or multiplies numbers (`903 * 6116`, `76 + 27 \times 55`) is
+/// wrong even when it evaluates to the gold. A model that restates the question's arithmetic has
+/// not answered it (and under RL would learn to); fractions (`\frac{1}{2}`), powers and
+/// scientific notation (`3 \times 10^8`), and mixed numbers (`2 \frac{1}{2}`) are values.
+fn decide(gold: &Expr, answer: &Expr) -> Result<&'static str, &'static str> {
+    let rule = compare(gold, answer)?;
+    if is_number_tree(gold) && unevaluated(answer) {
+        return Err("a computation written out, not its value");
+    }
+    Ok(rule)
+}
+
+/// A number, possibly negative.
+fn is_number_tree(e: &Expr) -> bool {
+    match e {
+        Expr::Num(_) => true,
+        Expr::Neg(x) => is_number_tree(x),
+        _ => false,
+    }
+}
+
+/// Whether `e` adds or multiplies numbers (and nothing but numbers and fractions of them):
+/// arithmetic left to do.
+fn unevaluated(e: &Expr) -> bool {
+    fn literal(e: &Expr) -> bool {
+        match e {
+            Expr::Num(_) => true,
+            Expr::Neg(x) => literal(x),
+            Expr::Div(a, b) => literal(a) && literal(b),
+            Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(literal),
+            _ => false,
+        }
+    }
+    let mixed_number = |xs: &[Expr]| {
+        matches!(xs, [Expr::Num(_), Expr::Div(a, b)]
+            if matches!(**a, Expr::Num(_)) && matches!(**b, Expr::Num(_)))
+    };
+    match e {
+        Expr::Neg(x) => unevaluated(x),
+        Expr::Add(xs) if mixed_number(xs) => false,
+        Expr::Add(xs) | Expr::Mul(xs) => xs.len() >= 2 && xs.iter().all(literal),
+        _ => false,
     }
 }
 
@@ -191,7 +237,7 @@ fn is_number(s: &str) -> bool {
 fn equivalent_as_written(gold: &str, answer: &str) -> Result<String, String> {
     let (g, p) = (tree(&gold_answer(gold)), tree(answer));
     match (&g, &p) {
-        (Ok(g), Ok(p)) => compare(g, p).map(str::to_string).map_err(str::to_string),
+        (Ok(g), Ok(p)) => decide(g, p).map(str::to_string).map_err(str::to_string),
         _ => {
             let (a, b) = (normalize(gold), normalize(answer));
             if same_text(&a, &b) {

@@ -498,3 +498,30 @@ fn an_answer_that_opens_with_approximately_is_its_value() {
     yes("3.14", "x \\approx 3.14");
     assert!(verify("3.14", "The answer is $\\approx 3.14$.").correct);
 }
+
+/// A computation written out is not its value: a real model under GRPO on the arith task learned
+/// to answer "903 * 6116 is equal to 58076" (restating the question), which the comparison
+/// accepted as 5522748 by evaluating the product: every held-out answer of that checkpoint
+/// scored right, none was. Fractions, mixed numbers, powers and scientific notation stay values.
+#[test]
+fn a_computation_written_out_is_not_its_value() {
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}");
+    wrong("5522748", "903 * 6116 is equal to 58076 in decimal format");
+    wrong("56", "7 * 8");
+    wrong("1561", "The answer is $76 + 27 \\times 55$.");
+    wrong("12", "\\boxed{2 \\cdot 6}");
+    wrong("-12", "\\boxed{-(2 \\cdot 6)}");
+    no("10", "9+1");
+    // the value, or a chain that ends in it
+    ok("1561", "76 + 27 * 55 = 1561");
+    ok("56", "The answer is 56.");
+    // values written as fractions, mixed numbers, powers, scientific notation
+    yes("0.5", "\\frac{1}{2}");
+    yes("2.5", "2\\frac{1}{2}");
+    yes("1000", "10^3");
+    yes("300000000", "3 \\times 10^8");
+    // not a number gold: symbolic answers compare as before
+    yes("2\\sqrt{3}", "\\sqrt{12}");
+    yes("x + 1", "1 + x");
+}
