@@ -3,7 +3,11 @@
 //! the supervisor's wall-clock wait ([`supervise`]).
 
 use super::root::{RootPlan, SANDBOX_DIR};
-use super::steps::*;
+use super::steps::{
+    STEP_CGROUP, STEP_CHDIR, STEP_CREDENTIALS, STEP_FDS, STEP_FORK, STEP_ID_MAPS, STEP_IPC_LIMITS,
+    STEP_LIMITS, STEP_PIVOT, STEP_PRCTL, STEP_PRIVATE, STEP_ROOT_RO, STEP_SECCOMP, STEP_SETSID,
+    STEP_UNSHARE,
+};
 
 pub(super) fn step_name(step: u8, plan: Option<&RootPlan>) -> String {
     match step {
