@@ -7,6 +7,8 @@ Writes, deterministically (fixed seeds), under crates/rlvr-model/tests/fixtures/
   qwen3-tiny/  Qwen3ForCausalLM, f32 weights, untied lm_head, q/k norms, head_dim 16 != hidden/heads,
                sharded (model-0000x-of-0000y.safetensors + model.safetensors.index.json)
   llama-tiny/  LlamaForCausalLM, bf16, untied
+  llama3-tiny/ LlamaForCausalLM with Llama 3's rope scaling (rope_type "llama3": one rotary frequency
+               kept, one smoothed, two divided by the factor), f32, untied, a 72-token sequence
 each with config.json, tokenizer.json, tokenizer_config.json and reference.json: for a few fixed
 token sequences, transformers' float32 log-prob of every next token and the entropy of every
 next-token distribution, plus tokenizer encodings and (qwen2) the rendered chat template.
@@ -14,7 +16,7 @@ next-token distribution, plus tokenizer encodings and (qwen2) the rendered chat 
 Weights are drawn larger than a real init (std 0.3) and norms/biases are perturbed, so the
 log-probs are far from uniform and every tensor matters.
 
-Usage:  ~/venv-trl/bin/python scripts/model/make_fixtures.py [--out crates/rlvr-model/tests/fixtures]
+Usage:  ~/venv-trl/bin/python scripts/model/make_fixtures.py [--out crates/rlvr-model/tests/fixtures] [--only NAME]
 Needs torch, transformers, tokenizers, safetensors (not in CI: the outputs are committed).
 
 Check mode (a checkpoint SAVED BY rlvr loads in transformers and gives the same log-probs):
@@ -84,9 +86,9 @@ def perturb(model, seed):
                 p.copy_(0.3 * torch.randn(p.shape, generator=g))
 
 
-def sequences(seed):
+def sequences(seed, lengths=(7, 12, 20)):
     rng = random.Random(seed)
-    return [[rng.randrange(VOCAB) for _ in range(n)] for n in (7, 12, 20)]
+    return [[rng.randrange(VOCAB) for _ in range(n)] for n in lengths]
 
 
 def reference_logprobs(model, seqs):
@@ -101,7 +103,8 @@ def reference_logprobs(model, seqs):
     return out
 
 
-def make(out_dir, name, model_cls, config, dtype, chat_template, shard=None, gen_config=None):
+def make(out_dir, name, model_cls, config, dtype, chat_template, shard=None, gen_config=None,
+         lengths=(7, 12, 20)):
     path = os.path.join(out_dir, name)
     os.makedirs(path, exist_ok=True)
     for f in os.listdir(path):
@@ -121,7 +124,7 @@ def make(out_dir, name, model_cls, config, dtype, chat_template, shard=None, gen
     tok = AutoTokenizer.from_pretrained(path)
     ref = {
         "transformers_version": __import__("transformers").__version__,
-        "sequences": reference_logprobs(model, sequences(SEED + len(name))),
+        "sequences": reference_logprobs(model, sequences(SEED + len(name), lengths)),
         "encodings": [{"text": t, "ids": tok(t, add_special_tokens=False)["input_ids"]} for t in TEXTS],
     }
     if chat_template:
@@ -155,6 +158,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "..", "..", "crates", "rlvr-model", "tests", "fixtures"))
     ap.add_argument("--check-saved", nargs="*", default=None)
+    ap.add_argument("--only", default=None, help="make this fixture alone (the others stay as committed)")
     args = ap.parse_args()
     if args.check_saved is not None:
         for p in args.check_saved:
@@ -163,20 +167,33 @@ def main():
     common = dict(vocab_size=VOCAB, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
                   intermediate_size=48, max_position_embeddings=128, rms_norm_eps=1e-6, hidden_act="silu",
                   bos_token_id=0, eos_token_id=2, pad_token_id=0)
-    make(args.out, "qwen2-tiny", Qwen2ForCausalLM,
-         Qwen2Config(num_hidden_layers=2, tie_word_embeddings=True, use_sliding_window=False,
-                     rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **common),
-         torch.bfloat16, chat_template=True,
-         gen_config=GenerationConfig(bos_token_id=0, eos_token_id=[2, 0], pad_token_id=0))
-    make(args.out, "qwen3-tiny", Qwen3ForCausalLM,
-         Qwen3Config(num_hidden_layers=1, head_dim=16, tie_word_embeddings=False,
-                     rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}, **common),
-         torch.float32, chat_template=False, shard="60KB")
-    make(args.out, "llama-tiny", LlamaForCausalLM,
-         LlamaConfig(num_hidden_layers=1, tie_word_embeddings=False,
-                     rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, **common),
-         torch.bfloat16, chat_template=False)
-
+    fixtures = {
+        "qwen2-tiny": lambda: make(args.out, "qwen2-tiny", Qwen2ForCausalLM,
+             Qwen2Config(num_hidden_layers=2, tie_word_embeddings=True, use_sliding_window=False,
+                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, **common),
+             torch.bfloat16, chat_template=True,
+             gen_config=GenerationConfig(bos_token_id=0, eos_token_id=[2, 0], pad_token_id=0)),
+        "qwen3-tiny": lambda: make(args.out, "qwen3-tiny", Qwen3ForCausalLM,
+             Qwen3Config(num_hidden_layers=1, head_dim=16, tie_word_embeddings=False,
+                         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}, **common),
+             torch.float32, chat_template=False, shard="60KB"),
+        "llama-tiny": lambda: make(args.out, "llama-tiny", LlamaForCausalLM,
+             LlamaConfig(num_hidden_layers=1, tie_word_embeddings=False,
+                         rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, **common),
+             torch.bfloat16, chat_template=False),
+        # head_dim 8, theta 1e4: wavelengths 6.3, 63, 628, 6283 against original_max_position 64
+        # (high-frequency bound 64 / 4 = 16, low-frequency bound 64 / 1): kept, smoothed, scaled,
+        # scaled; the 72-token sequence reaches positions past the original context
+        "llama3-tiny": lambda: make(args.out, "llama3-tiny", LlamaForCausalLM,
+             LlamaConfig(num_hidden_layers=1, tie_word_embeddings=False,
+                         rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0,
+                                          "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                          "original_max_position_embeddings": 64}, **common),
+             torch.float32, chat_template=False, lengths=(9, 30, 72)),
+    }
+    for name, build in fixtures.items():
+        if args.only in (None, name):
+            build()
 
 if __name__ == "__main__":
     main()

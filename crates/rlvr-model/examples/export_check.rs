@@ -62,7 +62,7 @@ fn main() {
     .unwrap();
     println!("{}", dir.display());
 
-    for name in ["qwen2-tiny", "qwen3-tiny", "llama-tiny"] {
+    for name in ["qwen2-tiny", "qwen3-tiny", "llama-tiny", "llama3-tiny"] {
         let m = load_model(
             fixtures.join(name).to_str().unwrap(),
             DType::F32,

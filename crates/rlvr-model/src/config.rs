@@ -10,6 +10,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+pub use crate::rope::RopeScaling;
 
 /// The model families this crate implements; they differ only in small switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +19,7 @@ pub enum Architecture {
     Qwen2,
     /// `Qwen3ForCausalLM`: per-head RMSNorm on queries and keys, no biases by default.
     Qwen3,
-    /// `LlamaForCausalLM` with default RoPE (no rope scaling), no biases.
+    /// `LlamaForCausalLM` (Llama 2, Llama 3 with its rope scaling, SmolLM2), no biases.
     Llama,
 }
 
@@ -59,6 +60,9 @@ pub struct QwenConfig {
     pub max_position_embeddings: usize,
     pub rms_norm_eps: f64,
     pub rope_theta: f64,
+    /// How RoPE's frequencies are scaled (`rope_type` and its keys); [`RopeScaling::Default`]
+    /// for none.
+    pub rope_scaling: RopeScaling,
     pub tie_word_embeddings: bool,
     /// Biases on the q/k/v projections (always true for Qwen2, `attention_bias` otherwise).
     pub attention_bias: bool,
@@ -157,6 +161,7 @@ impl QwenConfig {
             max_position_embeddings: 1024,
             rms_norm_eps: 1e-6,
             rope_theta: 10_000.0,
+            rope_scaling: RopeScaling::Default,
             tie_word_embeddings: true,
             attention_bias: true,
             qk_norm: false,
@@ -258,8 +263,9 @@ impl QwenConfig {
         }
 
         // RoPE: transformers 5 nests it in rope_parameters, transformers 4 has rope_theta and an
-        // optional rope_scaling. Only the default (unscaled) RoPE on every dimension of a head is
-        // implemented (transformers reads `partial_rotary_factor` at the top level or in them).
+        // optional rope_scaling. The default, linear and Llama 3 frequencies are implemented
+        // (crate::rope), on every dimension of a head (transformers reads
+        // `partial_rotary_factor` at the top level or in them).
         let full_rotary = |key: &str, v: Option<&Value>| match v {
             None | Some(Value::Null) => Ok(()),
             Some(f) if f.as_f64() == Some(1.0) => Ok(()),
@@ -269,19 +275,11 @@ impl QwenConfig {
         };
         full_rotary("partial_rotary_factor", obj.get("partial_rotary_factor"))?;
         let mut rope_theta = f64_key("rope_theta")?;
+        let mut rope_scaling = None;
         for key in ["rope_parameters", "rope_scaling"] {
             match obj.get(key) {
                 None | Some(Value::Null) => {}
                 Some(Value::Object(p)) => {
-                    let kind = p
-                        .get("rope_type")
-                        .or_else(|| p.get("type"))
-                        .and_then(Value::as_str);
-                    if !matches!(kind, None | Some("default")) {
-                        return Err(unsupported(format!(
-                            "{key}.rope_type {kind:?} (only \"default\")"
-                        )));
-                    }
                     full_rotary(
                         &format!("{key}.partial_rotary_factor"),
                         p.get("partial_rotary_factor"),
@@ -290,6 +288,19 @@ impl QwenConfig {
                         rope_theta = Some(t.as_f64().ok_or_else(|| {
                             bad(format!("key {key}.rope_theta: expected a number"))
                         })?);
+                    }
+                    let scaling = rope_scaling_of(key, p, path)?;
+                    // transformers 5 prefers rope_parameters; both present and different is
+                    // a file that means two things
+                    match rope_scaling {
+                        Some(first) if first != scaling => {
+                            return Err(bad(format!(
+                                "key {key}: {} disagrees with rope_parameters' {}",
+                                scaling.rope_type(),
+                                RopeScaling::rope_type(&first)
+                            )))
+                        }
+                        _ => rope_scaling = Some(scaling),
                     }
                 }
                 Some(v) => return Err(bad(format!("key {key}: expected an object, got {v}"))),
@@ -341,6 +352,7 @@ impl QwenConfig {
             max_position_embeddings: usize_key("max_position_embeddings")?.unwrap_or(32_768),
             rms_norm_eps: f64_key("rms_norm_eps")?.unwrap_or(1e-6),
             rope_theta: rope_theta.unwrap_or(10_000.0),
+            rope_scaling: rope_scaling.unwrap_or(RopeScaling::Default),
             tie_word_embeddings: bool_key("tie_word_embeddings")?.unwrap_or(false),
             attention_bias: match architecture {
                 Architecture::Qwen2 => true,
@@ -365,7 +377,9 @@ impl QwenConfig {
     ///   `num_attention_heads`, `num_key_value_heads`, `max_position_embeddings` are positive;
     /// - `num_key_value_heads` divides `num_attention_heads` (grouped-query attention);
     /// - `head_dim` is positive and even (RoPE rotates pairs of dimensions);
-    /// - `rope_theta` and `rms_norm_eps` are finite and positive;
+    /// - `rope_theta` and `rms_norm_eps` are finite and positive; a rope scaling's `factor` is
+    ///   finite and at least 1, Llama 3's `low_freq_factor` positive, its `high_freq_factor`
+    ///   larger, its `original_max_position_embeddings` positive;
     /// - `qk_norm` is set exactly for Qwen3 and `attention_bias` for every Qwen2: the switches
     ///   config.json can express, so that a saved configuration loads back the same;
     /// - every size is at most [`MAX_DIM`] and the parameter count (an untied `lm_head`
@@ -448,6 +462,56 @@ impl QwenConfig {
                 return bad(key, format!("must be a finite positive number, got {v}"));
             }
         }
+        match self.rope_scaling {
+            RopeScaling::Default => {}
+            RopeScaling::Linear { factor } => {
+                if !(factor.is_finite() && factor >= 1.0) {
+                    return bad(
+                        "rope_parameters.factor",
+                        format!("must be a finite number of at least 1, got {factor}"),
+                    );
+                }
+            }
+            RopeScaling::Llama3 {
+                factor,
+                low_freq_factor,
+                high_freq_factor,
+                original_max_position_embeddings,
+            } => {
+                if !(factor.is_finite() && factor >= 1.0) {
+                    return bad(
+                        "rope_parameters.factor",
+                        format!("must be a finite number of at least 1, got {factor}"),
+                    );
+                }
+                if !(low_freq_factor.is_finite() && low_freq_factor > 0.0) {
+                    return bad(
+                        "rope_parameters.low_freq_factor",
+                        format!("must be a finite positive number, got {low_freq_factor}"),
+                    );
+                }
+                if !(high_freq_factor.is_finite() && high_freq_factor > low_freq_factor) {
+                    return bad(
+                        "rope_parameters.high_freq_factor",
+                        format!(
+                            "must be finite and larger than low_freq_factor {low_freq_factor}, \
+                             got {high_freq_factor}"
+                        ),
+                    );
+                }
+                if original_max_position_embeddings == 0
+                    || original_max_position_embeddings > MAX_DIM
+                {
+                    return bad(
+                        "rope_parameters.original_max_position_embeddings",
+                        format!(
+                            "must be a positive integer up to {MAX_DIM}, got \
+                             {original_max_position_embeddings}"
+                        ),
+                    );
+                }
+            }
+        }
         match self.checked_num_parameters(true) {
             Some(n) if n <= MAX_PARAMETERS => {}
             _ => {
@@ -499,7 +563,6 @@ impl QwenConfig {
             "max_position_embeddings": self.max_position_embeddings,
             "rms_norm_eps": self.rms_norm_eps,
             "rope_theta": self.rope_theta,
-            "rope_parameters": {"rope_type": "default", "rope_theta": self.rope_theta},
             "tie_word_embeddings": self.tie_word_embeddings,
             "hidden_act": "silu",
         });
@@ -509,6 +572,13 @@ impl QwenConfig {
         let mut put = |k: &str, v: Value| {
             m.insert(k.to_string(), v);
         };
+        let mut rope = self.rope_scaling.to_json();
+        if self.rope_scaling != RopeScaling::Default {
+            // transformers 4 reads the scaling from rope_scaling, 5 from rope_parameters
+            put("rope_scaling", Value::Object(rope.clone()));
+        }
+        rope.insert("rope_theta".into(), self.rope_theta.into());
+        put("rope_parameters", Value::Object(rope));
         if self.architecture == Architecture::Qwen2 {
             put("use_sliding_window", false.into());
         } else {
@@ -602,6 +672,65 @@ impl<'de> serde::Deserialize<'de> for QwenConfig {
 impl serde::Serialize for QwenConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         self.to_json().serialize(s)
+    }
+}
+
+/// The scaling `rope_parameters` or `rope_scaling` (`key`, the object `p`) describes: its
+/// `rope_type` (or transformers 4's `type`) with the keys that kind needs, each an error naming
+/// `key.name` when missing or not a number. Ranges are checked by [`QwenConfig::validate`].
+fn rope_scaling_of(key: &str, p: &Map<String, Value>, path: &Path) -> Result<RopeScaling> {
+    let kind = match p.get("rope_type").or_else(|| p.get("type")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(k)) => Some(k.as_str()),
+        Some(v) => {
+            return Err(Error::BadFile {
+                path: path.into(),
+                reason: format!("key {key}.rope_type: expected a name, got {v}"),
+            })
+        }
+    };
+    let number = |name: &str| -> Result<f64> {
+        match p.get(name) {
+            None | Some(Value::Null) => Err(Error::BadFile {
+                path: path.into(),
+                reason: format!("key {key}.{name} is missing (rope_type {kind:?} needs it)"),
+            }),
+            Some(v) => v.as_f64().ok_or_else(|| Error::BadFile {
+                path: path.into(),
+                reason: format!("key {key}.{name}: expected a number, got {v}"),
+            }),
+        }
+    };
+    match kind {
+        None | Some("default") => Ok(RopeScaling::Default),
+        Some("linear") => Ok(RopeScaling::Linear {
+            factor: number("factor")?,
+        }),
+        Some("llama3") => {
+            let name = "original_max_position_embeddings";
+            let original = number(name)?;
+            if !(original.fract() == 0.0 && original >= 1.0 && original <= MAX_DIM as f64) {
+                return Err(Error::BadFile {
+                    path: path.into(),
+                    reason: format!(
+                        "key {key}.{name}: expected a positive integer up to {MAX_DIM}, got {original}"
+                    ),
+                });
+            }
+            Ok(RopeScaling::Llama3 {
+                factor: number("factor")?,
+                low_freq_factor: number("low_freq_factor")?,
+                high_freq_factor: number("high_freq_factor")?,
+                original_max_position_embeddings: original as usize,
+            })
+        }
+        Some(other) => Err(Error::Unsupported {
+            path: path.into(),
+            what: format!(
+                "{key}.rope_type {other:?} (implemented: \"default\", \"linear\", \"llama3\"; \
+                 the length-dependent kinds are not)"
+            ),
+        }),
     }
 }
 

@@ -1,9 +1,9 @@
 //! rlvr-model: a Qwen-family causal language model in candle for RLVR training.
 //!
 //! What it provides:
-//! * [`Qwen`]: one implementation of the Qwen2 / Qwen2.5, Qwen3 and (unscaled-RoPE) Llama
-//!   decoders, driven by config.json ([`QwenConfig`]), with one training forward and one
-//!   sampling forward per device path over the same weights.
+//! * [`Qwen`]: one implementation of the Qwen2 / Qwen2.5, Qwen3 and Llama (2; 3 with its rope
+//!   scaling, [`RopeScaling`]; SmolLM2) decoders, driven by config.json ([`QwenConfig`]), with
+//!   one training forward and one sampling forward per device path over the same weights.
 //! * [`Qwen::loss_and_grads`]: the training step in bounded memory (the trainer's, the warm
 //!   start's entry point): a forward without graph, `loss_fn` on leaf log-probs, then a
 //!   backward walk layer by layer with optional activation checkpointing
@@ -56,6 +56,7 @@ pub mod io;
 mod kv_cache;
 pub mod model;
 pub mod placement;
+pub mod rope;
 mod training;
 
 pub use cpu::{blas, matmul};
@@ -80,5 +81,6 @@ pub use io::{init_random, load_model, save_model, save_model_with, GenerationCon
 pub use kv_cache::KvCache;
 pub use model::Qwen;
 pub use placement::{DeviceSpec, WeightDtype};
+pub use rope::RopeScaling;
 pub use tokenizer::{ChatMessage, ChatTokenizer, TemplateBudget};
 pub use training::{TrainForwardOptions, TrainStepOutput};

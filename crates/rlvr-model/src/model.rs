@@ -57,24 +57,6 @@ pub(crate) fn row_sums_f64(x: &Tensor) -> Result<Tensor> {
     Ok(partial.to_dtype(DType::F64)?.sum_keepdim(1)?)
 }
 
-/// RoPE tables `[positions, head_dim]` in the rotate-half layout: each half of a row holds
-/// `p * inv_freq[i]`'s cos or sin, the angle and its cos / sin taken in f32 (as transformers
-/// does), widened to f64 for the CPU kernels. Every device path's tables come from here.
-pub(crate) fn rope_cos_sin(inv_freq: &[f32], positions: &[u32]) -> (Vec<f64>, Vec<f64>) {
-    let n = positions.len() * 2 * inv_freq.len();
-    let (mut cos, mut sin) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for &p in positions {
-        for _half in 0..2 {
-            for &f in inv_freq {
-                let a = p as f32 * f;
-                cos.push(a.cos() as f64);
-                sin.push(a.sin() as f64);
-            }
-        }
-    }
-    (cos, sin)
-}
-
 /// The `[d, d]` matrix `R` with `x R = cat(-x2, x1)`.
 fn rotate_half_matrix(d: usize, dtype: DType, device: &Device) -> Result<Tensor> {
     let h = d / 2;
@@ -246,9 +228,7 @@ impl Qwen {
         } else {
             get("lm_head.weight", &[v, h])?
         };
-        let inv_freq = (0..hd / 2)
-            .map(|i| 1.0 / (cfg.rope_theta as f32).powf((2 * i) as f32 / hd as f32))
-            .collect();
+        let inv_freq = crate::rope::inv_freq(cfg.rope_theta, hd, &cfg.rope_scaling);
         let rot = rotate_half_matrix(hd, embed_tokens.dtype(), embed_tokens.device())?;
         Ok(Self {
             rot,
@@ -343,11 +323,11 @@ impl Qwen {
         self.device.is_cpu() && self.dtype == DType::F32 && !self.force_generic
     }
 
-    /// cos/sin tables `[rows, 1, T, head_dim]` ([`rope_cos_sin`]) for per-row positions, in the
+    /// cos/sin tables `[rows, 1, T, head_dim]` ([`crate::rope::cos_sin`]) for per-row positions, in the
     /// model's dtype.
     pub(crate) fn rope_tables(&self, positions: &[Vec<u32>]) -> Result<(Tensor, Tensor)> {
         let (rows, t) = (positions.len(), positions.first().map_or(0, Vec::len));
-        let (cos, sin) = rope_cos_sin(&self.inv_freq, &positions.concat());
+        let (cos, sin) = crate::rope::cos_sin(&self.inv_freq, &positions.concat());
         let table = |v: Vec<f64>| -> Result<Tensor> {
             let v: Vec<f32> = v.into_iter().map(|x| x as f32).collect();
             let shape = (rows, 1, t, self.cfg.head_dim);

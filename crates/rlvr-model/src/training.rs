@@ -222,7 +222,7 @@ impl Qwen {
             Some(p) => p.positions.concat(),
             None => (0..t as u32).collect(),
         };
-        let (cos, sin) = crate::model::rope_cos_sin(&self.inv_freq, &positions);
+        let (cos, sin) = crate::rope::cos_sin(&self.inv_freq, &positions);
         Arc::new(AttnSpec {
             b,
             t,

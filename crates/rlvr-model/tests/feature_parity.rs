@@ -3,8 +3,9 @@
 //!
 //! The features: q/k/v biases, Qwen3's per-head q/k norms, a tied or untied vocabulary head,
 //! grouped-query attention (key-value heads = heads, heads / 2, 1), an explicit `head_dim`
-//! other than `hidden_size / heads`, and RoPE's `rope_theta` (the only RoPE parameter: every
-//! `rope_scaling` kind and a partial rotary factor are refused at parsing, tested below). Each
+//! other than `hidden_size / heads`, RoPE's `rope_theta` and its scaling (`default`, `linear`,
+//! `llama3` with frequencies in each of its three branches; the length-dependent kinds and a
+//! partial rotary factor are refused at parsing, tested below). Each
 //! (bias, qk-norm) pair is built on every architecture that can express it in config.json
 //! (Qwen2: biases; Qwen3: q/k norms, biases optional; Llama: biases optional), crossed with
 //! every head and key-value head choice: 30 tiny models whose every weight is random (biases
@@ -30,8 +31,8 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use common::*;
 use rlvr_model::{
-    init_random, load_model, save_model, Architecture, KvCache, Qwen, QwenConfig, TokenBatch,
-    TrainForwardOptions,
+    init_random, load_model, save_model, Architecture, KvCache, Qwen, QwenConfig, RopeScaling,
+    TokenBatch, TrainForwardOptions,
 };
 
 const TOL: f32 = 1e-4;
@@ -66,10 +67,24 @@ fn combinations(vocab: usize) -> Vec<(String, QwenConfig)> {
                 c.head_dim = if i % 2 == 0 { 8 } else { 12 };
                 // a small theta turns even the slow dimensions within 7 positions
                 c.rope_theta = if (i / 2) % 2 == 0 { 10_000.0 } else { 30.0 };
+                // Llama 3's bounds 32 / 4 and 32 / 1 put theta 30's wavelengths (6.3, 14.7,
+                // 34, 81 at head_dim 8) in every branch: kept, smoothed, divided
+                c.rope_scaling = match i % 3 {
+                    0 => RopeScaling::Default,
+                    1 => RopeScaling::Linear { factor: 2.5 },
+                    _ => RopeScaling::Llama3 {
+                        factor: 4.0,
+                        low_freq_factor: 1.0,
+                        high_freq_factor: 4.0,
+                        original_max_position_embeddings: 32,
+                    },
+                };
                 let name = format!(
                     "{arch:?} bias={bias} qk_norm={qk_norm} tied={tied} heads=4/{kv_heads} \
-                     head_dim={} rope_theta={}",
-                    c.head_dim, c.rope_theta
+                     head_dim={} rope_theta={} rope={}",
+                    c.head_dim,
+                    c.rope_theta,
+                    c.rope_scaling.rope_type()
                 );
                 out.push((name, c));
             }
@@ -342,12 +357,15 @@ fn rope_scaling_and_partial_rotary_are_refused() {
     let base = serde_json::json!({
         "architectures": ["LlamaForCausalLM"], "vocab_size": 40, "hidden_size": 32,
         "intermediate_size": 48, "num_hidden_layers": 1, "num_attention_heads": 4,
-        "num_key_value_heads": 2});
+        "num_key_value_heads": 2, "max_position_embeddings": 256});
     let parse = |v: &serde_json::Value| QwenConfig::from_json(v, Path::new("m/config.json"));
     assert!(parse(&base).is_ok());
-    for kind in ["linear", "dynamic", "yarn", "longrope", "llama3"] {
-        for key in ["rope_scaling", "rope_parameters"] {
-            for type_key in ["rope_type", "type"] {
+    let llama3 = serde_json::json!({"factor": 8.0, "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0, "original_max_position_embeddings": 64, "rope_theta": 1e4});
+    for key in ["rope_scaling", "rope_parameters"] {
+        for type_key in ["rope_type", "type"] {
+            // the length-dependent kinds are refused by name
+            for kind in ["dynamic", "yarn", "longrope", "su"] {
                 let mut v = base.clone();
                 v[key] = serde_json::json!({type_key: kind, "factor": 4.0, "rope_theta": 1e4});
                 let err = parse(&v)
@@ -358,8 +376,81 @@ fn rope_scaling_and_partial_rotary_are_refused() {
                     "{key}.{type_key} = {kind}: {err}"
                 );
             }
+            // linear and llama3 are read, each key they need named when missing
+            let mut v = base.clone();
+            v[key] = serde_json::json!({type_key: "linear", "factor": 4.0});
+            assert_eq!(
+                parse(&v).unwrap().rope_scaling,
+                RopeScaling::Linear { factor: 4.0 }
+            );
+            let mut v = base.clone();
+            v[key] = llama3.clone();
+            v[key][type_key] = "llama3".into();
+            let c = parse(&v).unwrap();
+            assert_eq!(
+                c.rope_scaling,
+                RopeScaling::Llama3 {
+                    factor: 8.0,
+                    low_freq_factor: 1.0,
+                    high_freq_factor: 4.0,
+                    original_max_position_embeddings: 64
+                }
+            );
+            for missing in [
+                "factor",
+                "low_freq_factor",
+                "high_freq_factor",
+                "original_max_position_embeddings",
+            ] {
+                let mut w = v.clone();
+                w[key].as_object_mut().unwrap().remove(missing);
+                let err = parse(&w).expect_err(missing).to_string();
+                assert!(
+                    err.contains(&format!("{key}.{missing}")) && err.contains("missing"),
+                    "{err}"
+                );
+            }
         }
     }
+    // values out of range name their key
+    for (field, value, named) in [
+        ("factor", serde_json::json!(0.5), "factor"),
+        ("low_freq_factor", serde_json::json!(0.0), "low_freq_factor"),
+        (
+            "high_freq_factor",
+            serde_json::json!(1.0),
+            "high_freq_factor",
+        ),
+        (
+            "original_max_position_embeddings",
+            serde_json::json!(0),
+            "original_max_position_embeddings",
+        ),
+        (
+            "original_max_position_embeddings",
+            serde_json::json!(64.5),
+            "original_max_position_embeddings",
+        ),
+        ("factor", serde_json::json!("8"), "factor"),
+    ] {
+        let mut v = base.clone();
+        v["rope_parameters"] = llama3.clone();
+        v["rope_parameters"]["rope_type"] = "llama3".into();
+        v["rope_parameters"][field] = value.clone();
+        let err = parse(&v)
+            .expect_err(&format!("{field} = {value}"))
+            .to_string();
+        assert!(err.contains(named), "{field} = {value}: {err}");
+    }
+    // rope_scaling and rope_parameters that disagree mean two models
+    let mut v = base.clone();
+    v["rope_parameters"] = serde_json::json!({"rope_type": "default", "rope_theta": 1e4});
+    v["rope_scaling"] = serde_json::json!({"rope_type": "linear", "factor": 2.0});
+    let err = parse(&v).expect_err("disagreeing rope keys").to_string();
+    assert!(
+        err.contains("rope_scaling") && err.contains("disagrees"),
+        "{err}"
+    );
     let mut v = base.clone();
     v["rope_scaling"] = serde_json::json!({"rope_type": "default"});
     assert!(parse(&v).is_ok(), "the default RoPE is accepted");

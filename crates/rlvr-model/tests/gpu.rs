@@ -14,7 +14,7 @@ use rlvr_model::{
     generate, load_model, sample_logits, DrawParams, Qwen, SamplingParams, TokenBatch,
 };
 
-const FIXTURES: [&str; 3] = ["qwen2-tiny", "qwen3-tiny", "llama-tiny"];
+const FIXTURES: [&str; 4] = ["qwen2-tiny", "qwen3-tiny", "llama-tiny", "llama3-tiny"];
 
 fn gpu() -> Device {
     Device::new_cuda(0).expect("the GPU tests need CUDA device 0")

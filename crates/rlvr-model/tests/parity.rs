@@ -8,7 +8,7 @@ use candle_core::{DType, Device, Tensor};
 use common::*;
 use rlvr_model::{load_model, ChatMessage, KvCache, TokenBatch};
 
-const FIXTURES: [&str; 3] = ["qwen2-tiny", "qwen3-tiny", "llama-tiny"];
+const FIXTURES: [&str; 4] = ["qwen2-tiny", "qwen3-tiny", "llama-tiny", "llama3-tiny"];
 
 fn ref_sequences(name: &str) -> Vec<(Vec<u32>, Vec<f32>, Vec<f32>)> {
     let r = reference(name);
@@ -195,4 +195,60 @@ fn reference_decoder_matches_transformers() {
             assert!(max_abs_diff(&got, &want) < 1e-4, "{name}");
         }
     }
+}
+
+/// Llama 3's rope scaling is read and used: the `llama3-tiny` fixture's log-probs (compared with
+/// transformers in `training_forward_matches_transformers`) move by far more than the parity
+/// tolerance when the same weights run with the default frequencies, and its configuration
+/// survives a save and a load.
+#[test]
+fn llama3_rope_scaling_is_used_and_kept() {
+    use rlvr_model::RopeScaling;
+    let dir = fixture("llama3-tiny");
+    let m = load_model(dir.to_str().unwrap(), DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(
+        m.config.rope_scaling,
+        RopeScaling::Llama3 {
+            factor: 8.0,
+            low_freq_factor: 1.0,
+            high_freq_factor: 4.0,
+            original_max_position_embeddings: 64
+        }
+    );
+    let (ids, want, _) = ref_sequences("llama3-tiny").remove(2);
+    let unscaled_dir = temp_dir("llama3-unscaled");
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, unscaled_dir.join(f.file_name().unwrap())).unwrap();
+    }
+    let config = unscaled_dir.join("config.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    v["rope_parameters"] = serde_json::json!({"rope_type": "default", "rope_theta": 10000.0});
+    std::fs::write(&config, v.to_string()).unwrap();
+    let plain = load_model(unscaled_dir.to_str().unwrap(), DType::F32, &Device::Cpu).unwrap();
+    let batch =
+        TokenBatch::new(&[(ids[..1].to_vec(), ids[1..].to_vec())], 0, &Device::Cpu).unwrap();
+    let lp = |model: &rlvr_model::Qwen| {
+        model
+            .response_logprobs_no_grad(&batch, false, 1.0)
+            .unwrap()
+            .logprobs
+            .to_vec2::<f32>()
+            .unwrap()
+            .remove(0)
+    };
+    let scaled = max_abs_diff(&lp(&m.model), &want);
+    let unscaled = max_abs_diff(&lp(&plain.model), &want);
+    assert!(scaled < 1e-4, "scaled: {scaled}");
+    assert!(
+        unscaled > 100.0 * 1e-4,
+        "the default frequencies must miss transformers' log-probs by far: {unscaled}"
+    );
+    // transformers 4 and 5 both read the saved configuration back the same
+    let json = m.config.to_json();
+    assert_eq!(json["rope_parameters"]["rope_type"], "llama3");
+    assert_eq!(json["rope_scaling"]["rope_type"], "llama3");
+    let back = rlvr_model::QwenConfig::from_json(&json, std::path::Path::new("saved")).unwrap();
+    assert_eq!(back, m.config);
 }

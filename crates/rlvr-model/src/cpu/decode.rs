@@ -244,7 +244,7 @@ fn forward_rows(
     let [x, xn, qkv, q, attn, gu, act, norm_tmp] = scratch else {
         unreachable!("{SCRATCH} scratch buffers")
     };
-    let (cos, sin) = crate::model::rope_cos_sin(&m.inv_freq, positions);
+    let (cos, sin) = crate::rope::cos_sin(&m.inv_freq, positions);
 
     let x = sized(x, n * hsz);
     with_f32(&m.embed_tokens, |e| {

@@ -103,7 +103,7 @@ impl Reference {
         for p in 0..t {
             for _ in 0..2 {
                 for i in 0..half {
-                    let f = 1.0 / (self.cfg.rope_theta as f32).powf((2 * i) as f32 / hd as f32);
+                    let f = reference_inv_freq(&self.cfg, i, hd);
                     let a = p as f32 * f;
                     cos.push(a.cos());
                     sin.push(a.sin());
@@ -284,4 +284,34 @@ impl Reference {
             entropy: Some((ent * &valid).unwrap()),
         }
     }
+}
+
+/// The `i`-th RoPE inverse frequency of a head of `hd` dimensions, written from the formulas of
+/// transformers' `modeling_rope_utils.py` in f64 (the product computes it in f32, in torch's
+/// order, in `rlvr_model::rope`).
+fn reference_inv_freq(cfg: &rlvr_model::QwenConfig, i: usize, hd: usize) -> f32 {
+    use rlvr_model::RopeScaling;
+    let f = 1.0 / cfg.rope_theta.powf((2 * i) as f64 / hd as f64);
+    let f = match cfg.rope_scaling {
+        RopeScaling::Default => f,
+        RopeScaling::Linear { factor } => f / factor,
+        RopeScaling::Llama3 {
+            factor,
+            low_freq_factor: low,
+            high_freq_factor: high,
+            original_max_position_embeddings: old,
+        } => {
+            let old = old as f64;
+            let wavelen = 2.0 * std::f64::consts::PI / f;
+            if wavelen < old / high {
+                f
+            } else if wavelen > old / low {
+                f / factor
+            } else {
+                let s = (old / wavelen - low) / (high - low);
+                (1.0 - s) * f / factor + s * f
+            }
+        }
+    };
+    f as f32
 }
