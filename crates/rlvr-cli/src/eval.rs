@@ -98,6 +98,8 @@ pub fn run(args: Args) -> Result<()> {
     if args.k == 0 {
         return Err(BadInput("--k must be at least 1".into()).into());
     }
+    let sampling =
+        crate::generate::sampling_spec(args.temperature, args.top_p, None, args.max_tokens)?;
     let mut overrides = Vec::new();
     if let Some(kind) = &args.reward {
         let kind: rlvr_tasks::RewardKind = kind
@@ -131,9 +133,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let spec = EvalSpec {
         k: args.k,
-        temperature: args.temperature,
-        top_p: args.top_p,
-        max_tokens: args.max_tokens,
+        sampling,
         batch_size: args.batch_size.max(1),
         seed: args.seed,
         kv_cache_bytes: None,

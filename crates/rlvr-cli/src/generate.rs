@@ -6,7 +6,9 @@
 //! generation_config.json together) or after `--max-tokens`.
 
 use anyhow::Result;
-use rlvr_model::{generate, ChatMessage, Generation, LoadedModel, SamplingParams};
+use rlvr_model::{
+    generate, ChatMessage, Generation, Greedy, LoadedModel, SamplingSetting, SamplingSpec,
+};
 
 use crate::output::outln;
 use crate::score::{check_positions, load, model_error};
@@ -65,19 +67,44 @@ pub(crate) fn prompt_ids(m: &LoadedModel, prompt: &str, chat: bool) -> Result<Ve
     Ok(ids)
 }
 
+/// The command-line flag of a sampler setting (`rlvr generate`, `rlvr eval`).
+pub(crate) fn flag(setting: SamplingSetting) -> &'static str {
+    match setting {
+        SamplingSetting::Temperature => "--temperature",
+        SamplingSetting::TopP => "--top-p",
+        SamplingSetting::TopK => "--top-k",
+        SamplingSetting::MaxNewTokens => "--max-tokens",
+        SamplingSetting::StopStrings => "--stop",
+    }
+}
+
+/// A [`SamplingSpec`] from command-line values (greedy allowed: `--temperature 0`), an error
+/// naming the flag.
+pub(crate) fn sampling_spec(
+    temperature: f64,
+    top_p: f64,
+    top_k: Option<usize>,
+    max_tokens: usize,
+) -> Result<SamplingSpec> {
+    SamplingSpec::new(
+        temperature,
+        top_p,
+        top_k,
+        max_tokens,
+        Vec::new(),
+        Greedy::Allowed,
+    )
+    .map_err(|e| BadInput(format!("{}: {e}", flag(e.setting))).into())
+}
+
 pub(crate) fn sample(m: &LoadedModel, args: &Args) -> Result<Vec<Generation>> {
+    if args.n == 0 {
+        return Err(BadInput("--n must be at least 1".into()).into());
+    }
+    let spec = sampling_spec(args.temperature, args.top_p, args.top_k, args.max_tokens)?;
     let ids = prompt_ids(m, &args.prompt, args.chat)?;
     check_positions(m, ids.len(), args.max_tokens, "new tokens (--max-tokens)")?;
-    let params = SamplingParams {
-        n: args.n,
-        temperature: args.temperature,
-        top_p: args.top_p,
-        top_k: args.top_k,
-        max_new_tokens: args.max_tokens,
-        eos_token_ids: m.tokenizer.eos_token_ids.clone(),
-        stop_strings: Vec::new(),
-        seed: args.seed,
-    };
+    let params = spec.params(args.n, &m.tokenizer.eos_token_ids, args.seed);
     generate(&m.model, Some(&m.tokenizer.tokenizer), &[ids], &params).map_err(model_error)
 }
 
@@ -157,10 +184,28 @@ mod tests {
     }
 
     #[test]
-    fn bad_sampling_parameters_are_bad_input() {
+    fn bad_sampling_parameters_are_bad_input_naming_the_flag() {
+        let m = load(&args(false).model, "f32").unwrap();
+        type Set = fn(&mut Args);
+        let cases: [(Set, &str); 6] = [
+            (|a| a.top_p = 0.0, "--top-p"),
+            (|a| a.top_p = f64::NAN, "--top-p"),
+            (|a| a.temperature = -0.1, "--temperature"),
+            (|a| a.top_k = Some(0), "--top-k"),
+            (|a| a.max_tokens = 0, "--max-tokens"),
+            (|a| a.n = 0, "--n"),
+        ];
+        for (set, flag) in cases {
+            let mut a = args(false);
+            set(&mut a);
+            let err = sample(&m, &a).unwrap_err();
+            assert!(err.is::<BadInput>(), "{flag}: {err}");
+            assert!(err.to_string().starts_with(flag), "{flag}: {err}");
+        }
+        // greedy decoding is a setting here
         let mut a = args(false);
-        a.top_p = 0.0;
-        let m = load(&a.model, &a.dtype).unwrap();
-        assert!(sample(&m, &a).unwrap_err().is::<BadInput>());
+        a.temperature = 0.0;
+        let g = sample(&m, &a).unwrap();
+        assert!(g.windows(2).all(|w| w[0].tokens == w[1].tokens));
     }
 }

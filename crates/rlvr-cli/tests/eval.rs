@@ -209,4 +209,23 @@ fn eval_reads_a_users_jsonl_and_rejects_bad_input() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", log(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--k"));
+    // sampler settings out of range name their flag, before the model is read
+    for args in [
+        ["--temperature=-1"].as_slice(),
+        &["--temperature", "nan"],
+        &["--top-p", "0"],
+        &["--top-p", "1.5"],
+        &["--max-tokens", "0"],
+    ] {
+        let mut argv = vec!["eval", "--model", "no/such/model", "--data", data_s];
+        argv.extend_from_slice(args);
+        let o = rlvr(&argv, tmp.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", log(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        let flag = args[0].split('=').next().unwrap();
+        assert!(
+            err.contains(flag) && !err.contains("no/such/model"),
+            "{args:?}: {err}"
+        );
+    }
 }

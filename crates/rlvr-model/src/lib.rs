@@ -73,6 +73,7 @@ pub use candle_core::backprop::GradStore;
 pub use config::{param_shapes, Architecture, QwenConfig};
 pub use error::{Error, Result};
 pub use generate::sampler::{sample_logits, sample_logits_tensor, DrawParams};
+pub use generate::spec::{Greedy, SamplingError, SamplingSetting, SamplingSpec};
 pub use generate::{
     generate, generate_observed, generate_within, kv_cache_budget, DecodeProgress, Environment,
     FinishReason, Generation, NoEnvironment, SamplingParams,

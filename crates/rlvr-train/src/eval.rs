@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use rlvr_core::estimators::{mean_at_k, pass_at_k};
-use rlvr_model::{generate_within, kv_cache_budget, SamplingParams};
+use rlvr_model::{generate_within, kv_cache_budget, SamplingSpec};
 
 use crate::policy::Policy;
 use crate::task::Task;
@@ -23,9 +23,8 @@ use rlvr_core::metrics::EvalLine;
 #[derive(Debug, Clone)]
 pub struct EvalSpec {
     pub k: usize,
-    pub temperature: f64,
-    pub top_p: f64,
-    pub max_tokens: usize,
+    /// How each response is drawn.
+    pub sampling: SamplingSpec,
     /// Prompts per generation call.
     pub batch_size: usize,
     pub seed: u64,
@@ -125,16 +124,11 @@ pub fn evaluate(
     let idx: Vec<usize> = (0..task.len()).collect();
     for (c, chunk) in idx.chunks(spec.batch_size.max(1)).enumerate() {
         let prompts: Vec<Vec<u32>> = chunk.iter().map(|&i| task.prompts[i].clone()).collect();
-        let params = SamplingParams {
-            n: spec.k,
-            temperature: spec.temperature,
-            top_p: spec.top_p,
-            top_k: None,
-            max_new_tokens: spec.max_tokens,
-            eos_token_ids: policy.tokenizer.eos_token_ids.clone(),
-            stop_strings: Vec::new(),
-            seed: crate::seed::mix_seed(spec.seed, &[2, c as u64]),
-        };
+        let params = spec.sampling.params(
+            spec.k,
+            &policy.tokenizer.eos_token_ids,
+            crate::seed::mix_seed(spec.seed, &[2, c as u64]),
+        );
         let kv_bytes = spec
             .kv_cache_bytes
             .unwrap_or_else(|| kv_cache_budget(policy.model.device()));

@@ -26,11 +26,11 @@ use rlvr_core::{
     advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
 use rlvr_model::{
-    generate_observed, kv_cache_budget, Generation, Qwen, SamplingParams, TrainForwardOptions,
+    generate_observed, kv_cache_budget, Generation, Qwen, SamplingSpec, TrainForwardOptions,
 };
 
 use crate::checkpoint::{TrainState, OPTIMIZER_FILE};
-use crate::config::TrainConfig;
+use crate::config::{ConfigError, RolloutConfig, TrainConfig};
 use crate::loss::{policy_loss, LossInputs, LossSpec};
 use crate::optim::{AdamW, AdamWParams, GradAccum, Schedule};
 use crate::policy::Policy;
@@ -99,6 +99,8 @@ pub struct Trainer {
     /// KV-cache bytes per generation call (`memory_plan::sampler_kv_budget`); `None`: the
     /// sampler's default.
     pub kv_cache_bytes: Option<usize>,
+    /// How each response is drawn (`[rollout]`, checked once when the trainer is built).
+    pub sampling: SamplingSpec,
     /// Told where each step stands while it runs ([`StepProgress`]); `None`: nobody.
     pub progress: Option<ProgressObserver>,
     #[cfg(feature = "test-hooks")]
@@ -257,6 +259,10 @@ impl Trainer {
                 (state.step, state.data)
             }
         };
+        let sampling = cfg.rollout.sampling().map_err(|e| ConfigError::Invalid {
+            key: RolloutConfig::key(e.setting).into(),
+            message: e.reason,
+        })?;
         let schedule = Schedule::new(&cfg.optim, cfg.total_optimizer_steps());
         let order = DataOrder::new(task.len(), cfg.trainer.seed, cfg.data.shuffle, data);
         let kv_cache_bytes =
@@ -280,6 +286,7 @@ impl Trainer {
             step,
             rollout_dump,
             kv_cache_bytes,
+            sampling,
             progress: None,
             #[cfg(feature = "test-hooks")]
             hooks: TestHooks::default(),
@@ -382,19 +389,14 @@ impl Trainer {
         let mut before = rlvr_model::DecodeProgress::default();
         for (c, idx) in prompts.problems.chunks(chunk).enumerate() {
             let ids: Vec<Vec<u32>> = idx.iter().map(|&i| self.task.prompts[i].clone()).collect();
-            let params = SamplingParams {
-                n: r.num_generations,
-                temperature: r.temperature,
-                top_p: r.top_p,
-                top_k: (r.top_k > 0).then_some(r.top_k),
-                max_new_tokens: r.max_response_length,
-                eos_token_ids: self.policy.tokenizer.eos_token_ids.clone(),
-                stop_strings: r.stop_strings.clone(),
-                seed: mix_seed(
+            let params = self.sampling.params(
+                r.num_generations,
+                &self.policy.tokenizer.eos_token_ids,
+                mix_seed(
                     self.cfg.trainer.seed,
                     &[1, self.step as u64, round as u64, c as u64],
                 ),
-            };
+            );
             let tok = (!params.stop_strings.is_empty()).then_some(&self.policy.tokenizer.tokenizer);
             let model = &self.policy.model;
             let kv_bytes = self

@@ -4,6 +4,7 @@
 
 mod forward;
 pub mod sampler;
+pub mod spec;
 
 use candle_core::Tensor;
 use rand::rngs::StdRng;
@@ -458,17 +459,15 @@ fn validate(
     if params.n == 0 {
         return bad("n must be at least 1".into());
     }
-    if !(params.temperature >= 0.0 && params.temperature.is_finite()) {
-        return bad(format!(
-            "temperature must be >= 0, got {}",
-            params.temperature
-        ));
-    }
-    if !(params.top_p > 0.0 && params.top_p <= 1.0) {
-        return bad(format!("top_p must be in (0, 1], got {}", params.top_p));
-    }
-    if params.top_k == Some(0) {
-        return bad("top_k must be at least 1".into());
+    if let Err(e) = spec::check(params.temperature, params.top_p, params.top_k) {
+        let name = match e.setting {
+            spec::SamplingSetting::Temperature => "temperature",
+            spec::SamplingSetting::TopP => "top_p",
+            spec::SamplingSetting::TopK => "top_k",
+            spec::SamplingSetting::MaxNewTokens => "max_new_tokens",
+            spec::SamplingSetting::StopStrings => "stop_strings",
+        };
+        return bad(format!("{name} {e}"));
     }
     if !params.stop_strings.is_empty() && tokenizer.is_none() {
         return bad("stop_strings need a tokenizer".into());

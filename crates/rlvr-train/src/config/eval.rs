@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use rlvr_model::{Greedy, SamplingError, SamplingSetting, SamplingSpec};
 use serde::{Deserialize, Serialize};
 
 /// `[eval]`: held-out evaluation at intervals.
@@ -41,6 +42,33 @@ impl Default for EvalConfig {
             top_p: 1.0,
             max_response_length: 0,
             batch_size: 64,
+        }
+    }
+}
+
+impl EvalConfig {
+    /// How each evaluation response is drawn: this section's settings, checked, with
+    /// `max_tokens` (`eval.max_response_length`, or the rollout's when that is 0:
+    /// `TrainConfig::eval_max_tokens`). Greedy is refused as in training (mean@k samples).
+    pub fn sampling(&self, max_tokens: usize) -> Result<SamplingSpec, SamplingError> {
+        SamplingSpec::new(
+            self.temperature,
+            self.top_p,
+            None,
+            max_tokens,
+            Vec::new(),
+            Greedy::Refused,
+        )
+    }
+
+    /// The key of this section that holds a sampler setting (`top_k` and stop strings are
+    /// the rollout's own).
+    pub fn key(setting: SamplingSetting) -> &'static str {
+        match setting {
+            SamplingSetting::Temperature => "eval.temperature",
+            SamplingSetting::TopP => "eval.top_p",
+            SamplingSetting::MaxNewTokens => "eval.max_response_length",
+            SamplingSetting::TopK | SamplingSetting::StopStrings => "eval",
         }
     }
 }

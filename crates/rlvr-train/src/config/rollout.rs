@@ -1,5 +1,6 @@
 //! `[rollout]`.
 
+use rlvr_model::{Greedy, SamplingError, SamplingSetting, SamplingSpec};
 use serde::{Deserialize, Serialize};
 
 /// `[rollout]`: how responses are sampled.
@@ -33,6 +34,33 @@ impl Default for RolloutConfig {
             max_response_length: 96,
             stop_strings: Vec::new(),
             generation_batch_size: 64,
+        }
+    }
+}
+
+impl RolloutConfig {
+    /// How each training response is drawn: this section's settings, checked (greedy refused:
+    /// training needs a sampling distribution). [`TrainConfig::validate`](super::TrainConfig)
+    /// names an error's key with [`Self::key`].
+    pub fn sampling(&self) -> Result<SamplingSpec, SamplingError> {
+        SamplingSpec::new(
+            self.temperature,
+            self.top_p,
+            (self.top_k > 0).then_some(self.top_k),
+            self.max_response_length,
+            self.stop_strings.clone(),
+            Greedy::Refused,
+        )
+    }
+
+    /// The key of this section that holds a sampler setting.
+    pub fn key(setting: SamplingSetting) -> &'static str {
+        match setting {
+            SamplingSetting::Temperature => "rollout.temperature",
+            SamplingSetting::TopP => "rollout.top_p",
+            SamplingSetting::TopK => "rollout.top_k",
+            SamplingSetting::MaxNewTokens => "rollout.max_response_length",
+            SamplingSetting::StopStrings => "rollout.stop_strings",
         }
     }
 }

@@ -31,14 +31,8 @@ impl TrainConfig {
         if r.num_generations < 1 {
             return bad("rollout.num_generations", "must be at least 1".into());
         }
-        if r.max_response_length < 1 {
-            return bad("rollout.max_response_length", "must be at least 1".into());
-        }
-        if !(r.temperature > 0.0 && r.temperature.is_finite()) {
-            return bad("rollout.temperature", "must be positive".into());
-        }
-        if !(r.top_p > 0.0 && r.top_p <= 1.0) {
-            return bad("rollout.top_p", "must be in (0, 1]".into());
+        if let Err(e) = r.sampling() {
+            return bad(RolloutConfig::key(e.setting), e.reason);
         }
         if t.train_batch_size < 1 {
             return bad("trainer.train_batch_size", "must be at least 1".into());
@@ -159,11 +153,8 @@ impl TrainConfig {
         if e.k < 1 {
             return bad("eval.k", "must be at least 1".into());
         }
-        if !(e.temperature > 0.0 && e.temperature.is_finite()) {
-            return bad("eval.temperature", "must be a finite number > 0".into());
-        }
-        if !(e.top_p > 0.0 && e.top_p <= 1.0) {
-            return bad("eval.top_p", "must be in (0, 1]".into());
+        if let Err(err) = e.sampling(self.eval_max_tokens()) {
+            return bad(EvalConfig::key(err.setting), err.reason);
         }
         if e.batch_size < 1 {
             return bad("eval.batch_size", "must be at least 1".into());

@@ -1,6 +1,6 @@
 //! A run's evaluations: `[eval]`'s sampling settings, each eval set evaluated, logged, printed.
 
-use crate::config::TrainConfig;
+use crate::config::{ConfigError, EvalConfig, TrainConfig};
 use crate::eval::{evaluate, EvalResult, EvalSpec};
 use crate::policy::Policy;
 use crate::seed::mix_seed;
@@ -10,16 +10,21 @@ use crate::ui::Ui;
 use crate::TrainError;
 use rlvr_core::metrics::MetricsLine;
 
-fn eval_spec(cfg: &TrainConfig, kv_cache_bytes: Option<usize>) -> EvalSpec {
-    EvalSpec {
+fn eval_spec(cfg: &TrainConfig, kv_cache_bytes: Option<usize>) -> Result<EvalSpec, TrainError> {
+    let sampling = cfg
+        .eval
+        .sampling(cfg.eval_max_tokens())
+        .map_err(|e| ConfigError::Invalid {
+            key: EvalConfig::key(e.setting).into(),
+            message: e.reason,
+        })?;
+    Ok(EvalSpec {
         k: cfg.eval.k,
-        temperature: cfg.eval.temperature,
-        top_p: cfg.eval.top_p,
-        max_tokens: cfg.eval_max_tokens(),
+        sampling,
         batch_size: cfg.eval.batch_size,
         seed: mix_seed(cfg.trainer.seed, &[7]),
         kv_cache_bytes,
-    }
+    })
 }
 
 pub(super) fn run_evals(
@@ -35,7 +40,7 @@ pub(super) fn run_evals(
         let pb = ui.bar(task.len(), "eval");
         pb.set_message(format!("{} step {step}", task.name));
         let kv = crate::memory_plan::sampler_kv_budget(cfg, &policy.config, &policy.device)?;
-        let r = evaluate(policy, task, &eval_spec(cfg, kv), |done| {
+        let r = evaluate(policy, task, &eval_spec(cfg, kv)?, |done| {
             pb.set_position(done as u64)
         })?;
         pb.finish_and_clear();
