@@ -1,5 +1,5 @@
 //! Timing of the training forward + backward alone (not a test): `Qwen::loss_and_grads_into`
-//! on TRL's bench shapes, a token-mean log-prob loss, the gradients dropped as they arrive (as
+//! on TRL's bench shapes or a model directory (a real checkpoint), a token-mean log-prob loss, the gradients dropped as they arrive (as
 //! the trainer's sink would take them). The work is 64 sequences x (12 prompt + 128 response)
 //! tokens, or with `dapo N SEED MAX_RESPONSE` `N` sequences of DAPO-like lengths
 //! (`rlvr_bench::dapo_lengths`) in one micro-batch, right-padded and packed
@@ -8,6 +8,10 @@
 //!     cargo build --release -p rlvr-bench --example train_fb
 //!     RAYON_NUM_THREADS=1 target/release/examples/train_fb bench-small [REPEATS]
 //!     target/release/examples/train_fb bench-small 3 dapo 32 1 256
+//!     target/release/examples/train_fb "$(scripts/real-model.sh)" 2 rows 64 12 64
+//!
+//! `rows N PROMPT RESPONSE`: N sequences of PROMPT + RESPONSE tokens (the default work is
+//! `rows 64 12 128`; `bench/compare_trl.sh`'s step with NEW_TOKENS=64 is `rows 64 12 64`).
 //!
 //! Prints per repeat the wall seconds and the process CPU seconds (user + system, all
 //! threads), then the medians.
@@ -39,14 +43,26 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let which = args.get(1).map(String::as_str).unwrap_or("bench-tiny");
     let repeats: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
-    let cfg = match which {
-        "bench-tiny" => QwenConfig::bench_tiny(),
-        "bench-small" => QwenConfig::bench_small(),
-        other => panic!("unknown model {other:?}: bench-tiny, bench-small"),
-    };
     let dev = Device::Cpu;
-    let (model, _varmap) = init_random(&cfg, 0, DType::F32, &dev).expect("init");
-    let vocab = cfg.vocab_size as u32;
+    let model = match which {
+        "bench-tiny" => {
+            init_random(&QwenConfig::bench_tiny(), 0, DType::F32, &dev)
+                .expect("init")
+                .0
+        }
+        "bench-small" => {
+            init_random(&QwenConfig::bench_small(), 0, DType::F32, &dev)
+                .expect("init")
+                .0
+        }
+        dir if std::path::Path::new(dir).is_dir() => {
+            rlvr_model::load_model(dir, DType::F32, &dev)
+                .expect("load")
+                .model
+        }
+        other => panic!("unknown model {other:?}: bench-tiny, bench-small or a model directory"),
+    };
+    let vocab = model.config().vocab_size as u32;
     let lengths: Vec<(usize, usize)> = match args.get(3).map(String::as_str) {
         Some("dapo") => {
             let arg = |i: usize| -> usize {
@@ -56,8 +72,18 @@ fn main() {
             };
             rlvr_bench::dapo_lengths(arg(4), arg(5) as u64, arg(6))
         }
+        Some("rows") => {
+            let arg = |i: usize| -> usize {
+                args.get(i)
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_else(|| panic!("rows N PROMPT RESPONSE: argument {i}"))
+            };
+            vec![(arg(5), arg(6)); arg(4)]
+        }
         None => vec![(12, 128); 64],
-        Some(other) => panic!("unknown work {other:?}: dapo N SEED MAX_RESPONSE"),
+        Some(other) => {
+            panic!("unknown work {other:?}: dapo N SEED MAX_RESPONSE, rows N PROMPT RESPONSE")
+        }
     };
     let pairs: Vec<(Vec<u32>, Vec<u32>)> = lengths
         .iter()
@@ -73,7 +99,7 @@ fn main() {
         })
         .collect();
     let mut batches = vec![("padded", TokenBatch::new(&pairs, 0, &dev).expect("batch"))];
-    if args.get(3).is_some() {
+    if args.get(3).map(String::as_str) == Some("dapo") {
         batches.push((
             "packed",
             TokenBatch::packed(&pairs, 0, &dev).expect("batch"),
