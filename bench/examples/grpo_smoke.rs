@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use candle_core::{DType, Device};
-use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
+use rlvr_model::{init_random, ChatTokenizer, DecoderConfig};
 use rlvr_tasks::{Problem, Prompt, Score, Verifier};
 use rlvr_train::optim::Params;
 use rlvr_train::policy::Policy;
@@ -84,7 +84,7 @@ fn main() {
         "bf16" => DType::BF16,
         other => panic!("--dtype f32 or bf16, got {other}"),
     };
-    let mut cfg = QwenConfig::qwen25_05b_shaped(layers);
+    let mut cfg = DecoderConfig::qwen25_05b_shaped(layers);
     let eos = cfg.vocab_size as u32 - 1;
     cfg.eos_token_ids = vec![eos];
     let t0 = Instant::now();

@@ -37,7 +37,7 @@
 
 use candle_core::{DType, Device};
 use rlvr_bench::{peak_bytes, restart_peak, status_kib, CountingAlloc};
-use rlvr_model::{init_random, QwenConfig, TokenBatch, TrainForwardOptions};
+use rlvr_model::{init_random, DecoderConfig, TokenBatch, TrainForwardOptions};
 use rlvr_train::memory_plan::{MemoryPlan, PlanInputs, ATTN_CHUNK_ROWS, LOGITS_CHUNK_ELEMS};
 use rlvr_train::optim::{AdamW, AdamWParams, GradAccum, Params};
 
@@ -128,7 +128,7 @@ fn probe(a: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     };
     let baseline = status_kib("VmRSS:") as f64 / 1024.0;
     let (live0, _) = restart_peak();
-    let mut cfg = QwenConfig::tiny(n(0)?);
+    let mut cfg = DecoderConfig::tiny(n(0)?);
     cfg.hidden_size = n(1)?;
     cfg.num_hidden_layers = n(2)?;
     cfg.num_attention_heads = n(3)?;

@@ -7,7 +7,7 @@
 //!     done
 //!
 //! Arguments: `attn | vocab`, `T` (tokens; 1 prompt token, T - 1 response tokens), the path
-//! (`generic`: `Qwen::loss_and_grads` forced onto the device-generic path, the one CUDA
+//! (`generic`: `Decoder::loss_and_grads` forced onto the device-generic path, the one CUDA
 //! takes; `fused`: the same on the CPU custom ops), and `ckpt | nockpt`.
 //!
 //! * `attn`: 2 layers, hidden 256, 8 heads on 4 kv heads (head_dim 32), MLP 688, vocab 512:
@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
 use rlvr_bench::{restart_peak, vm_hwm_mib, CountingAlloc};
-use rlvr_model::{init_random, QwenConfig, TokenBatch, TrainForwardOptions};
+use rlvr_model::{init_random, DecoderConfig, TokenBatch, TrainForwardOptions};
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
@@ -38,7 +38,7 @@ fn main() {
     let ckpt = args.get(4).map(String::as_str).unwrap_or("ckpt") == "ckpt";
     let mut cfg = match mode {
         "attn" => {
-            let mut c = QwenConfig::tiny(512);
+            let mut c = DecoderConfig::tiny(512);
             c.hidden_size = 256;
             c.num_attention_heads = 8;
             c.num_key_value_heads = 4;
@@ -47,7 +47,7 @@ fn main() {
             c
         }
         "vocab" => {
-            let mut c = QwenConfig::tiny(151_936);
+            let mut c = DecoderConfig::tiny(151_936);
             c.hidden_size = 64;
             c.num_attention_heads = 2;
             c.num_key_value_heads = 1;

@@ -2,7 +2,7 @@
 //! with peak resident memory (VmHWM), on random-weight models.
 //!
 //!     cargo build --release -p rlvr-bench --example model_bench
-//!     target/release/examples/model_bench tiny          # QwenConfig::tiny(512)
+//!     target/release/examples/model_bench tiny          # DecoderConfig::tiny(512)
 //!     target/release/examples/model_bench bench-tiny    # TRL's bench-tiny shape (BENCHMARKS.md)
 //!     target/release/examples/model_bench bench-small   # and its bench-small shape
 //!     target/release/examples/model_bench testbed       # tiny(256), 128 x 44 tokens (the GRPO testbed)
@@ -20,7 +20,7 @@ use std::time::Instant;
 use candle_core::{DType, Device};
 use rlvr_bench::{median, vm_hwm_mib};
 use rlvr_model::{
-    generate, init_random, QwenConfig, SamplingParams, TokenBatch, TrainForwardOptions,
+    generate, init_random, DecoderConfig, SamplingParams, TokenBatch, TrainForwardOptions,
 };
 
 fn main() {
@@ -32,14 +32,14 @@ fn main() {
         .unwrap_or(3);
     // (config, prompts, n, new tokens, train rows)
     let (cfg, prompts, n, new_tokens, train_rows) = match which {
-        "tiny" => (QwenConfig::tiny(512), 8, 8, 128, 64),
-        "bench-tiny" => (QwenConfig::bench_tiny(), 8, 8, 128, 64),
-        "bench-small" => (QwenConfig::bench_small(), 8, 8, 128, 64),
+        "tiny" => (DecoderConfig::tiny(512), 8, 8, 128, 64),
+        "bench-tiny" => (DecoderConfig::bench_tiny(), 8, 8, 128, 64),
+        "bench-small" => (DecoderConfig::bench_small(), 8, 8, 128, 64),
         // the GRPO testbed's shape: 16 prompts x G=8, short responses
-        "testbed" => (QwenConfig::tiny(256), 16, 8, 32, 128),
+        "testbed" => (DecoderConfig::tiny(256), 16, 8, 32, 128),
         "qwen2.5-0.5b" => {
             let layers = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(24);
-            (QwenConfig::qwen25_05b_shaped(layers), 4, 4, 32, 4)
+            (DecoderConfig::qwen25_05b_shaped(layers), 4, 4, 32, 4)
         }
         other => {
             panic!("unknown model {other:?}: tiny, bench-tiny, bench-small, testbed, qwen2.5-0.5b [LAYERS]")

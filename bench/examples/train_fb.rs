@@ -1,4 +1,4 @@
-//! Timing of the training forward + backward alone (not a test): `Qwen::loss_and_grads_into`
+//! Timing of the training forward + backward alone (not a test): `Decoder::loss_and_grads_into`
 //! on TRL's bench shapes or a model directory (a real checkpoint), a token-mean log-prob loss, the gradients dropped as they arrive (as
 //! the trainer's sink would take them). The work is 64 sequences x (12 prompt + 128 response)
 //! tokens, or with `dapo N SEED MAX_RESPONSE` `N` sequences of DAPO-like lengths
@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use candle_core::{DType, Device};
 use rlvr_bench::median;
-use rlvr_model::{init_random, QwenConfig, TokenBatch, TrainForwardOptions};
+use rlvr_model::{init_random, DecoderConfig, TokenBatch, TrainForwardOptions};
 
 /// User + system CPU seconds of this process (/proc/self/stat, clock ticks of 10 ms).
 fn cpu_seconds() -> f64 {
@@ -46,12 +46,12 @@ fn main() {
     let dev = Device::Cpu;
     let model = match which {
         "bench-tiny" => {
-            init_random(&QwenConfig::bench_tiny(), 0, DType::F32, &dev)
+            init_random(&DecoderConfig::bench_tiny(), 0, DType::F32, &dev)
                 .expect("init")
                 .0
         }
         "bench-small" => {
-            init_random(&QwenConfig::bench_small(), 0, DType::F32, &dev)
+            init_random(&DecoderConfig::bench_small(), 0, DType::F32, &dev)
                 .expect("init")
                 .0
         }

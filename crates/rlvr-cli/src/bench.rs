@@ -23,7 +23,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use rand::{RngExt, SeedableRng};
 use rlvr_model::candle_core::{DType, Device, Tensor};
-use rlvr_model::QwenConfig;
+use rlvr_model::DecoderConfig;
 use rlvr_tasks::{Problem, Prompt, Score, Verifier};
 use rlvr_train::grpo::StepTiming;
 use rlvr_train::{Policy, Task, TrainConfig, Trainer};
@@ -154,9 +154,9 @@ pub fn run(args: Args) -> Result<()> {
 fn optimizer_bench(a: OptimizerArgs) -> Result<()> {
     use rlvr_train::optim::{AdamW, AdamWParams, GradAccum, Params};
     let cfg = match a.shape.as_str() {
-        "bench-tiny" => QwenConfig::bench_tiny(),
-        "bench-small" => QwenConfig::bench_small(),
-        _ => QwenConfig::qwen25_05b_shaped(24),
+        "bench-tiny" => DecoderConfig::bench_tiny(),
+        "bench-small" => DecoderConfig::bench_small(),
+        _ => DecoderConfig::qwen25_05b_shaped(24),
     };
     let dtype = if a.dtype == "bf16" {
         DType::BF16
@@ -352,9 +352,9 @@ fn check_model_dir(dir: &Path) -> Result<()> {
 /// Saves a random model of the `--shape` named `shape` under `dir`; returns its directory.
 fn random_model(shape: &str, dir: &Path) -> Result<PathBuf> {
     let mut cfg = match shape {
-        "bench-tiny" => QwenConfig::bench_tiny(),
-        "bench-small" => QwenConfig::bench_small(),
-        "qwen2.5-0.5b" => QwenConfig::qwen25_05b_shaped(24),
+        "bench-tiny" => DecoderConfig::bench_tiny(),
+        "bench-small" => DecoderConfig::bench_small(),
+        "qwen2.5-0.5b" => DecoderConfig::qwen25_05b_shaped(24),
         other => return Err(bad(format!("--shape {other}: unknown"))),
     };
     cfg.eos_token_ids = vec![256];
@@ -630,7 +630,7 @@ struct LinearShape {
 /// The products of the CPU training forward (`rlvr_model`'s fused layer): q/k/v in one
 /// matmul, the output projection, gate/up in one matmul, the down projection, per layer; the
 /// LM head once.
-fn model_shapes(name: &str, c: &QwenConfig) -> Vec<LinearShape> {
+fn model_shapes(name: &str, c: &DecoderConfig) -> Vec<LinearShape> {
     let (h, l) = (c.hidden_size, c.num_hidden_layers);
     let q = c.num_attention_heads * c.head_dim;
     let kv = c.num_key_value_heads * c.head_dim;
@@ -740,16 +740,16 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
     let shapes = match &a.model {
         Some(dir) => {
             check_model_dir(dir)?;
-            let cfg =
-                QwenConfig::from_file(&dir.join("config.json")).map_err(|e| bad(e.to_string()))?;
+            let cfg = DecoderConfig::from_file(&dir.join("config.json"))
+                .map_err(|e| bad(e.to_string()))?;
             let name = dir
                 .file_name()
                 .map_or("model".into(), |n| n.to_string_lossy().into_owned());
             model_shapes(&name, &cfg)
         }
         None => {
-            let mut v = model_shapes("bench-tiny", &QwenConfig::bench_tiny());
-            v.extend(model_shapes("bench-small", &QwenConfig::bench_small()));
+            let mut v = model_shapes("bench-tiny", &DecoderConfig::bench_tiny());
+            v.extend(model_shapes("bench-small", &DecoderConfig::bench_small()));
             v
         }
     };

@@ -3,7 +3,7 @@
 //!
 //!     cargo run -p rlvr-model --example export_check -- OUT_DIR
 //!
-//! OUT_DIR/fresh-tiny: `QwenConfig::tiny` with seeded random weights and the fixtures'
+//! OUT_DIR/fresh-tiny: `DecoderConfig::tiny` with seeded random weights and the fixtures'
 //! tokenizer (plain-text mode), the way the testbed builds its model.
 //! OUT_DIR/resaved-<fixture>: each transformers fixture loaded and saved again by rlvr.
 
@@ -11,10 +11,10 @@ use std::path::Path;
 
 use candle_core::{DType, Device};
 use rlvr_model::{
-    init_random, load_model, save_model, ChatTokenizer, Qwen, QwenConfig, TokenBatch,
+    init_random, load_model, save_model, ChatTokenizer, Decoder, DecoderConfig, TokenBatch,
 };
 
-fn logprob_json(model: &Qwen, tok: &ChatTokenizer) -> serde_json::Value {
+fn logprob_json(model: &Decoder, tok: &ChatTokenizer) -> serde_json::Value {
     let texts = ["Compute 12+34=46", "The answer is 7.", "Add: 7 9 5 = 21"];
     let mut seqs = Vec::new();
     for t in texts {
@@ -50,7 +50,7 @@ fn main() {
         chat_template: None,
         ..tok
     };
-    let cfg = QwenConfig::tiny(tok.tokenizer.get_vocab_size(true));
+    let cfg = DecoderConfig::tiny(tok.tokenizer.get_vocab_size(true));
     let (model, varmap) = init_random(&cfg, 11, DType::F32, &Device::Cpu).unwrap();
     let dir = out.join("fresh-tiny");
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,8 +1,8 @@
-//! `config.json` of Qwen2 / Qwen2.5 / Qwen3 (and plain Llama) checkpoints.
+//! `config.json` of decoder-only checkpoints: Qwen2 / Qwen2.5, Qwen3, Llama (2, 3, SmolLM2).
 //!
 //! Both layouts transformers writes are read: version 4 (top-level `rope_theta`, `rope_scaling`,
 //! `torch_dtype`) and version 5 (`rope_parameters`, `dtype`). Keys this crate does not use are
-//! kept in [`QwenConfig::extra`] and written back by [`QwenConfig::to_json`], so a loaded and
+//! kept in [`DecoderConfig::extra`] and written back by [`DecoderConfig::to_json`], so a loaded and
 //! saved checkpoint keeps its metadata.
 
 use std::path::Path;
@@ -43,10 +43,10 @@ impl Architecture {
     }
 }
 
-/// A normalized model configuration. Build it with [`QwenConfig::from_json`] /
-/// [`QwenConfig::from_file`] (or serde), or with [`QwenConfig::tiny`] for tests.
+/// A normalized model configuration. Build it with [`DecoderConfig::from_json`] /
+/// [`DecoderConfig::from_file`] (or serde), or with [`DecoderConfig::tiny`] for tests.
 #[derive(Debug, Clone, PartialEq)]
-pub struct QwenConfig {
+pub struct DecoderConfig {
     pub architecture: Architecture,
     pub vocab_size: usize,
     pub hidden_size: usize,
@@ -77,11 +77,11 @@ pub struct QwenConfig {
     pub extra: Map<String, Value>,
 }
 
-/// The largest size [`QwenConfig::validate`] accepts for any one dimension (vocabulary,
+/// The largest size [`DecoderConfig::validate`] accepts for any one dimension (vocabulary,
 /// hidden, MLP, layers, heads, head dimension, positions): 2^24, far above any released model.
 pub const MAX_DIM: usize = 1 << 24;
 
-/// The most parameters [`QwenConfig::validate`] accepts: 2^42 (about 4.4 trillion), an upper
+/// The most parameters [`DecoderConfig::validate`] accepts: 2^42 (about 4.4 trillion), an upper
 /// bound that keeps every shape product of a valid configuration inside `usize`.
 pub const MAX_PARAMETERS: usize = 1 << 42;
 
@@ -112,7 +112,7 @@ const KNOWN_KEYS: &[&str] = &[
     "mlp_bias",
 ];
 
-impl QwenConfig {
+impl DecoderConfig {
     /// A small Qwen2-shaped model (about 0.8M parameters plus `vocab_size * 128` for the tied
     /// embedding): hidden 128, 4 layers, 4 heads / 2 key-value heads, MLP 384, context 1024.
     /// Used by the CPU testbed and tests; it saves and loads like any Hugging Face checkpoint.
@@ -149,7 +149,7 @@ impl QwenConfig {
         kv: usize,
         ffn: usize,
     ) -> Self {
-        QwenConfig {
+        DecoderConfig {
             architecture: Architecture::Qwen2,
             vocab_size: vocab,
             hidden_size: hidden,
@@ -340,7 +340,7 @@ impl QwenConfig {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let first_id = |key: &str| -> Result<Option<u32>> { Ok(ids_key(key)?.first().copied()) };
-        let config = QwenConfig {
+        let config = DecoderConfig {
             architecture,
             vocab_size: need("vocab_size")?,
             hidden_size,
@@ -388,7 +388,7 @@ impl QwenConfig {
     /// (Parsing also checks that token ids fit in `u32`.)
     ///
     /// `path` names the file in the error (any label for a configuration built in code).
-    /// [`QwenConfig::from_json`] and [`QwenConfig::from_file`] call it; [`crate::Qwen::new`]
+    /// [`DecoderConfig::from_json`] and [`DecoderConfig::from_file`] call it; [`crate::Decoder::new`]
     /// calls it too.
     pub fn validate(&self, path: &Path) -> Result<()> {
         let bad = |key: &str, reason: String| {
@@ -611,7 +611,7 @@ impl QwenConfig {
 }
 
 /// The tensors of one decoder layer: name under `model.layers.{i}.` and shape.
-fn layer_shapes(cfg: &QwenConfig) -> Vec<(&'static str, Vec<usize>)> {
+fn layer_shapes(cfg: &DecoderConfig) -> Vec<(&'static str, Vec<usize>)> {
     let (h, f, hd) = (cfg.hidden_size, cfg.intermediate_size, cfg.head_dim);
     let (qd, kvd) = (
         cfg.num_attention_heads.saturating_mul(hd),
@@ -644,7 +644,7 @@ fn layer_shapes(cfg: &QwenConfig) -> Vec<(&'static str, Vec<usize>)> {
 
 /// The Hugging Face tensor names and shapes `cfg` implies, in a stable order. `lm_head.weight`
 /// is absent when the embeddings are tied.
-pub fn param_shapes(cfg: &QwenConfig) -> Vec<(String, Vec<usize>)> {
+pub fn param_shapes(cfg: &DecoderConfig) -> Vec<(String, Vec<usize>)> {
     let (h, v) = (cfg.hidden_size, cfg.vocab_size);
     let layer = layer_shapes(cfg);
     let mut out = vec![("model.embed_tokens.weight".to_string(), vec![v, h])];
@@ -662,14 +662,14 @@ pub fn param_shapes(cfg: &QwenConfig) -> Vec<(String, Vec<usize>)> {
     out
 }
 
-impl<'de> serde::Deserialize<'de> for QwenConfig {
+impl<'de> serde::Deserialize<'de> for DecoderConfig {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let v = Value::deserialize(d)?;
-        QwenConfig::from_json(&v, Path::new("config.json")).map_err(serde::de::Error::custom)
+        DecoderConfig::from_json(&v, Path::new("config.json")).map_err(serde::de::Error::custom)
     }
 }
 
-impl serde::Serialize for QwenConfig {
+impl serde::Serialize for DecoderConfig {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         self.to_json().serialize(s)
     }
@@ -677,7 +677,7 @@ impl serde::Serialize for QwenConfig {
 
 /// The scaling `rope_parameters` or `rope_scaling` (`key`, the object `p`) describes: its
 /// `rope_type` (or transformers 4's `type`) with the keys that kind needs, each an error naming
-/// `key.name` when missing or not a number. Ranges are checked by [`QwenConfig::validate`].
+/// `key.name` when missing or not a number. Ranges are checked by [`DecoderConfig::validate`].
 fn rope_scaling_of(key: &str, p: &Map<String, Value>, path: &Path) -> Result<RopeScaling> {
     let kind = match p.get("rope_type").or_else(|| p.get("type")) {
         None | Some(Value::Null) => None,
@@ -756,8 +756,8 @@ fn key_as<T>(
 mod tests {
     use super::*;
 
-    fn parse(v: Value) -> Result<QwenConfig> {
-        QwenConfig::from_json(&v, Path::new("x/config.json"))
+    fn parse(v: Value) -> Result<DecoderConfig> {
+        DecoderConfig::from_json(&v, Path::new("x/config.json"))
     }
 
     #[test]
@@ -862,7 +862,7 @@ mod tests {
     /// A configuration built in code (the testbed's) is checked by the model constructor too.
     #[test]
     fn configs_built_in_code_are_validated_before_any_kernel() {
-        let mut c = QwenConfig::tiny(50);
+        let mut c = DecoderConfig::tiny(50);
         c.hidden_size = 0;
         c.head_dim = 0;
         let err = crate::init_random(&c, 0, candle_core::DType::F32, &candle_core::Device::Cpu)
@@ -873,7 +873,7 @@ mod tests {
             err.contains("hidden_size") || err.contains("head_dim"),
             "{err}"
         );
-        let mut c = QwenConfig::tiny(50);
+        let mut c = DecoderConfig::tiny(50);
         c.intermediate_size = 0;
         let err = crate::init_random(&c, 0, candle_core::DType::F32, &candle_core::Device::Cpu)
             .err()
@@ -885,16 +885,16 @@ mod tests {
     #[test]
     fn bench_shapes_have_the_reference_harness_parameter_counts() {
         // the TRL reference harness's README: bench-tiny 3,084,544 and bench-small 25,707,008
-        assert_eq!(QwenConfig::bench_tiny().num_parameters(), 3_084_544);
-        assert_eq!(QwenConfig::bench_small().num_parameters(), 25_707_008);
+        assert_eq!(DecoderConfig::bench_tiny().num_parameters(), 3_084_544);
+        assert_eq!(DecoderConfig::bench_small().num_parameters(), 25_707_008);
     }
 
     #[test]
     fn tiny_round_trips_through_json() {
-        let c = QwenConfig::tiny(97);
+        let c = DecoderConfig::tiny(97);
         assert_eq!(parse(c.to_json()).unwrap(), c);
         let s = serde_json::to_string(&c).unwrap();
-        let back: QwenConfig = serde_json::from_str(&s).unwrap();
+        let back: DecoderConfig = serde_json::from_str(&s).unwrap();
         assert_eq!(back, c);
     }
 }

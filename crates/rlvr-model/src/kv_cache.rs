@@ -12,10 +12,10 @@
 
 use candle_core::{DType, Tensor};
 
-use crate::config::QwenConfig;
+use crate::config::DecoderConfig;
 use crate::error::{Error, Result};
 
-/// The key/value cache of [`crate::Qwen::forward_cached`] (module docs).
+/// The key/value cache of [`crate::Decoder::forward_cached`] (module docs).
 #[derive(Clone, Default)]
 pub struct KvCache {
     layers: Vec<Option<(Tensor, Tensor)>>,
@@ -46,7 +46,7 @@ impl KvCache {
 
     /// Bytes of keys and values one batch row holds for `positions` positions:
     /// `layers * 2 * kv_heads * head_dim * positions * dtype size`.
-    pub fn bytes_per_row(cfg: &QwenConfig, dtype: DType, positions: usize) -> usize {
+    pub fn bytes_per_row(cfg: &DecoderConfig, dtype: DType, positions: usize) -> usize {
         cfg.num_hidden_layers
             * 2
             * cfg.num_key_value_heads

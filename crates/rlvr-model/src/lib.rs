@@ -1,21 +1,22 @@
-//! rlvr-model: a Qwen-family causal language model in candle for RLVR training.
+//! rlvr-model: the decoder-only causal language models RLVR trains (Qwen2, Qwen2.5, Qwen3,
+//! Llama), in candle.
 //!
 //! What it provides:
-//! * [`Qwen`]: one implementation of the Qwen2 / Qwen2.5, Qwen3 and Llama (2; 3 with its rope
-//!   scaling, [`RopeScaling`]; SmolLM2) decoders, driven by config.json ([`QwenConfig`]), with
+//! * [`Decoder`]: one implementation of the Qwen2 / Qwen2.5, Qwen3 and Llama (2; 3 with its rope
+//!   scaling, [`RopeScaling`]; SmolLM2) decoders, driven by config.json ([`DecoderConfig`]), with
 //!   one training forward and one sampling forward per device path over the same weights.
-//! * [`Qwen::loss_and_grads`]: the training step in bounded memory (the trainer's, the warm
+//! * [`Decoder::loss_and_grads`]: the training step in bounded memory (the trainer's, the warm
 //!   start's entry point): a forward without graph, `loss_fn` on leaf log-probs, then a
 //!   backward walk layer by layer with optional activation checkpointing
 //!   ([`TrainForwardOptions`]); attention and the vocabulary projection in chunks recomputed in
 //!   the backward on every device, so the memory of one sequence grows linearly with its
-//!   length (docs/memory.md has the measurements). [`Qwen::response_logprobs_no_grad`] is the
+//!   length (docs/memory.md has the measurements). [`Decoder::response_logprobs_no_grad`] is the
 //!   same forward for passes without gradient (old log-probs, evaluation, `rlvr score`).
 //! * Hugging Face checkpoint I/O: [`load_model`] (a directory, or a hub id through the local
 //!   cache), [`save_model`], and the seeded random [`init_random`].
 //! * [`ChatTokenizer`]: tokenizer.json plus the Jinja chat template and special tokens.
 //! * [`generate()`]: batched, seeded sampling of n responses per prompt through
-//!   [`Qwen::forward_cached`] and one [`KvCache`]: on the CPU in f32 the training forward's row
+//!   [`Decoder::forward_cached`] and one [`KvCache`]: on the CPU in f32 the training forward's row
 //!   kernels on plain buffers without a tensor op per step (`cpu/decode.rs`), elsewhere the
 //!   device-generic training layer reading the cache (`generic/decode.rs`).
 //! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time
@@ -37,7 +38,7 @@
 //!   device paths, both decodes, both samplers, either CPU matrix product) is within 1e-5 of the
 //!   same model in f64 (tests/precision.rs): vocabulary-wide sums are blocked and taken in f64.
 //! * Sampling log-probs are `log softmax(logits / T)[token]` before top-k / top-p, the value
-//!   [`Qwen::response_logprobs_no_grad`] recomputes at the same temperature (tested within
+//!   [`Decoder::response_logprobs_no_grad`] recomputes at the same temperature (tested within
 //!   1e-4).
 //! * Hub ids resolve through the local cache; an uncached id is downloaded into it by
 //!   rlvr-hub ([`rlvr_hub::download_model`]: a ureq client that checks every name, size and
@@ -70,7 +71,7 @@ pub use tokenizers;
 pub use batch::{Packing, ResponseLogProbs, TokenBatch};
 /// candle's gradient store, the type of [`TrainStepOutput::grads`].
 pub use candle_core::backprop::GradStore;
-pub use config::{param_shapes, Architecture, QwenConfig};
+pub use config::{param_shapes, Architecture, DecoderConfig};
 pub use error::{Error, Result};
 pub use generate::sampler::{sample_logits, sample_logits_tensor, DrawParams};
 pub use generate::spec::{Greedy, SamplingError, SamplingSetting, SamplingSpec};
@@ -80,7 +81,15 @@ pub use generate::{
 };
 pub use io::{init_random, load_model, save_model, save_model_with, GenerationConfig, LoadedModel};
 pub use kv_cache::KvCache;
-pub use model::Qwen;
+pub use model::Decoder;
+
+/// The former name of [`Decoder`] (the decoder also runs Llama checkpoints), kept for a release.
+#[deprecated(note = "renamed Decoder")]
+pub type Qwen = Decoder;
+
+/// The former name of [`DecoderConfig`], kept for a release.
+#[deprecated(note = "renamed DecoderConfig")]
+pub type QwenConfig = DecoderConfig;
 pub use placement::{DeviceSpec, WeightDtype};
 pub use rope::RopeScaling;
 pub use tokenizer::{ChatMessage, ChatTokenizer, TemplateBudget};

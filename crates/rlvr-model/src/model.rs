@@ -1,4 +1,4 @@
-//! The Qwen-family decoder's weights ([`Qwen`], built from Hugging Face tensor names), the
+//! The decoder's weights ([`Decoder`], built from Hugging Face tensor names), the
 //! choice of device path they run on.
 //!
 //! Each device path has one forward, used by training, scoring and sampling alike: on the CPU
@@ -12,7 +12,7 @@
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 
-use crate::config::QwenConfig;
+use crate::config::DecoderConfig;
 use crate::cpu::matmul::matmul;
 use crate::error::Result;
 
@@ -152,9 +152,10 @@ fn detach_linear(l: &Linear) -> Result<Linear> {
     Linear::new(l.weight.detach(), l.bias.as_ref().map(Tensor::detach))
 }
 
-/// A Qwen2 / Qwen3 / Llama causal language model.
-pub struct Qwen {
-    pub(crate) cfg: QwenConfig,
+/// A decoder-only causal language model: one implementation of the Qwen2 / Qwen2.5, Qwen3 and
+/// Llama architectures ([`crate::Architecture`]), driven by its [`crate::DecoderConfig`].
+pub struct Decoder {
+    pub(crate) cfg: DecoderConfig,
     pub(crate) embed_tokens: Tensor,
     pub(crate) layers: Vec<Layer>,
     pub(crate) norm: Tensor,
@@ -170,12 +171,12 @@ pub struct Qwen {
     pub(crate) device: Device,
 }
 
-impl Qwen {
+impl Decoder {
     /// Builds the model from `vb`, reading tensors under their Hugging Face names. With a
     /// `VarBuilder` over a `VarMap`, the model's tensors are the map's variables (trainable).
-    /// A configuration that [`QwenConfig::validate`] rejects is an error (labelled
+    /// A configuration that [`DecoderConfig::validate`] rejects is an error (labelled
     /// `model config`), never a panic in a kernel.
-    pub fn new(cfg: &QwenConfig, vb: VarBuilder) -> Result<Self> {
+    pub fn new(cfg: &DecoderConfig, vb: VarBuilder) -> Result<Self> {
         cfg.validate(std::path::Path::new("model config"))?;
         let get = |name: &str, shape: &[usize]| -> Result<Tensor> { Ok(vb.get(shape, name)?) };
         let (h, v, f, hd) = (
@@ -254,7 +255,7 @@ impl Qwen {
     }
 
     /// The configuration the model was built from.
-    pub fn config(&self) -> &QwenConfig {
+    pub fn config(&self) -> &DecoderConfig {
         &self.cfg
     }
 
@@ -270,7 +271,7 @@ impl Qwen {
 
     /// A copy of the model over the same storage with every weight detached: its forwards
     /// build no autograd graph, and it sees later in-place weight updates.
-    pub(crate) fn detached(&self) -> Result<Qwen> {
+    pub(crate) fn detached(&self) -> Result<Decoder> {
         let layers = self
             .layers
             .iter()
@@ -295,7 +296,7 @@ impl Qwen {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Qwen {
+        Ok(Decoder {
             cfg: self.cfg.clone(),
             embed_tokens: self.embed_tokens.detach(),
             layers,

@@ -1,7 +1,7 @@
 //! Rotary position embedding (RoPE): the inverse frequencies a checkpoint's config describes,
 //! with their scaling, and the cos / sin tables every forward path reads.
 //!
-//! Computed once per model from [`crate::QwenConfig`] ([`inv_freq`]) and in the order and
+//! Computed once per model from [`crate::DecoderConfig`] ([`inv_freq`]) and in the order and
 //! precision transformers uses (`modeling_rope_utils.py`), so that a checkpoint's angles are
 //! transformers' angles bit for bit.
 

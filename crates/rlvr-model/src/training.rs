@@ -1,5 +1,5 @@
-//! The memory-bounded training step [`Qwen::loss_and_grads`] and the graph-free forward
-//! [`Qwen::response_logprobs_no_grad`].
+//! The memory-bounded training step [`Decoder::loss_and_grads`] and the graph-free forward
+//! [`Decoder::response_logprobs_no_grad`].
 //!
 //! candle has no activation checkpointing and no way to give a tensor op a hand-written
 //! backward on every device, so the training step runs its own backward walk, piece by piece,
@@ -7,7 +7,7 @@
 //!
 //! 1. forward without a graph (weights detached): embeddings, the decoder layers, the final
 //!    norm, then the response log-probs (and entropies) from the vocabulary projection in
-//!    chunks of at most [`Qwen::set_logits_chunk_elems`] logits, kept only as `[N]` vectors;
+//!    chunks of at most [`Decoder::set_logits_chunk_elems`] logits, kept only as `[N]` vectors;
 //! 2. the loss: `loss_fn` gets the log-probs (and entropies) as leaf variables; its backward
 //!    gives `g_lp = dL/dlogp` and `g_ent = dL/dH`;
 //! 3. the vocabulary backward, chunk by chunk, the logits recomputed (on the CPU fused path
@@ -27,7 +27,7 @@
 //! computation either way (tested equal in f32 within 1e-5 relative).
 //!
 //! On the device-generic path (every device but the CPU in f32 / f64, or any device with
-//! `Qwen::set_force_generic`, feature `test-hooks`) a layer's attention is `generic/attention.rs` (queries in chunks, only the
+//! `Decoder::set_force_generic`, feature `test-hooks`) a layer's attention is `generic/attention.rs` (queries in chunks, only the
 //! output and log-sum-exp stored, its own backward, masks built on the device): a layer's
 //! stored activations and its working memory grow linearly with the sequence length. On the
 //! CPU in f32 / f64 a layer is the fused kernels of `cpu/kernels.rs`, whose attention keeps the
@@ -50,9 +50,9 @@ use crate::cpu::layer::{self, LayerTape};
 use crate::cpu::matmul::matmul;
 use crate::error::{Error, Result};
 use crate::generic;
-use crate::model::{row_sums_f64, upcast, Layer, Qwen};
+use crate::model::{row_sums_f64, upcast, Decoder, Layer};
 
-/// Options of [`Qwen::loss_and_grads`].
+/// Options of [`Decoder::loss_and_grads`].
 #[derive(Debug, Clone, Copy)]
 pub struct TrainForwardOptions {
     /// Sampling temperature the log-probs are taken at (`log softmax(logits / T)`).
@@ -75,7 +75,7 @@ impl Default for TrainForwardOptions {
     }
 }
 
-/// Result of [`Qwen::loss_and_grads`].
+/// Result of [`Decoder::loss_and_grads`].
 pub struct TrainStepOutput {
     /// The log-probs (and entropies) given to the loss, detached, `[B, R]`, 0 at padding.
     pub out: ResponseLogProbs,
@@ -128,7 +128,7 @@ struct Walk {
 
 impl Walk {
     /// The generic layer's inputs (generic path only).
-    fn inputs<'a>(&'a self, m: &'a Qwen) -> Result<generic::layer::Inputs<'a>> {
+    fn inputs<'a>(&'a self, m: &'a Decoder) -> Result<generic::layer::Inputs<'a>> {
         let (cos, sin) = self.rope.as_ref().ok_or_else(|| {
             Error::InvalidArgument("training walk: no RoPE tables on the fused path".into())
         })?;
@@ -208,7 +208,7 @@ fn generic_vocab_rows(
     Ok((lp, lse.squeeze(1)?.to_dtype(dtype)?, ent))
 }
 
-impl Qwen {
+impl Decoder {
     /// The shapes, RoPE tables, key flags and (packed) sequence layout of the fused CPU
     /// attention for a `[B, T]` batch.
     fn fused_spec(

@@ -198,7 +198,7 @@ fn io_errors_name_the_path() {
     let tok = ChatTokenizer::from_dir(&fixture("qwen2-tiny")).unwrap();
     let err = tok.save(&under).unwrap_err().to_string();
     assert!(err.contains(&*under.display().to_string()), "{err}");
-    let err = rlvr_model::QwenConfig::from_file(&under.join("config.json"))
+    let err = rlvr_model::DecoderConfig::from_file(&under.join("config.json"))
         .unwrap_err()
         .to_string();
     assert!(

@@ -31,8 +31,8 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use common::*;
 use rlvr_model::{
-    init_random, load_model, save_model, Architecture, KvCache, Qwen, QwenConfig, RopeScaling,
-    TokenBatch, TrainForwardOptions,
+    init_random, load_model, save_model, Architecture, Decoder, DecoderConfig, KvCache,
+    RopeScaling, TokenBatch, TrainForwardOptions,
 };
 
 const TOL: f32 = 1e-4;
@@ -50,7 +50,7 @@ const SWITCHES: [(Architecture, bool, bool); 5] = [
 ];
 
 /// Every feature combination (module docs), each with a name for the failure messages.
-fn combinations(vocab: usize) -> Vec<(String, QwenConfig)> {
+fn combinations(vocab: usize) -> Vec<(String, DecoderConfig)> {
     let mut out = Vec::new();
     for (arch, bias, qk_norm) in SWITCHES {
         for tied in [false, true] {
@@ -113,7 +113,7 @@ fn seq_batch(seqs: &[Vec<u32>]) -> TokenBatch {
     TokenBatch::new(&pairs, 0, &Device::Cpu).unwrap()
 }
 
-fn model(cfg: &QwenConfig, seed: u64) -> (Qwen, candle_nn::VarMap) {
+fn model(cfg: &DecoderConfig, seed: u64) -> (Decoder, candle_nn::VarMap) {
     every_weight_random(cfg, seed, DType::F32)
 }
 
@@ -224,7 +224,7 @@ fn training_step_gradients_match_the_reference_for_every_feature() {
 
 /// One KV-cached pass over the sequences in chunks of `schedule` tokens: the log-softmax of
 /// the logits each call returns, keyed by the position they predict from.
-fn decode(m: &Qwen, seqs: &[Vec<u32>], schedule: &[usize]) -> Vec<(usize, Vec<Vec<f32>>)> {
+fn decode(m: &Decoder, seqs: &[Vec<u32>], schedule: &[usize]) -> Vec<(usize, Vec<Vec<f32>>)> {
     let mut cache = KvCache::new(m.config().num_hidden_layers);
     let mut out = Vec::new();
     let mut start = 0;
@@ -306,7 +306,7 @@ fn save_then_load_keeps_every_feature() {
             loaded.config, cfg,
             "{name}: configuration after save -> load"
         );
-        let lp = |m: &Qwen| {
+        let lp = |m: &Decoder| {
             flat(
                 &m.response_logprobs_no_grad(&batch, true, 1.0)
                     .unwrap()
@@ -358,7 +358,7 @@ fn rope_scaling_and_partial_rotary_are_refused() {
         "architectures": ["LlamaForCausalLM"], "vocab_size": 40, "hidden_size": 32,
         "intermediate_size": 48, "num_hidden_layers": 1, "num_attention_heads": 4,
         "num_key_value_heads": 2, "max_position_embeddings": 256});
-    let parse = |v: &serde_json::Value| QwenConfig::from_json(v, Path::new("m/config.json"));
+    let parse = |v: &serde_json::Value| DecoderConfig::from_json(v, Path::new("m/config.json"));
     assert!(parse(&base).is_ok());
     let llama3 = serde_json::json!({"factor": 8.0, "low_freq_factor": 1.0,
         "high_freq_factor": 4.0, "original_max_position_embeddings": 64, "rope_theta": 1e4});

@@ -11,7 +11,7 @@ use candle_core::{DType, Device, Tensor, Var};
 use candle_nn::{VarBuilder, VarMap};
 use common::*;
 use rlvr_model::{
-    generate, load_model, sample_logits, DrawParams, Qwen, SamplingParams, TokenBatch,
+    generate, load_model, sample_logits, Decoder, DrawParams, SamplingParams, TokenBatch,
 };
 
 const FIXTURES: [&str; 4] = ["qwen2-tiny", "qwen3-tiny", "llama-tiny", "llama3-tiny"];
@@ -20,7 +20,7 @@ fn gpu() -> Device {
     Device::new_cuda(0).expect("the GPU tests need CUDA device 0")
 }
 
-fn logprobs(model: &Qwen, pairs: &[(Vec<u32>, Vec<u32>)], dev: &Device) -> Vec<Vec<f32>> {
+fn logprobs(model: &Decoder, pairs: &[(Vec<u32>, Vec<u32>)], dev: &Device) -> Vec<Vec<f32>> {
     let batch = TokenBatch::new(pairs, 0, dev).unwrap();
     model
         .response_logprobs_no_grad(&batch, false, 0.9)
@@ -119,8 +119,8 @@ fn gradients_match_the_cpu() {
                 .insert(name.clone(), Var::from_tensor(&t).unwrap());
         }
         let gpu_model =
-            Qwen::new(&cfg, VarBuilder::from_varmap(&gpu_vars, DType::F32, &dev)).unwrap();
-        let grads = |model: &Qwen, vars: &VarMap, d: &Device| {
+            Decoder::new(&cfg, VarBuilder::from_varmap(&gpu_vars, DType::F32, &dev)).unwrap();
+        let grads = |model: &Decoder, vars: &VarMap, d: &Device| {
             let b = TokenBatch::new(&pairs(50), 0, d).unwrap();
             let r = b.max_response_len();
             let w: Vec<f32> = (0..b.len() * r)
@@ -230,7 +230,7 @@ fn gpu_sampling_matches_the_training_forward_and_the_cpu_sampler() {
 }
 
 fn logprobs_at(
-    model: &Qwen,
+    model: &Decoder,
     pairs: &[(Vec<u32>, Vec<u32>)],
     dev: &Device,
     t: f64,

@@ -1,7 +1,7 @@
-//! `Qwen::loss_and_grads_into` hands the gradients out piece by piece (the trainer adds each
+//! `Decoder::loss_and_grads_into` hands the gradients out piece by piece (the trainer adds each
 //! piece to its f32 accumulator at once, so no full set of gradients in the weights' dtype is
 //! ever alive): every weight is in exactly one piece, and that piece holds, bit for bit, the
-//! gradient `Qwen::loss_and_grads` returns. Tied (Qwen2 config) and untied (Qwen3) heads,
+//! gradient `Decoder::loss_and_grads` returns. Tied (Qwen2 config) and untied (Qwen3) heads,
 //! f32 and bf16, both model paths, with and without activation checkpointing.
 
 mod common;

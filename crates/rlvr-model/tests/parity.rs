@@ -229,7 +229,7 @@ fn llama3_rope_scaling_is_used_and_kept() {
     let plain = load_model(unscaled_dir.to_str().unwrap(), DType::F32, &Device::Cpu).unwrap();
     let batch =
         TokenBatch::new(&[(ids[..1].to_vec(), ids[1..].to_vec())], 0, &Device::Cpu).unwrap();
-    let lp = |model: &rlvr_model::Qwen| {
+    let lp = |model: &rlvr_model::Decoder| {
         model
             .response_logprobs_no_grad(&batch, false, 1.0)
             .unwrap()
@@ -249,6 +249,6 @@ fn llama3_rope_scaling_is_used_and_kept() {
     let json = m.config.to_json();
     assert_eq!(json["rope_parameters"]["rope_type"], "llama3");
     assert_eq!(json["rope_scaling"]["rope_type"], "llama3");
-    let back = rlvr_model::QwenConfig::from_json(&json, std::path::Path::new("saved")).unwrap();
+    let back = rlvr_model::DecoderConfig::from_json(&json, std::path::Path::new("saved")).unwrap();
     assert_eq!(back, m.config);
 }

@@ -19,7 +19,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarMap;
 use common::*;
 use rlvr_model::{
-    generate, sample_logits_tensor, DrawParams, KvCache, Qwen, QwenConfig, SamplingParams,
+    generate, sample_logits_tensor, Decoder, DecoderConfig, DrawParams, KvCache, SamplingParams,
     TokenBatch, TrainForwardOptions,
 };
 
@@ -30,7 +30,7 @@ const TOL: f64 = 1e-5;
 
 /// Hidden 64, 2 layers, 4 / 2 heads of 16, the real vocabulary: Qwen2.5's switches (qkv bias,
 /// tied embeddings) or Qwen3's (q/k norms, untied head).
-fn shape(tied: bool) -> QwenConfig {
+fn shape(tied: bool) -> DecoderConfig {
     let mut c = small_config(if tied { "qwen2" } else { "qwen3" }, VOCAB);
     c.hidden_size = 64;
     c.intermediate_size = 128;
@@ -44,7 +44,7 @@ fn shape(tied: bool) -> QwenConfig {
 /// ([`every_weight_random`]'s). Scale 1 is transformers' initialization (near-uniform
 /// next-token distributions, the hardest case for a running sum); scale 6 gives activations
 /// of a few units and logits spread over several units.
-fn models(cfg: &QwenConfig, scale: f64) -> (Qwen, Qwen) {
+fn models(cfg: &DecoderConfig, scale: f64) -> (Decoder, Decoder) {
     let vm = every_weight_random(cfg, 5, DType::F32).1;
     let (v32, v64) = (VarMap::new(), VarMap::new());
     for (name, var) in sorted_vars(&vm) {
@@ -69,7 +69,7 @@ fn models(cfg: &QwenConfig, scale: f64) -> (Qwen, Qwen) {
         insert(&v64, &t64);
     }
     let build = |vm: &VarMap, dtype| {
-        Qwen::new(
+        Decoder::new(
             cfg,
             candle_nn::VarBuilder::from_varmap(vm, dtype, &Device::Cpu),
         )
@@ -120,7 +120,7 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The f64 model's log-probs of each pair's response tokens at temperature `t`.
-fn reference(m64: &Qwen, pairs: &[(Vec<u32>, Vec<u32>)], t: f64) -> Vec<Vec<f64>> {
+fn reference(m64: &Decoder, pairs: &[(Vec<u32>, Vec<u32>)], t: f64) -> Vec<Vec<f64>> {
     let b = TokenBatch::new(pairs, 0, &Device::Cpu).unwrap();
     let lp = m64
         .response_logprobs_no_grad(&b, false, t)
@@ -135,7 +135,7 @@ fn reference(m64: &Qwen, pairs: &[(Vec<u32>, Vec<u32>)], t: f64) -> Vec<Vec<f64>
 }
 
 /// `(path, largest |f32 - f64|)` for every f32 path of the model of `cfg` at `scale`.
-fn errors(cfg: &QwenConfig, scale: f64) -> Vec<(String, f64)> {
+fn errors(cfg: &DecoderConfig, scale: f64) -> Vec<(String, f64)> {
     let (mut m32, mut m64) = models(cfg, scale);
     let ps = pairs();
     let batch = TokenBatch::new(&ps, 0, &Device::Cpu).unwrap();

@@ -8,9 +8,9 @@ use std::path::Path;
 use candle_core::{DType, Device};
 use common::*;
 use rlvr_hub::resolve_in_cache;
-use rlvr_model::{init_random, load_model, save_model, Qwen, QwenConfig};
+use rlvr_model::{init_random, load_model, save_model, Decoder, DecoderConfig};
 
-fn logprobs(model: &Qwen, vocab: u32) -> Vec<Vec<f32>> {
+fn logprobs(model: &Decoder, vocab: u32) -> Vec<Vec<f32>> {
     model
         .response_logprobs_no_grad(&batch(vocab), true, 1.0)
         .unwrap()
@@ -30,7 +30,7 @@ fn save_then_load_is_bit_identical() {
     let tok = fixture_tokenizer();
     let vocab = tok.tokenizer.get_vocab_size(true);
     for dtype in [DType::F32, DType::BF16] {
-        let cfg = QwenConfig::tiny(vocab);
+        let cfg = DecoderConfig::tiny(vocab);
         let (model, varmap) = init_random(&cfg, 7, dtype, &Device::Cpu).unwrap();
         let before = logprobs(&model, vocab as u32);
         let dir = temp_dir(&format!("save-{dtype:?}")).join("ckpt");

@@ -291,7 +291,7 @@ fn cpu_decode_equals_tensor_path() {
     for arch in ["qwen2", "qwen3"] {
         let cfg = small_config(arch, 64);
         let (fast, varmap) = peaky_model(&cfg, 11, DType::F32);
-        let mut slow = rlvr_model::Qwen::new(
+        let mut slow = rlvr_model::Decoder::new(
             &cfg,
             candle_nn::VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu),
         )

@@ -1,5 +1,5 @@
-//! The memory-bounded training step (`Qwen::loss_and_grads`) and the graph-free forward
-//! (`Qwen::response_logprobs_no_grad`) against autograd through the reference decoder
+//! The memory-bounded training step (`Decoder::loss_and_grads`) and the graph-free forward
+//! (`Decoder::response_logprobs_no_grad`) against autograd through the reference decoder
 //! (tests/common/reference.rs): both model paths (CPU fused ops, and the device-generic path
 //! with the chunked `generic/attention.rs` attention), with and without activation checkpointing, GQA,
 //! Qwen3 q/k norms, right and key padding, f64 finite differences, bf16.
@@ -9,7 +9,7 @@ mod common;
 use candle_core::{DType, Device, Tensor, Var};
 use common::*;
 use rlvr_model::{
-    init_random, Qwen, QwenConfig, ResponseLogProbs, TokenBatch, TrainForwardOptions,
+    init_random, Decoder, DecoderConfig, ResponseLogProbs, TokenBatch, TrainForwardOptions,
 };
 
 const TEMP: f64 = 0.8;
@@ -56,7 +56,7 @@ fn collect(varmap: &candle_nn::VarMap, get: impl Fn(&Var) -> Option<Tensor>) -> 
 
 /// (log-probs, entropies, gradients) from `loss_and_grads`.
 fn walk(
-    model: &Qwen,
+    model: &Decoder,
     varmap: &candle_nn::VarMap,
     batch: &TokenBatch,
     ckpt: bool,
@@ -100,7 +100,7 @@ fn walk(
 /// The same from autograd through the reference decoder (plain ops: `[T, T]` scores,
 /// host-built mask, unchunked softmax and vocabulary).
 fn autograd(
-    model: &Qwen,
+    model: &Decoder,
     varmap: &candle_nn::VarMap,
     batch: &TokenBatch,
 ) -> (Vec<f64>, Vec<f64>, Grads, f64) {
@@ -235,7 +235,7 @@ fn generic_walk_matches_finite_differences_in_f64() {
         model.set_attention_chunk_rows(2);
         let b = holed_batch(30);
         let (_, _, grads, _) = walk(&model, &varmap, &b, true);
-        let loss = |m: &Qwen| -> f64 {
+        let loss = |m: &Decoder| -> f64 {
             let w = weights_for(&b);
             let out = m.response_logprobs_no_grad(&b, true, TEMP).unwrap();
             loss_of(&out, &w).unwrap().to_scalar::<f64>().unwrap()
@@ -264,7 +264,7 @@ fn fused_walk_matches_finite_differences_in_f64() {
         let b = holed_batch(30);
         for ckpt in [false, true] {
             let (_, _, grads, _) = walk(&model, &varmap, &b, ckpt);
-            let loss = |m: &Qwen| -> f64 {
+            let loss = |m: &Decoder| -> f64 {
                 let w = weights_for(&b);
                 let out = m.response_logprobs_no_grad(&b, true, TEMP).unwrap();
                 loss_of(&out, &w).unwrap().to_scalar::<f64>().unwrap()
@@ -414,7 +414,7 @@ fn bf16_runs_on_the_generic_path() {
                 d.insert(n.clone(), Var::from_tensor(&t).unwrap());
             }
         }
-        let mut m = Qwen::new(
+        let mut m = Decoder::new(
             &cfg,
             candle_nn::VarBuilder::from_varmap(&vm, dtype, &Device::Cpu),
         )
@@ -465,7 +465,7 @@ fn bf16_runs_on_the_generic_path() {
 #[test]
 fn walk_matches_autograd_at_the_testbed_shape() {
     let vocab = 60u32;
-    let mut cfg = QwenConfig::tiny(vocab as usize);
+    let mut cfg = DecoderConfig::tiny(vocab as usize);
     cfg.num_key_value_heads = 4;
     cfg.head_dim = 32;
     let pairs: Vec<(Vec<u32>, Vec<u32>)> = (0..32u32)
@@ -486,7 +486,7 @@ fn walk_matches_autograd_at_the_testbed_shape() {
     };
     for generic in [false, true] {
         let (_, varmap) = init_random(&cfg, 11, DType::F32, &Device::Cpu).unwrap();
-        let mut model = Qwen::new(
+        let mut model = Decoder::new(
             &cfg,
             candle_nn::VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu),
         )

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use rlvr_model::candle_core::{DType, Device};
-use rlvr_model::{ChatTokenizer, QwenConfig};
+use rlvr_model::{ChatTokenizer, DecoderConfig};
 
 /// rlvr-model's tiny Qwen2 fixture directory: `tokenizer.json`, `tokenizer_config.json` with a
 /// chat template, `config.json` (vocab 272).
@@ -46,7 +46,7 @@ pub fn char_tokenizer(chars: &[char], eos: &str) -> rlvr_model::tokenizers::Toke
     json.to_string().parse().expect("valid tokenizer JSON")
 }
 
-/// The shape of a tiny random model (tied head, Qwen2 switches of `QwenConfig::tiny`).
+/// The shape of a tiny random model (tied head, Qwen2 switches of `DecoderConfig::tiny`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TinyShape {
     pub hidden_size: usize,
@@ -80,8 +80,8 @@ impl TinyShape {
 
     /// The model config of this shape: `vocab` tokens, `eos` its end token, `positions` its
     /// context.
-    pub fn config(&self, vocab: usize, eos: u32, positions: usize) -> QwenConfig {
-        let mut cfg = QwenConfig::tiny(vocab);
+    pub fn config(&self, vocab: usize, eos: u32, positions: usize) -> DecoderConfig {
+        let mut cfg = DecoderConfig::tiny(vocab);
         cfg.hidden_size = self.hidden_size;
         cfg.intermediate_size = self.intermediate_size;
         cfg.num_hidden_layers = self.num_hidden_layers;
@@ -96,7 +96,7 @@ impl TinyShape {
 
 /// Saves a random f32 model of `cfg` (weights from `seed`) with `tok` into `dir` in Hugging
 /// Face layout (`config.json`, `model.safetensors`, the tokenizer files).
-pub fn save_random_model(dir: &Path, cfg: &QwenConfig, tok: &ChatTokenizer, seed: u64) {
+pub fn save_random_model(dir: &Path, cfg: &DecoderConfig, tok: &ChatTokenizer, seed: u64) {
     let (_model, varmap) = rlvr_model::init_random(cfg, seed, DType::F32, &Device::Cpu)
         .unwrap_or_else(|e| panic!("random model: {e}"));
     rlvr_model::save_model(dir, &varmap, cfg, tok)
@@ -121,7 +121,7 @@ mod tests {
         let tok = ChatTokenizer::new(char_tokenizer(&['x', 'y'], "<eos>"), Some("<eos>")).unwrap();
         let cfg = TinyShape::ONE_LAYER.config(3, 2, 32);
         save_random_model(dir.path(), &cfg, &tok, 7);
-        let back = QwenConfig::from_file(&dir.path().join("config.json")).unwrap();
+        let back = DecoderConfig::from_file(&dir.path().join("config.json")).unwrap();
         assert_eq!(
             (
                 back.hidden_size,

@@ -106,7 +106,7 @@ pub(crate) fn dry_run(
     let mut shape = None;
     match rlvr_hub::resolve_model_dir_local(model) {
         Ok(dir) => {
-            let qc = rlvr_model::QwenConfig::from_file(&dir.join("config.json"))?;
+            let qc = rlvr_model::DecoderConfig::from_file(&dir.join("config.json"))?;
             shape = Some(qc.clone());
             w(
                 out,

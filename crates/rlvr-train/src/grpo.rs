@@ -26,7 +26,7 @@ use rlvr_core::{
     advantage, aggregation, diagnostics, split, AdvantageConfig, AggRule, Sequence, StdScope,
 };
 use rlvr_model::{
-    generate_observed, kv_cache_budget, Generation, Qwen, SamplingSpec, TrainForwardOptions,
+    generate_observed, kv_cache_budget, Decoder, Generation, SamplingSpec, TrainForwardOptions,
 };
 
 use crate::checkpoint::{TrainState, OPTIMIZER_FILE};
@@ -86,7 +86,7 @@ pub struct Trainer {
     pub cfg: TrainConfig,
     pub policy: Policy,
     /// Frozen initial policy, when the KL loss is on.
-    pub reference: Option<Qwen>,
+    pub reference: Option<Decoder>,
     pub task: Task,
     pub optimizer: AdamW,
     pub schedule: Schedule,
@@ -606,7 +606,7 @@ impl Trainer {
 
     fn logprobs_no_grad(
         &self,
-        model: &Qwen,
+        model: &Decoder,
         batch: &TrainBatch,
         done: &mut Counter,
     ) -> Result<Vec<Vec<f32>>, TrainError> {

@@ -14,7 +14,7 @@
 //!
 //! Training (one micro-batch's forward and backward, `rlvr_model`'s training walk):
 //! - gradients `P u` (the f32 accumulator) `+ b P_piece`: the walk hands its gradients out
-//!   piece by piece (`Qwen::loss_and_grads_into`: the head, the final norm, each layer, the
+//!   piece by piece (`Decoder::loss_and_grads_into`: the head, the final norm, each layer, the
 //!   embedding) and each piece is added to the accumulator in place, chunk by chunk
 //!   (`optim.rs`), so only the largest piece is alive in the weights' dtype:
 //!   `P_piece = max(P_layer, V h)` (`P_layer` the parameters of one decoder layer), or with
@@ -70,7 +70,7 @@
 //! rollout `weights + master + optimizer + reference + KV cache`; the device's peak is
 //! the larger. It fits when that is at most `model.device_memory_gib` GiB.
 
-use rlvr_model::QwenConfig;
+use rlvr_model::DecoderConfig;
 
 use crate::config::TrainConfig;
 
@@ -204,7 +204,7 @@ fn norm_bytes(d: f64, b: f64) -> f64 {
 }
 
 impl MemoryPlan {
-    pub fn new(c: &QwenConfig, i: &PlanInputs) -> Self {
+    pub fn new(c: &DecoderConfig, i: &PlanInputs) -> Self {
         let p = c.num_parameters();
         let pf = p as f64;
         let b = i.dtype_bytes as f64;
@@ -409,7 +409,7 @@ impl MemoryPlan {
 /// optimizer state and the reference model. An error when those alone exceed the device.
 pub fn sampler_kv_budget(
     cfg: &TrainConfig,
-    qc: &QwenConfig,
+    qc: &DecoderConfig,
     device: &candle_core::Device,
 ) -> Result<Option<usize>, crate::config::ConfigError> {
     if device.is_cpu() {
@@ -421,7 +421,7 @@ pub fn sampler_kv_budget(
 /// [`sampler_kv_budget`] on a device other than the CPU.
 fn device_kv_budget(
     cfg: &TrainConfig,
-    qc: &QwenConfig,
+    qc: &DecoderConfig,
 ) -> Result<Option<usize>, crate::config::ConfigError> {
     let gib = cfg.model.device_memory_gib;
     if gib <= 0.0 {
@@ -447,7 +447,7 @@ pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// The published shapes of the models the shipped recipes name (their config.json), for a
 /// plan without the weights at hand. None for other models.
-pub fn known_shape(path: &str) -> Option<QwenConfig> {
+pub fn known_shape(path: &str) -> Option<DecoderConfig> {
     let json = match path.trim_end_matches('/') {
         "Qwen/Qwen3-1.7B-Base" | "Qwen/Qwen3-1.7B" => serde_json::json!({
             "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
@@ -465,11 +465,11 @@ pub fn known_shape(path: &str) -> Option<QwenConfig> {
         }),
         _ => return None,
     };
-    QwenConfig::from_json(&json, std::path::Path::new("built-in shape")).ok()
+    DecoderConfig::from_json(&json, std::path::Path::new("built-in shape")).ok()
 }
 
 /// The `--dry-run` memory plan of `cfg` for a model of shape `qc` ([`MemoryPlan`]).
-pub fn memory_plan_text(cfg: &TrainConfig, qc: &QwenConfig) -> String {
+pub fn memory_plan_text(cfg: &TrainConfig, qc: &DecoderConfig) -> String {
     let plan = MemoryPlan::new(qc, &PlanInputs::from_config(cfg));
     plan.render(gradient_checkpointing(cfg), cfg.model.device_memory_gib)
         .trim_end()
@@ -502,8 +502,8 @@ mod tests {
 
     /// A 1-layer model small enough to count by hand: vocab 10, hidden 4, 2 heads of 2 (1 kv
     /// head), MLP 6, tied, biases (Qwen2), no qk norm.
-    fn tiny() -> QwenConfig {
-        let mut c = QwenConfig::tiny(10);
+    fn tiny() -> DecoderConfig {
+        let mut c = DecoderConfig::tiny(10);
         c.hidden_size = 4;
         c.num_hidden_layers = 1;
         c.num_attention_heads = 2;

@@ -5,17 +5,17 @@ use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
-use rlvr_model::{ChatTokenizer, LoadedModel, Qwen, QwenConfig, TokenBatch};
+use rlvr_model::{ChatTokenizer, Decoder, DecoderConfig, LoadedModel, TokenBatch};
 
 use crate::optim::Params;
 use crate::TrainError;
 
 /// The model being trained, with its variables in a fixed order.
 pub struct Policy {
-    pub model: Qwen,
+    pub model: Decoder,
     pub varmap: VarMap,
     pub params: Params,
-    pub config: QwenConfig,
+    pub config: DecoderConfig,
     pub tokenizer: ChatTokenizer,
     pub device: Device,
     pub dtype: DType,
@@ -49,7 +49,7 @@ impl Policy {
     }
 
     /// A frozen copy of the current weights (the KL reference).
-    pub fn frozen_copy(&self) -> Result<Qwen, TrainError> {
+    pub fn frozen_copy(&self) -> Result<Decoder, TrainError> {
         let tensors: std::collections::HashMap<String, Tensor> = self
             .params
             .names
@@ -58,7 +58,7 @@ impl Policy {
             .map(|(n, v)| Ok((n.clone(), v.as_tensor().detach().copy()?)))
             .collect::<Result<_, candle_core::Error>>()?;
         let vb = VarBuilder::from_tensors(tensors, self.dtype, &self.device);
-        Ok(Qwen::new(&self.config, vb)?)
+        Ok(Decoder::new(&self.config, vb)?)
     }
 
     /// The padding id for training batches.

@@ -247,7 +247,7 @@ pub(crate) fn check_model_context(
     match rlvr_hub::resolve_model_dir_local(&model) {
         Ok(dir) => {
             let path = dir.join("config.json");
-            let qc = rlvr_model::QwenConfig::from_file(&path)?;
+            let qc = rlvr_model::DecoderConfig::from_file(&path)?;
             cfg.check_context(qc.max_position_embeddings, &path.display().to_string())?;
         }
         Err(_) => {

@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use rlvr_model::{init_random, ChatTokenizer, QwenConfig};
+use rlvr_model::{init_random, ChatTokenizer, DecoderConfig};
 use rlvr_tasks::testbed::{self as tb, Split, TestbedConfig, NAME};
 use rlvr_tasks::Problem;
 
@@ -41,9 +41,9 @@ pub fn tokenizer(t: &TestbedConfig) -> Result<ChatTokenizer, TrainError> {
 }
 
 /// The testbed model's configuration from `[testbed]`.
-pub fn model_config(cfg: &TrainConfig, tok: &ChatTokenizer) -> QwenConfig {
+pub fn model_config(cfg: &TrainConfig, tok: &ChatTokenizer) -> DecoderConfig {
     let m = &cfg.testbed;
-    let mut c = QwenConfig::tiny(tok.tokenizer.get_vocab_size(true));
+    let mut c = DecoderConfig::tiny(tok.tokenizer.get_vocab_size(true));
     c.hidden_size = m.hidden_size;
     c.intermediate_size = m.intermediate_size;
     c.num_hidden_layers = m.num_hidden_layers;

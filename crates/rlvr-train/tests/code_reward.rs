@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device};
-use rlvr_model::{init_random, save_model, ChatTokenizer, FinishReason, Generation, QwenConfig};
+use rlvr_model::{init_random, save_model, ChatTokenizer, DecoderConfig, FinishReason, Generation};
 use rlvr_tasks::code::SandboxConfig;
 use rlvr_train::eval::{score_responses, summarize, Response};
 use rlvr_train::grpo::{Rollouts, Start, Trainer};
@@ -32,7 +32,7 @@ fn save_char_model(dir: &Path, texts: &[&str]) {
         Some("<eos>"),
     )
     .unwrap();
-    let mut cfg = QwenConfig::tiny(chars.len() + 1);
+    let mut cfg = DecoderConfig::tiny(chars.len() + 1);
     cfg.hidden_size = 16;
     cfg.intermediate_size = 32;
     cfg.num_hidden_layers = 1;

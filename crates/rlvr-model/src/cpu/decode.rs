@@ -23,7 +23,7 @@
 //!
 //! The result equals the tensor path up to f32 rounding (summation order); tests compare the
 //! two within 1e-4. Only for a CPU model in f32 not forced onto the generic path
-//! (`Qwen::uses_cpu_decode`); everything else samples through `generic/decode.rs`.
+//! (`Decoder::uses_cpu_decode`); everything else samples through `generic/decode.rs`.
 
 use candle_core::{Device, Tensor};
 use rayon::prelude::*;
@@ -32,7 +32,7 @@ use crate::cpu::kernels;
 use crate::cpu::matmul::{sgemm, Operand};
 use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
-use crate::model::{Linear, Qwen};
+use crate::model::{Decoder, Linear};
 
 /// Calls `f` with the f32 elements of a CPU tensor ([`crate::cpu::with_cpu_slice`]).
 fn with_f32<R>(t: &Tensor, f: impl FnOnce(&[f32]) -> R) -> Result<R> {
@@ -195,7 +195,7 @@ fn sized(v: &mut Vec<f32>, n: usize) -> &mut [f32] {
 /// cache: [`KvCache::begin`]) through the model, writing the cache's new positions, and returns
 /// the f32 logits `[rows, vocab]` of each row's last new position.
 pub(crate) fn forward(
-    m: &Qwen,
+    m: &Decoder,
     ids: &[u32],
     positions: &[u32],
     cache: &mut KvCache,
@@ -212,7 +212,7 @@ pub(crate) fn forward(
 /// slower: each thread packs every weight matrix again for its own product, which costs more
 /// than the products' thread hand-offs.)
 fn forward_rows(
-    m: &Qwen,
+    m: &Decoder,
     ids: &[u32],
     positions: &[u32],
     cache: &mut KvCache,

@@ -24,7 +24,7 @@
 use candle_core::backprop::GradStore;
 use candle_core::Tensor;
 
-use crate::config::QwenConfig;
+use crate::config::DecoderConfig;
 use crate::cpu::kernels::{self, AttnSpec, AttnTape};
 use crate::cpu::matmul::matmul;
 use crate::error::Result;
@@ -109,7 +109,7 @@ fn project_grads_into(
 /// Decoder layer `layer` on `[B*T, H]` rows without a graph; with `keep`, also what its
 /// backward needs.
 pub(crate) fn forward(
-    cfg: &QwenConfig,
+    cfg: &DecoderConfig,
     layer: &Layer,
     x: &Tensor,
     spec: &AttnSpec,
@@ -165,7 +165,7 @@ pub(crate) fn forward(
 /// The backward of [`forward`] (module docs): the parameter gradients of `layer` (keyed by
 /// its weight tensors) into `acc`, returns `dL/dx` for `g = dL/dy`.
 pub(crate) fn backward(
-    cfg: &QwenConfig,
+    cfg: &DecoderConfig,
     layer: &Layer,
     tape: LayerTape,
     g: &Tensor,

@@ -1,4 +1,4 @@
-//! The sampling forward [`Qwen::forward_cached`]: checks its input, then runs the KV-cached
+//! The sampling forward [`Decoder::forward_cached`]: checks its input, then runs the KV-cached
 //! forward of the model's device path (the CPU decode of `cpu/decode.rs` for a CPU model in
 //! f32, else the device-generic one of `generic/decode.rs`), both on the one [`KvCache`].
 
@@ -6,9 +6,9 @@ use candle_core::Tensor;
 
 use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
-use crate::model::Qwen;
+use crate::model::Decoder;
 
-impl Qwen {
+impl Decoder {
     /// The sampling forward: runs `input_ids` `[B, T]` (new tokens only) through the model with
     /// the KV cache, extending it, and returns the f32 logits `[B, vocab]` of the last position.
     ///

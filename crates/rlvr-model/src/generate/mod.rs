@@ -1,6 +1,6 @@
 //! Batched, KV-cached, seeded sampling of `n` responses per prompt: the loop over steps
 //! ([`generate()`]) around the sampling forward of the model's device path
-//! ([`Qwen::forward_cached`], `forward.rs`) and the token sampler ([`sampler`]).
+//! ([`Decoder::forward_cached`], `forward.rs`) and the token sampler ([`sampler`]).
 
 mod forward;
 pub mod sampler;
@@ -12,7 +12,7 @@ use rand::{RngExt, SeedableRng};
 
 use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
-use crate::model::Qwen;
+use crate::model::Decoder;
 use sampler::{sample_logits, DrawParams};
 
 /// Sampling parameters (names as in vLLM / TRL).
@@ -73,7 +73,7 @@ pub struct Generation {
     pub tokens: Vec<u32>,
     /// Per token: `log softmax(logits / T)[token]`, the log-prob under the model's
     /// temperature-T distribution before top-k / top-p truncation, as verl and TRL compute
-    /// "old" log-probs (`Qwen::response_logprobs_no_grad(.., T)` recomputes it). For greedy
+    /// "old" log-probs (`Decoder::response_logprobs_no_grad(.., T)` recomputes it). For greedy
     /// decoding (T = 0) the temperature-1 log-prob.
     pub logprobs: Vec<f32>,
     /// True when cut off by `max_new_tokens` without eos or stop string.
@@ -180,7 +180,7 @@ pub fn kv_cache_budget(device: &candle_core::Device) -> usize {
 /// reproducible and a response does not depend on the other prompts nor on how rows are
 /// batched. `tokenizer` is needed only for `stop_strings`.
 pub fn generate(
-    model: &Qwen,
+    model: &Decoder,
     tokenizer: Option<&tokenizers::Tokenizer>,
     prompts: &[Vec<u32>],
     params: &SamplingParams,
@@ -198,7 +198,7 @@ pub fn generate(
 /// a response's sampled tokens depend on what `env` inserted into it, and an inserted token id
 /// must be below the vocabulary size.
 pub fn generate_within(
-    model: &Qwen,
+    model: &Decoder,
     tokenizer: Option<&tokenizers::Tokenizer>,
     prompts: &[Vec<u32>],
     params: &SamplingParams,
@@ -220,7 +220,7 @@ pub fn generate_within(
 /// token and once when all responses have ended (a progress display; the responses do not
 /// depend on it).
 pub fn generate_observed(
-    model: &Qwen,
+    model: &Decoder,
     tokenizer: Option<&tokenizers::Tokenizer>,
     prompts: &[Vec<u32>],
     params: &SamplingParams,
@@ -273,7 +273,7 @@ pub fn generate_observed(
     }
 }
 
-fn index_tensor(idx: &[usize], model: &Qwen) -> Result<Tensor> {
+fn index_tensor(idx: &[usize], model: &Decoder) -> Result<Tensor> {
     let v: Vec<u32> = idx.iter().map(|&i| i as u32).collect();
     Ok(Tensor::from_vec(v, idx.len(), model.device())?)
 }
@@ -283,7 +283,7 @@ fn index_tensor(idx: &[usize], model: &Qwen) -> Result<Tensor> {
 /// decoded token.
 #[allow(clippy::too_many_arguments)]
 fn generate_rows(
-    model: &Qwen,
+    model: &Decoder,
     tokenizer: Option<&tokenizers::Tokenizer>,
     prompts: &[Vec<u32>],
     rows_wanted: &[(usize, usize)],
@@ -450,7 +450,7 @@ fn generate_rows(
 }
 
 fn validate(
-    model: &Qwen,
+    model: &Decoder,
     tokenizer: Option<&tokenizers::Tokenizer>,
     prompts: &[Vec<u32>],
     params: &SamplingParams,

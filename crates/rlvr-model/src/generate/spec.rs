@@ -5,7 +5,7 @@
 //! [`SamplingSpec::new`], names the offending key from the [`SamplingSetting`] of a
 //! [`SamplingError`] (the setting comes from the type, never from the message), and turns it into
 //! the [`SamplingParams`] of one generation call with [`SamplingSpec::params`]. A new sampler
-//! setting is a field here, its check in [`check`], its use in `sampler.rs`, and its key in each
+//! setting is a field here, its check in `check`, its use in `sampler.rs`, and its key in each
 //! caller's table.
 
 use super::SamplingParams;

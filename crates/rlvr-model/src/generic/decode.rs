@@ -8,13 +8,13 @@ use crate::cpu::matmul::matmul;
 use crate::error::Result;
 use crate::generic::layer::{self, Inputs};
 use crate::kv_cache::KvCache;
-use crate::model::{upcast, Qwen};
+use crate::model::{upcast, Decoder};
 
 /// Runs `input_ids` `[B, T]` (new tokens only, their key flags already in the cache: see
 /// [`KvCache::begin`]) through the model, writing the cache's new positions, and returns the
 /// f32 logits `[B, vocab]` of the last position. Builds no autograd graph.
 pub(crate) fn forward(
-    model: &Qwen,
+    model: &Decoder,
     input_ids: &Tensor,
     positions: &[Vec<u32>],
     cache: &mut KvCache,

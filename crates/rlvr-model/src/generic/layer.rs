@@ -15,7 +15,7 @@
 use candle_core::backprop::GradStore;
 use candle_core::{Tensor, Var, D};
 
-use crate::config::QwenConfig;
+use crate::config::DecoderConfig;
 use crate::error::{Error, Result};
 use crate::generic::attention::{Attention, FlashOut};
 use crate::kv_cache::KvCache;
@@ -98,7 +98,7 @@ pub(crate) struct Tape {
 /// position (sampling); with `graph`, the layer input and the attention output become leaf
 /// variables and the tape for [`backward`] is kept (the caller passes attached weights).
 pub(crate) fn forward(
-    cfg: &QwenConfig,
+    cfg: &DecoderConfig,
     li: usize,
     layer: &Layer,
     x: &Tensor,
@@ -192,7 +192,7 @@ pub(crate) fn take_grad(store: &mut GradStore, t: &Tensor, what: &str) -> Result
 /// The backward of [`forward`] (module docs): the parameter gradients of `layer` into `acc`,
 /// returns `dL/dx` for `g = dL/dy` (`[B, T, H]`). `inputs` are the forward's.
 pub(crate) fn backward(
-    cfg: &QwenConfig,
+    cfg: &DecoderConfig,
     layer: &Layer,
     tape: Tape,
     g: &Tensor,

@@ -16,10 +16,10 @@ use rlvr_hub::resolve_model_dir;
 use serde_json::{Map, Value};
 
 use crate::config::param_shapes;
-use crate::config::QwenConfig;
+use crate::config::DecoderConfig;
 use crate::error::{Error, Result};
 use crate::io::tokenizer::ChatTokenizer;
-use crate::model::Qwen;
+use crate::model::Decoder;
 
 /// The parts of `generation_config.json` rlvr uses, plus the whole file (written back on save).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -69,11 +69,11 @@ impl GenerationConfig {
 
 /// A loaded checkpoint: the model, its trainable variables, configuration and tokenizer.
 pub struct LoadedModel {
-    pub model: Qwen,
+    pub model: Decoder,
     /// Every trainable parameter, keyed by its Hugging Face tensor name (tied embeddings: one
     /// variable, `model.embed_tokens.weight`).
     pub varmap: VarMap,
-    pub config: QwenConfig,
+    pub config: DecoderConfig,
     pub tokenizer: ChatTokenizer,
     pub generation_config: Option<GenerationConfig>,
     /// The directory the files were read from (a hub cache snapshot for hub ids).
@@ -115,7 +115,7 @@ pub fn load_model(dir_or_hub_id: &str, dtype: DType, device: &Device) -> Result<
     if !cfg_path.is_file() {
         return Err(missing(&dir, "config.json", "the model configuration"));
     }
-    let mut config = QwenConfig::from_file(&cfg_path)?;
+    let mut config = DecoderConfig::from_file(&cfg_path)?;
     let (tensors, weights_path) = read_weights(&dir, device)?;
     let varmap = VarMap::new();
     {
@@ -137,7 +137,7 @@ pub fn load_model(dir_or_hub_id: &str, dtype: DType, device: &Device) -> Result<
         }
     }
     config.dtype = Some(dtype_name(dtype)?.to_string());
-    let model = Qwen::new(&config, VarBuilder::from_varmap(&varmap, dtype, device))?;
+    let model = Decoder::new(&config, VarBuilder::from_varmap(&varmap, dtype, device))?;
     let mut tokenizer = ChatTokenizer::from_dir(&dir)?;
     let gen_path = dir.join("generation_config.json");
     let generation_config = if gen_path.is_file() {
@@ -237,7 +237,7 @@ fn dtype_name(dtype: DType) -> Result<&'static str> {
 pub fn save_model(
     dir: &Path,
     varmap: &VarMap,
-    config: &QwenConfig,
+    config: &DecoderConfig,
     tokenizer: &ChatTokenizer,
 ) -> Result<()> {
     save_model_with(dir, varmap, config, tokenizer, None)
@@ -251,7 +251,7 @@ pub fn save_model(
 pub fn save_model_with(
     dir: &Path,
     varmap: &VarMap,
-    config: &QwenConfig,
+    config: &DecoderConfig,
     tokenizer: &ChatTokenizer,
     generation_config: Option<&GenerationConfig>,
 ) -> Result<()> {
@@ -363,11 +363,11 @@ pub fn save_model_with(
 /// weights 1, biases 0, drawn from a ChaCha RNG seeded with `seed` in [`param_shapes`] order,
 /// so the same seed gives the same weights on every machine and device.
 pub fn init_random(
-    config: &QwenConfig,
+    config: &DecoderConfig,
     seed: u64,
     dtype: DType,
     device: &Device,
-) -> Result<(Qwen, VarMap)> {
+) -> Result<(Decoder, VarMap)> {
     config.validate(Path::new("model config"))?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let varmap = VarMap::new();
@@ -386,7 +386,7 @@ pub fn init_random(
             data.insert(name, Var::from_tensor(&t)?);
         }
     }
-    let model = Qwen::new(config, VarBuilder::from_varmap(&varmap, dtype, device))?;
+    let model = Decoder::new(config, VarBuilder::from_varmap(&varmap, dtype, device))?;
     Ok((model, varmap))
 }
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device};
-use rlvr_model::{init_random, ChatTokenizer, Qwen, QwenConfig, TokenBatch};
+use rlvr_model::{init_random, ChatTokenizer, Decoder, DecoderConfig, TokenBatch};
 
 pub mod reference;
 #[allow(unused_imports)] // not every test binary uses the reference
@@ -41,8 +41,8 @@ pub fn fixture_tokenizer() -> ChatTokenizer {
 }
 
 /// A small config of each switch: Qwen2 (biases, tied) or Qwen3 (qk-norm, untied).
-pub fn small_config(arch: &str, vocab: usize) -> QwenConfig {
-    let mut c = QwenConfig::tiny(vocab);
+pub fn small_config(arch: &str, vocab: usize) -> DecoderConfig {
+    let mut c = DecoderConfig::tiny(vocab);
     c.hidden_size = 32;
     c.intermediate_size = 48;
     c.num_hidden_layers = 2;
@@ -60,14 +60,14 @@ pub fn small_config(arch: &str, vocab: usize) -> QwenConfig {
 }
 
 /// A random model whose weights are scaled up (std ~0.3) so log-probs are far from uniform.
-pub fn peaky_model(cfg: &QwenConfig, seed: u64, dtype: DType) -> (Qwen, candle_nn::VarMap) {
+pub fn peaky_model(cfg: &DecoderConfig, seed: u64, dtype: DType) -> (Decoder, candle_nn::VarMap) {
     let (_, varmap) = init_random(cfg, seed, dtype, &Device::Cpu).unwrap();
     for (name, var) in varmap.data().lock().unwrap().iter() {
         if !name.ends_with("norm.weight") && !name.ends_with(".bias") {
             var.set(&(var.as_tensor() * 15.0).unwrap()).unwrap();
         }
     }
-    let model = Qwen::new(
+    let model = Decoder::new(
         cfg,
         candle_nn::VarBuilder::from_varmap(&varmap, dtype, &Device::Cpu),
     )
@@ -80,7 +80,11 @@ pub fn peaky_model(cfg: &QwenConfig, seed: u64, dtype: DType) -> (Qwen, candle_n
 /// computes the same numbers as one that applies them. Biases are uniform in [-0.5, 0.5],
 /// norm weights in [0.5, 1.5], from a fixed generator seeded by `seed` (the same on every
 /// machine).
-pub fn every_weight_random(cfg: &QwenConfig, seed: u64, dtype: DType) -> (Qwen, candle_nn::VarMap) {
+pub fn every_weight_random(
+    cfg: &DecoderConfig,
+    seed: u64,
+    dtype: DType,
+) -> (Decoder, candle_nn::VarMap) {
     let (_, varmap) = peaky_model(cfg, seed, dtype);
     // splitmix64, in the VarMap's name order so the values do not depend on its hashing
     let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
@@ -106,7 +110,7 @@ pub fn every_weight_random(cfg: &QwenConfig, seed: u64, dtype: DType) -> (Qwen, 
             .unwrap();
         var.set(&t).unwrap();
     }
-    let model = Qwen::new(
+    let model = Decoder::new(
         cfg,
         candle_nn::VarBuilder::from_varmap(&varmap, dtype, &Device::Cpu),
     )

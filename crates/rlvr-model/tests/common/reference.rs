@@ -11,7 +11,7 @@
 //! logits, which is fine at test sizes.
 
 use candle_core::{DType, Device, Tensor, D};
-use rlvr_model::{QwenConfig, ResponseLogProbs, TokenBatch};
+use rlvr_model::{DecoderConfig, ResponseLogProbs, TokenBatch};
 
 /// The dtype of norms, scores and log-softmax: f64 for an f64 model, else f32.
 fn upcast(dtype: DType) -> DType {
@@ -45,7 +45,7 @@ fn log_softmax(xs: &Tensor) -> Tensor {
 
 /// The plain autograd decoder over the variables of a `VarMap`.
 pub struct Reference {
-    cfg: QwenConfig,
+    cfg: DecoderConfig,
     weights: std::collections::HashMap<String, Tensor>,
     dtype: DType,
     device: Device,
@@ -53,7 +53,7 @@ pub struct Reference {
 
 impl Reference {
     /// The decoder of `cfg` over `varmap`'s variables (attached: autograd reaches them).
-    pub fn new(cfg: &QwenConfig, varmap: &candle_nn::VarMap) -> Self {
+    pub fn new(cfg: &DecoderConfig, varmap: &candle_nn::VarMap) -> Self {
         let data = varmap.data().lock().unwrap();
         let weights: std::collections::HashMap<String, Tensor> = data
             .iter()
@@ -289,7 +289,7 @@ impl Reference {
 /// The `i`-th RoPE inverse frequency of a head of `hd` dimensions, written from the formulas of
 /// transformers' `modeling_rope_utils.py` in f64 (the product computes it in f32, in torch's
 /// order, in `rlvr_model::rope`).
-fn reference_inv_freq(cfg: &rlvr_model::QwenConfig, i: usize, hd: usize) -> f32 {
+fn reference_inv_freq(cfg: &rlvr_model::DecoderConfig, i: usize, hd: usize) -> f32 {
     use rlvr_model::RopeScaling;
     let f = 1.0 / cfg.rope_theta.powf((2 * i) as f64 / hd as f64);
     let f = match cfg.rope_scaling {

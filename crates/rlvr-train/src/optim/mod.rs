@@ -143,7 +143,7 @@ impl GradAccum {
     }
 
     /// Adds the gradients of one backward pass, or of one piece of it
-    /// ([`rlvr_model::Qwen::loss_and_grads_into`]'s sink): every parameter found in `store`.
+    /// ([`rlvr_model::Decoder::loss_and_grads_into`]'s sink): every parameter found in `store`.
     pub fn add(
         &mut self,
         params: &Params,
