@@ -73,7 +73,10 @@ type Fingerprint = Vec<Option<(u64, SystemTime)>>;
 
 fn fingerprint(runs: &[PathBuf]) -> Fingerprint {
     runs.iter()
-        .flat_map(|r| [r.join("metrics.jsonl"), r.join("config.toml")])
+        .flat_map(|r| {
+            let r = rlvr_core::run_dir::RunDir::new(r);
+            [r.metrics(), r.config()]
+        })
         .map(|f| {
             let m = std::fs::metadata(f).ok()?;
             Some((m.len(), m.modified().ok()?))

@@ -289,7 +289,7 @@ pub fn run(args: Args) -> Result<()> {
                         } else {
                             "starting"
                         },
-                        cell.dir.join("train.log").display()
+                        cell.dir.join(rlvr_core::run_dir::TRAIN_LOG).display()
                     )?;
                     running.push((cell, child, std::time::Instant::now()));
                 }
@@ -321,7 +321,7 @@ pub fn run(args: Args) -> Result<()> {
                     outln!(
                         "[sweep] {}: FAILED ({status}); see {}",
                         cell.label(),
-                        cell.dir.join("train.log").display()
+                        cell.dir.join(rlvr_core::run_dir::TRAIN_LOG).display()
                     )?;
                     failed.push(cell);
                 }
@@ -466,7 +466,7 @@ fn spawn(
     threads: usize,
 ) -> Result<Child> {
     std::fs::create_dir_all(&cell.dir).with_context(|| cell.dir.display().to_string())?;
-    let log_path = cell.dir.join("train.log");
+    let log_path = cell.dir.join(rlvr_core::run_dir::TRAIN_LOG);
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -35,6 +35,7 @@ pub mod kl;
 pub mod metrics;
 pub mod policy_loss;
 mod rule;
+pub mod run_dir;
 mod sequence;
 pub mod split;
 

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use rlvr_core::metrics::{MetricsLine, TrainLine};
+use rlvr_core::run_dir::{RunDir, SavedConfig};
 use serde_json::Value;
 
 use crate::{io_err, ReportError};
@@ -71,9 +72,10 @@ impl Run {
     }
 }
 
-/// Loads `dir/metrics.jsonl` and the labels from `dir/config.toml`.
+/// Loads `dir/metrics.jsonl` and the labels from `dir/config.toml` ([`RunDir`]'s files).
 pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
-    let metrics = dir.join("metrics.jsonl");
+    let run = RunDir::new(dir);
+    let metrics = run.metrics();
     let mut train = Vec::new();
     let mut eval = Vec::new();
     for_each_json_line(&metrics, |i, v| {
@@ -106,7 +108,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         regime,
         lr,
         warm_start_steps,
-    } = labels(&dir.join("config.toml"), &name)?;
+    } = labels(&run.config(), &name)?;
     Ok(Run {
         dir: dir.to_path_buf(),
         rule,
@@ -116,7 +118,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         warm_start_steps,
         train,
         eval,
-        machines: machines(&dir.join("host.jsonl"))?,
+        machines: machines(&run.host())?,
     })
 }
 
@@ -225,44 +227,22 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
         });
     }
     let text = read_run_file(config)?;
-    let t: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| ReportError::BadLine {
+    let saved: SavedConfig =
+        toml::from_str(&text).map_err(|e: toml::de::Error| ReportError::BadLine {
             path: config.to_path_buf(),
             line: 0,
             reason: e.to_string(),
         })?;
-    let get = |section: &str, key: &str| t.get(section).and_then(|s| s.get(key)).cloned();
-    let rule = get("algorithm", "loss_agg_mode")
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_else(|| name.into());
-    let seed = get("trainer", "seed")
-        .and_then(|v| v.as_integer())
-        .unwrap_or(0) as u64;
-    let text_of = |section: &str, key: &str| {
-        get(section, key)
-            .and_then(|v| v.as_str().map(String::from))
-            .filter(|r| !r.is_empty())
-    };
-    // a dataset run by its training data; a testbed run (no data.train_files; before
-    // [testbed] existed, `train_files = "testbed"`) by its regime (`testbed.regime`; before,
-    // `data.testbed_regime`)
-    let regime = text_of("data", "train_files")
-        .filter(|f| f != "testbed")
-        .or_else(|| text_of("testbed", "regime"))
-        .or_else(|| text_of("data", "testbed_regime"))
-        .unwrap_or_else(|| "default".into());
-    let lr = get("optim", "lr").and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
-    let warm_start_steps = get("testbed", "warm_start_steps")
-        .or_else(|| get("trainer", "warm_start_steps"))
-        .and_then(|v| v.as_integer())
-        .and_then(|i| u64::try_from(i).ok());
     Ok(Labels {
-        rule,
-        seed,
-        regime,
-        lr,
-        warm_start_steps,
+        rule: saved
+            .algorithm
+            .loss_agg_mode
+            .clone()
+            .unwrap_or_else(|| name.into()),
+        seed: saved.trainer.seed.unwrap_or(0),
+        regime: saved.condition(),
+        lr: saved.optim.lr,
+        warm_start_steps: saved.warm_start_steps(),
     })
 }
 

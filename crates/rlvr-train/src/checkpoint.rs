@@ -82,7 +82,7 @@ pub const OPTIMIZER_FILE: &str = "optimizer.safetensors";
 pub const MANIFEST_FILE: &str = "manifest.json";
 
 /// The newest checkpoint of a run: `<run>/checkpoint`.
-pub const LATEST_DIR: &str = "checkpoint";
+pub const LATEST_DIR: &str = rlvr_core::run_dir::LATEST_CHECKPOINT;
 const TMP_DIR: &str = "checkpoint.tmp";
 /// Left by rlvr versions that kept one checkpoint, between the two renames of a save.
 const LEGACY_OLD_DIR: &str = "checkpoint.old";

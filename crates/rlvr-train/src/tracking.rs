@@ -111,7 +111,7 @@ impl Tracking {
         resumed_at: Option<usize>,
         tensorboard: Option<&Path>,
     ) -> Result<Self, TrainError> {
-        let path = run_dir.join("metrics.jsonl");
+        let path = run_dir.join(rlvr_core::run_dir::METRICS_FILE);
         let metrics =
             MetricsWriter::open(&path, resumed_at).map_err(|e| TrainError::io(&path, e))?;
         let tensorboard = match tensorboard {

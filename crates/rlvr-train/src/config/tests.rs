@@ -413,3 +413,40 @@ fn resume_refuses_the_testbed_keys_fixed_at_the_start() {
     let new = TrainConfig::load(None, &["optim.lr=0.01".into()]).unwrap();
     saved.check_resume_overrides(&new).unwrap();
 }
+
+/// The config a run saves (`TrainConfig::to_toml`) reads back through the schema the report
+/// and the sweep read it with (`rlvr_core::run_dir::SavedConfig`), every field the same: a key
+/// renamed on one side fails here.
+#[test]
+fn a_saved_config_reads_back_through_the_report_s_schema() {
+    use rlvr_core::run_dir::SavedConfig;
+    let testbed = TrainConfig::load(
+        None,
+        &[
+            "algorithm.loss_agg_mode=token-mean".into(),
+            "trainer.seed=7".into(),
+            "optim.lr=3e-5".into(),
+            "testbed.regime=control".into(),
+            "testbed.warm_start_steps=9".into(),
+        ],
+    )
+    .unwrap();
+    let saved: SavedConfig = toml::from_str(&testbed.to_toml()).unwrap();
+    assert_eq!(saved.algorithm.loss_agg_mode.as_deref(), Some("token-mean"));
+    assert_eq!(saved.trainer.seed, Some(7));
+    assert_eq!(saved.optim.lr, Some(3e-5));
+    assert_eq!(saved.condition(), "control");
+    assert_eq!(saved.warm_start_steps(), Some(9));
+    let data = TrainConfig::load(
+        None,
+        &[
+            "model.path=Qwen/Qwen2.5-0.5B".into(),
+            "data.train_files=gsm8k".into(),
+            "eval.datasets=[]".into(),
+        ],
+    )
+    .unwrap();
+    let saved: SavedConfig = toml::from_str(&data.to_toml()).unwrap();
+    assert_eq!(saved.condition(), "gsm8k");
+    assert_eq!(saved.algorithm.loss_agg_mode.as_deref(), Some("balanced"));
+}

@@ -26,7 +26,7 @@ use crate::config::TrainConfig;
 use crate::TrainError;
 
 /// The file, in the run directory.
-pub const HOST_FILE: &str = "host.jsonl";
+pub const HOST_FILE: &str = rlvr_core::run_dir::HOST_FILE;
 
 /// One line of `host.jsonl` (module docs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::TrainError;
 
 /// The lock file's name inside a run directory.
-pub const LOCK_FILE: &str = "run.lock";
+pub const LOCK_FILE: &str = rlvr_core::run_dir::LOCK_FILE;
 
 /// The exclusive lock of one run directory, held while this value lives (the lock is on the
 /// open file: dropping it, or the process ending, releases it). The lock file itself is left

@@ -32,7 +32,7 @@ pub fn resolve_config(opts: &TrainOptions) -> Result<TrainConfig, TrainError> {
 
 /// `<run>/config.toml`, or an error when `run` has none (not a run directory).
 pub(super) fn run_config_path(run: &Path) -> Result<PathBuf, TrainError> {
-    let path = run.join("config.toml");
+    let path = run.join(rlvr_core::run_dir::CONFIG_FILE);
     if !path.is_file() {
         return Err(TrainError::Resume(format!(
             "{}: no config.toml; is this a run directory (runs/<name>)?",
@@ -78,7 +78,9 @@ pub fn new_run_dir(cfg: &TrainConfig) -> Result<PathBuf, TrainError> {
         let dir = runs.join(&cfg.trainer.run_name);
         // a run stopped before its first checkpoint holds nothing to continue: it is
         // started over under its name
-        if dir.join("config.toml").exists() && !checkpoint::candidates(&dir).is_empty() {
+        if dir.join(rlvr_core::run_dir::CONFIG_FILE).exists()
+            && !checkpoint::candidates(&dir).is_empty()
+        {
             return Err(TrainError::Resume(format!(
                 "{} already holds a run: continue it with --resume {}, or set trainer.run_name",
                 dir.display(),
@@ -169,7 +171,7 @@ pub(super) fn claim_new_run_dir(cfg: &TrainConfig) -> Result<Claimed, TrainError
 
 /// Writes `<run>/config.toml` through a temporary file and a rename.
 pub(super) fn write_config(run_dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
-    let path = run_dir.join("config.toml");
+    let path = run_dir.join(rlvr_core::run_dir::CONFIG_FILE);
     let tmp = run_dir.join("config.toml.tmp");
     std::fs::write(&tmp, cfg.to_toml()).map_err(|e| TrainError::io(&tmp, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| TrainError::io(&path, e))

@@ -98,7 +98,7 @@ pub(super) fn summarize(
     times: PhaseTimes,
     wall_s: f64,
 ) -> Result<RunSummary, TrainError> {
-    let path = run_dir.join("metrics.jsonl");
+    let path = run_dir.join(rlvr_core::run_dir::METRICS_FILE);
     let lines = metrics::read_lines(&path).map_err(|e| TrainError::io(&path, e))?;
     let eval_at = |step: usize| -> Vec<EvalResult> {
         lines
