@@ -50,7 +50,7 @@ impl AdamScalars {
     /// tensor path: `super::f32_rounded`) with learning rate `lr` and
     /// decoupled decay `decay` (0 for a parameter of rank < 2).
     pub(super) fn new(b1: f64, b2: f64, eps: f64, lr: f64, decay: f64, t: u64) -> Self {
-        let (b1, b2) = (super::f32_rounded(b1), super::f32_rounded(b2));
+        let (b1, b2) = (super::adamw::f32_rounded(b1), super::adamw::f32_rounded(b2));
         let bc1 = 1.0 - b1.powi(t as i32);
         let bc2 = 1.0 - b2.powi(t as i32);
         Self {
