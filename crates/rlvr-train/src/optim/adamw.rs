@@ -21,7 +21,7 @@ pub struct StepOutcome {
 /// [`StepOutcome::skipped`] of an update that would write a non-finite value.
 pub const NON_FINITE_UPDATE: &str = "the update would make weights or optimizer moments non-finite";
 
-/// AdamW hyper-parameters (the learning rate comes per step from [`Schedule`]).
+/// AdamW hyper-parameters (the learning rate comes per step from [`Schedule`](super::Schedule)).
 #[derive(Debug, Clone, Copy)]
 pub struct AdamWParams {
     pub beta1: f64,
@@ -224,7 +224,7 @@ impl AdamW {
     /// One update with learning rate `lr`. Parameters without a gradient are left untouched
     /// (their moments too).
     ///
-    /// In place, [`STEP_CHUNK_ELEMS`] elements at a time: the moments, the master weight and
+    /// In place, [`STEP_CHUNK_ELEMS`](super::STEP_CHUNK_ELEMS) elements at a time: the moments, the master weight and
     /// the parameter are overwritten chunk by chunk, so the step's temporaries are a few
     /// chunks whatever the size of the parameter. Element by element the arithmetic is the
     /// formula above in f32, in the same order as a whole-tensor evaluation, so the result is

@@ -13,7 +13,7 @@ use super::{chunks, flat_view, fused_cpu, Params};
 ///
 /// On the host, the pass that writes a sum also takes its sum of squares (in f64, in a fixed
 /// order: the value [`Self::global_norm`] would compute) while each piece is in cache, so that
-/// clipping does not read the gradients again ([`AdamW::clip_and_step`]). The accumulators
+/// clipping does not read the gradients again ([`AdamW::clip_and_step`](super::AdamW::clip_and_step)). The accumulators
 /// are private for that reason: a tensor handed out by [`Self::get`] is for reading; writing
 /// into it in place (`slice_set`, an in-place op) would leave the recorded sum stale.
 pub struct GradAccum {
@@ -143,7 +143,7 @@ impl GradAccum {
     }
 
     /// Scales all gradients so the global norm is at most `max_norm` (0 = no clipping), in
-    /// place. Returns the norm before clipping. ([`AdamW::clip_and_step`] folds the scale
+    /// place. Returns the norm before clipping. ([`AdamW::clip_and_step`](super::AdamW::clip_and_step) folds the scale
     /// into the update instead on the host.)
     pub fn clip(&mut self, max_norm: f64) -> candle_core::Result<f64> {
         let norm = self.global_norm()?;
