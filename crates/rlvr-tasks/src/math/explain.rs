@@ -170,14 +170,22 @@ fn unevaluated(e: &Expr) -> bool {
 }
 
 /// Same normalized text, ignoring case and the text commands around words
-/// (`4:30 \text{ p.m.}` is `\text{4:30 p.m.}`).
+/// (`4:30 \text{ p.m.}` is `\text{4:30 p.m.}`): the commands and braces removed, then the
+/// clock times' meridiems written alike ([`super::normalize::clock_times`]: the `p.m.` that a
+/// `\text{ }` kept apart from its time is joined to it only here), a final period dropped.
 fn same_text(a: &str, b: &str) -> bool {
     let plain = |s: &str| {
         let mut t = s.to_lowercase();
         for cmd in ["\\textnormal", "\\textbf", "\\text", "\\mathrm", "\\mbox"] {
             t = t.replace(cmd, "");
         }
-        t.replace(['{', '}'], "")
+        let t = t.replace(['{', '}'], "");
+        let t: String = super::normalize::clock_times(&t)
+            .to_lowercase()
+            .split_whitespace()
+            .collect();
+        // a sentence's period (`\text{4:30 p.m.}` against `4:30 PM`)
+        t.trim_end_matches('.').to_string()
     };
     !a.is_empty() && (a.to_lowercase() == b.to_lowercase() || plain(a) == plain(b))
 }

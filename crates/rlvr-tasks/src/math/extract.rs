@@ -2,7 +2,11 @@
 //!
 //! [`extract_with_rule`] reads a response as a careful grader does. First, special tokens
 //! left in decoded text are handled ([`super::special_tokens`]: the response ends at its
-//! first end-of-turn marker, `\boxed{5}<|im_end|>` reads `\boxed{5}`). Then the first rule
+//! first end-of-turn or end-of-answer marker, `\boxed{5}<|im_end|>` reads `\boxed{5}`,
+//! `【答案】D<eoa>` reads `【答案】D`), clock times are written one way
+//! ([`super::normalize::clock_times`]), and the dollar signs of currency amounts are dropped
+//! so that they are not read as math delimiters ([`super::normalize::currency_signs`]:
+//! `$25/$5 = 5 hours` reads `25/5 = 5 hours`; `$x = 5$` stays math). Then the first rule
 //! that finds something wins ([`Rule`] names it; `rlvr verify --explain` prints it):
 //! 1. **the last box**: `\boxed{...}` / `\fbox{...}` (nested braces, `\{ \}` escapes;
 //!    `\boxed 5` too); boxes right before it separated only by `,`/`and`/`or`/`\quad` are
@@ -13,12 +17,25 @@
 //!      `Answer:`, `**Final Answer:**`, `Answer =`, the word followed by math (`Answer $9$`),
 //!      a JSON field `"answer": "200"`, a final line `A: 26` (question-answer format)
 //!      (`Therefore, the answer is $\frac{3}{4}$.` → `\frac{3}{4}`); the same in the
-//!      languages models answer in: `答案是`, `答案：`, "la respuesta es", "a resposta é",
-//!      "la risposta è", "la réponse est", "die Antwort ist/lautet", "Ответ:";
+//!      languages models answer in: `答案是`, `答案：`, the `【答案】` heading (GAOKAO-Bench's
+//!      answer section), "la respuesta es", "a resposta é", "la risposta è", "la réponse
+//!      est", "die Antwort ist/lautet", "Ответ:";
 //!    - GSM8K's `#### 42` (`#### 1,234` → `1,234`);
 //!    - a Markdown answer block: a line that is only a header `# Answer`, `## Final Answer`,
 //!      `**Answer**` or `Answer:`, the answer on the next non-empty lines (PRM800K's
 //!      "...\n\n# Answer\n\n15" → `15`);
+//!
+//!    an **answer section** (such a header, `【答案】` wherever it sits, `答案：` opening a
+//!    line) is read as a block: its next paragraph, or for `【答案】`/`答案：` the rest of the
+//!    line and the lines after it up to a blank line. A block that holds working commits to
+//!    the value it ends on ([`super::final_line::block_end_value`]), not to its first line
+//!    (`Final Answer:\nx + 3x = 20\n4x = 20\nx = 5` → `x = 5`; `【答案】解方程得 $x=2$。`
+//!    → `x=2`): it holds working when it has two or more lines, or when its line holds no
+//!    expression at its start, and its first line is not itself an answer (a value, or a
+//!    label and its value: `15`, `x = 5`, `f(2) = 14`; `x + 3x = 20` and `4x = 20` are
+//!    steps). A first line that answers, followed by a check (`Final Answer:\n5\n5 + 15 =
+//!    20`), keeps its answer; a block whose last line is prose (`Check: 5 + 15 = 20`) keeps
+//!    its first line;
 //!
 //!    a tentative statement ("the answer should be 6", "would be", "might be") does not
 //!    count in a truncated response ([`super::final_line::looks_truncated`]): the model
@@ -128,6 +145,7 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     }
     let text = super::special_tokens::strip_special_tokens(response);
     let text = super::normalize::clock_times(text.as_ref());
+    let text = super::normalize::currency_signs(text.as_ref());
     let text = text.as_ref();
     let found =
         |answer: String, rule: Rule| non_empty(answer).map(|answer| Extracted { answer, rule });
@@ -202,11 +220,11 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
     for m in statement.find_iter(text) {
         keep_last(&mut stmts, m.end(), Rule::AnswerStatement);
     }
-    // the same statement in the languages models answer in: Chinese `答案是` / `答案：`,
-    // Spanish, Portuguese, Italian, French, German, Russian
+    // the same statement in the languages models answer in: Chinese `答案是` / `答案：` and
+    // the `【答案】` heading, Spanish, Portuguese, Italian, French, German, Russian
     let foreign = regex_cached(
         &FOREIGN_STATEMENT_RE,
-        r"(?i)(?:答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:(?:est|es|é|è)\b|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет))",
+        r"(?i)(?:【\s*(?:最终)?答案\s*】|答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:(?:est|es|é|è)\b|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет))",
     );
     for m in foreign.find_iter(text) {
         keep_last(&mut stmts, m.end(), Rule::AnswerStatement);
@@ -250,35 +268,97 @@ fn tentative(text: &str, pos: usize) -> bool {
 }
 
 /// The answer after the marker ending at `pos`: the rest of its line, or the next paragraph
-/// when the line holds nothing more (a header); Err when the statement declines.
+/// when the line holds nothing more (a header); an answer section that holds working gives
+/// the value it ends on (the module docs); Err when the statement declines.
 fn marker_answer(text: &str, pos: usize, kind: Rule, words: bool) -> Result<Option<String>, ()> {
     let rest = &text[pos..];
     let rest = rest.trim_start_matches(['#', ' ', '\t']);
     let line = rest.split('\n').next().unwrap_or("");
-    let bare_line = line.trim().trim_matches(['*', ':', ' ']);
+    let bare_line = line.trim().trim_matches(['*', ':', '：', ' ']);
     let header_words = bare_line.to_ascii_lowercase();
     let empty = bare_line.is_empty()
         || (kind == Rule::Hashes && matches!(header_words.as_str(), "answer" | "final answer"));
-    let body =
+    let paragraph = |s: &'_ str| -> usize { s.find("\n\n").unwrap_or(s.len()) };
+    let (body, block) =
         if empty && !rest.trim_start().starts_with("$$") && !rest.trim_start().starts_with("\\[") {
             // the next paragraph (a block's answer)
             let after = rest.get(line.len()..).unwrap_or("");
             let after = after.trim_start();
-            let end = after.find("\n\n").unwrap_or(after.len());
-            head(&after[..end], MAX_STATEMENT)
+            let b = &after[..paragraph(after)];
+            (head(b, MAX_STATEMENT), Some(b))
+        } else if cjk_heading(text, pos) {
+            let b = &rest[..paragraph(rest)];
+            (head(rest, MAX_STATEMENT), Some(b))
         } else {
-            head(rest, MAX_STATEMENT)
+            (head(rest, MAX_STATEMENT), None)
         };
     let a = if words {
         super::span::statement_words(body)
     } else {
-        match super::span::read_statement(body) {
-            Statement::Answer(a) => a,
-            Statement::Declines => return Err(()),
-            Statement::Nothing => String::new(),
+        let first = super::span::read_statement(body);
+        let working = |b: &str| {
+            let lines = b.lines().filter(|l| !l.trim().is_empty()).take(2).count();
+            match &first {
+                Statement::Answer(a) => lines >= 2 && !plain_answer(a),
+                Statement::Nothing => true,
+                Statement::Declines => false,
+            }
+        };
+        match block
+            .filter(|b| working(b))
+            .and_then(super::final_line::block_end_value)
+        {
+            Some(v) => v,
+            None => match first {
+                Statement::Answer(a) => a,
+                Statement::Declines => return Err(()),
+                Statement::Nothing => String::new(),
+            },
         }
     };
     Ok((!a.trim().is_empty()).then_some(a))
+}
+
+/// Whether the marker ending at `pos` is a Chinese answer heading: `【答案】` wherever it sits,
+/// or `答案：` / `答案:` / `最终答案：` opening its line.
+fn cjk_heading(text: &str, pos: usize) -> bool {
+    let before = &text[..pos];
+    if before.trim_end().ends_with('】') {
+        return true;
+    }
+    let line = &before[before.rfind('\n').map_or(0, |p| p + 1)..];
+    let line = line.trim().trim_matches(['*', '#', ' ']);
+    matches!(
+        line,
+        "答案:" | "答案：" | "最终答案:" | "最终答案：" | "答案 :" | "答案 ："
+    )
+}
+
+/// Whether an answer read from the first line of an answer section is itself an answer, not a
+/// step of working: a value or expression with no `=` (`15`, `\frac{7}{2}`, `x > 3`), or a
+/// label and its value (`x = 5`, `f(2) = 14`, `S_{10} = 100`, `P(X > 2) = 0.45`: a left side
+/// that is one name, with subscripts or arguments). `x + 3x = 20` and `4x = 20` are steps.
+fn plain_answer(a: &str) -> bool {
+    let a = a.trim();
+    let Some(eq) = a.find('=') else {
+        return true;
+    };
+    // the left side without its brace and parenthesis groups
+    let mut lhs = String::new();
+    let mut depth = 0i32;
+    for c in a[..eq].trim().chars() {
+        match c {
+            '{' | '(' | '[' => depth += 1,
+            '}' | ')' | ']' => depth -= 1,
+            _ if depth == 0 => lhs.push(c),
+            _ => {}
+        }
+    }
+    let lhs = lhs.trim();
+    lhs.starts_with(|c: char| c.is_ascii_alphabetic() || c == '\\')
+        && lhs
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '\\' | '\'' | ' '))
 }
 
 /// For each `{` of a text, the index of its matching `}` (one linear pass, so that many

@@ -25,14 +25,15 @@
 //!
 //! A final line that declines to answer ([`super::refusal`]) has no answer.
 //!
-//! From the final line: prose with a copula is read like a statement
+//! From the final line: a line of Chinese text gives the value it ends on ([`cjk_end_value`]:
+//! `所以，离心率为 1/2。` → `1/2`); prose with a copula is read like a statement
 //! ([`super::span::statement_answer`]: "Thus there are $125$ trees on $5$ vertices." →
 //! 125); else its last `$..$` span (the right-hand side of plain arithmetic,
 //! `$180+24=204$` → 204); else the line itself when it is short and not prose (`x = 7`);
 //! else its last number.
 
 use super::normalize::clean_inline;
-use super::text::{head, is_prose, last_math_span, last_number, outside_math_rfind};
+use super::text::{head, is_cjk, is_prose, last_math_span, last_number, outside_math_rfind};
 
 /// Closing lines passed over at the end of a response.
 pub const MAX_CLOSING_LINES: usize = 4;
@@ -94,6 +95,10 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
         return Err(NoFinal::Unfinished);
     }
     let sentence = last_sentence_with_math(line);
+    // a line in Chinese gives the value it ends on (`所以，离心率为 1/2。` → `1/2`)
+    if let Some(v) = cjk_end_value(sentence) {
+        return Ok(v);
+    }
     let stated = if is_prose(sentence) && has_copula(sentence) {
         super::span::statement_answer(sentence)
     } else {
@@ -114,6 +119,103 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
     } else {
         Ok(answer.to_string())
     }
+}
+
+/// The value a line of Chinese text ends on: the expression after its last CJK character,
+/// sentence punctuation dropped (`因此，$a = 1$。` → `a = 1`; `解方程得到n=8.` → `n=8`;
+/// `故选 B` → `B`). Values joined by 或/或者 (or), 和/与/及 (and) or `、` stay together as
+/// items (`得到$q=1$或$q=2$` → `q=1, q=2`: a hedge against one gold). None when the line holds
+/// no CJK or ends in text (`所以 $x=3$ 不成立`). CJK inside `$..$` is math, not text.
+pub fn cjk_end_value(line: &str) -> Option<String> {
+    let t = line.trim_end_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '。' | '.' | '！' | '!' | '；' | ';' | '，' | ',')
+    });
+    if !t.chars().any(is_cjk) {
+        return None;
+    }
+    // the start of the trailing value, and the connectors inside it (byte range, reading)
+    let mut start = 0;
+    let mut connectors: Vec<(usize, usize, &str)> = Vec::new();
+    let mut dollars = 0;
+    let mut chars = t.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '$' && !t[..i].ends_with('\\') {
+            dollars += 1;
+        }
+        if dollars % 2 == 1 || !is_cjk(c) {
+            continue;
+        }
+        let mut end = i + c.len_utf8();
+        let reading = match c {
+            '或' => {
+                if let Some(&(j, '者')) = chars.peek() {
+                    chars.next();
+                    end = j + '者'.len_utf8();
+                }
+                " or "
+            }
+            '和' | '与' | '及' => " and ",
+            '、' => ", ",
+            _ => "",
+        };
+        if !reading.is_empty() && !t[start..i].trim().is_empty() {
+            connectors.push((i, end, reading));
+        } else {
+            start = end;
+            connectors.clear();
+        }
+    }
+    let mut value = String::new();
+    let mut from = start;
+    for (a, b, reading) in connectors {
+        value.push_str(&t[from..a]);
+        value.push_str(reading);
+        from = b;
+    }
+    value.push_str(&t[from..]);
+    let answer = super::span::statement_answer(&value);
+    (!answer.trim().is_empty()).then(|| answer.trim().to_string())
+}
+
+/// The value a block of working ends on: an answer section that solves before it answers
+/// (`Final Answer:\nx + 3x = 20\n4x = 20\nx = 5`, a `【答案】` block of working) commits to
+/// the value of its last line with a digit or math (closing lines without are passed over, as
+/// for the final line), when that line is a value: in Chinese text, the value it ends on
+/// ([`cjk_end_value`]); otherwise a line of math with no word outside math
+/// ([`super::span::has_words`]) that is an equation ending in a number (`x = 5`,
+/// `$S = \frac{10}{2}(1+19) = 100$`) or a short expression (at most [`STANDALONE_CHARS`]
+/// characters). None for a line of prose (`Check: 5 + 15 = 20`), a refusal, or a block longer
+/// than [`super::span::MAX_STATEMENT`] bytes (too long to be read as one answer).
+pub fn block_end_value(block: &str) -> Option<String> {
+    if block.len() > super::span::MAX_STATEMENT {
+        return None;
+    }
+    let mut lines = block
+        .trim_end()
+        .rsplit('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(MAX_CLOSING_LINES + 1)
+        .peekable();
+    if super::refusal::is_refusal(lines.peek()?) {
+        return None;
+    }
+    let line = lines.find(|l| l.contains(|c: char| c.is_ascii_digit() || c == '$' || c == '\\'))?;
+    if super::refusal::is_refusal(line) {
+        return None;
+    }
+    if line.chars().any(is_cjk) {
+        return cjk_end_value(line);
+    }
+    let t = line.trim_end_matches(['.', ' ']);
+    let plain = t.replace('$', "");
+    let value_line = !super::span::has_words(t)
+        && (equation_value(&plain) || plain.trim().chars().count() <= STANDALONE_CHARS);
+    if !value_line {
+        return None;
+    }
+    let answer = super::span::statement_answer(t);
+    (!answer.trim().is_empty()).then(|| answer.trim().to_string())
 }
 
 /// Whether `text` looks truncated: it repeats itself, or its final line is cut or does not
@@ -316,6 +418,56 @@ mod tests {
             "Wait, 3 + 4 = 7. Let me check again.\n".repeat(20)
         );
         assert_eq!(final_line_answer(&looping), Err(NoFinal::Looping));
+    }
+
+    #[test]
+    fn a_line_in_chinese_gives_the_value_it_ends_on() {
+        assert_eq!(cjk_end_value("因此，$a = 2$。").as_deref(), Some("a = 2"));
+        assert_eq!(cjk_end_value("解方程得到k=7.").as_deref(), Some("k=7"));
+        assert_eq!(cjk_end_value("故选 C").as_deref(), Some("C"));
+        assert_eq!(
+            cjk_end_value("最后得到$T_{4}=2+3+4=9$。").as_deref(),
+            Some("T_{4}=2+3+4=9")
+        );
+        // values joined by 或 / 和 / 、 stay together (a hedge against one gold)
+        assert_eq!(
+            cjk_end_value("解得$t=2$或$t=-3$").as_deref(),
+            Some("t=2, t=-3")
+        );
+        assert_eq!(cjk_end_value("所以取值为 1、2").as_deref(), Some("1, 2"));
+        // a line that ends in text, or holds no CJK, has no such value
+        assert_eq!(cjk_end_value("所以 $x=3$ 不成立。"), None);
+        assert_eq!(cjk_end_value("So x = 3."), None);
+        // CJK inside math is math
+        assert_eq!(
+            cjk_end_value("面积为 $4\\text{平方米}$").as_deref(),
+            Some("4\\text{平方米}")
+        );
+        let r = "先求离心率。\n所以，离心率为 1/3。";
+        assert_eq!(final_line_answer(r).as_deref(), Ok("1/3"));
+    }
+
+    #[test]
+    fn a_block_of_working_ends_on_its_value() {
+        assert_eq!(
+            block_end_value("2y - 4 = 10\n2y = 14\ny = 7").as_deref(),
+            Some("y = 7")
+        );
+        assert_eq!(
+            block_end_value("先求和：\n$S_3=1+2+4=7$").as_deref(),
+            Some("S_3=1+2+4=7")
+        );
+        assert_eq!(
+            block_end_value("2y = 14\n\ny = 7\nHope it helps!").as_deref(),
+            Some("y = 7")
+        );
+        // a last line of prose, or one that declines, is no value
+        assert_eq!(block_end_value("y = 7\nCheck: 2 * 7 - 4 = 10"), None);
+        assert_eq!(block_end_value("2y = 14\nSo y is 7 apples"), None);
+        assert_eq!(
+            block_end_value("2y = 14\nThe value cannot be determined."),
+            None
+        );
     }
 
     #[test]

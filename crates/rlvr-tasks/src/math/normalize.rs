@@ -113,6 +113,61 @@ pub fn clock_times(s: &str) -> std::borrow::Cow<'_, str> {
     })
 }
 
+/// `s` with the dollar signs of currency amounts removed, so that they are not read as math
+/// delimiters (`$25/$5 = 5 hours` → `25/5 = 5 hours`, `costs $5.50.` → `costs 5.50.`), while
+/// `$x = 5$`, `$5$` and `$180 + 24 = 204$` stay math. A `$` is a currency sign when a digit
+/// follows it and it opens no math span: the next `$` cannot close one, because a space comes
+/// before it or a digit after it (the rule Pandoc applies to `$` delimiters). So
+/// `$18 + $13 = $31` and `$25/$5` hold no span, and in `costs $5, so $x = 5$` only the `$5` is
+/// currency. `\$` and `$$...$$` are left as they are. One linear pass.
+pub fn currency_signs(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('$') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let b = s.as_bytes();
+    // the next `$` at or after `from` that no backslash escapes
+    let next_dollar = |from: usize| {
+        let mut j = from;
+        while j < b.len() {
+            match b[j] {
+                b'\\' => j += 2,
+                b'$' => return Some(j),
+                _ => j += 1,
+            }
+        }
+        None
+    };
+    let digit_at = |j: usize| b.get(j).is_some_and(u8::is_ascii_digit);
+    let mut currency = Vec::new();
+    let mut i = 0;
+    while let Some(p) = next_dollar(i) {
+        if b.get(p + 1) == Some(&b'$') {
+            // display math, to its closing `$$`
+            i = s[p + 2..].find("$$").map_or(b.len(), |q| p + 2 + q + 2);
+            continue;
+        }
+        let close = next_dollar(p + 1);
+        let closes = close.is_some_and(|q| !b[q - 1].is_ascii_whitespace() && !digit_at(q + 1));
+        if digit_at(p + 1) && !closes {
+            currency.push(p);
+            i = p + 1;
+            continue;
+        }
+        i = close.map_or(b.len(), |q| q + 1);
+    }
+    if currency.is_empty() {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut from = 0;
+    for p in currency {
+        out.push_str(&s[from..p]);
+        from = p + 1;
+    }
+    out.push_str(&s[from..]);
+    std::borrow::Cow::Owned(out)
+}
+
 /// `s` without Markdown emphasis markers (`**`, `__`) that open or close a span: a run of
 /// them at either end or next to a space (`x = **4**`, `= **4`); a run between two
 /// non-space characters (`2**3`, Python's power) stays.
@@ -243,5 +298,47 @@ mod tests {
         assert_eq!(prepare("2 0 2 4"), "2024");
         assert_eq!(prepare("1~000"), "1000");
         assert_eq!(prepare("1\\ 000"), "1000");
+    }
+
+    #[test]
+    fn currency_signs_are_not_math_delimiters() {
+        // amounts in prose: no `$` pair encloses math
+        assert_eq!(currency_signs("it costs $5.50."), "it costs 5.50.");
+        assert_eq!(
+            currency_signs("$12 + $30 = $42 in all"),
+            "12 + 30 = 42 in all"
+        );
+        assert_eq!(
+            currency_signs("she pays $60/$4 = 15 a day"),
+            "she pays 60/4 = 15 a day"
+        );
+        assert_eq!(
+            currency_signs("from $1,200 down to $900"),
+            "from 1,200 down to 900"
+        );
+        // an amount next to real math: only the amount loses its sign
+        assert_eq!(
+            currency_signs("costs $8, so $y = 8$ and $z$ too"),
+            "costs 8, so $y = 8$ and $z$ too"
+        );
+        // math that opens with a digit stays math
+        for m in [
+            "$7$",
+            "we get $180+24=204$.",
+            "$3$ and $4$",
+            "$2x + 1 = 7$",
+            "$10$-$20$",
+        ] {
+            assert_eq!(currency_signs(m), m);
+        }
+        // escaped signs and display math are left alone
+        for m in [
+            "it costs \\$5 and \\$6",
+            "$$12 + 30$$ and $$1$$",
+            "$x = 5$",
+            "no dollars",
+        ] {
+            assert_eq!(currency_signs(m), m);
+        }
     }
 }

@@ -20,8 +20,9 @@
 //!   the line;
 //! - **restatements and alternatives** after it are kept as further list items, joined with
 //!   `, `: `, or`, `or`, `, i.e.`, `, that is`, `, which is`, `or equivalently`, `and`,
-//!   `,`, or a parenthesis holding an expression (`0.25, or 1/4` → `0.25, 1/4`;
-//!   `$\frac12$, i.e. $0.5$` → `\frac12, 0.5`; `3 or 5` → `3, 5`). The comparison counts
+//!   `,`, Chinese `或`/`或者` (or), `和`/`与`/`及` (and) and `、`, or a parenthesis holding
+//!   an expression (`0.25, or 1/4` → `0.25, 1/4`; `$\frac12$, i.e. $0.5$` → `\frac12, 0.5`;
+//!   `3 or 5` → `3, 5`; `3或5` → `3, 5`). The comparison counts
 //!   items that are all equal as one answer and different items as a hedge
 //!   ([`super::compare`]).
 //!
@@ -66,6 +67,34 @@ const MATH_WORDS: &[&str] = &[
     "km", "ft", "kg", "mg", "ml", "hr", "lb", "mi", "in", "sq", "m", "s", "g", "h", "am", "pm",
 ];
 const COPULAS: &[&str] = &[" is ", " are ", " equals ", " was ", " be ", " equal to "];
+
+/// Whether `s` holds a word outside math: a run of two or more ASCII letters outside `$..$`,
+/// not a `\command`, not a function, constant or unit name (`Check: 5 + 15 = 20` has one;
+/// `x = 5`, `$S = \frac{1}{2}$`, `\sin x = 1`, `12 cm` have none).
+pub fn has_words(s: &str) -> bool {
+    let b = s.as_bytes();
+    let (mut i, mut dollars) = (0, 0);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'$' {
+            dollars += 1;
+        }
+        if dollars % 2 == 1 || !c.is_ascii_alphabetic() {
+            i += 1;
+            continue;
+        }
+        let len = s[i..]
+            .find(|ch: char| !ch.is_ascii_alphabetic())
+            .unwrap_or(s.len() - i);
+        let command = i > 0 && b[i - 1] == b'\\';
+        let word = s[i..i + len].to_ascii_lowercase();
+        if len >= 2 && !command && !MATH_WORDS.contains(&word.as_str()) {
+            return true;
+        }
+        i += len;
+    }
+    false
+}
 
 /// What a statement says (rules in the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,7 +243,7 @@ fn more_pieces(mut rest: &str) -> Vec<String> {
         let r = rest.trim_start_matches([' ', '\t']);
         let (r, paren) = match r.strip_prefix('(') {
             Some(x) => (x, true),
-            None => (r.strip_prefix(',').unwrap_or(r), false),
+            None => (r.strip_prefix([',', '、']).unwrap_or(r), false),
         };
         let mut r = r.trim_start_matches([' ', '\t']);
         let lower = r.get(..24.min(r.len())).unwrap_or(r).to_ascii_lowercase();
@@ -229,9 +258,16 @@ fn more_pieces(mut rest: &str) -> Vec<String> {
             "or",
             "and",
             "=",
+            // the same in Chinese: or, and
+            "或者",
+            "或",
+            "和",
+            "与",
+            "及",
         ] {
             let ok = lower.starts_with(c)
-                && !lower[c.len()..].starts_with(|ch: char| ch.is_ascii_alphabetic());
+                && (!c.is_ascii()
+                    || !lower[c.len()..].starts_with(|ch: char| ch.is_ascii_alphabetic()));
             if ok {
                 r = r[c.len()..].trim_start_matches([' ', '\t', ',']);
                 break;
@@ -463,6 +499,28 @@ mod tests {
         assert_eq!(a(" $\\frac{1}{2}$ (or $0.5$)."), "\\frac{1}{2}, 0.5");
         assert_eq!(a(" 5, which is the number of ways"), "5");
         assert_eq!(a(" 12, and the sum is 7"), "12");
+        // Chinese: 或 (or), 、 (a list), 和 (and)
+        assert_eq!(a(" 3或5"), "3, 5");
+        assert_eq!(a("A、C"), "A, C");
+        assert_eq!(a(" $x=1$ 和 $x=2$"), "x=1, x=2");
+        // but not before text
+        assert_eq!(a(" 5，因为和为 5"), "5");
+    }
+
+    #[test]
+    fn words_outside_math() {
+        for s in ["Check: 5 + 15 = 20", "so x = 5", "$x$ is 5"] {
+            assert!(has_words(s), "{s}");
+        }
+        for s in [
+            "x = 5",
+            "$S_{10} = \\frac{10}{2}(1+19) = 100$",
+            "\\sin x = 1",
+            "12 cm",
+            "4x = 20",
+        ] {
+            assert!(!has_words(s), "{s}");
+        }
     }
 
     #[test]

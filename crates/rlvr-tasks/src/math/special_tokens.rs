@@ -6,10 +6,14 @@
 //! - the response **ends at its first end-of-turn marker** ([`END_MARKERS`]) that follows
 //!   some text: what a model writes after its turn ended (a new turn it hallucinated, another
 //!   "assistant" answer) is not its answer
-//!   (`\boxed{5}<|im_end|>\n<|im_start|>user ... \boxed{7}` has the answer 5);
-//! - every other marker of [`OTHER_MARKERS`] (a beginning-of-sequence `<s>`, `<bos>`)
-//!   and an end marker before any text are removed (`</s><s>The answer is 3` reads
-//!   `The answer is 3`).
+//!   (`\boxed{5}<|im_end|>\n<|im_start|>user ... \boxed{7}` has the answer 5); an
+//!   end-of-answer token counts as one (GAOKAO-Bench's `<eoa>`: `【答案】D<eoa>` reads
+//!   `【答案】D`);
+//! - every other marker of [`OTHER_MARKERS`] (a beginning-of-sequence `<s>`, `<bos>`, an
+//!   end-of-explanation `<eoe>` before the answer section) and an end marker before any text
+//!   are removed (`</s><s>The answer is 3` reads `The answer is 3`; `...所以选D。<eoe>\n【答案】D`
+//!   reads `...所以选D。\n【答案】D`). A marker glued to the text around it takes nothing
+//!   with it: `x = 5<eoa>` reads `x = 5`.
 //!
 //! [`strip_tokens`] removes a given list of tokens (a tokenizer's own special tokens) the same
 //! way. Both scan the text once per marker, so they run in linear time.
@@ -17,7 +21,8 @@
 use std::borrow::Cow;
 
 /// End-of-turn / end-of-sequence markers of common chat models (Qwen, Llama 2 and 3,
-/// DeepSeek, Mistral, Gemma, Phi, GPT-2), and the markers that start a new turn.
+/// DeepSeek, Mistral, Gemma, Phi, GPT-2, gpt-oss), end-of-answer tokens of evaluation prompts
+/// (GAOKAO-Bench's `<eoa>`), and the markers that start a new turn.
 pub const END_MARKERS: &[&str] = &[
     "<|im_end|>",
     "<|endoftext|>",
@@ -30,6 +35,10 @@ pub const END_MARKERS: &[&str] = &[
     "<|end|>",
     "<end_of_turn>",
     "<eos>",
+    "<|EOT|>",
+    "<|return|>",
+    // end of answer: GAOKAO-Bench's prompts end the answer section with it
+    "<eoa>",
     // a new turn starting ends this one
     "<|im_start|>",
     "<start_of_turn>",
@@ -47,6 +56,9 @@ pub const OTHER_MARKERS: &[&str] = &[
     "<pad>",
     "<|pad|>",
     "<|assistant|>",
+    // end of explanation: GAOKAO-Bench's prompts close the working with it, then the answer
+    // section follows
+    "<eoe>",
 ];
 
 /// `text` without the common special tokens (rules in the module docs).
@@ -145,10 +157,34 @@ mod tests {
             "Answer: 12"
         );
         assert_eq!(strip_special_tokens("x < 3 and y > 2"), "x < 3 and y > 2");
+        assert_eq!(strip_special_tokens("Answer: 9<|EOT|>"), "Answer: 9");
         assert!(matches!(
             strip_special_tokens("no markers"),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn end_of_answer_and_end_of_explanation_tokens() {
+        // GAOKAO-Bench's layout: working, <eoe>, the answer section, <eoa>
+        assert_eq!(
+            strip_special_tokens("so x = 2.<eoe>\n【答案】$x=2$<eoa>"),
+            "so x = 2.\n【答案】$x=2$"
+        );
+        // glued to a value, the token takes nothing of it
+        assert_eq!(strip_special_tokens("x = 5<eoa>"), "x = 5");
+        assert_eq!(
+            strip_special_tokens("The answer is 12 <eoa>\n"),
+            "The answer is 12 "
+        );
+        // what follows the end of the answer is not the answer
+        assert_eq!(
+            strip_special_tokens("【答案】A<eoa>\n【答案】B<eoa>"),
+            "【答案】A"
+        );
+        // text that only looks like a token is kept
+        assert_eq!(strip_special_tokens("a<eo b"), "a<eo b");
+        assert_eq!(strip_special_tokens("so 3 <eoax> 4"), "so 3 <eoax> 4");
     }
 
     #[test]

@@ -433,6 +433,25 @@ fn answers_in_other_languages_and_layouts() {
     ok("8:45 p.m.", "The answer is 8:45PM.");
     wrong("8:45 AM", "The answer is 8:45 p.m.");
     wrong("8:45 PM", "The answer is 8:15 PM.");
+    // a meridiem in \text, on either side, apart from its time or not (Qwen2.5-Math's
+    // `\boxed{4:30 \text{ p.m.}}` against MATH's `\text{4:30 p.m.}`)
+    for response in [
+        "They arrive at \\boxed{4:30 \\text{ p.m.}}.",
+        "They arrive at \\boxed{4:30 p.m.}.",
+        "They arrive at \\boxed{4:30 \\text{p.m}}",
+        "They arrive at \\boxed{4:30 PM}",
+    ] {
+        ok("\\text{4:30 p.m.}", response);
+    }
+    wrong(
+        "\\text{4:30 p.m.}",
+        "They arrive at \\boxed{4:30 \\text{ a.m.}}.",
+    );
+    wrong(
+        "\\text{4:30 p.m.}",
+        "They arrive at \\boxed{5:30 \\text{ p.m.}}.",
+    );
+    wrong("\\text{4:30 p.m.}", "They arrive at \\boxed{4:30}.");
     // Markdown emphasis around the value, but not Python's power
     ok("4", "So x = **4**.");
     ok("4", "So x = **4");
@@ -524,4 +543,126 @@ fn a_computation_written_out_is_not_its_value() {
     // not a number gold: symbolic answers compare as before
     yes("2\\sqrt{3}", "\\sqrt{12}");
     yes("x + 1", "1 + x");
+}
+
+/// Chinese answer headings: `【答案】` (GAOKAO-Bench's answer section) wherever it sits, and
+/// `答案：` / `答案:` opening a line, with either colon, are answer markers; a section that holds
+/// working commits to the value it ends on. Each with the counter-case that must stay wrong.
+#[test]
+fn chinese_answer_headings_are_answer_markers() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    let opts = ["$1$", "$2$", "$3$", "$4$"];
+    let choice = |g: &str, r: &str| super::verify_with_choices(g, r, &opts).correct;
+    // the heading, with or without a colon of either width
+    ok("7", "【解析】先求和，得 3+4=7。\n【答案】7");
+    ok("7", "【解析】略\n【答案】：7");
+    ok("7", "【解析】略\n【答案】: 7");
+    ok("7", "计算略。\n答案:7");
+    ok("7", "计算略。\n答案：\n7");
+    ok("\\frac{1}{3}", "【答案】$\\frac{1}{3}$");
+    assert_eq!(
+        rule_of("【解析】略\n【答案】7"),
+        Some(Rule::AnswerStatement)
+    );
+    // the heading is the last marker: it wins over an earlier statement the response moved on from
+    assert!(choice("C", "所以答案是B。\n【答案】C"));
+    assert!(!choice("B", "所以答案是B。\n【答案】C"));
+    // a section of working commits to the value it ends on
+    ok("4", "【答案】\n由 $2x=8$ 得 $x=4$。");
+    ok("4", "【答案】解方程 $2x = 8$，得到 $x = 4$。");
+    ok(
+        "9",
+        "【答案】\n先求公差：$d=2$。\n再求 $a_5=1+4\\times 2=9$。",
+    );
+    ok("6", "【答案】\n解得k=6.");
+    wrong("2", "【答案】解方程 $2x = 8$，得到 $x = 4$。");
+    // a section that names no value, two values, or a list, is no single answer
+    wrong("5", "【答案】题目条件不足，无法求出。");
+    wrong("3", "【答案】3或5");
+    wrong("3", "【答案】\n解得 $x=3$ 或 $x=5$。");
+    wrong("A", "【答案】A、C");
+    // 【解析】 (the working) is no answer heading
+    wrong("5", "【解析】x=5\n【答案】6");
+}
+
+/// End-of-answer and end-of-explanation tokens glued to the text (GAOKAO-Bench's `<eoa>`,
+/// `<eoe>`; chat models' end-of-turn tokens) are no part of the answer and do not make the line
+/// read as unfinished; what follows an end-of-answer token is not the answer.
+#[test]
+fn end_of_answer_tokens_glued_to_the_answer() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    ok("12", "Adding gives 12.<eoe>\n【答案】12<eoa>");
+    ok("12", "【解析】3 \\times 4 = 12<eoe>\n【答案】$12$<eoa>");
+    ok("5", "We solve 2x = 10.\nSo x = 5<eoa>");
+    ok("5", "The answer is 5<|eot_id|>");
+    ok("5", "So x = 5<|im_end|>");
+    ok("9", "Answer: 9<|EOT|>");
+    // after the end of the answer, nothing counts
+    wrong("9", "【答案】5<eoa>\n【答案】9<eoa>");
+    // the token does not finish a line that was cut
+    wrong("5", "We add the two.\nFirst 2 + 3 = 5 and then we<eoa>");
+}
+
+/// Currency amounts in prose (`$25`, `$5.50`, `$25/$5`) are not math delimiters: a `$` that a
+/// digit follows and that no `$` closes (a space before the next one, or a digit after it) is a
+/// dollar sign. Real LaTeX keeps its spans, those that open with a digit included.
+#[test]
+fn currency_amounts_are_not_math_delimiters() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    ok(
+        "6",
+        "Each ticket costs $4.\nHe has $24, so he buys $24/$4 = 6 tickets.",
+    );
+    ok("7.5", "She pays $5.00 + $2.50 = $7.50.");
+    ok("7.5", "The answer is $7.50.");
+    ok("7", "He had $12 and spent $5, so $7 is left.");
+    wrong("12", "He had $12 and spent $5, so $7 is left.");
+    wrong(
+        "24",
+        "Each ticket costs $4.\nHe has $24, so he buys $24/$4 = 6 tickets.",
+    );
+    // LaTeX spans stay math
+    ok("5", "Solving, we get $x = 5$.");
+    ok("204", "Then we get $180+24=204$.");
+    ok("3", "Adding $2$ and $1$ gives $3$.");
+    ok("8", "It costs $5, and $x = 8$.");
+    wrong("5", "It costs $5, and $x = 8$.");
+}
+
+/// After a `Final Answer:` heading (or `# Answer`, `Answer:` on its own line), a section that
+/// holds working commits to the value it ends on, not to its first line; a section whose first
+/// line is already an answer keeps it (later lines are a check), and one that ends in prose
+/// keeps its first line.
+#[test]
+fn an_answer_section_of_working_ends_on_its_value() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    ok(
+        "5",
+        "Let x be the number.\nFinal Answer:\nx + 4x = 25\n5x = 25\nx = 5",
+    );
+    ok(
+        "9",
+        "We set up the equation.\n\n# Answer\n\n2y - 4 = 14\n2y = 18\ny = 9",
+    );
+    ok("9", "Answer:\n2y - 4 = 14\n$2y = 18$\n$y = 9$");
+    wrong(
+        "25",
+        "Let x be the number.\nFinal Answer:\nx + 4x = 25\n5x = 25\nx = 5",
+    );
+    // a first line that answers keeps its answer; the lines after it are a check
+    ok("5", "Final Answer:\n5\n5 + 20 = 25");
+    wrong("25", "Final Answer:\n5\n5 + 20 = 25");
+    ok("5", "Final Answer:\nx = 5\nCheck: 5 + 4 * 5 = 25");
+    wrong("25", "Final Answer:\nx = 5\nCheck: 5 + 4 * 5 = 25");
+    // a section that ends in prose commits to no value of its working
+    wrong(
+        "5",
+        "Final Answer:\nx + 4x = 25\nso we divide both sides by 5",
+    );
+    // one line: the statement as before
+    ok("5", "Final Answer:\n\nx = 5");
 }

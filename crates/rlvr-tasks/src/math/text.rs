@@ -16,6 +16,19 @@ pub(crate) fn head(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// Whether `c` is a CJK ideograph or CJK / full-width punctuation (`答`, `。`, `，`, `：`): text
+/// that is not math, as English words are.
+pub(crate) fn is_cjk(c: char) -> bool {
+    matches!(
+        c,
+        '\u{3000}'..='\u{303f}'
+            | '\u{3400}'..='\u{4dbf}'
+            | '\u{4e00}'..='\u{9fff}'
+            | '\u{f900}'..='\u{faff}'
+            | '\u{ff00}'..='\u{ffef}'
+    )
+}
+
 /// `s` trimmed, or None when nothing is left.
 pub(crate) fn non_empty(s: String) -> Option<String> {
     let t = s.trim();
