@@ -462,54 +462,44 @@ impl DecoderConfig {
                 return bad(key, format!("must be a finite positive number, got {v}"));
             }
         }
-        match self.rope_scaling {
-            RopeScaling::Default => {}
-            RopeScaling::Linear { factor } => {
-                if !(factor.is_finite() && factor >= 1.0) {
-                    return bad(
-                        "rope_parameters.factor",
-                        format!("must be a finite number of at least 1, got {factor}"),
-                    );
-                }
+        if let Some(factor) = self.rope_scaling.factor() {
+            if !(factor.is_finite() && factor >= 1.0) {
+                return bad(
+                    "rope_parameters.factor",
+                    format!("must be a finite number of at least 1, got {factor}"),
+                );
             }
-            RopeScaling::Llama3 {
-                factor,
-                low_freq_factor,
-                high_freq_factor,
-                original_max_position_embeddings,
-            } => {
-                if !(factor.is_finite() && factor >= 1.0) {
-                    return bad(
-                        "rope_parameters.factor",
-                        format!("must be a finite number of at least 1, got {factor}"),
-                    );
-                }
-                if !(low_freq_factor.is_finite() && low_freq_factor > 0.0) {
-                    return bad(
-                        "rope_parameters.low_freq_factor",
-                        format!("must be a finite positive number, got {low_freq_factor}"),
-                    );
-                }
-                if !(high_freq_factor.is_finite() && high_freq_factor > low_freq_factor) {
-                    return bad(
-                        "rope_parameters.high_freq_factor",
-                        format!(
-                            "must be finite and larger than low_freq_factor {low_freq_factor}, \
-                             got {high_freq_factor}"
-                        ),
-                    );
-                }
-                if original_max_position_embeddings == 0
-                    || original_max_position_embeddings > MAX_DIM
-                {
-                    return bad(
-                        "rope_parameters.original_max_position_embeddings",
-                        format!(
-                            "must be a positive integer up to {MAX_DIM}, got \
-                             {original_max_position_embeddings}"
-                        ),
-                    );
-                }
+        }
+        if let RopeScaling::Llama3 {
+            low_freq_factor,
+            high_freq_factor,
+            original_max_position_embeddings,
+            ..
+        } = self.rope_scaling
+        {
+            if !(low_freq_factor.is_finite() && low_freq_factor > 0.0) {
+                return bad(
+                    "rope_parameters.low_freq_factor",
+                    format!("must be a finite positive number, got {low_freq_factor}"),
+                );
+            }
+            if !(high_freq_factor.is_finite() && high_freq_factor > low_freq_factor) {
+                return bad(
+                    "rope_parameters.high_freq_factor",
+                    format!(
+                        "must be finite and larger than low_freq_factor {low_freq_factor}, \
+                         got {high_freq_factor}"
+                    ),
+                );
+            }
+            if original_max_position_embeddings == 0 || original_max_position_embeddings > MAX_DIM {
+                return bad(
+                    "rope_parameters.original_max_position_embeddings",
+                    format!(
+                        "must be a positive integer up to {MAX_DIM}, got \
+                         {original_max_position_embeddings}"
+                    ),
+                );
             }
         }
         match self.checked_num_parameters(true) {

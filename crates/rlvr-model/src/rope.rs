@@ -45,6 +45,14 @@ impl RopeScaling {
         }
     }
 
+    /// The factor the frequencies are divided by (at most), None for the default.
+    pub fn factor(&self) -> Option<f64> {
+        match *self {
+            RopeScaling::Default => None,
+            RopeScaling::Linear { factor } | RopeScaling::Llama3 { factor, .. } => Some(factor),
+        }
+    }
+
     /// Its keys as transformers writes them in `rope_parameters` (without `rope_theta`).
     pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = serde_json::Map::new();

@@ -73,6 +73,31 @@ impl Ledger {
         }
     }
 
+    /// `[rollout]`'s sampler keys every engine carries (G, temperature, top-p, top-k, the
+    /// response length), and the two it may not: the stop strings (`no_stop`: why this engine
+    /// has none; carried when none is set) and the generation batch (`batching`: how the engine
+    /// batches generation itself).
+    pub(super) fn rollout(&mut self, no_stop: &str, batching: &str) {
+        self.used(&[
+            "rollout.num_generations",
+            "rollout.temperature",
+            "rollout.top_p",
+            "rollout.top_k",
+            "rollout.max_response_length",
+        ]);
+        let stops = Self::value(&self.table, "rollout.stop_strings");
+        if stops
+            .as_ref()
+            .and_then(|v| v.as_array())
+            .is_none_or(|a| a.is_empty())
+        {
+            self.used(&["rollout.stop_strings"]);
+        } else {
+            self.drop("rollout.stop_strings", no_stop);
+        }
+        self.drop("rollout.generation_batch_size", batching);
+    }
+
     /// The keys only rlvr has, whatever the engine: its code sandbox, and `[testbed]`, which a
     /// run of a Hugging Face model (the only kind exported) never reads: validation keeps
     /// every key of it at its default there, so none is listed.

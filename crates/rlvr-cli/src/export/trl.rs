@@ -138,23 +138,8 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
         set("top_k", r.top_k.to_string());
     }
     set("max_completion_length", r.max_response_length.to_string());
-    l.used(&[
-        "rollout.num_generations",
-        "rollout.temperature",
-        "rollout.top_p",
-        "rollout.top_k",
-        "rollout.max_response_length",
-    ]);
-    if r.stop_strings.is_empty() {
-        l.used(&["rollout.stop_strings"]);
-    } else {
-        l.drop(
-            "rollout.stop_strings",
-            "TRL's GRPOConfig has no stop strings (generation_kwargs could)",
-        );
-    }
-    l.drop(
-        "rollout.generation_batch_size",
+    l.rollout(
+        "TRL's GRPOConfig has no stop strings (generation_kwargs could)",
         "memory only (TRL generates the generation batch at once)",
     );
 

@@ -178,23 +178,8 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
         "data.max_response_length",
         r.max_response_length.to_string(),
     );
-    l.used(&[
-        "rollout.num_generations",
-        "rollout.temperature",
-        "rollout.top_p",
-        "rollout.top_k",
-        "rollout.max_response_length",
-    ]);
-    if r.stop_strings.is_empty() {
-        l.used(&["rollout.stop_strings"]);
-    } else {
-        l.drop(
-            "rollout.stop_strings",
-            "verl's rollout config has no stop strings (vLLM's stop is not exposed)",
-        );
-    }
-    l.drop(
-        "rollout.generation_batch_size",
+    l.rollout(
+        "verl's rollout config has no stop strings (vLLM's stop is not exposed)",
         "memory only: vLLM batches generation itself",
     );
 
