@@ -32,91 +32,46 @@
 //!   held-out set") with the new figures.
 //!
 //! `cargo test -p rlvr-tasks --test heldout_responses -- --nocapture` prints the figures.
+//! The code it shares with the second held-out set (tests/heldout2_responses.rs) is in
+//! tests/common/heldout.rs.
 
 use std::collections::{BTreeSet, HashMap};
 
-use rlvr_tasks::math;
+#[path = "common/heldout.rs"]
+mod heldout;
 
-#[derive(serde::Deserialize)]
-struct Response {
-    id: usize,
-    source: String,
-    gold: String,
-    response: String,
-    choices: Option<Vec<String>>,
-    math_verify: bool,
-}
+use heldout::{
+    pct, print_accuracy, strata, verdict, wilson, Counts, Label, Response, Strata, Stratum,
+    BOTH_RIGHT, BOTH_WRONG, DISAGREE,
+};
 
-#[derive(serde::Deserialize)]
-struct Label {
-    id: usize,
-    label: bool,
-    stratum: String,
-}
-
-/// The first look's strata, fixed when they were graded.
-const DISAGREE: &str = "disagree";
-const BOTH_RIGHT: &str = "both-right";
-const BOTH_WRONG: &str = "both-wrong";
 /// Graded after the rules the first look prompted: disagreements no one had graded.
 const REGRADED: &str = "regraded-after-fix";
 /// Sizes of the first look's agreement strata (the labels file's header says how they were
 /// drawn); with the 111 disagreements they are the whole set.
 const BOTH_RIGHT_SIZE: usize = 488;
 const BOTH_WRONG_SIZE: usize = 447;
-
-/// Right, false positives and false negatives of one checker against the labels.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct Counts {
-    right: usize,
-    false_pos: usize,
-    false_neg: usize,
-}
-
-impl Counts {
-    fn add(&mut self, verdict: bool, label: bool) {
-        self.right += usize::from(verdict == label);
-        self.false_pos += usize::from(verdict && !label);
-        self.false_neg += usize::from(!verdict && label);
-    }
-
-    fn total(&self) -> usize {
-        self.right + self.false_pos + self.false_neg
-    }
-}
-
-fn read<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> Vec<T> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|(i, l)| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("{name} line {}: {e}", i + 1))
-        })
-        .collect()
-}
+const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
 
 /// The set and its labels, checked for shape.
 fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let responses: Vec<Response> = read(
-        "heldout_responses.jsonl",
-        include_str!("fixtures/heldout_responses.jsonl"),
+    let (responses, labels) = heldout::load(
+        (
+            "heldout_responses.jsonl",
+            include_str!("fixtures/heldout_responses.jsonl"),
+        ),
+        (
+            "heldout_responses_labels.jsonl",
+            include_str!("fixtures/heldout_responses_labels.jsonl"),
+        ),
+        &[DISAGREE, BOTH_RIGHT, BOTH_WRONG, REGRADED],
     );
-    let labels: HashMap<usize, Label> = read::<Label>(
-        "heldout_responses_labels.jsonl",
-        include_str!("fixtures/heldout_responses_labels.jsonl"),
-    )
-    .into_iter()
-    .map(|l| (l.id, l))
-    .collect();
     assert_eq!(responses.len(), 1046, "responses in the set");
     assert_eq!(
         111 + BOTH_RIGHT_SIZE + BOTH_WRONG_SIZE,
         responses.len(),
         "the first look's strata cover the set"
     );
-    for (i, r) in responses.iter().enumerate() {
-        assert_eq!(r.id, i, "ids are positions");
-    }
     let sources: BTreeSet<&str> = responses
         .iter()
         .map(|r| r.source.split(':').next().unwrap())
@@ -125,119 +80,7 @@ fn load() -> (Vec<Response>, HashMap<usize, Label>) {
         sources,
         BTreeSet::from(["faithful-cot", "gaokao-2026", "gaokao-bench", "rereading"]),
     );
-    assert!(labels.keys().all(|id| *id < responses.len()));
-    for l in labels.values() {
-        assert!(
-            [DISAGREE, BOTH_RIGHT, BOTH_WRONG, REGRADED].contains(&l.stratum.as_str()),
-            "label #{}: unknown stratum {:?}",
-            l.id,
-            l.stratum
-        );
-    }
     (responses, labels)
-}
-
-/// rlvr's verdict, as `rlvr verify --jsonl` gives it: with the options when the line has them.
-fn verdict(r: &Response) -> bool {
-    match &r.choices {
-        Some(c) if !c.is_empty() => math::verify_with_choices(&r.gold, &r.response, c).correct,
-        _ => math::verify(&r.gold, &r.response).correct,
-    }
-}
-
-/// Two-sided 97.5% normal quantile: two strata at 97.5% each cover jointly at least 95%.
-const Z: f64 = 2.241_402_727_604_947;
-
-/// Wilson score interval for k successes out of n at quantile `Z`.
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    let (k, n) = (k as f64, n as f64);
-    let p = k / n;
-    let z2 = Z * Z;
-    let d = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / d;
-    let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / d;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
-}
-
-/// One agreement stratum of the first look: its size, its random sample's size, and how many
-/// of the sample a checker is right on.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct Stratum {
-    size: usize,
-    sampled: usize,
-    right: usize,
-}
-
-/// A checker's figures over the fixed strata: its counts on the 111 disagreements (all graded)
-/// and on each agreement stratum's sample.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct Strata {
-    disagree: Counts,
-    both_right: Stratum,
-    both_wrong: Stratum,
-}
-
-impl Strata {
-    /// Whole-set accuracy, estimated by stratum: (estimate, lower, upper) at 95% jointly.
-    fn accuracy(&self, n: usize) -> [f64; 3] {
-        let (br, bw) = (self.both_right, self.both_wrong);
-        let (br_lo, br_hi) = wilson(br.right, br.sampled);
-        let (bw_lo, bw_hi) = wilson(bw.right, bw.sampled);
-        let total = |a: f64, b: f64| {
-            (self.disagree.right as f64 + br.size as f64 * a + bw.size as f64 * b) / n as f64
-        };
-        [
-            total(
-                br.right as f64 / br.sampled as f64,
-                bw.right as f64 / bw.sampled as f64,
-            ),
-            total(br_lo, bw_lo),
-            total(br_hi, bw_hi),
-        ]
-    }
-}
-
-/// A checker's figures over the fixed strata, from its verdict on each graded first-look case.
-fn strata(labels: &HashMap<usize, Label>, verdict: impl Fn(usize) -> bool) -> Strata {
-    let mut s = Strata {
-        both_right: Stratum {
-            size: BOTH_RIGHT_SIZE,
-            ..Stratum::default()
-        },
-        both_wrong: Stratum {
-            size: BOTH_WRONG_SIZE,
-            ..Stratum::default()
-        },
-        ..Strata::default()
-    };
-    for l in labels.values() {
-        let v = verdict(l.id);
-        let stratum = match l.stratum.as_str() {
-            DISAGREE => {
-                s.disagree.add(v, l.label);
-                continue;
-            }
-            BOTH_RIGHT => &mut s.both_right,
-            BOTH_WRONG => &mut s.both_wrong,
-            _ => continue,
-        };
-        stratum.sampled += 1;
-        stratum.right += usize::from(v == l.label);
-    }
-    s
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", 100.0 * x)
-}
-
-fn print_accuracy(name: &str, a: [f64; 3]) {
-    eprintln!(
-        "  whole set, estimated: {name} {} [{}, {}] (95%, Wilson per stratum, Bonferroni)",
-        pct(a[0]),
-        pct(a[1]),
-        pct(a[2])
-    );
 }
 
 /// The first look, the measurement of record (docs/checker.md, "A held-out set"): rlvr's
@@ -262,8 +105,8 @@ fn first_look_figures_of_record() {
         }
     }
     let n = responses.len();
-    let rlvr = strata(&labels, first_look);
-    let math_verify = strata(&labels, mv);
+    let rlvr = strata(&labels, SIZES, first_look);
+    let math_verify = strata(&labels, SIZES, mv);
     let fp = |v: &dyn Fn(usize) -> bool| graded.iter().filter(|l| v(l.id) && !l.label).count();
     let graded_fp = (fp(&first_look), fp(&mv));
     // whole-set false positives of rlvr: a response is a false positive only where it says
@@ -385,7 +228,7 @@ fn the_current_checker_on_the_held_out_set() {
         }
     }
 
-    let s = strata(&labels, now);
+    let s = strata(&labels, SIZES, now);
     let acc = s.accuracy(n);
     let first: Vec<&Label> = labels.values().filter(|l| l.stratum != REGRADED).collect();
     let fp_first = first.iter().filter(|l| now(l.id) && !l.label).count();

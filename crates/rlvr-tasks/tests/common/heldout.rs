@@ -1,0 +1,205 @@
+//! What the held-out measurements (tests/heldout_responses.rs, tests/heldout2_responses.rs) share:
+//! the line formats of a held-out set and its labels, rlvr's verdict on a line, and the stratified
+//! estimate of whole-set accuracy from every graded disagreement with math-verify and a seeded
+//! random sample of each agreement stratum.
+//!
+//! Included by those tests with `#[path = "common/heldout.rs"] mod heldout;` (not through
+//! `common/mod.rs`, so the other tests that use `common` do not compile it); each uses a part.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+use rlvr_tasks::math;
+
+/// A line of a held-out set (build_heldout_responses.py's format).
+#[derive(serde::Deserialize)]
+pub struct Response {
+    pub id: usize,
+    pub source: String,
+    pub gold: String,
+    pub response: String,
+    pub choices: Option<Vec<String>>,
+    pub math_verify: bool,
+}
+
+/// A hand-graded line of a labels file.
+#[derive(serde::Deserialize)]
+pub struct Label {
+    pub id: usize,
+    pub label: bool,
+    pub stratum: String,
+}
+
+/// Every response where rlvr and math-verify disagreed when the set was graded.
+pub const DISAGREE: &str = "disagree";
+/// Both said right: a seeded random sample graded.
+pub const BOTH_RIGHT: &str = "both-right";
+/// Both said wrong: a seeded random sample graded.
+pub const BOTH_WRONG: &str = "both-wrong";
+
+/// Right, false positives and false negatives of one checker against the labels.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Counts {
+    pub right: usize,
+    pub false_pos: usize,
+    pub false_neg: usize,
+}
+
+impl Counts {
+    pub fn add(&mut self, verdict: bool, label: bool) {
+        self.right += usize::from(verdict == label);
+        self.false_pos += usize::from(verdict && !label);
+        self.false_neg += usize::from(!verdict && label);
+    }
+
+    pub fn total(&self) -> usize {
+        self.right + self.false_pos + self.false_neg
+    }
+}
+
+/// Parses a JSONL file, skipping blank lines and `#` comments; a bad line panics with its number.
+pub fn read<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> Vec<T> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|(i, l)| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{name} line {}: {e}", i + 1))
+        })
+        .collect()
+}
+
+/// A held-out set and its labels, checked for shape: ids are positions, every label names a
+/// response and one of `strata`.
+pub fn load(
+    (responses_name, responses_text): (&str, &str),
+    (labels_name, labels_text): (&str, &str),
+    strata: &[&str],
+) -> (Vec<Response>, HashMap<usize, Label>) {
+    let responses: Vec<Response> = read(responses_name, responses_text);
+    let labels: HashMap<usize, Label> = read::<Label>(labels_name, labels_text)
+        .into_iter()
+        .map(|l| (l.id, l))
+        .collect();
+    for (i, r) in responses.iter().enumerate() {
+        assert_eq!(r.id, i, "ids are positions");
+    }
+    assert!(labels.keys().all(|id| *id < responses.len()));
+    for l in labels.values() {
+        assert!(
+            strata.contains(&l.stratum.as_str()),
+            "label #{}: unknown stratum {:?}",
+            l.id,
+            l.stratum
+        );
+    }
+    (responses, labels)
+}
+
+/// rlvr's verdict, as `rlvr verify --jsonl` gives it: with the options when the line has them.
+pub fn verdict(r: &Response) -> bool {
+    match &r.choices {
+        Some(c) if !c.is_empty() => math::verify_with_choices(&r.gold, &r.response, c).correct,
+        _ => math::verify(&r.gold, &r.response).correct,
+    }
+}
+
+/// Two-sided 97.5% normal quantile: two strata at 97.5% each cover jointly at least 95%.
+pub const Z: f64 = 2.241_402_727_604_947;
+
+/// Wilson score interval for k successes out of n at quantile `Z`.
+pub fn wilson(k: usize, n: usize) -> (f64, f64) {
+    let (k, n) = (k as f64, n as f64);
+    let p = k / n;
+    let z2 = Z * Z;
+    let d = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / d;
+    let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / d;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// One agreement stratum: its size, its random sample's size, and how many of the sample a
+/// checker is right on.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Stratum {
+    pub size: usize,
+    pub sampled: usize,
+    pub right: usize,
+}
+
+/// A checker's figures over the fixed strata: its counts on the disagreements (all graded) and
+/// on each agreement stratum's sample.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Strata {
+    pub disagree: Counts,
+    pub both_right: Stratum,
+    pub both_wrong: Stratum,
+}
+
+impl Strata {
+    /// Whole-set accuracy, estimated by stratum: (estimate, lower, upper) at 95% jointly (a
+    /// Wilson interval at 97.5% for each agreement stratum, combined by the strata's weights).
+    pub fn accuracy(&self, n: usize) -> [f64; 3] {
+        let (br, bw) = (self.both_right, self.both_wrong);
+        let (br_lo, br_hi) = wilson(br.right, br.sampled);
+        let (bw_lo, bw_hi) = wilson(bw.right, bw.sampled);
+        let total = |a: f64, b: f64| {
+            (self.disagree.right as f64 + br.size as f64 * a + bw.size as f64 * b) / n as f64
+        };
+        [
+            total(
+                br.right as f64 / br.sampled as f64,
+                bw.right as f64 / bw.sampled as f64,
+            ),
+            total(br_lo, bw_lo),
+            total(br_hi, bw_hi),
+        ]
+    }
+}
+
+/// A checker's figures over the fixed strata (of sizes `both_right_size` and `both_wrong_size`),
+/// from its verdict on each graded case; labels of other strata are left out.
+pub fn strata(
+    labels: &HashMap<usize, Label>,
+    (both_right_size, both_wrong_size): (usize, usize),
+    verdict: impl Fn(usize) -> bool,
+) -> Strata {
+    let mut s = Strata {
+        both_right: Stratum {
+            size: both_right_size,
+            ..Stratum::default()
+        },
+        both_wrong: Stratum {
+            size: both_wrong_size,
+            ..Stratum::default()
+        },
+        ..Strata::default()
+    };
+    for l in labels.values() {
+        let v = verdict(l.id);
+        let stratum = match l.stratum.as_str() {
+            DISAGREE => {
+                s.disagree.add(v, l.label);
+                continue;
+            }
+            BOTH_RIGHT => &mut s.both_right,
+            BOTH_WRONG => &mut s.both_wrong,
+            _ => continue,
+        };
+        stratum.sampled += 1;
+        stratum.right += usize::from(v == l.label);
+    }
+    s
+}
+
+pub fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+pub fn print_accuracy(name: &str, a: [f64; 3]) {
+    eprintln!(
+        "  whole set, estimated: {name} {} [{}, {}] (95%, Wilson per stratum, Bonferroni)",
+        pct(a[0]),
+        pct(a[1]),
+        pct(a[2])
+    );
+}
