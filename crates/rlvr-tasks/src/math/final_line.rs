@@ -23,7 +23,11 @@
 //!   signature after the last sentence is not part of it (`... $180 + 24 = 204$. -sepehr2010`
 //!   ends a sentence; [`SIGNATURE_CHARS`]).
 //!
-//! A final line that declines to answer ([`super::refusal`]) has no answer.
+//! A final line that declines to answer ([`super::refusal`]) has no answer, and so has one
+//! that announces work still to come ("We will now proceed to solve the quadratics for C and
+//! D."): the response stopped before its answer, and the formula above is a step. When the line
+//! above it states a value in prose ("Thus the integral is $\frac{\pi}{4}$."), that statement
+//! is the answer and the announcement a closing line.
 //!
 //! From the final line: a line of Chinese text gives the value it ends on ([`cjk_end_value`]:
 //! `所以，离心率为 1/2。` → `1/2`); prose with a copula is read like a statement
@@ -95,6 +99,12 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
         return Err(NoFinal::Unfinished);
     }
     let sentence = last_sentence_with_math(line);
+    // a final line that announces more work ("We will now solve the quadratics...") was cut
+    // before the answer: the formula above it is a step, unless that line states a value
+    // ("Thus the integral is $\frac{\pi}{4}$.\n\nNow, let's summarize it in JSON.")
+    if announces_more_work(final_line) && !(is_prose(sentence) && has_copula(sentence)) {
+        return Err(NoFinal::Unfinished);
+    }
     // a line in Chinese gives the value it ends on (`所以，离心率为 1/2。` → `1/2`)
     if let Some(v) = cjk_end_value(sentence) {
         return Ok(v);
@@ -119,6 +129,41 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
     } else {
         Ok(answer.to_string())
     }
+}
+
+/// Openings of a line that announces steps still to come.
+const MORE_WORK: &[&str] = &[
+    "we will now",
+    "we'll now",
+    "now we will",
+    "now, we will",
+    "now we'll",
+    "next, we will",
+    "next we will",
+    "next, we'll",
+    "we will proceed",
+    "we now proceed",
+    "let's now",
+    "let us now",
+    "now let's",
+    "now, let's",
+    "now let us",
+    "let's proceed",
+    "let us proceed",
+    "i will now",
+    "i'll now",
+];
+
+/// Whether `line`, with no digit and no math, announces work still to come ("We will now
+/// proceed to solve the quadratic equations for C and D.", "Next, let's check each option.").
+/// A line with a value is never such a line ("Now we will add 3 + 4 = 7." is cut or answers).
+fn announces_more_work(line: &str) -> bool {
+    if line.contains(|c: char| c.is_ascii_digit() || c == '$' || c == '\\') {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase().replace('’', "'");
+    let lower = lower.trim_start_matches(|c: char| !c.is_ascii_alphabetic());
+    MORE_WORK.iter().any(|p| lower.starts_with(p))
 }
 
 /// The value a line of Chinese text ends on: the expression after its last CJK character,
@@ -364,6 +409,30 @@ fn finished(line: &str, before: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A final line announcing work still to come leaves the response unfinished; a closing
+    /// line that announces nothing, or a line that carries its value, does not.
+    #[test]
+    fn a_final_line_announcing_more_work_is_unfinished() {
+        for tail in [
+            "We will now proceed to solve the quadratic equations for functions C and D.",
+            "Next, we will check each of the remaining options.",
+            "Now, let's solve for y.",
+            "Let us now verify the other cases.",
+        ] {
+            let r = format!("For D: \\[ 0 = x^2 - 2x + 5 \\]\nThis is a quadratic.\n\n{tail}");
+            assert_eq!(final_line_answer(&r), Err(NoFinal::Unfinished), "{tail}");
+        }
+        // the counter-cases keep their answers
+        let r = "So the total is $15$.\n\nLet me know if you need more help!";
+        assert_eq!(final_line_answer(r).as_deref(), Ok("15"));
+        let r = "Step 1: 3 + 4 = 7.\nNow we will add 8, giving 15.";
+        assert_eq!(final_line_answer(r).as_deref(), Ok("15"));
+        let r = "Thus, the integral is $\\frac{\\pi}{4}$.\n\nNow, let's summarize the solution in JSON.";
+        assert_eq!(final_line_answer(r).as_deref(), Ok("\\frac{\\pi}{4}"));
+        assert!(!announces_more_work("We will now add 8 to get $15$."));
+        assert!(!announces_more_work("Now the proof is complete."));
+    }
 
     #[test]
     fn a_finished_final_line_gives_its_answer() {

@@ -40,7 +40,10 @@ pub const PHRASES: &[&str] = &[
     "none of the options",
     "none of the choices",
     "none of the given options",
+    "none of the given choices",
+    "none of the given answers",
     "no correct option",
+    "no correct choice",
     "no correct answer",
 ];
 
@@ -63,5 +66,10 @@ mod tests {
             "So the value CANNOT be determined from 3 points."
         ));
         assert!(!is_refusal("So the value is $f(0) = 3$."));
+        assert!(is_refusal(
+            "Solution: Unfortunately, there is no correct choice from the options A, B, C, or D."
+        ));
+        assert!(is_refusal("None of the given choices is the side length."));
+        assert!(!is_refusal("The correct choice is (B)."));
     }
 }
