@@ -41,8 +41,8 @@ use std::collections::{BTreeSet, HashMap};
 mod heldout;
 
 use heldout::{
-    pct, print_accuracy, strata, verdict, wilson, Counts, Label, Response, Strata, Stratum,
-    BOTH_RIGHT, BOTH_WRONG, DISAGREE,
+    pct, print_accuracy, strata, wilson, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT,
+    BOTH_WRONG, DISAGREE,
 };
 
 /// Graded after the rules the first look prompted: disagreements no one had graded.
@@ -195,57 +195,18 @@ fn first_look_figures_of_record() {
 fn the_current_checker_on_the_held_out_set() {
     let (responses, labels) = load();
     let n = responses.len();
-    let verdicts: Vec<bool> = responses.iter().map(verdict).collect();
+    let heldout::Current {
+        verdicts,
+        strata: s,
+        disagreements: current,
+        math_verify: current_mv,
+        false_positives: fp_all,
+        false_positive_rate_hi: fp_whole_hi,
+    } = heldout::current(&responses, &labels, SIZES);
     let now = |id: usize| verdicts[id];
-    let mv = |id: usize| responses[id].math_verify;
-
-    // every current disagreement is graded
-    let ungraded: Vec<String> = responses
-        .iter()
-        .filter(|r| now(r.id) != r.math_verify && !labels.contains_key(&r.id))
-        .map(|r| format!("#{} ({}: rlvr {})", r.id, r.source, now(r.id)))
-        .collect();
-    assert!(
-        ungraded.is_empty(),
-        "disagreements with math-verify that no one has graded (grade them by hand and add them \
-         to the labels with a stratum of their own): {ungraded:?}"
-    );
-    let (mut current, mut current_mv) = (Counts::default(), Counts::default());
-    for r in &responses {
-        if now(r.id) != r.math_verify {
-            let l = &labels[&r.id];
-            current.add(now(r.id), l.label);
-            current_mv.add(r.math_verify, l.label);
-        }
-    }
-    for l in labels.values() {
-        if now(l.id) != l.label {
-            let r = &responses[l.id];
-            eprintln!(
-                "RLVR WRONG #{} [{} / {}] gold {:?} label {} math-verify {}",
-                r.id, r.source, l.stratum, r.gold, l.label, r.math_verify
-            );
-        }
-    }
-
-    let s = strata(&labels, SIZES, now);
     let acc = s.accuracy(n);
     let first: Vec<&Label> = labels.values().filter(|l| l.stratum != REGRADED).collect();
     let fp_first = first.iter().filter(|l| now(l.id) && !l.label).count();
-    let fp_all = labels.values().filter(|l| now(l.id) && !l.label).count();
-    // whole-set false positives: every response it calls right where math-verify calls it wrong
-    // is graded (a current disagreement), as is every one of the first look's disagreements;
-    // only the both-right stratum's unsampled part is bounded from its sample
-    let fp_known = labels
-        .values()
-        .filter(|l| now(l.id) && !l.label && (!mv(l.id) || l.stratum == DISAGREE))
-        .count();
-    let br_fp = labels
-        .values()
-        .filter(|l| l.stratum == BOTH_RIGHT && now(l.id) && !l.label)
-        .count();
-    let (_, br_fp_hi) = wilson(br_fp, s.both_right.sampled);
-    let fp_whole_hi = (fp_known as f64 + BOTH_RIGHT_SIZE as f64 * br_fp_hi) / n as f64;
     let dis = current.total();
     let bar = current.right * 100 >= 95 * dis && fp_all * 200 <= labels.len();
 

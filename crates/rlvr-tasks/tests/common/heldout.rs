@@ -203,3 +203,81 @@ pub fn print_accuracy(name: &str, a: [f64; 3]) {
         pct(a[2])
     );
 }
+
+/// Today's checker on a held-out set, from its fixed strata and its labels.
+pub struct Current {
+    /// rlvr's verdict on every response, by id.
+    pub verdicts: Vec<bool>,
+    /// The fixed strata, scored with today's verdicts.
+    pub strata: Strata,
+    /// rlvr on every response where it and math-verify disagree now (all graded).
+    pub disagreements: Counts,
+    /// math-verify on the same responses.
+    pub math_verify: Counts,
+    /// rlvr's false positives over every graded response.
+    pub false_positives: usize,
+    /// The 95% upper bound of rlvr's whole-set false-positive rate: every response it calls
+    /// right where math-verify calls it wrong is graded (a current disagreement), as is every
+    /// response of the disagreement stratum; only the both-right stratum's unsampled part is
+    /// bounded from its sample.
+    pub false_positive_rate_hi: f64,
+}
+
+/// Scores today's checker on `responses` (strata sizes `sizes`: both-right, both-wrong). Every
+/// current disagreement with math-verify must be graded: an ungraded one fails, naming its id,
+/// until it is graded by hand and added to the labels under a stratum of its own. Prints every
+/// graded response rlvr gets wrong.
+pub fn current(
+    responses: &[Response],
+    labels: &HashMap<usize, Label>,
+    sizes: (usize, usize),
+) -> Current {
+    let verdicts: Vec<bool> = responses.iter().map(verdict).collect();
+    let now = |id: usize| verdicts[id];
+    let mv = |id: usize| responses[id].math_verify;
+    let ungraded: Vec<String> = responses
+        .iter()
+        .filter(|r| now(r.id) != r.math_verify && !labels.contains_key(&r.id))
+        .map(|r| format!("#{} ({}: rlvr {})", r.id, r.source, now(r.id)))
+        .collect();
+    assert!(
+        ungraded.is_empty(),
+        "disagreements with math-verify that no one has graded (grade them by hand and add them \
+         to the labels with a stratum of their own): {ungraded:?}"
+    );
+    let (mut disagreements, mut math_verify) = (Counts::default(), Counts::default());
+    for r in responses.iter().filter(|r| now(r.id) != r.math_verify) {
+        let l = &labels[&r.id];
+        disagreements.add(now(r.id), l.label);
+        math_verify.add(r.math_verify, l.label);
+    }
+    let mut wrong: Vec<&Label> = labels.values().filter(|l| now(l.id) != l.label).collect();
+    wrong.sort_by_key(|l| l.id);
+    for l in wrong {
+        let r = &responses[l.id];
+        eprintln!(
+            "RLVR WRONG #{} [{} / {}] gold {:?} label {} math-verify {}",
+            r.id, r.source, l.stratum, r.gold, l.label, r.math_verify
+        );
+    }
+    let strata = strata(labels, sizes, now);
+    let false_positives = labels.values().filter(|l| now(l.id) && !l.label).count();
+    let known = labels
+        .values()
+        .filter(|l| now(l.id) && !l.label && (!mv(l.id) || l.stratum == DISAGREE))
+        .count();
+    let both_right_fp = labels
+        .values()
+        .filter(|l| l.stratum == BOTH_RIGHT && now(l.id) && !l.label)
+        .count();
+    let (_, hi) = wilson(both_right_fp, strata.both_right.sampled);
+    let false_positive_rate_hi = (known as f64 + sizes.0 as f64 * hi) / responses.len() as f64;
+    Current {
+        verdicts,
+        strata,
+        disagreements,
+        math_verify,
+        false_positives,
+        false_positive_rate_hi,
+    }
+}
