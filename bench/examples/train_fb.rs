@@ -63,21 +63,19 @@ fn main() {
         other => panic!("unknown model {other:?}: bench-tiny, bench-small or a model directory"),
     };
     let vocab = model.config().vocab_size as u32;
+    // the work's numeric arguments (4, 5, 6), named by `usage` when missing
+    let arg = |i: usize, usage: &str| -> usize {
+        args.get(i)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{usage}: argument {i}"))
+    };
     let lengths: Vec<(usize, usize)> = match args.get(3).map(String::as_str) {
         Some("dapo") => {
-            let arg = |i: usize| -> usize {
-                args.get(i)
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or_else(|| panic!("dapo N SEED MAX_RESPONSE: argument {i}"))
-            };
+            let arg = |i| arg(i, "dapo N SEED MAX_RESPONSE");
             rlvr_bench::dapo_lengths(arg(4), arg(5) as u64, arg(6))
         }
         Some("rows") => {
-            let arg = |i: usize| -> usize {
-                args.get(i)
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or_else(|| panic!("rows N PROMPT RESPONSE: argument {i}"))
-            };
+            let arg = |i| arg(i, "rows N PROMPT RESPONSE");
             vec![(arg(5), arg(6)); arg(4)]
         }
         None => vec![(12, 128); 64],

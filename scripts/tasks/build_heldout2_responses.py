@@ -91,7 +91,7 @@ import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_heldout_responses import Repo, draw, mv_verdicts, row, usable  # noqa: E402
+from build_heldout_responses import Repo, draw, row, usable, write_set  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "crates/rlvr-tasks/tests/fixtures/heldout2_responses.jsonl"
@@ -229,17 +229,7 @@ def main():
     a = ap.parse_args()
 
     builders = [("verify-cot", verify_cot), ("odyssey-math", odyssey_math), ("mr-ben", mr_ben)]
-    rows = []
-    for key, fn in builders:
-        got = fn(Repo(getattr(a, key.replace("-", "_")), COMMITS[key]))
-        print(f"{key}: {len(got)}", file=sys.stderr)
-        rows += got
-    for p, mv in zip(rows, mv_verdicts(rows)):
-        p["math_verify"] = mv
-    with open(a.out, "w") as f:
-        for i, p in enumerate(rows):
-            f.write(json.dumps({"id": i, **p}, ensure_ascii=False) + "\n")
-    print(f"{len(rows)} responses -> {a.out}", file=sys.stderr)
+    write_set(builders, a, COMMITS)
 
 
 if __name__ == "__main__":

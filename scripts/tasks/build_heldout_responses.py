@@ -321,6 +321,22 @@ def mv_verdicts(rows):
     return out
 
 
+
+def write_set(builders, a, commits):
+    """Runs each `(key, builder)` on its source (`a.<key>` at `commits[key]`), adds math-verify's
+    verdict to every row and writes the rows, numbered, to `a.out` as JSON lines."""
+    rows = []
+    for key, fn in builders:
+        got = fn(Repo(getattr(a, key.replace("-", "_")), commits[key]))
+        print(f"{key}: {len(got)}", file=sys.stderr)
+        rows += got
+    for p, mv in zip(rows, mv_verdicts(rows)):
+        p["math_verify"] = mv
+    with open(a.out, "w") as f:
+        for i, p in enumerate(rows):
+            f.write(json.dumps({"id": i, **p}, ensure_ascii=False) + "\n")
+    print(f"{len(rows)} responses -> {a.out}", file=sys.stderr)
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -333,17 +349,7 @@ def main():
 
     builders = [("gaokao-bench", gaokao_bench), ("gaokao-2026", gaokao_2026),
                 ("faithful-cot", faithful_cot), ("rereading", rereading)]
-    rows = []
-    for key, fn in builders:
-        got = fn(Repo(getattr(a, key.replace("-", "_")), COMMITS[key]))
-        print(f"{key}: {len(got)}", file=sys.stderr)
-        rows += got
-    for p, mv in zip(rows, mv_verdicts(rows)):
-        p["math_verify"] = mv
-    with open(a.out, "w") as f:
-        for i, p in enumerate(rows):
-            f.write(json.dumps({"id": i, **p}, ensure_ascii=False) + "\n")
-    print(f"{len(rows)} responses -> {a.out}", file=sys.stderr)
+    write_set(builders, a, COMMITS)
 
 
 if __name__ == "__main__":

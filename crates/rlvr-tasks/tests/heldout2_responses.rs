@@ -36,12 +36,8 @@ mod heldout;
 
 use heldout::{
     pct, print_accuracy, strata, wilson, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT,
-    BOTH_WRONG, DISAGREE,
+    BOTH_WRONG, DISAGREE, REGRADED,
 };
-
-/// Responses graded after a checker change made them disagreements (not a random sample: they
-/// count in the current disagreements and false positives, not in the whole-set estimate).
-const REGRADED: &str = "regraded-after-fix";
 
 /// Sizes of the strata when the set was graded (the labels file's header says how the samples
 /// were drawn); together they are the whole set.
@@ -69,12 +65,8 @@ fn load() -> (Vec<Response>, HashMap<usize, Label>) {
         responses.len(),
         "the strata cover the set"
     );
-    let sources: BTreeSet<&str> = responses
-        .iter()
-        .map(|r| r.source.split(':').next().unwrap())
-        .collect();
     assert_eq!(
-        sources,
+        heldout::source_names(&responses),
         BTreeSet::from(["mr-ben", "odyssey-math", "verify-cot"])
     );
     (responses, labels)

@@ -42,11 +42,9 @@ mod heldout;
 
 use heldout::{
     pct, print_accuracy, strata, wilson, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT,
-    BOTH_WRONG, DISAGREE,
+    BOTH_WRONG, DISAGREE, REGRADED,
 };
 
-/// Graded after the rules the first look prompted: disagreements no one had graded.
-const REGRADED: &str = "regraded-after-fix";
 /// Sizes of the first look's agreement strata (the labels file's header says how they were
 /// drawn); with the 111 disagreements they are the whole set.
 const BOTH_RIGHT_SIZE: usize = 488;
@@ -72,12 +70,8 @@ fn load() -> (Vec<Response>, HashMap<usize, Label>) {
         responses.len(),
         "the first look's strata cover the set"
     );
-    let sources: BTreeSet<&str> = responses
-        .iter()
-        .map(|r| r.source.split(':').next().unwrap())
-        .collect();
     assert_eq!(
-        sources,
+        heldout::source_names(&responses),
         BTreeSet::from(["faithful-cot", "gaokao-2026", "gaokao-bench", "rereading"]),
     );
     (responses, labels)

@@ -150,7 +150,7 @@ fn is_number_tree(e: &Expr) -> bool {
 fn unevaluated(e: &Expr) -> bool {
     fn literal(e: &Expr) -> bool {
         match e {
-            Expr::Num(_) => true,
+            _ if is_number_tree(e) => true,
             Expr::Neg(x) => literal(x),
             Expr::Div(a, b) => literal(a) && literal(b),
             Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(literal),

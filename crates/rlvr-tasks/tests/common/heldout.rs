@@ -36,6 +36,18 @@ pub const DISAGREE: &str = "disagree";
 pub const BOTH_RIGHT: &str = "both-right";
 /// Both said wrong: a seeded random sample graded.
 pub const BOTH_WRONG: &str = "both-wrong";
+/// Graded after a checker change made them disagreements no one had graded (not a random
+/// sample: they count in the current disagreements and false positives, not in the whole-set
+/// estimate).
+pub const REGRADED: &str = "regraded-after-fix";
+
+/// The sources of a set: each response's `source` up to its first `:`.
+pub fn source_names(responses: &[Response]) -> std::collections::BTreeSet<&str> {
+    responses
+        .iter()
+        .map(|r| r.source.split(':').next().unwrap_or(""))
+        .collect()
+}
 
 /// Right, false positives and false negatives of one checker against the labels.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
