@@ -19,8 +19,8 @@
 //!   math-verify's verdicts alone (rlvr's verdict then is its stratum's), so no checker change
 //!   moves it: rlvr right on 120 of the 133 disagreements (2 false positives), whole set 86.6%
 //!   [79.6%, 90.5%]; math-verify 13 of 133, 73.9% [66.9%, 77.8%];
-//! - `the_current_checker_on_the_second_held_out_set`: today's checker (after the two rules this
-//!   set's false positives prompted: 0 false positives in 334 graded, 121 of the 132 current
+//! - `the_current_checker_on_the_second_held_out_set`: today's checker (after the rules this
+//!   set's misses prompted: 0 false positives in 365 graded, 171 of the 173 current
 //!   disagreements) on the same strata, and on
 //!   every response where it and math-verify disagree now. That needs every current disagreement
 //!   graded: a checker change that makes an ungraded one fails the test (it names the ids) until it
@@ -253,17 +253,19 @@ fn the_current_checker_on_the_second_held_out_set() {
         if bar { "holds" } else { "does NOT hold" }
     );
 
-    // The figures, as measured on 2026-12-07 after the two rules this set's false positives
-    // prompted (docs/checker.md, "A second held-out set"). A checker change that moves one
-    // fails here: update the docs and these figures.
-    assert_eq!(labels.len(), 334);
+    // The figures, as measured on 2026-12-07 after the rules this set's misses prompted (its
+    // two false positives, then the Natural Program statements, MR-Ben's choice lines, the
+    // fraction slash, JSON lists and double-precision decimals; docs/checker.md, "A second
+    // held-out set"). A checker change that moves one fails here: update the docs and these
+    // figures.
+    assert_eq!(labels.len(), 365);
     assert_eq!(
         s,
         Strata {
             disagree: Counts {
-                right: 122,
+                right: 130,
                 false_pos: 0,
-                false_neg: 11
+                false_neg: 3
             },
             both_right: Stratum {
                 size: 133,
@@ -273,29 +275,29 @@ fn the_current_checker_on_the_second_held_out_set() {
             both_wrong: Stratum {
                 size: 574,
                 sampled: 162,
-                right: 134
+                right: 154
             },
         }
     );
-    assert_eq!(acc.map(pct), ["86.9%", "79.8%", "90.7%"]);
+    assert_eq!(acc.map(pct), ["96.3%", "90.8%", "98.1%"]);
     assert_eq!(fp_all, 0);
     assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.7");
     assert_eq!(
         current,
         Counts {
-            right: 121,
+            right: 171,
             false_pos: 0,
-            false_neg: 11
+            false_neg: 2
         }
     );
-    assert_eq!(current_mv.right, 11);
+    assert_eq!(current_mv.right, 2);
     assert_eq!(
         by_source,
         BTreeMap::from([
-            ("mr-ben", (6, 6)),
-            ("odyssey-math", (65, 68)),
-            ("verify-cot", (50, 58))
+            ("mr-ben", (55, 55)),
+            ("odyssey-math", (64, 65)),
+            ("verify-cot", (52, 53))
         ])
     );
-    assert!(!bar);
+    assert!(bar);
 }

@@ -47,12 +47,14 @@ pub fn verify_with_choices<S: AsRef<str>>(gold: &str, response: &str, choices: &
     let found = match extract_with_rule(response) {
         Ok(f) => f,
         Err(why) => {
-            // a final line that is an option's label (`D)Cannot be determined`)
+            // a final line that is an option's label (`D)Cannot be determined`), or names
+            // one after a heading (`Solution: Choice_D`)
             let last = response.trim_end().rsplit('\n').next().unwrap_or("").trim();
-            match letter_of(last, choices.len()) {
+            let label = named_choice(last);
+            match letter_of(label, choices.len()) {
                 Some(_) if last.chars().count() <= super::BARE_ANSWER_CHARS => {
                     super::extract::Extracted {
-                        answer: last.to_string(),
+                        answer: label.to_string(),
                         rule: super::extract::Rule::FinalLine,
                     }
                 }
@@ -209,6 +211,26 @@ fn labelled_option(answer: &str, choices: &[&str]) -> Option<usize> {
     (!value.is_empty() && matching(value, &[option]) == [0]).then_some(i)
 }
 
+/// The label a final line names with the word "choice" or "option", after any heading:
+/// `Solution: Choice_D` → `D`, `Step 10: Solution: Choice D` → `D`, `Answer: Option (B)` →
+/// `(B)` (MR-Ben's `Choice_X` also escaped, `Choice\_X`). Any other line is returned whole
+/// (`D)Cannot be determined`), for [`letter_of`] to read.
+fn named_choice(line: &str) -> &str {
+    let tail = line
+        .rsplit_once([':', '：'])
+        .map_or(line, |(_, t)| t)
+        .trim();
+    for word in ["choice", "option"] {
+        if tail.len() > word.len() && tail[..word.len()].eq_ignore_ascii_case(word) {
+            let label = tail[word.len()..].trim_start_matches([' ', '_', '\\']);
+            if label.len() < tail.len() - word.len() {
+                return label.trim_end_matches('.');
+            }
+        }
+    }
+    line
+}
+
 /// The option index `answer` names by its letter (see the module docs).
 pub fn letter_of(answer: &str, n: usize) -> Option<usize> {
     let mut t = super::normalize::clean_inline(answer);
@@ -262,6 +284,28 @@ mod tests {
         assert!(!verify_with_choices("B", "The answer is False, True.", &tf).correct);
         let cbd = ["22", "Cannot be determined"].map(String::from);
         assert!(verify_with_choices("B", "Work...\nB)Cannot be determined", &cbd).correct);
+    }
+
+    #[test]
+    fn a_final_line_naming_a_choice_after_a_heading() {
+        // MR-Ben's answer line (Claude 2, GPT-3.5, mistral-medium), with and without the
+        // underscore, its Markdown escape, a step heading before it
+        let o = opts();
+        for r in [
+            "Step 3: 1/2 is the value.\nSolution: Choice_B",
+            "Work.\nSolution: Choice\\_B",
+            "Work.\nStep 10: Solution: Choice B",
+            "Work.\nAnswer: Option (B).",
+        ] {
+            assert!(verify_with_choices("B", r, &o).correct, "{r}");
+            assert!(!verify_with_choices("C", r, &o).correct, "{r}");
+        }
+        assert_eq!(named_choice("Solution: Choice_D"), "D");
+        // words after the word are not a label: the line is read whole, and names nothing
+        assert!(!verify_with_choices("B", "Work.\nSolution: Choices B and C", &o).correct);
+        assert!(!verify_with_choices("B", "Work.\nSolution: Optionally B", &o).correct);
+        // a declining line names no option
+        assert!(!verify_with_choices("A", "Work.\nSolution: None of the choices", &o).correct);
     }
 
     #[test]

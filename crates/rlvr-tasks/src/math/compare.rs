@@ -817,6 +817,16 @@ fn words(e: &Expr) -> Option<String> {
     }
 }
 
+/// The fewest significant digits of a decimal taken as a printed `f64` (Python's `repr` and
+/// Rust's `{}` print 15 to 17).
+const FLOAT_PRINT_DIGITS: usize = 15;
+
+/// Whether `a` and `b` differ by at most 4 units of `f64` rounding at their magnitude:
+/// `|a − b| ≤ 4·ε·max(|a|, |b|)`, ε = 2⁻⁵².
+fn float_rounding_apart(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
+}
+
 fn decimal_literal(e: &Expr) -> Option<&str> {
     match e {
         Expr::Num(n) if n.base.is_none() && n.is_decimal() => Some(&n.text),
@@ -962,6 +972,15 @@ fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
             return Ok("same exact value");
         }
         if !one_decimal {
+            // two decimals printed at double precision are one value when they differ in
+            // f64's rounding only (`0.4166666666666666` and `0.4166666666666667`)
+            if let (Some(x), Some(y)) = (decimal_literal(g), decimal_literal(p)) {
+                if significant_digits(x).min(significant_digits(y)) >= FLOAT_PRINT_DIGITS
+                    && float_rounding_apart(a.to_f64(), b.to_f64())
+                {
+                    return Ok("decimals equal to double precision");
+                }
+            }
             return Err("different exact values");
         }
         // a decimal against an exact rational: only the rounding rule can make them equal

@@ -203,7 +203,7 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
 fn markers(text: &str) -> Vec<(usize, Rule)> {
     let statement = regex_cached(
         &STATEMENT_RE,
-        r#"(?i)\banswers?(?:\*\*|")?[ \t]*(?:(?:is|are|would be|will be|should be|might be|could be|may be)\b|[:：=])"#,
+        r#"(?i)\b(?:answers?|(?:correct|best|right)[ \t]+(?:option|choice|answer[ \t]+choice))(?:[ \t]+(?:to|for|of)[ \t]+(?:this|the)[ \t]+(?:question|problem))?(?:\*\*|")?[ \t]*(?:(?:is|are|would be|will be|should be|might be|could be|may be)\b|[:：=])"#,
     );
     let header = regex_cached(
         &HEADER_RE,

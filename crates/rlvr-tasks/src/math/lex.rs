@@ -302,7 +302,8 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
             '}' => Tok::Sym('}'),
             '−' | '–' => Tok::Sym('-'),
             '×' | '·' | '⋅' => Tok::Sym('*'),
-            '÷' => Tok::Sym('/'),
+            // division sign, fraction slash (`π⁄4`), division slash
+            '÷' | '⁄' | '∕' => Tok::Sym('/'),
             '±' => Tok::Cmd("pm".into()),
             'π' => Tok::Cmd("pi".into()),
             '∞' => Tok::Cmd("infty".into()),

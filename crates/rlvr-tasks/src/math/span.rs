@@ -29,7 +29,7 @@
 //! Every scan is linear in the statement, which is at most [`MAX_STATEMENT`] bytes.
 
 use super::normalize::clean_inline;
-use super::text::{first_sentence, head, is_prose, outside_math_rfind};
+use super::text::{first_sentence, head, is_prose, outside_math_find_all};
 
 /// The most bytes of a statement read.
 pub const MAX_STATEMENT: usize = 4_000;
@@ -129,6 +129,10 @@ pub fn read_statement(s: &str) -> Statement {
     let s = s.trim_start_matches(|c: char| {
         c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
     });
+    // a JSON list of values (`"answer": ["B", "F"]`, `"answer": [3, 5]`): its items
+    if let Some(items) = json_list(s) {
+        return answer(items.join(", "));
+    }
     // math opening the statement, possibly over several lines
     for (open, close) in [("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)")] {
         if let Some(inner) = s.strip_prefix(open) {
@@ -145,11 +149,22 @@ pub fn read_statement(s: &str) -> Statement {
     }
     let mut t = sentence;
     if !starts_math(t) && is_prose(t) {
-        if let Some((p, len)) = COPULAS
+        // after the last copula that a value follows ("there are 500 pieces left to be
+        // placed" → `500`), else after the last one ("The largest $n$ is 34")
+        let mut copulas: Vec<(usize, usize)> = COPULAS
             .iter()
-            .filter_map(|c| outside_math_rfind(t, c).map(|p| (p, c.len())))
-            .max()
-        {
+            .flat_map(|c| {
+                outside_math_find_all(t, c)
+                    .into_iter()
+                    .map(|p| (p, c.len()))
+            })
+            .collect();
+        copulas.sort_unstable();
+        let valued = copulas
+            .iter()
+            .rev()
+            .find(|&&(p, len)| starts_math(&t[p + len..]));
+        if let Some(&(p, len)) = valued.or(copulas.last()) {
             t = &t[p + len - 1..];
         }
     }
@@ -164,7 +179,7 @@ pub fn read_statement(s: &str) -> Statement {
     }
     // leading words skipped; a negation or a number word keeps the statement as text
     let mut rest = t.trim_start();
-    for _ in 0..MAX_SKIPPED_WORDS {
+    for skipped in 0..MAX_SKIPPED_WORDS {
         let word_len = rest
             .find(|c: char| !(c.is_ascii_alphabetic() || c == '\''))
             .unwrap_or(rest.len());
@@ -179,7 +194,9 @@ pub fn read_statement(s: &str) -> Statement {
         if word_len == 1 && !(&rest[..1] == "a" && before_word && !after.starts_with(" or ")) {
             break;
         }
-        if lower == "or" || lower == "and" {
+        // "and"/"or" open a list of values, unless they join the words skipped so far
+        // ("Sally and Mary grew a total of 242 turnips" → `242`)
+        if (lower == "or" || lower == "and") && skipped == 0 {
             break;
         }
         // a function or constant name starts the expression (`sqrt(2)`, `pi/2`)
@@ -197,6 +214,28 @@ pub fn read_statement(s: &str) -> Statement {
     let rest = &line[start..];
     let (first, end) = expression(rest);
     answer(join(first, &more_pieces(&rest[end..])))
+}
+
+/// The items of a JSON list of strings and numbers that opens `s` on its first line (at most
+/// [`MAX_PIECES`] items, none empty); None for anything else (`[0, 1)` is an interval).
+fn json_list(s: &str) -> Option<Vec<String>> {
+    let line = s.lines().next()?.trim_start();
+    if !line.starts_with('[') {
+        return None;
+    }
+    let close = line.find(']')?;
+    let items: Vec<serde_json::Value> = serde_json::from_str(&line[..=close]).ok()?;
+    if items.is_empty() || items.len() > MAX_PIECES {
+        return None;
+    }
+    items
+        .iter()
+        .map(|v| match v {
+            serde_json::Value::String(t) if !t.trim().is_empty() => Some(clean_inline(t)),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The first `pat` in `s` not escaped by a backslash (`\$` is a dollar sign).
@@ -301,7 +340,7 @@ fn starts_math(s: &str) -> bool {
             if c.is_ascii_digit()
                 || matches!(
                     c,
-                    '$' | '\\' | '-' | '(' | '[' | '{' | '−' | '√' | '∞' | 'π' | '.'
+                    '$' | '\\' | '-' | '(' | '[' | '{' | '|' | '−' | '√' | '∞' | 'π' | '.'
                 ) =>
         {
             true
@@ -445,7 +484,7 @@ pub fn expression(s: &str) -> (String, usize) {
             }
             _ if c >= 0x80 => {
                 let ch = s[i..].chars().next().unwrap_or(' ');
-                if !"×÷−√π∞≤≥≠≈°·±∓∈∪∩′".contains(ch) {
+                if !"×÷⁄∕−√π∞≤≥≠≈°·±∓∈∪∩′".contains(ch) {
                     break;
                 }
                 i += ch.len_utf8();

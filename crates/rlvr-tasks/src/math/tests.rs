@@ -666,3 +666,81 @@ fn an_answer_section_of_working_ends_on_its_value() {
     // one line: the statement as before
     ok("5", "Final Answer:\n\nx = 5");
 }
+
+#[test]
+fn answer_statements_of_the_second_held_out_set() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    // "the answer to this question is" is an answer statement: a step label before it
+    // (`#5. (by #3 #4)`) or the restated question's formula is not the answer
+    let np = "#5. (by #1 #4) The original question is #2. Simplify $\\sqrt{9^3}$. We do not \
+              miss information on the rewritten labels. So the answer to this question is 27.";
+    ok("27", np);
+    wrong("4", np);
+    ok("6", "The answer for the problem is 6.");
+    wrong("6", "The answer to this question is not 6.");
+    // a clause after the statement: its value, past names joined by "and"
+    ok(
+        "273",
+        "So the answer to this question is Mariah and her grandma used 273 yards of yarn altogether.",
+    );
+    ok(
+        "48",
+        "So the answer is Joan and Tom have 48 books together.",
+    );
+    wrong(
+        "49",
+        "So the answer is Joan and Tom have 48 books together.",
+    );
+    // "and" before a value still lists values: a hedge against one gold
+    wrong("3", "The answer is 3 and 5.");
+    // after the copula that a value follows, not a later one
+    ok(
+        "500",
+        "So the answer is there are 500 jigsaw pieces left to be placed.",
+    );
+    ok("34", "The largest $n$ is 34.");
+    wrong(
+        "500",
+        "So the answer is there are 50 pieces left to be placed.",
+    );
+    // "the correct option is" / "the best option is" states a choice
+    let choices = ["126", "77", "88"];
+    let aqua = "So the answer to this question is train fare for one person is Rs. 126. Among \
+                all the answer choices, the correct option is A) 126.";
+    assert!(choices::verify_with_choices("A", aqua, &choices).correct);
+    assert!(!choices::verify_with_choices("B", aqua, &choices).correct);
+    let men = ["93 men", "96 men"];
+    let best = "The answer to the question is 96 men. Among all the answer choices, the best \
+                option is B) 96 men.";
+    assert!(choices::verify_with_choices("B", best, &men).correct);
+    assert!(!choices::verify_with_choices("A", best, &men).correct);
+    // the fraction slash and the division slash divide (`π⁄4`)
+    ok("\\frac{\\pi}{4}", "```json\n{\"answer\": \"π⁄4\"}\n```");
+    ok("0.75", "The answer is 3⁄4.");
+    ok("0.75", "The answer is 3∕4.");
+    wrong("\\frac{\\pi}{3}", "The answer is π⁄4.");
+    // a JSON list of values is a list (`"answer": ["B", "F"]`)
+    ok(
+        "B, F",
+        "{\"reasoning\": \"...\", \"answer\": [\"B\", \"F\"]}",
+    );
+    ok("3, 5", "{\"answer\": [3, 5]}");
+    wrong("B", "{\"answer\": [\"B\", \"F\"]}");
+    ok("[0,1)", "The answer is [0, 1).");
+}
+
+#[test]
+fn decimals_printed_at_double_precision_are_one_value() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    // both renderings of 5/12 that f64 arithmetic gives
+    ok("0.4166666666666667", "The answer is 0.4166666666666666.");
+    ok("0.8333333333333334", "The answer is 0.8333333333333333.");
+    ok("-1234.567890123457", "The answer is -1234.567890123456.");
+    // more than f64's rounding apart, or fewer than 15 significant digits: exact as before
+    wrong("0.4166666666666667", "The answer is 0.4166666666666647.");
+    wrong("0.41666666666667", "The answer is 0.41666666666666.");
+    wrong("3.3e12", "The answer is 3.3e12+1.");
+    wrong("0.42", "The answer is 0.4166666666666667.");
+}

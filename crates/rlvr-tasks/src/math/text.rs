@@ -138,8 +138,13 @@ pub(crate) fn first_sentence(s: &str) -> &str {
 
 /// Byte offset of the last `pat` outside `$...$` spans and braces.
 pub(crate) fn outside_math_rfind(s: &str, pat: &str) -> Option<usize> {
+    outside_math_find_all(s, pat).pop()
+}
+
+/// Every byte offset of `pat` in `s` outside `$..$` and braces, in order (linear in `s`).
+pub(crate) fn outside_math_find_all(s: &str, pat: &str) -> Vec<usize> {
     let b = s.as_bytes();
-    let (mut dollars, mut depth, mut last) = (0, 0i32, None);
+    let (mut dollars, mut depth, mut all) = (0, 0i32, Vec::new());
     for i in 0..b.len() {
         match b[i] {
             b'$' => dollars += 1,
@@ -148,10 +153,10 @@ pub(crate) fn outside_math_rfind(s: &str, pat: &str) -> Option<usize> {
             _ => {}
         }
         if dollars % 2 == 0 && depth == 0 && b[i..].starts_with(pat.as_bytes()) {
-            last = Some(i);
+            all.push(i);
         }
     }
-    last
+    all
 }
 
 /// Whether `s` reads as prose: outside `$...$` and braces, at least two tokens made only
