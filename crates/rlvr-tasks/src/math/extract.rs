@@ -14,6 +14,7 @@
 //!    between different answers, which the comparison refuses against a single gold);
 //! 2. **the last answer marker**, whichever comes last in the text:
 //!    - an answer statement: "the answer is", "the final answer is", "answer would be",
+//!      "the answer to this question is", "the correct option is", "the best choice is",
 //!      `Answer:`, `**Final Answer:**`, `Answer =`, the word followed by math (`Answer $9$`),
 //!      a JSON field `"answer": "200"`, a final line `A: 26` (question-answer format)
 //!      (`Therefore, the answer is $\frac{3}{4}$.` → `\frac{3}{4}`); the same in the

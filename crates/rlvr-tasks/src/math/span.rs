@@ -8,10 +8,14 @@
 //!   the expression) declines ([`Statement::Declines`]; extraction then finds no answer):
 //!   "the answer is not 5" does not answer 5, "the answer is negative 5" is not 5, "half of
 //!   10" is not 10;
-//! - **prose** (two or more words outside math, one of four letters) is read after its last copula outside math
-//!   (` is `, ` are `, ` equals `, ` was `, ` be `): "The largest $n$ is 34" → `34`;
+//! - **prose** (two or more words outside math, one of four letters) is read after its last
+//!   copula outside math (` is `, ` are `, ` equals `, ` was `, ` be `) that a value
+//!   follows, else after its last one: "The largest $n$ is 34" → `34`; "there are 500
+//!   pieces left to be placed" → `500`;
+//! - a **JSON list** of strings or numbers is its items (`["B", "F"]` → `B, F`);
 //! - up to 8 **leading words** are skipped ("that there are 125 trees on 5 labeled
-//!   vertices" → `125`; "approximately 3.14" → `3.14`);
+//!   vertices" → `125`; "approximately 3.14" → `3.14`), "and"/"or" among them when they join
+//!   words ("Joan and Tom have 48 books" → `48`);
 //! - the expression then ends at the **end of the mathematical expression**, not of the
 //!   sentence ([`expression`]): a `$..$`, `\(..\)` or `\[..\]` span is taken whole; plain
 //!   text stops at a word of two or more letters that is not a function, constant or unit
