@@ -45,13 +45,29 @@ What this process changes in verl to run on a CPU (nothing on the loss's path):
 - strategy ``fsdp2`` (verl's other FSDP strategy): FSDP1 refuses ``sync_module_states=True``
   with parameters on the CPU ("requires them to be on GPU"), which verl's FSDP1 engine always
   sets; ``use_remove_padding=false`` and ``attn_implementation=eager`` (no flash-attention on
-  a CPU); fp32 mixed precision (verl's default bf16 compute would only blur the comparison).
+  a CPU).
+
+Precision: float64 end to end, so that the comparison is at float64 rounding (1e-15), not
+float32's (1e-6). verl's own keys set it: ``fsdp_config.model_dtype=fp64`` (the weights) and
+``fsdp_config.mixed_precision`` ``fp64`` (FSDP2's param and reduce dtypes); the batch
+the trainer hands over holds float64 rewards (so verl's ``compute_advantage`` and rlvr's
+estimator produce float64 advantages) and float64 old log-probs. Two things outside verl's
+loss path make that possible:
+- verl's dtype table, ``verl.utils.torch_dtypes.PrecisionType.to_dtype`` (what the engine reads
+  ``model_dtype`` and ``mixed_precision`` through), maps fp16, fp32 and bf16 only, though
+  ``PrecisionType`` names ``FULL = "64"``; this process adds ``fp64`` to it. FSDP2's engine then
+  enters ``torch.autocast(cpu, float64)``, which torch disables with a warning (CPU autocast
+  knows bf16/fp16 only): a no-op, as verl's own fp32 branch is;
+- transformers' Llama computes RMSNorm, RoPE and the attention softmax in float32 whatever the
+  weights' dtype; ``llama_in_weights_dtype`` (on both sides, verl's processes and the test's
+  reference) computes them in float64 for float64 weights.
 """
 
 import os
 import pickle
 import sys
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -61,7 +77,7 @@ import torch
 FIXTURE = Path(__file__).resolve().parents[2] / "crates/rlvr-model/tests/fixtures/llama-tiny"
 
 #: the batch: PROMPTS groups of N responses, STEPS optimizer steps of PROMPTS / STEPS prompts
-PROMPTS, N, STEPS = 8, 4, 4
+PROMPTS, N, STEPS = 16, 4, 16
 MAX_PROMPT, MAX_RESPONSE = 6, 10
 MICRO = 2  # ppo_micro_batch_size_per_gpu
 CLIP_LOW, CLIP_HIGH, CLIP_C = 0.2, 0.28, 3.0
@@ -71,6 +87,57 @@ def load_model(dtype):
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_pretrained(str(FIXTURE), dtype=dtype, attn_implementation="eager")
+
+
+@contextmanager
+def llama_in_weights_dtype():
+    """transformers' Llama computes three things in float32 whatever the weights' dtype: RMSNorm,
+    RoPE's cos/sin and the eager attention's softmax (an upcast for bf16 weights, a downcast for
+    float64 ones). Their float32 roundings are 1e-7 apart between two float64 runs whose inputs
+    differ at 1e-16, and they do: verl runs padded micro-batches, the reference one sequence at
+    a time (measured: 1.3e-7 relative between the two layouts' logits, 8.6e-16 with this). Inside,
+    the three compute in the wider of float32 and the weights' dtype, the same formulas
+    otherwise: float64 end to end for float64 weights, nothing changed for float32 weights. Used
+    on both sides (verl's processes, the reference); nothing of verl's is touched."""
+    import transformers.models.llama.modeling_llama as llama
+    from torch import nn
+
+    def wide(dtype):
+        return torch.promote_types(dtype, torch.float32)
+
+    def rms_norm(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(wide(input_dtype))
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+    def rope(self, x, position_ids):  # the default rope type (the fixture's)
+        w = wide(x.dtype)
+        freqs = position_ids[..., None].to(w) * self.inv_freq.to(device=x.device, dtype=w)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos = emb.cos() * self.attention_scaling
+        sin = emb.sin() * self.attention_scaling
+        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
+
+    def eager_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+        key_states = llama.repeat_kv(key, module.num_key_value_groups)
+        value_states = llama.repeat_kv(value, module.num_key_value_groups)
+        attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+        if attention_mask is not None:
+            attn_weights = attn_weights + attention_mask
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=wide(query.dtype)).to(query.dtype)
+        attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
+        attn_output = torch.matmul(attn_weights, value_states)
+        return attn_output.transpose(1, 2).contiguous(), attn_weights
+
+    saved = (llama.LlamaRMSNorm.forward, llama.LlamaRotaryEmbedding.forward, llama.eager_attention_forward)
+    llama.LlamaRMSNorm.forward, llama.LlamaRotaryEmbedding.forward = rms_norm, rope
+    llama.eager_attention_forward = eager_attention
+    try:
+        yield
+    finally:
+        llama.LlamaRMSNorm.forward, llama.LlamaRotaryEmbedding.forward, llama.eager_attention_forward = saved
 
 
 def response_log_probs(model, batch):
@@ -227,6 +294,17 @@ def _cpu_verl():
     set_platform(PlatformCPU())
     os.environ["VERL_ENGINE_DEVICE"] = "cuda"
 
+    # float64: verl's dtype table (PrecisionType.to_dtype, read for fsdp_config.model_dtype and
+    # mixed_precision) maps fp16, fp32 and bf16 only, though its PrecisionType names FULL = "64"
+    from verl.utils.torch_dtypes import PrecisionType
+
+    to_dtype = PrecisionType.to_dtype
+
+    def to_dtype_with_fp64(precision):
+        return torch.float64 if precision in ("fp64", "float64", "64", 64, torch.float64) else to_dtype(precision)
+
+    PrecisionType.to_dtype = staticmethod(to_dtype_with_fp64)
+
     import verl.models.transformers.monkey_patch as monkey_patch
 
     monkey_patch.is_trl_available = lambda: False
@@ -275,8 +353,10 @@ def config(world, shuffle):
         "actor_rollout_ref.model.use_remove_padding=false",
         "+actor_rollout_ref.model.override_config.attn_implementation=eager",
         "actor_rollout_ref.actor.strategy=fsdp2",
+        # float64 end to end: the weights, FSDP2's compute and reduce (module docstring)
+        "actor_rollout_ref.actor.fsdp_config.model_dtype=fp64",
         "+actor_rollout_ref.actor.fsdp_config.mixed_precision="
-        "{param_dtype: fp32, reduce_dtype: fp32, buffer_dtype: fp32}",
+        "{param_dtype: fp64, reduce_dtype: fp64, buffer_dtype: fp64}",
         "actor_rollout_ref.actor.use_torch_compile=false",
         "actor_rollout_ref.actor.fsdp_config.use_torch_compile=false",
         # every step at the same parameters, no clipping (module docstring)
@@ -304,7 +384,7 @@ def trainer_batch(batch, cfg, estimator, world):
     prompts = torch.zeros(bs, MAX_PROMPT, dtype=torch.long)
     responses = torch.zeros(bs, MAX_RESPONSE, dtype=torch.long)
     attention = torch.zeros(bs, MAX_PROMPT + MAX_RESPONSE, dtype=torch.long)
-    rewards = torch.zeros(bs, MAX_RESPONSE)
+    rewards = torch.zeros(bs, MAX_RESPONSE, dtype=torch.float64)  # float64: the advantage too
     for i, ids in enumerate(batch["ids"]):
         p, r = int(batch["prompt_len"][i]), int(batch["resp_len"][i])
         prompts[i, MAX_PROMPT - p :] = ids[:p]  # left-padded prompt
@@ -319,7 +399,7 @@ def trainer_batch(batch, cfg, estimator, world):
             "attention_mask": attention,
             "position_ids": compute_position_id_with_mask(attention),
             "response_mask": attention[:, MAX_PROMPT:].clone(),
-            "old_log_probs": batch["old_log_probs"].clone(),
+            "old_log_probs": batch["old_log_probs"].double(),
             "token_level_scores": rewards,
             "token_level_rewards": rewards.clone(),
             "rlvr_row": torch.arange(bs),  # the original row id, to see where each row goes
@@ -433,4 +513,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with llama_in_weights_dtype():
+        main()
