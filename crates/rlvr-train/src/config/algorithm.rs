@@ -5,6 +5,9 @@ use rlvr_core::policy_loss::{ClipConfig, PolicyLossMode};
 use rlvr_core::{AdvEstimator, AggRule};
 use serde::{Deserialize, Serialize};
 
+use super::section::{Keys, Section};
+use super::ConfigError;
+
 /// `[algorithm]`: advantage, loss and its aggregation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -110,5 +113,43 @@ impl AlgorithmConfig {
             clip_ratio_c: self.clip_ratio_c,
             log_ratio_clamp: ClipConfig::LOG_RATIO_CLAMP,
         }
+    }
+}
+
+impl Section for AlgorithmConfig {
+    const NAME: &'static str = "algorithm";
+
+    /// Positive batch sizes and epochs; clip ratios in range, the dual clip only with the
+    /// vanilla loss; finite coefficients (KL and overlong penalty `>= 0`).
+    fn validate(&self) -> Result<(), ConfigError> {
+        type K = Keys<AlgorithmConfig>;
+        K::at_least_one("ppo_mini_batch_size", self.ppo_mini_batch_size)?;
+        K::at_least_one("ppo_micro_batch_size", self.ppo_micro_batch_size)?;
+        K::at_least_one("ppo_max_token_len_per_gpu", self.ppo_max_token_len_per_gpu)?;
+        K::at_least_one("ppo_epochs", self.ppo_epochs)?;
+        K::fraction("clip_ratio_low", self.clip_ratio_low, false)?;
+        K::finite_at_least("clip_ratio_high", self.clip_ratio_high, 0.0)?;
+        if let Some(c) = self.clip_ratio_c {
+            if !(c > 1.0 && c.is_finite()) {
+                return Err(K::invalid("clip_ratio_c", format!("must be > 1, got {c}")));
+            }
+            if self.policy_loss != PolicyLossMode::Vanilla {
+                return Err(K::invalid(
+                    "clip_ratio_c",
+                    format!(
+                        "dual clip applies to policy_loss = \"vanilla\" only, not \"{}\"; unset it",
+                        self.policy_loss.name()
+                    ),
+                ));
+            }
+        }
+        K::finite_at_least("kl_loss_coef", self.kl_loss_coef, 0.0)?;
+        if !self.entropy_coeff.is_finite() {
+            return Err(K::invalid(
+                "entropy_coeff",
+                format!("must be a finite number, got {}", self.entropy_coeff),
+            ));
+        }
+        K::finite_at_least("overlong_penalty_factor", self.overlong_penalty_factor, 0.0)
     }
 }

@@ -43,3 +43,9 @@ impl Default for DataConfig {
         }
     }
 }
+
+impl super::Section for DataConfig {
+    const NAME: &'static str = "data";
+    // no range of its own: `max_prompt_length` is bounded with the others
+    // (`TrainConfig::bounded_integers`), `train_files` checked with `model.path`
+}

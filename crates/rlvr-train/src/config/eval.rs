@@ -5,6 +5,9 @@ use std::fmt;
 use rlvr_model::{Greedy, SamplingError, SamplingSetting, SamplingSpec};
 use serde::{Deserialize, Serialize};
 
+use super::section::{Keys, Section};
+use super::ConfigError;
+
 /// `[eval]`: held-out evaluation at intervals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -70,6 +73,17 @@ impl EvalConfig {
             SamplingSetting::MaxNewTokens => "eval.max_response_length",
             SamplingSetting::TopK | SamplingSetting::StopStrings => "eval",
         }
+    }
+}
+
+impl Section for EvalConfig {
+    const NAME: &'static str = "eval";
+
+    /// Positive `k` and batch size. The sampler is checked with the rollout's length by
+    /// [`super::TrainConfig::validate`] (`eval.max_response_length` = 0 takes it).
+    fn validate(&self) -> Result<(), ConfigError> {
+        Keys::<Self>::at_least_one("k", self.k)?;
+        Keys::<Self>::at_least_one("batch_size", self.batch_size)
     }
 }
 

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::section::{Keys, Section};
+use super::ConfigError;
+
 /// `[logging]`: what is shown and kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -24,5 +27,14 @@ impl Default for LoggingConfig {
             progress_interval_s: 30.0,
             print_freq: 10,
         }
+    }
+}
+
+impl Section for LoggingConfig {
+    const NAME: &'static str = "logging";
+
+    /// A finite progress interval `>= 0`.
+    fn validate(&self) -> Result<(), ConfigError> {
+        Keys::<Self>::finite_at_least("progress_interval_s", self.progress_interval_s, 0.0)
     }
 }

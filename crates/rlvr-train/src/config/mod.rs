@@ -26,6 +26,7 @@ mod optim;
 mod parse;
 mod reward;
 mod rollout;
+mod section;
 mod testbed;
 mod trainer;
 mod validate;
@@ -40,6 +41,7 @@ pub use optim::{LrScheduler, OptimConfig};
 pub use parse::apply_override;
 pub use reward::RewardConfig;
 pub use rollout::RolloutConfig;
+pub use section::{Keys, Section};
 pub use testbed::{TestbedSection, MOVED_KEYS};
 pub use trainer::{Logger, TrainerConfig};
 pub use validate::{

@@ -3,6 +3,9 @@
 use rlvr_model::{DeviceSpec, WeightDtype};
 use serde::{Deserialize, Serialize};
 
+use super::section::{Keys, Section};
+use super::ConfigError;
+
 /// `[model]`: which policy to train and where it runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -48,5 +51,14 @@ impl Default for ModelConfig {
             optimizer_offload: false,
             use_remove_padding: true,
         }
+    }
+}
+
+impl Section for ModelConfig {
+    const NAME: &'static str = "model";
+
+    /// A finite device memory `>= 0` (0: not given).
+    fn validate(&self) -> Result<(), ConfigError> {
+        Keys::<Self>::finite_at_least("device_memory_gib", self.device_memory_gib, 0.0)
     }
 }

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::section::{Keys, Section};
+use super::ConfigError;
+
 /// `[optim]`: AdamW and the learning-rate schedule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -48,4 +51,27 @@ impl Default for OptimConfig {
 pub enum LrScheduler {
     Constant,
     Cosine,
+}
+
+impl Section for OptimConfig {
+    const NAME: &'static str = "optim";
+
+    /// A finite rate, decay and clip `>= 0`, AdamW's `eps > 0` (AdamW divides by
+    /// `sqrt(v) + eps`: with 0, a parameter whose gradient is zero, as on every step whose
+    /// rewards are all equal, gets 0/0), betas in `[0, 1)`, `min_lr_ratio` in `[0, 1]`.
+    fn validate(&self) -> Result<(), ConfigError> {
+        type K = Keys<OptimConfig>;
+        K::finite_at_least("lr", self.lr, 0.0)?;
+        if !(self.eps > 0.0 && self.eps.is_finite()) {
+            return Err(K::invalid(
+                "eps",
+                format!("must be a finite number > 0, got {}", self.eps),
+            ));
+        }
+        K::finite_at_least("weight_decay", self.weight_decay, 0.0)?;
+        K::finite_at_least("grad_clip", self.grad_clip, 0.0)?;
+        K::fraction("beta1", self.beta1, false)?;
+        K::fraction("beta2", self.beta2, false)?;
+        K::fraction("min_lr_ratio", self.min_lr_ratio, true)
+    }
 }

@@ -3,6 +3,9 @@
 use rlvr_model::{Greedy, SamplingError, SamplingSetting, SamplingSpec};
 use serde::{Deserialize, Serialize};
 
+use super::section::{Keys, Section};
+use super::ConfigError;
+
 /// `[rollout]`: how responses are sampled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -62,5 +65,20 @@ impl RolloutConfig {
             SamplingSetting::MaxNewTokens => "rollout.max_response_length",
             SamplingSetting::StopStrings => "rollout.stop_strings",
         }
+    }
+}
+
+impl Section for RolloutConfig {
+    const NAME: &'static str = "rollout";
+
+    /// Positive counts, and a sampler [`Self::sampling`] accepts.
+    fn validate(&self) -> Result<(), ConfigError> {
+        type K = Keys<RolloutConfig>;
+        K::at_least_one("generation_batch_size", self.generation_batch_size)?;
+        K::at_least_one("num_generations", self.num_generations)?;
+        self.sampling().map(drop).map_err(|e| ConfigError::Invalid {
+            key: Self::key(e.setting).into(),
+            message: e.reason,
+        })
     }
 }

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 use rlvr_tasks::testbed::Regime;
 use serde::{Deserialize, Serialize};
 
+use super::section::{Keys, Section};
+use super::ConfigError;
+
 /// `[testbed]`: the generated arithmetic task (multi-term sums solved step by step,
 /// `rlvr_tasks::testbed`), the tiny Qwen-shaped model that learns it, and the supervised warm
 /// start that gives the model its length regime. Read only by a testbed run (and by an
@@ -142,17 +145,16 @@ impl TestbedSection {
             .map(|(k, _)| k.clone())
             .collect()
     }
+}
+
+impl Section for TestbedSection {
+    const NAME: &'static str = "testbed";
 
     /// The ranges of the section: positive sizes, heads that cut the hidden size into an even
     /// head size (RoPE), a finite warm-start rate, and the problem space's own rules
     /// (`rlvr_tasks::testbed::TestbedConfig::validate`). An error names the key.
-    pub fn validate(&self) -> Result<(), super::ConfigError> {
-        let bad = |key: &str, message: String| {
-            Err(super::ConfigError::Invalid {
-                key: format!("testbed.{key}"),
-                message,
-            })
-        };
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, message: String| Err(Keys::<Self>::invalid(key, message));
         for (key, v) in [
             ("hidden_size", self.hidden_size),
             ("num_hidden_layers", self.num_hidden_layers),
@@ -162,9 +164,7 @@ impl TestbedSection {
             ("train_size", self.train_size),
             ("warm_start_batch_size", self.warm_start_batch_size),
         ] {
-            if v == 0 {
-                return bad(key, "must be at least 1".into());
-            }
+            Keys::<Self>::at_least_one(key, v)?;
         }
         if !self.hidden_size.is_multiple_of(self.num_attention_heads)
             || !(self.hidden_size / self.num_attention_heads).is_multiple_of(2)
@@ -177,12 +177,7 @@ impl TestbedSection {
                 ),
             );
         }
-        if !(self.warm_start_lr >= 0.0 && self.warm_start_lr.is_finite()) {
-            return bad(
-                "warm_start_lr",
-                format!("must be a finite number >= 0, got {}", self.warm_start_lr),
-            );
-        }
+        Keys::<Self>::finite_at_least("warm_start_lr", self.warm_start_lr, 0.0)?;
         self.task_config(0)
             .validate()
             .or_else(|e| bad(e.knob, e.to_string()))

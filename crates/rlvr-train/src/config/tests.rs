@@ -450,3 +450,51 @@ fn a_saved_config_reads_back_through_the_report_s_schema() {
     assert_eq!(saved.condition(), "gsm8k");
     assert_eq!(saved.algorithm.loss_agg_mode.as_deref(), Some("balanced"));
 }
+
+/// Each section's type names its keys by the section's name in the file: the errors of its own
+/// checks carry `section.key` built from the type, in the file's order of sections.
+#[test]
+fn every_section_names_its_keys_by_its_name_in_the_file() {
+    assert_eq!(
+        [
+            ModelConfig::NAME,
+            DataConfig::NAME,
+            RolloutConfig::NAME,
+            AlgorithmConfig::NAME,
+            <RewardConfig as Section>::NAME,
+            OptimConfig::NAME,
+            TrainerConfig::NAME,
+            EvalConfig::NAME,
+            LoggingConfig::NAME,
+            TestbedSection::NAME,
+        ],
+        SECTIONS
+    );
+    assert_eq!(Keys::<OptimConfig>::name("lr"), "optim.lr");
+    let err = OptimConfig {
+        beta2: 1.0,
+        ..Default::default()
+    }
+    .validate()
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config key `optim.beta2`: must be in [0, 1), got 1"
+    );
+    let err =
+        Keys::<LoggingConfig>::finite_at_least("progress_interval_s", f64::NAN, 0.0).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "config key `logging.progress_interval_s`: must be a finite number >= 0, got NaN"
+    );
+    // the defaults pass every section's checks
+    let d = TrainConfig::default();
+    d.model.validate().unwrap();
+    d.rollout.validate().unwrap();
+    d.algorithm.validate().unwrap();
+    d.optim.validate().unwrap();
+    d.trainer.validate().unwrap();
+    d.eval.validate().unwrap();
+    d.logging.validate().unwrap();
+    d.testbed.validate().unwrap();
+}

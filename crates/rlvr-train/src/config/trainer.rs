@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::section::{Keys, Section};
+use super::ConfigError;
+
 /// `[trainer]`: run length, batch, seed, checkpoints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -86,4 +89,39 @@ impl Default for TrainerConfig {
             logger: vec![Logger::Console],
         }
     }
+}
+
+impl Section for TrainerConfig {
+    const NAME: &'static str = "trainer";
+
+    /// A positive batch and checkpoint count, and a run name that stays inside `runs_dir`.
+    fn validate(&self) -> Result<(), ConfigError> {
+        Keys::<Self>::at_least_one("train_batch_size", self.train_batch_size)?;
+        Keys::<Self>::at_least_one("keep_checkpoints", self.keep_checkpoints)?;
+        validate_run_name(&self.run_name)
+    }
+}
+
+/// `trainer.run_name`: empty (an automatic name) or one plain path component, so that
+/// `<runs_dir>/<run_name>` stays inside `runs_dir`.
+fn validate_run_name(name: &str) -> Result<(), ConfigError> {
+    if name.is_empty() {
+        return Ok(());
+    }
+    let mut parts = std::path::Path::new(name).components();
+    let plain = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(c)), None) if c == std::ffi::OsStr::new(name)
+    );
+    if !plain || name.contains(['/', '\\']) || name.chars().any(char::is_control) {
+        return Err(Keys::<TrainerConfig>::invalid(
+            "run_name",
+            format!(
+                "{name:?}: a run name is one plain directory name inside trainer.runs_dir (no \
+                 `/` or `\\`, no control characters, not `.` or `..`, not an absolute path); set \
+                 trainer.runs_dir to put runs elsewhere"
+            ),
+        ));
+    }
+    Ok(())
 }

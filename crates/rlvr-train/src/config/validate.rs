@@ -1,104 +1,43 @@
 //! Validation: the ranges, bounds and combinations a parsed config must keep, each error
 //! naming its key; the keys a resume cannot change.
 
-use std::path::Path;
-
-use rlvr_core::policy_loss::PolicyLossMode;
-
+use super::section::Section;
 use super::*;
 
 impl TrainConfig {
-    /// Checks the combinations that parse but cannot run.
+    /// Checks what parses but cannot run: the upper bounds first (a huge value is named by
+    /// its own key, not by a combination), then each section's own keys
+    /// ([`Section::validate`]), then the combinations across sections. Every error names its
+    /// key.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_bounds()?;
+        self.model.validate()?;
+        self.rollout.validate()?;
+        self.algorithm.validate()?;
+        self.reward.validate()?;
+        self.optim.validate()?;
+        self.trainer.validate()?;
+        self.eval.validate()?;
+        self.logging.validate()?;
+        self.testbed.validate()?;
+        self.validate_combinations()
+    }
+
+    /// The keys that must agree with another section's.
+    fn validate_combinations(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, message: String| {
             Err(ConfigError::Invalid {
                 key: key.into(),
                 message,
             })
         };
-        // upper bounds first: a huge value is named by its own key, not by a combination
-        self.validate_bounds()?;
-        let (r, a, t, o, e) = (
-            &self.rollout,
-            &self.algorithm,
-            &self.trainer,
-            &self.optim,
-            &self.eval,
-        );
-        if r.generation_batch_size < 1 {
-            return bad("rollout.generation_batch_size", "must be at least 1".into());
-        }
-        if r.num_generations < 1 {
-            return bad("rollout.num_generations", "must be at least 1".into());
-        }
-        if let Err(e) = r.sampling() {
-            return bad(RolloutConfig::key(e.setting), e.reason);
-        }
-        if t.train_batch_size < 1 {
-            return bad("trainer.train_batch_size", "must be at least 1".into());
-        }
-        if a.ppo_mini_batch_size < 1 || t.train_batch_size % a.ppo_mini_batch_size != 0 {
+        let (r, a, t) = (&self.rollout, &self.algorithm, &self.trainer);
+        if !t.train_batch_size.is_multiple_of(a.ppo_mini_batch_size) {
             return bad(
                 "algorithm.ppo_mini_batch_size",
                 format!(
                     "must divide trainer.train_batch_size ({}), got {}",
                     t.train_batch_size, a.ppo_mini_batch_size
-                ),
-            );
-        }
-        if a.ppo_micro_batch_size < 1 {
-            return bad(
-                "algorithm.ppo_micro_batch_size",
-                "must be at least 1".into(),
-            );
-        }
-        if a.ppo_max_token_len_per_gpu < 1 {
-            return bad(
-                "algorithm.ppo_max_token_len_per_gpu",
-                "must be at least 1".into(),
-            );
-        }
-        if a.ppo_epochs < 1 {
-            return bad("algorithm.ppo_epochs", "must be at least 1".into());
-        }
-        if !(a.clip_ratio_low >= 0.0 && a.clip_ratio_low < 1.0) {
-            return bad("algorithm.clip_ratio_low", "must be in [0, 1)".into());
-        }
-        if !(a.clip_ratio_high >= 0.0 && a.clip_ratio_high.is_finite()) {
-            return bad("algorithm.clip_ratio_high", "must be >= 0".into());
-        }
-        if let Some(c) = a.clip_ratio_c {
-            if !(c > 1.0 && c.is_finite()) {
-                return bad("algorithm.clip_ratio_c", format!("must be > 1, got {c}"));
-            }
-            if a.policy_loss != PolicyLossMode::Vanilla {
-                return bad(
-                    "algorithm.clip_ratio_c",
-                    format!(
-                        "dual clip applies to policy_loss = \"vanilla\" only, not \"{}\"; unset it",
-                        a.policy_loss.name()
-                    ),
-                );
-            }
-        }
-        if !(a.kl_loss_coef >= 0.0 && a.kl_loss_coef.is_finite()) {
-            return bad(
-                "algorithm.kl_loss_coef",
-                format!("must be a finite number >= 0, got {}", a.kl_loss_coef),
-            );
-        }
-        if !a.entropy_coeff.is_finite() {
-            return bad(
-                "algorithm.entropy_coeff",
-                format!("must be a finite number, got {}", a.entropy_coeff),
-            );
-        }
-        if !(a.overlong_penalty_factor >= 0.0 && a.overlong_penalty_factor.is_finite()) {
-            return bad(
-                "algorithm.overlong_penalty_factor",
-                format!(
-                    "must be a finite number >= 0, got {}",
-                    a.overlong_penalty_factor
                 ),
             );
         }
@@ -108,62 +47,9 @@ impl TrainConfig {
                 "must be smaller than rollout.max_response_length".into(),
             );
         }
-        let interval = self.logging.progress_interval_s;
-        if !(interval >= 0.0 && interval.is_finite()) {
-            return bad(
-                "logging.progress_interval_s",
-                format!("must be a finite number of seconds >= 0, got {interval}"),
-            );
-        }
-        if !(o.lr >= 0.0 && o.lr.is_finite()) {
-            return bad("optim.lr", "must be a finite number >= 0".into());
-        }
-        // AdamW divides by sqrt(v) + eps: with eps = 0 a parameter whose gradient is zero
-        // (every step whose rewards are all equal has them) gets 0/0
-        if !(o.eps > 0.0 && o.eps.is_finite()) {
-            return bad(
-                "optim.eps",
-                format!("must be a finite number > 0, got {}", o.eps),
-            );
-        }
-        if !(o.weight_decay >= 0.0 && o.weight_decay.is_finite()) {
-            return bad(
-                "optim.weight_decay",
-                format!("must be a finite number >= 0, got {}", o.weight_decay),
-            );
-        }
-        if !(o.grad_clip >= 0.0 && o.grad_clip.is_finite()) {
-            return bad(
-                "optim.grad_clip",
-                format!(
-                    "must be a finite number >= 0 (0 = off), got {}",
-                    o.grad_clip
-                ),
-            );
-        }
-        if !(0.0..1.0).contains(&o.beta1) {
-            return bad("optim.beta1", format!("must be in [0, 1), got {}", o.beta1));
-        }
-        if !(0.0..1.0).contains(&o.beta2) {
-            return bad("optim.beta2", format!("must be in [0, 1), got {}", o.beta2));
-        }
-        if !(0.0..=1.0).contains(&o.min_lr_ratio) {
-            return bad("optim.min_lr_ratio", "must be in [0, 1]".into());
-        }
-        if e.k < 1 {
-            return bad("eval.k", "must be at least 1".into());
-        }
-        if let Err(err) = e.sampling(self.eval_max_tokens()) {
+        if let Err(err) = self.eval.sampling(self.eval_max_tokens()) {
             return bad(EvalConfig::key(err.setting), err.reason);
         }
-        if e.batch_size < 1 {
-            return bad("eval.batch_size", "must be at least 1".into());
-        }
-        if !(self.model.device_memory_gib >= 0.0 && self.model.device_memory_gib.is_finite()) {
-            return bad("model.device_memory_gib", "must be a number >= 0".into());
-        }
-        self.validate_sizes()?;
-        validate_run_name(&t.run_name)?;
         // the testbed model and the testbed task go together: either one alone would silently
         // ignore the other setting (the testbed set-up builds its own model and problems)
         match (&self.model.path, &self.data.train_files) {
@@ -218,29 +104,6 @@ impl TrainConfig {
                     );
                 }
             }
-        }
-        Ok(())
-    }
-
-    /// The sizes and counts that must be positive, and the worker count, which must fit the
-    /// machine ([`max_reward_workers`]).
-    fn validate_sizes(&self) -> Result<(), ConfigError> {
-        if self.trainer.keep_checkpoints == 0 {
-            return Err(ConfigError::Invalid {
-                key: "trainer.keep_checkpoints".into(),
-                message: "must be at least 1".into(),
-            });
-        }
-        self.testbed.validate()?;
-        let most = max_reward_workers();
-        if self.reward.num_workers > most {
-            return Err(ConfigError::Invalid {
-                key: "reward.num_workers".into(),
-                message: format!(
-                    "{} workers: at most {most} here (4 per core, at least 64; 0 = one per core)",
-                    self.reward.num_workers
-                ),
-            });
         }
         Ok(())
     }
@@ -666,27 +529,3 @@ pub const FIXED_ON_RESUME: &[(&str, &str)] = &[
     ("trainer.run_name", "the run stays in its directory"),
     ("trainer.runs_dir", "the run stays in its directory"),
 ];
-
-/// `trainer.run_name`: empty (an automatic name) or one plain path component, so that
-/// `<runs_dir>/<run_name>` stays inside `runs_dir`.
-fn validate_run_name(name: &str) -> Result<(), ConfigError> {
-    if name.is_empty() {
-        return Ok(());
-    }
-    let mut parts = Path::new(name).components();
-    let plain = matches!(
-        (parts.next(), parts.next()),
-        (Some(std::path::Component::Normal(c)), None) if c == std::ffi::OsStr::new(name)
-    );
-    if !plain || name.contains(['/', '\\']) || name.chars().any(char::is_control) {
-        return Err(ConfigError::Invalid {
-            key: "trainer.run_name".into(),
-            message: format!(
-                "{name:?}: a run name is one plain directory name inside trainer.runs_dir (no \
-                 `/` or `\\`, no control characters, not `.` or `..`, not an absolute path); set \
-                 trainer.runs_dir to put runs elsewhere"
-            ),
-        });
-    }
-    Ok(())
-}
