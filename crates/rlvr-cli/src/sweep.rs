@@ -28,6 +28,7 @@
 //! holds whole blocks of `J` seeds for every condition and rule, so its report still compares
 //! like with like. Every finished run prints its wall-clock cost.
 
+use rlvr_core::run_dir::RunDir;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -289,7 +290,7 @@ pub fn run(args: Args) -> Result<()> {
                         } else {
                             "starting"
                         },
-                        cell.dir.join(rlvr_core::run_dir::TRAIN_LOG).display()
+                        RunDir::new(&cell.dir).train_log().display()
                     )?;
                     running.push((cell, child, std::time::Instant::now()));
                 }
@@ -321,7 +322,7 @@ pub fn run(args: Args) -> Result<()> {
                     outln!(
                         "[sweep] {}: FAILED ({status}); see {}",
                         cell.label(),
-                        cell.dir.join(rlvr_core::run_dir::TRAIN_LOG).display()
+                        RunDir::new(&cell.dir).train_log().display()
                     )?;
                     failed.push(cell);
                 }
@@ -466,7 +467,7 @@ fn spawn(
     threads: usize,
 ) -> Result<Child> {
     std::fs::create_dir_all(&cell.dir).with_context(|| cell.dir.display().to_string())?;
-    let log_path = cell.dir.join(rlvr_core::run_dir::TRAIN_LOG);
+    let log_path = RunDir::new(&cell.dir).train_log();
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -13,6 +13,7 @@ mod lock;
 mod run_dir;
 mod summary;
 
+use rlvr_core::run_dir::RunDir;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -109,10 +110,7 @@ pub fn train(opts: &TrainOptions) -> Result<RunSummary, TrainError> {
     let result = train_locked(opts, &cfg, &claimed.dir, wall);
     // a directory this run created and failed in before writing its config holds no run:
     // it is removed, so the name stays free (the lock is still held while it goes)
-    if result.is_err()
-        && claimed.created
-        && !claimed.dir.join(rlvr_core::run_dir::CONFIG_FILE).exists()
-    {
+    if result.is_err() && claimed.created && !RunDir::new(&claimed.dir).config().exists() {
         let _ = std::fs::remove_dir_all(&claimed.dir);
     }
     drop(claimed.lock);
@@ -146,7 +144,7 @@ fn train_locked(
             }
             let damaged = checkpoint::damaged(run);
             checkpoint::discard_all(run)?;
-            let metrics = run.join(rlvr_core::run_dir::METRICS_FILE);
+            let metrics = RunDir::new(run).metrics();
             if metrics.exists() {
                 std::fs::remove_file(&metrics).map_err(|e| TrainError::io(&metrics, e))?;
             }
@@ -176,13 +174,13 @@ fn train_locked(
         for note in &f.notes {
             ui.println(format!("resume: {note}"));
         }
-    } else if !opts.restart && run_dir.join(rlvr_core::run_dir::CONFIG_FILE).exists() {
+    } else if !opts.restart && RunDir::new(&run_dir).config().exists() {
         // a run killed before its first checkpoint: nothing to resume, so it starts over
         ui.println(format!(
             "{} has no checkpoint (stopped before its first): starting it over",
             run_dir.display()
         ));
-        let metrics = run_dir.join(rlvr_core::run_dir::METRICS_FILE);
+        let metrics = RunDir::new(&run_dir).metrics();
         if metrics.exists() {
             std::fs::remove_file(&metrics).map_err(|e| TrainError::io(&metrics, e))?;
         }

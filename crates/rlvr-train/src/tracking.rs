@@ -9,6 +9,7 @@
 //! best-of-k is the unbiased pass@k estimator where verl bootstraps it). A missing value (a
 //! `null` in `metrics.jsonl`, such as the loss of a skipped step) is not written.
 
+use rlvr_core::run_dir::RunDir;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -111,7 +112,7 @@ impl Tracking {
         resumed_at: Option<usize>,
         tensorboard: Option<&Path>,
     ) -> Result<Self, TrainError> {
-        let path = run_dir.join(rlvr_core::run_dir::METRICS_FILE);
+        let path = RunDir::new(run_dir).metrics();
         let metrics =
             MetricsWriter::open(&path, resumed_at).map_err(|e| TrainError::io(&path, e))?;
         let tensorboard = match tensorboard {

@@ -17,6 +17,7 @@
 //! matrix-product library, `null` off the CPU) and `machine` (one line joining the cpu, its
 //! features, the matmul library and the threads: what must match for two runs to compute alike).
 
+use rlvr_core::run_dir::RunDir;
 use std::io::Write as _;
 use std::path::Path;
 
@@ -85,7 +86,7 @@ impl HostRecord {
 
     /// Appends this record as one line to `<run_dir>/host.jsonl`.
     pub fn append(&self, run_dir: &Path) -> Result<(), TrainError> {
-        let path = run_dir.join(HOST_FILE);
+        let path = RunDir::new(run_dir).host();
         let mut line = serde_json::to_string(self).expect("a host record serializes");
         line.push('\n');
         std::fs::OpenOptions::new()

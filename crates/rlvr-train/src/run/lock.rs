@@ -4,6 +4,7 @@
 //! error naming it. The kernel releases the lock when the holder exits, however it ends
 //! (SIGKILL included), so a stale file never blocks a later run.
 
+use rlvr_core::run_dir::RunDir;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
@@ -30,7 +31,7 @@ impl RunLock {
     /// error ([`TrainError::Resume`], user input) naming the directory and the holder's pid;
     /// nothing in the directory is changed then.
     pub fn acquire(run_dir: &Path) -> Result<Self, TrainError> {
-        let path = run_dir.join(LOCK_FILE);
+        let path = RunDir::new(run_dir).lock();
         // a lock file replaced between our open and our lock (by someone removing it by
         // hand) is not the one others open: lock again on the file the name now holds
         for _ in 0..8 {
@@ -89,7 +90,7 @@ impl RunLock {
 /// file's device and inode; elsewhere, the pid in the lock file is alive (`kill -0`). False
 /// when there is no lock file.
 pub fn lock_is_held(run_dir: &Path) -> bool {
-    let path = run_dir.join(LOCK_FILE);
+    let path = RunDir::new(run_dir).lock();
     let Ok(meta) = std::fs::metadata(&path) else {
         return false;
     };

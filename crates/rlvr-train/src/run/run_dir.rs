@@ -1,6 +1,7 @@
 //! The run directory: its name, claiming it for one writer ([`RunLock`]), and the config it
 //! holds (read back on resume, written atomically).
 
+use rlvr_core::run_dir::RunDir;
 use std::path::{Path, PathBuf};
 
 use super::lock::RunLock;
@@ -32,7 +33,7 @@ pub fn resolve_config(opts: &TrainOptions) -> Result<TrainConfig, TrainError> {
 
 /// `<run>/config.toml`, or an error when `run` has none (not a run directory).
 pub(super) fn run_config_path(run: &Path) -> Result<PathBuf, TrainError> {
-    let path = run.join(rlvr_core::run_dir::CONFIG_FILE);
+    let path = RunDir::new(run).config();
     if !path.is_file() {
         return Err(TrainError::Resume(format!(
             "{}: no config.toml; is this a run directory (runs/<name>)?",
@@ -78,9 +79,7 @@ pub fn new_run_dir(cfg: &TrainConfig) -> Result<PathBuf, TrainError> {
         let dir = runs.join(&cfg.trainer.run_name);
         // a run stopped before its first checkpoint holds nothing to continue: it is
         // started over under its name
-        if dir.join(rlvr_core::run_dir::CONFIG_FILE).exists()
-            && !checkpoint::candidates(&dir).is_empty()
-        {
+        if RunDir::new(&dir).config().exists() && !checkpoint::candidates(&dir).is_empty() {
             return Err(TrainError::Resume(format!(
                 "{} already holds a run: continue it with --resume {}, or set trainer.run_name",
                 dir.display(),
@@ -171,7 +170,7 @@ pub(super) fn claim_new_run_dir(cfg: &TrainConfig) -> Result<Claimed, TrainError
 
 /// Writes `<run>/config.toml` through a temporary file and a rename.
 pub(super) fn write_config(run_dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
-    let path = run_dir.join(rlvr_core::run_dir::CONFIG_FILE);
+    let path = RunDir::new(run_dir).config();
     let tmp = run_dir.join("config.toml.tmp");
     std::fs::write(&tmp, cfg.to_toml()).map_err(|e| TrainError::io(&tmp, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| TrainError::io(&path, e))

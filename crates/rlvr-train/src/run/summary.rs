@@ -1,5 +1,6 @@
 //! The summary of a run, built from its metrics file and printed at the end of `rlvr train`.
 
+use rlvr_core::run_dir::RunDir;
 use std::path::{Path, PathBuf};
 
 use crate::checkpoint::PhaseTimes;
@@ -98,7 +99,7 @@ pub(super) fn summarize(
     times: PhaseTimes,
     wall_s: f64,
 ) -> Result<RunSummary, TrainError> {
-    let path = run_dir.join(rlvr_core::run_dir::METRICS_FILE);
+    let path = RunDir::new(run_dir).metrics();
     let lines = metrics::read_lines(&path).map_err(|e| TrainError::io(&path, e))?;
     let eval_at = |step: usize| -> Vec<EvalResult> {
         lines
