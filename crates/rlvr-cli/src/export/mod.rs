@@ -265,8 +265,8 @@ fn file_stem(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::quote::yaml_float;
     use super::trl::py_float;
-    use super::verl::yaml_float;
     use super::*;
     use rlvr_core::AggRule;
 

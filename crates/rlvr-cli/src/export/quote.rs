@@ -133,7 +133,7 @@ pub(super) fn hydra_value(key: &str, v: &Value) -> anyhow::Result<String> {
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".into(),
         Value::Number(n) => match n.as_f64() {
-            Some(x) if !n.is_i64() && !n.is_u64() => super::verl::yaml_float(x),
+            Some(x) if !n.is_i64() && !n.is_u64() => yaml_float(x),
             _ => n.to_string(),
         },
         Value::String(s) => hydra_str(key, s)?,
@@ -222,6 +222,31 @@ pub(super) fn file_stem_safe(name: &str) -> String {
     match stem.trim_start_matches('.') {
         "" => "data".into(),
         s => s.to_string(),
+    }
+}
+
+/// A float as YAML/Hydra reads a float (`1.0e-06`, never `1e-6`, which YAML 1.1 reads as a
+/// string).
+pub(super) fn yaml_float(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e15 {
+        return format!("{x:.1}");
+    }
+    let s = format!("{x:e}");
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let mantissa = if mantissa.contains('.') {
+        mantissa.to_string()
+    } else {
+        format!("{mantissa}.0")
+    };
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..16).contains(&exp) {
+        format!("{x}")
+    } else {
+        format!(
+            "{mantissa}e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
     }
 }
 

@@ -11,33 +11,8 @@ use rlvr_train::config::{Logger, LrScheduler, RunTask};
 use rlvr_train::TrainConfig;
 
 use super::names::{self, VerlRule};
-use super::quote::{hydra_str, hydra_value, one_line, shell_dq, shell_word};
+use super::quote::{hydra_str, hydra_value, one_line, shell_dq, shell_word, yaml_float};
 use super::*;
-
-/// A float as YAML/Hydra reads a float (`1.0e-06`, never `1e-6`, which YAML 1.1 reads as a
-/// string).
-pub(super) fn yaml_float(x: f64) -> String {
-    if x == x.trunc() && x.abs() < 1e15 {
-        return format!("{x:.1}");
-    }
-    let s = format!("{x:e}");
-    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let mantissa = if mantissa.contains('.') {
-        mantissa.to_string()
-    } else {
-        format!("{mantissa}.0")
-    };
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..16).contains(&exp) {
-        format!("{x}")
-    } else {
-        format!(
-            "{mantissa}e{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.abs()
-        )
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // verl
