@@ -12,7 +12,8 @@
 //!   or its final line (8 characters or more) is 3 or more of its lines;
 //! - its final line is **cut**: an unclosed `\[`/`\(`, or more `{` than `}` (a `$` count
 //!   says nothing: `$` is also a currency sign);
-//! - its final line **does not end a sentence**: it must end with `.`, `!`, `。`, a closing
+//! - its final line **does not end a sentence**: it must end with `.`, `!`, `。`, `।` (the
+//!   danda of Bengali and Hindi), a closing
 //!   `$`, `\]`, `\)` or `**`, be a closing question with no digit and no math ("Is there
 //!   anything else I can help you with?"), be an equation line (not prose) whose right side
 //!   is a plain number (`P(X > 2) = 0.452`), be the whole response on one line of at most
@@ -381,7 +382,7 @@ fn finished(line: &str, before: Option<&str>) -> bool {
         return false;
     }
     let t = without_signature(line.trim_end());
-    let sentence_end = t.ends_with(['.', '!', '。', '$'])
+    let sentence_end = t.ends_with(['.', '!', '。', '।', '$'])
         || t.ends_with("\\]")
         || t.ends_with("\\)")
         || (t.ends_with("**") && t.len() > 4);

@@ -151,8 +151,13 @@ pub fn read_statement(s: &str) -> Statement {
     if super::refusal::is_refusal(sentence) {
         return Statement::Declines;
     }
+    // a sentence in words, in any language, that holds one number and no other math
+    // states that number ("Cecilia benötigt 5 Tüten Hundefutter." → `5`)
+    if let Some(n) = lone_number(sentence) {
+        return Statement::Answer(n);
+    }
     let mut t = sentence;
-    if !starts_math(t) && is_prose(t) {
+    if is_prose(t) {
         // after the last copula that a value follows ("there are 500 pieces left to be
         // placed" → `500`), else after the last one ("The largest $n$ is 34")
         let mut copulas: Vec<(usize, usize)> = COPULAS
@@ -168,7 +173,16 @@ pub fn read_statement(s: &str) -> Statement {
             .iter()
             .rev()
             .find(|&&(p, len)| starts_math(&t[p + len..]));
-        if let Some(&(p, len)) = valued.or(copulas.last()) {
+        // a sentence that opens with a value is read at its start unless a copula later
+        // gives another ("10 years from now, his age will be 109 years." → `109`)
+        let chosen = if !starts_math(t) {
+            valued.or(copulas.last())
+        } else if opens_noun_phrase(t) {
+            valued
+        } else {
+            None // `12, and the sum is 7` states 12
+        };
+        if let Some(&(p, len)) = chosen {
             t = &t[p + len - 1..];
         }
     }
@@ -207,7 +221,10 @@ pub fn read_statement(s: &str) -> Statement {
         if MATH_WORDS.contains(&lower.as_str()) && !before_word {
             break;
         }
-        if NEGATING.contains(&lower.as_str()) || NUMBER_WORDS.contains(&lower.as_str()) {
+        if NEGATING.contains(&lower.as_str())
+            || FOREIGN_NEGATING.contains(&lower.as_str())
+            || NUMBER_WORDS.contains(&lower.as_str())
+        {
             return Statement::Declines;
         }
         rest = after.trim_start_matches([' ', ',', ':', '*']);
@@ -220,8 +237,151 @@ pub fn read_statement(s: &str) -> Statement {
     answer(join(first, &more_pieces(&rest[end..])))
 }
 
-/// The items of a JSON list of strings and numbers that opens `s` on its first line (at most
-/// [`MAX_PIECES`] items, none empty); None for anything else (`[0, 1)` is an interval).
+/// Negating words of the languages models answer in, besides English's [`NEGATING`] (a
+/// sentence holding one is never read as stating its number).
+const FOREIGN_NEGATING: &[&str] = &[
+    "nicht",
+    "kein",
+    "keine",
+    "keinen",
+    "nie",
+    "pas",
+    "jamais",
+    "aucun",
+    "aucune",
+    "nunca",
+    "nada",
+    "ningún",
+    "ninguna",
+    "não",
+    "nenhum",
+    "не",
+    "нет",
+    "ни",
+    "ничего",
+];
+/// Negations written without spaces (Chinese, Japanese).
+const CJK_NEGATING: &[&str] = &["不", "没", "沒", "無", "无", "ない", "ません"];
+
+/// The one number of a sentence in words, in any language, that holds no other math: the
+/// value it states (`Cecilia benötigt 5 Tüten Hundefutter im ersten Jahr.` → `5`,
+/// `彼は15個のおもちゃを取り除く必要があります` → `15`, `Each person (Isabel, her mother, and her
+/// father) contributed 32 to the party.` → `32`). None when the sentence:
+/// - is not words: fewer than 4 letters (any script), or one run of them (`14 años` is a
+///   number with its unit, read by [`expression`]);
+/// - holds math: `$`, `\`, a bracket, an operator or relation (`=`, `+`, `*`, `/`, `^`, `<`,
+///   `>`, `×`, `÷`, ...), a number against a Latin letter (`2x`, `3rd`, `x2`), or a lone
+///   Latin letter other than the articles and the pronoun before a word ("a", "A", "I"): a
+///   variable or an option's label (`D) 3.85 miles`);
+/// - holds a negating or scaling word ([`NEGATING`], [`NUMBER_WORDS`], [`FOREIGN_NEGATING`],
+///   [`CJK_NEGATING`]): "not 5", "half of 10";
+/// - holds no number, or several ("8 pens cost 12.00" says two things).
+///
+/// A number is a run of digits with `,` or `.` between digits (`70,000`, `7.5`), a `-` before
+/// it at a word's start, and a `%` after it; its one comma before exactly two digits is a
+/// decimal comma (`243,00 $` → `243.00`). One `$` in the sentence is a currency sign.
+fn lone_number(sentence: &str) -> Option<String> {
+    // one dollar sign is a currency (`243,00 $`); two open math (`$x$`)
+    let dollars = sentence.matches('$').count();
+    if dollars > 1 {
+        return None;
+    }
+    const MATH: &[char] = &[
+        '\\', '{', '}', '[', ']', '|', '=', '<', '>', '+', '*', '/', '^', '×', '÷', '√', '≤', '≥',
+        '≠', '≈', '±', '⁄', '∕', '·',
+    ];
+    if sentence.contains(MATH) || CJK_NEGATING.iter().any(|w| sentence.contains(w)) {
+        return None;
+    }
+    let latin = |c: char| c.is_ascii_alphabetic();
+    let letter = |c: char| c.is_alphabetic();
+    let (mut letters, mut runs, mut in_run) = (0, 0, false);
+    for c in sentence.chars() {
+        if letter(c) {
+            letters += 1;
+            runs += usize::from(!in_run);
+        }
+        in_run = letter(c);
+    }
+    if letters < 4 || runs < 2 {
+        return None;
+    }
+    // a lone Latin letter is a variable or an option's label (`x`, `D) 3.85 miles`), but for
+    // the articles and the pronoun ("a total of 5", "A total of 5", "I get 5")
+    let mut rest = sentence;
+    while let Some(p) = rest.find(latin) {
+        let c = rest[p..].chars().next().unwrap_or(' ');
+        let before = rest[..p].chars().next_back();
+        let after = &rest[p + 1..];
+        // an elision or a possessive is part of a word (`l'achat`, `Allen's`)
+        let joined = |c: char| letter(c) || matches!(c, '\'' | '’');
+        let lone = !before.is_some_and(joined) && !after.starts_with(joined);
+        let article = matches!(c, 'a' | 'A' | 'I') && after.starts_with(' ');
+        if lone && !article {
+            return None;
+        }
+        rest = after.trim_start_matches(letter);
+    }
+    let words = sentence
+        .split(|c: char| !(letter(c) || c == '\''))
+        .map(str::to_lowercase);
+    for w in words {
+        let w = w.as_str();
+        if NEGATING.contains(&w) || NUMBER_WORDS.contains(&w) || FOREIGN_NEGATING.contains(&w) {
+            return None;
+        }
+    }
+    let chars: Vec<char> = sentence.chars().collect();
+    let mut found: Option<String> = None;
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        if i > 0 && latin(chars[i - 1]) {
+            return None; // `x2`
+        }
+        // a minus sign opens a word (`-5`); a hyphen joins one (`400-meter`)
+        let minus = i > 0
+            && chars[i - 1] == '-'
+            && (i == 1 || chars[i - 2].is_whitespace() || chars[i - 2] == '(');
+        let start = if minus { i - 1 } else { i };
+        let mut end = i;
+        while end < chars.len()
+            && (chars[end].is_ascii_digit()
+                || (matches!(chars[end], ',' | '.')
+                    && chars.get(end + 1).is_some_and(char::is_ascii_digit)))
+        {
+            end += 1;
+        }
+        if chars.get(end) == Some(&'%') {
+            end += 1;
+        }
+        if chars.get(end).is_some_and(|&c| latin(c)) {
+            return None; // `2x`, `3rd`
+        }
+        if found.is_some() {
+            return None;
+        }
+        let mut number: String = chars[start..end].iter().collect();
+        // a decimal comma before two digits, the only comma (`243,00 $`, `4,00 €`); `1,234`
+        // and `3,5` keep theirs (thousands, or a list)
+        if let Some((whole, cents)) = number.split_once(',') {
+            let cents_digits = cents.trim_end_matches('%');
+            if cents_digits.len() == 2 && !cents.contains(',') && !whole.contains('.') {
+                number = format!("{whole}.{cents}");
+            }
+        }
+        found = Some(number);
+        i = end;
+    }
+    found
+}
+
+/// The items of a JSON list of strings (and numbers) that opens `s` on its first line (at
+/// most [`MAX_PIECES`] items, none empty); None for anything else, and for a list of numbers
+/// only, which the expression reader takes as written (`[1, 2]` may be an interval).
 fn json_list(s: &str) -> Option<Vec<String>> {
     let line = s.lines().next()?.trim_start();
     if !line.starts_with('[') {
@@ -230,6 +390,10 @@ fn json_list(s: &str) -> Option<Vec<String>> {
     let close = line.find(']')?;
     let items: Vec<serde_json::Value> = serde_json::from_str(&line[..=close]).ok()?;
     if items.is_empty() || items.len() > MAX_PIECES {
+        return None;
+    }
+    // a list of numbers only is read as written (`[1, 2]` may be an interval)
+    if !items.iter().any(serde_json::Value::is_string) {
         return None;
     }
     items
@@ -336,6 +500,18 @@ fn more_pieces(mut rest: &str) -> Vec<String> {
     out
 }
 
+/// Whether the value that opens `t` is part of a noun phrase (`10 years from now, ...`,
+/// `8 pens cost ...`): a word follows it, not a comma, a sentence end or more math.
+fn opens_noun_phrase(t: &str) -> bool {
+    let (_, end) = expression(t);
+    t[end..].trim_start().starts_with(word_letter)
+}
+
+/// Whether `c` continues a word: a letter of any script but Greek (`θ`, `π` are symbols).
+fn word_letter(c: char) -> bool {
+    c.is_alphabetic() && !('\u{370}'..='\u{3ff}').contains(&c)
+}
+
 /// Whether `s` starts with something an expression can start with.
 fn starts_math(s: &str) -> bool {
     let mut chars = s.chars();
@@ -361,7 +537,7 @@ fn starts_math(s: &str) -> bool {
                 && !MATH_WORDS.contains(&next_word.as_str())
                 && next_word != "or"
                 && next_word != "and";
-            !rest.starts_with(|n: char| n.is_ascii_alphabetic()) && !word_follows
+            !rest.starts_with(word_letter) && !word_follows
         }
         _ => false,
     }
@@ -457,8 +633,11 @@ pub fn expression(s: &str) -> (String, usize) {
                 }
             }
             b'a'..=b'z' | b'A'..=b'Z' => {
+                // a word runs on through letters of any Latin, Cyrillic, ... script (`años`,
+                // `Mädchen` are words, not `a`, `M` times something); Greek letters are
+                // symbols (`sinθ`)
                 let len = s[i..]
-                    .find(|ch: char| !ch.is_ascii_alphabetic())
+                    .find(|ch: char| !word_letter(ch))
                     .unwrap_or(s.len() - i);
                 let word = s[i..i + len].to_ascii_lowercase();
                 let after = s[i + len..].trim_start_matches(' ');

@@ -725,7 +725,7 @@ fn answer_statements_of_the_second_held_out_set() {
         "B, F",
         "{\"reasoning\": \"...\", \"answer\": [\"B\", \"F\"]}",
     );
-    ok("3, 5", "{\"answer\": [3, 5]}");
+    ok("[1,2]", "{\"answer\": [1, 2]}");
     wrong("B", "{\"answer\": [\"B\", \"F\"]}");
     ok("[0,1)", "The answer is [0, 1).");
 }
@@ -743,4 +743,65 @@ fn decimals_printed_at_double_precision_are_one_value() {
     wrong("0.41666666666667", "The answer is 0.41666666666666.");
     wrong("3.3e12", "The answer is 3.3e12+1.");
     wrong("0.42", "The answer is 0.4166666666666667.");
+}
+
+/// Final answers written as a sentence in the language of the question (MGSM's ten languages,
+/// as GPT-4 answers them): the sentence's one number; nothing when it holds a negation, a
+/// variable, an option's label or several numbers.
+#[test]
+fn a_sentence_in_any_language_states_its_one_number() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    let block = |s: &str| format!("Work.\n\n>> FINAL ANSWER:\n\"\"\"\n{s}\n\"\"\"");
+    for (gold, sentence) in [
+        ("5", "Cecilia benötigt 5 Tüten Hundefutter im ersten Jahr."),
+        ("34", "Raphael gastó $34 en total."),
+        ("320", "Elaine possède maintenant 320 cartes Pokemon."),
+        ("18", "Mélanie avait 18 aspirateurs au départ."),
+        (
+            "243",
+            "Mishka a dépensé 243,00 $ en tout pour l'achat de ces vêtements.",
+        ),
+        ("13", "Уолт прошел 13 миль в среду."),
+        ("15", "彼は15個のおもちゃを取り除く必要があります。"),
+        ("220", "珍妮丝剩余的欠款为 220 美元。"),
+        ("70000", "เขาทำกำไรได้ $70,000 ดอลลาร์"),
+        ("10", "জন 10 মাইল প্রতি ঘণ্টা দ্রুতির সাথে দৌড়ান।"),
+        (
+            "24",
+            "গোলাপি প্লাস্টিক ফ্লেমিংগোর সংখ্যা সাদা প্লাস্টিক ফ্লেমিংগোর সংখ্যা থেকে 24টি বেশি।",
+        ),
+        ("7", "బిల్లీ మంగళవారంనాడు 7 DVDలను విక్రయించాడు."),
+        ("100", "100 Mädchen im chinesischen Team."),
+        ("14", "14 años"),
+        (
+            "32",
+            "Each person (Isabel, her mother, and her father) contributed $32 to the party.",
+        ),
+        ("109", "10 years from now, Allen's age will be 109 years."),
+        ("-5", "The temperature at night is -5 degrees."),
+    ] {
+        ok(gold, &block(sentence));
+        let other = format!("{}1", gold.trim_start_matches('-'));
+        wrong(&other, &block(sentence));
+    }
+    // not one plain number
+    for (gold, sentence) in [
+        ("5", "Cecilia benötigt nicht 5 Tüten."),   // negated
+        ("5", "Walt ne marche pas 5 miles."),       // negated
+        ("5", "彼は5個のおもちゃを持っていない。"), // negated
+        ("5", "The answer is not 5 apples."),       // negated
+        ("10", "Half of the 10 apples are left."),  // scaled
+        ("12", "8 pens cost $12.00 in total."),     // two numbers
+    ] {
+        wrong(gold, &block(sentence));
+    }
+    // an option's label decides, not the number after it
+    let options = ["2.85 miles", "3.5 miles", "3.65 miles", "3.85 miles"];
+    let r = "So, the correct answer is:\n\nD) 3.85 miles";
+    assert!(choices::verify_with_choices("D", r, &options).correct);
+    // a value opening the sentence stays the answer when nothing but commentary follows
+    ok("12", "The answer is 12, and the sum is 7.");
+    // `3,5` is not a decimal comma; `1,234` is thousands
+    ok("1234", &block("Der Bauer hat 1,234 Äpfel."));
 }
