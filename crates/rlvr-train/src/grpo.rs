@@ -614,13 +614,7 @@ impl Trainer {
         let mut out = vec![Vec::new(); batch.seqs.len()];
         for micro_idx in self.micro_batches(batch, &all)? {
             let micro: Vec<&TrainSeq> = micro_idx.iter().map(|&i| &batch.seqs[i]).collect();
-            let pairs: Vec<(Vec<u32>, Vec<u32>)> = micro
-                .iter()
-                .map(|s| (s.prompt.clone(), s.response.clone()))
-                .collect();
-            let tb = self
-                .policy
-                .batch(&pairs, self.cfg.model.use_remove_padding)?;
+            let tb = self.token_batch(&micro)?;
             // no graph: detached weights, attention and vocabulary in chunks
             let lp = model
                 .response_logprobs_no_grad(&tb, false, self.cfg.rollout.temperature)?
@@ -641,6 +635,16 @@ impl Trainer {
             });
         }
         Ok(out)
+    }
+
+    /// One micro-batch's sequences as the model reads them: prompt and response tokens,
+    /// packed into rows when `model.use_remove_padding`, else one padded row each.
+    fn token_batch(&self, seqs: &[&TrainSeq]) -> Result<rlvr_model::TokenBatch, TrainError> {
+        let pairs: Vec<(Vec<u32>, Vec<u32>)> = seqs
+            .iter()
+            .map(|s| (s.prompt.clone(), s.response.clone()))
+            .collect();
+        self.policy.batch(&pairs, self.cfg.model.use_remove_padding)
     }
 
     /// The micro-batches of the sequences `idx` of `batch`, as positions into `idx`: by count
@@ -820,13 +824,7 @@ impl Trainer {
         };
         for (m, micro) in self.micro_batches(batch, idx)?.iter().enumerate() {
             let rows: Vec<&TrainSeq> = micro.iter().map(|&p| &batch.seqs[idx[p]]).collect();
-            let pairs: Vec<(Vec<u32>, Vec<u32>)> = rows
-                .iter()
-                .map(|s| (s.prompt.clone(), s.response.clone()))
-                .collect();
-            let tb = self
-                .policy
-                .batch(&pairs, self.cfg.model.use_remove_padding)?;
+            let tb = self.token_batch(&rows)?;
             let r = tb.max_response_len();
             if r == 0 {
                 tell_done(done);
