@@ -55,6 +55,7 @@ pub mod generate;
 mod generic;
 pub mod io;
 mod kv_cache;
+pub mod mask;
 pub mod model;
 pub mod placement;
 pub mod rope;

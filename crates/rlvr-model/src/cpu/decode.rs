@@ -155,8 +155,8 @@ fn attend_body(s: &AttnShape, query: &Query, probs: &mut [f32], out: &mut [f32])
         let kg = &k[g * s.capacity * hd..][..len * hd];
         let vg = &v[g * s.capacity * hd..][..len * hd];
         for (j, (kj, &okj)) in kg.chunks_exact(hd).zip(ok).enumerate() {
-            // the query's own key is always visible
-            let visible = okj || j == qpos;
+            // the cache holds no later key, and one sequence per row
+            let visible = crate::mask::visible(qpos, j, okj, true);
             for (i, qh) in qg.chunks_exact(hd).enumerate() {
                 probs[i * len + j] = if visible {
                     dot(qh, kj) * s.scale

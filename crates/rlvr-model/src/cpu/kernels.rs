@@ -627,17 +627,19 @@ impl AttnSpec {
         }
     }
 
+    /// [`crate::mask::visible`] for row `row`: its padding flags and packed sequences.
     fn visible(&self, row: usize, i: usize, j: usize) -> bool {
-        j == i
-            || (j < i
-                && self
-                    .key_ok
-                    .as_ref()
-                    .is_none_or(|ok| ok[row].get(j).copied().unwrap_or(true))
-                && self
-                    .segments
-                    .as_ref()
-                    .is_none_or(|seg| seg[row][j] == seg[row][i]))
+        let key_real = || {
+            self.key_ok
+                .as_ref()
+                .is_none_or(|ok| ok[row].get(j).copied().unwrap_or(true))
+        };
+        let same_sequence = || {
+            self.segments
+                .as_ref()
+                .is_none_or(|seg| seg[row][j] == seg[row][i])
+        };
+        j <= i && crate::mask::visible(i, j, key_real(), same_sequence())
     }
 
     /// The block's rotated queries, keys and values, head-major (`[heads, len, hd]`,

@@ -15,10 +15,10 @@
 //! dQ  = scale * dS K  dK += scale * dS^T Q
 //! ```
 //! Scores, softmax, `lse` and `D` are f32 (f64 for an f64 model); the matmuls run in the
-//! model's dtype (bf16 works). Masks are built on the device from `arange` comparisons: key
-//! `j` is visible to query `i` when `j == i`, or `j < i` and `j` is not a padding key (and, in
-//! a packed batch, belongs to the same sequence as `i`), the rule of the other forwards (a
-//! query always sees itself, so no row is empty).
+//! model's dtype (bf16 works). Masks are built on the device from `arange` comparisons: the
+//! tensor form of the one mask rule, [`crate::mask::visible`] (key `j` is visible to query `i`
+//! when `j == i`, or `j < i` and `j` is not a padding key and, in a packed batch, belongs to
+//! the same sequence as `i`); a test checks it against that function key by key.
 //!
 //! Shapes: `q` `[B, heads, T, hd]` (after RoPE), `k`, `v` `[B, kv_heads, past + T, hd]`: the
 //! queries are the last `T` positions (`past` > 0 only when sampling with a KV cache; the
@@ -252,5 +252,85 @@ impl Attention<'_> {
         }
         let dq = Tensor::cat(&dqs, 3)?.reshape((b, kvh * g, t, hd))?;
         Ok((dq, dk.to_dtype(dt)?, dv.to_dtype(dt)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use candle_core::{Device, Tensor};
+
+    use super::*;
+
+    /// The tensor mask of a chunk is [`crate::mask::visible`] at every query and key: padded
+    /// and packed rows, the first chunk and a later one, with and without cached keys before
+    /// the queries (sampling).
+    #[test]
+    fn the_chunk_mask_is_the_one_mask_rule() {
+        let dev = Device::Cpu;
+        let (b, heads, kv_heads, hd, t) = (2usize, 4usize, 2usize, 2usize, 7usize);
+        for past in [0usize, 3] {
+            let l_all = past + t;
+            // row 0: padding at keys 1 and 5; row 1: no padding
+            let ok: Vec<Vec<bool>> = (0..b)
+                .map(|r| (0..l_all).map(|j| r == 1 || (j != 1 && j != 5)).collect())
+                .collect();
+            // row 0: one sequence; row 1: three packed sequences
+            let seg: Vec<Vec<u32>> = (0..b)
+                .map(|r| {
+                    (0..l_all)
+                        .map(|j| if r == 0 { 0 } else { (j / 4) as u32 })
+                        .collect()
+                })
+                .collect();
+            let q = Tensor::zeros((b, heads, t, hd), DType::F32, &dev).unwrap();
+            let k = Tensor::zeros((b, kv_heads, l_all, hd), DType::F32, &dev).unwrap();
+            let geo = Geo::of(&q, &k).unwrap();
+            let ok_t = Tensor::from_vec(
+                ok.iter()
+                    .flatten()
+                    .map(|&x| f32::from(u8::from(x)))
+                    .collect::<Vec<_>>(),
+                (b, l_all),
+                &dev,
+            )
+            .unwrap();
+            let seg_t = Tensor::from_vec(
+                seg.iter().flatten().copied().collect::<Vec<u32>>(),
+                (b, l_all),
+                &dev,
+            )
+            .unwrap();
+            for packed in [false, true] {
+                let segments = packed.then_some(&seg_t);
+                for (s, c) in [(0usize, 3usize), (3, 4)] {
+                    let l = past + s + c;
+                    let mask = chunk_mask(&geo, (Some(&ok_t), segments), s, c, l, &dev)
+                        .unwrap()
+                        .broadcast_as((b, 1, 1, c, l))
+                        .unwrap()
+                        .reshape((b, c, l))
+                        .unwrap()
+                        .to_vec3::<f32>()
+                        .unwrap();
+                    for r in 0..b {
+                        for qi in 0..c {
+                            let i = past + s + qi;
+                            for j in 0..l {
+                                let same = !packed || seg[r][j] == seg[r][i];
+                                let want = crate::mask::visible(i, j, ok[r][j], same);
+                                let got = mask[r][qi][j] == 0.0;
+                                assert_eq!(
+                                    got, want,
+                                    "past {past} packed {packed} row {r} query {i} key {j}"
+                                );
+                                if !got {
+                                    assert_eq!(mask[r][qi][j], MASK_VALUE as f32);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
