@@ -35,6 +35,7 @@ use std::io::Read;
 use base64::Engine;
 use serde_json::Value;
 
+use crate::data::json_kind as kind;
 use crate::{Problem, Prompt};
 
 /// The most bytes the private tests of one row may decompress to (a larger row is an error,
@@ -89,17 +90,6 @@ fn text<'v>(row: &'v Value, field: &str) -> Result<&'v str, String> {
             "field `{field}`: expected a string, found {}",
             kind(other)
         )),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 

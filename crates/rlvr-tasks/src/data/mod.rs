@@ -54,6 +54,8 @@ mod presets;
 mod readers;
 mod records;
 
+pub(crate) use records::kind as json_kind;
+
 pub use dir::{resolve_data_dir, DATA_DIR_ENV};
 pub use error::{DataError, HubMiss};
 pub use layout::{check_layout, fields_for, file_fields};

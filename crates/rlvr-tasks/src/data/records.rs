@@ -479,8 +479,8 @@ pub fn read_choices(path: &str, value: &Value) -> Result<Choices, String> {
     })
 }
 
-/// What a JSON value is, as errors name it.
-fn kind(v: &Value) -> &'static str {
+/// What a JSON value is, as errors name it ("a number", "a list", ...).
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
