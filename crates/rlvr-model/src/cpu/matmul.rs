@@ -433,15 +433,7 @@ mod matrixmultiply_backend {
     pub(super) fn sgemm(p: Product<'_>, c: &mut [f32], ldc: usize) {
         let Product { a, b, beta, .. } = p;
         let out = Out(c.as_mut_ptr());
-        // element (i, l) of op(x) sits at i * row + l * col
-        let strides = |t: bool, ld: usize| {
-            if t {
-                (1, ld as isize)
-            } else {
-                (ld as isize, 1)
-            }
-        };
-        let ((a_rs, a_cs), (b_rs, b_cs)) = (strides(a.trans, a.ld), strides(b.trans, b.ld));
+        let ((a_rs, a_cs), (b_rs, b_cs)) = (a.strides(), b.strides());
         for_each_part(&p, ldc, (ROW_ALIGN, COL_ALIGN), |part: Part| {
             let [pm, pn, k] = part.dims;
             // SAFETY: `super::sgemm` checked that every slice holds its operand at its
@@ -483,15 +475,7 @@ mod gemm_backend {
         } else {
             gemm::Parallelism::None
         };
-        // element (i, l) of op(x) sits at i * row + l * col
-        let strides = |t: bool, ld: usize| {
-            if t {
-                (1, ld as isize)
-            } else {
-                (ld as isize, 1)
-            }
-        };
-        let ((a_rs, a_cs), (b_rs, b_cs)) = (strides(a.trans, a.ld), strides(b.trans, b.ld));
+        let ((a_rs, a_cs), (b_rs, b_cs)) = (a.strides(), b.strides());
         // SAFETY: `super::sgemm` checked that every slice holds its operand at its leading
         // dimension, and `c` is borrowed mutably, so it aliases neither input.
         unsafe {

@@ -12,6 +12,16 @@ pub struct Operand<'a> {
 }
 
 impl<'a> Operand<'a> {
+    /// `(row stride, column stride)` of `op(x)`: element `(i, l)` sits at
+    /// `i * row + l * col` in `data`.
+    pub fn strides(&self) -> (isize, isize) {
+        if self.trans {
+            (1, self.ld as isize)
+        } else {
+            (self.ld as isize, 1)
+        }
+    }
+
     /// `op(x) = x`, stored in rows of `ld`.
     pub fn plain(data: &'a [f32], ld: usize) -> Self {
         Operand {

@@ -312,19 +312,19 @@ mod tests {
                         .unwrap()
                         .to_vec3::<f32>()
                         .unwrap();
-                    for r in 0..b {
-                        for qi in 0..c {
+                    for (r, rows) in mask.iter().enumerate() {
+                        for (qi, keys) in rows.iter().enumerate() {
                             let i = past + s + qi;
-                            for j in 0..l {
+                            for (j, &m) in keys.iter().enumerate() {
                                 let same = !packed || seg[r][j] == seg[r][i];
                                 let want = crate::mask::visible(i, j, ok[r][j], same);
-                                let got = mask[r][qi][j] == 0.0;
+                                let got = m == 0.0;
                                 assert_eq!(
                                     got, want,
                                     "past {past} packed {packed} row {r} query {i} key {j}"
                                 );
                                 if !got {
-                                    assert_eq!(mask[r][qi][j], MASK_VALUE as f32);
+                                    assert_eq!(m, MASK_VALUE as f32);
                                 }
                             }
                         }
