@@ -64,7 +64,11 @@ importance weights, which read the sign, mask or multiply; python/tests/test_trl
 DDP averages over processes and TRL sums the accumulation steps, so the step's gradient is
 ``(s / (N a)) sum_i c_i grad sum_t l_{i,t}``: with ``c_i = w_i N`` (``"group"``) that is
 ``K sum_i w_i grad sum_t l_{i,t}``, with ``c_i = w^s_i N a / s`` (``"step"``) it is
-``sum_i w^s_i grad sum_t l_{i,t}``.
+``sum_i w^s_i grad sum_t l_{i,t}``. ``c_i A_i`` is formed in the wider of the advantages' dtype
+(float32, as TRL's rewards) and the model's, and for a float64 model TRL's normalizer ``N P^-1
+a / s`` is taken in float64 too (TRL forms it in float32): nothing rlvr adds rounds a float64
+model's loss to float32. (TRL 1.16's fused LM head still computes the log-probabilities in
+float32 whatever the model's dtype.)
 
 KL and entropy (``beta > 0``, ``entropy_coef > 0``): the KL penalty ``beta * KL_{i,t}`` is
 NOT scaled by ``c_i``; it keeps TRL's ``dapo`` aggregation (token mean over the generation
@@ -204,7 +208,7 @@ class GRPOTrainer(trl.GRPOTrainer):
             total = max(int(tokens.sum()), 1)
             ratio = w * total
             m["rlvr/weight_ratio_max"].append(float(ratio.max()) if len(ratio) else 0.0)
-            output["rlvr_weight_ratio"] = torch.as_tensor(ratio[local], dtype=local_adv.dtype, device=device)
+            output["rlvr_weight_ratio"] = torch.as_tensor(ratio[local], dtype=self._rlvr_dtype(local_adv), device=device)
             if mode == "train":
                 self._rlvr_gen = (tokens, adv, groups, total)
                 self._rlvr_step = None
@@ -222,7 +226,7 @@ class GRPOTrainer(trl.GRPOTrainer):
         if self._rlvr_step is None or self._rlvr_step[0] != first:
             self._rlvr_step = (first, self._step_factors(first, accum, spg))
         inputs = dict(inputs)  # the buffered micro-batch is reused by later iterations
-        inputs["rlvr_weight_ratio"] = self._rlvr_step[1][step - first].to(inputs["advantages"].dtype)
+        inputs["rlvr_weight_ratio"] = self._rlvr_step[1][step - first].to(self._rlvr_dtype(inputs["advantages"]))
         return inputs
 
     def _step_factors(self, first: int, accum: int, spg: int) -> list:
@@ -247,11 +251,26 @@ class GRPOTrainer(trl.GRPOTrainer):
 
     # ----- one micro-batch: TRL's dapo loss with c_i folded into the advantage ----------
 
+    def _rlvr_dtype(self, advantages: torch.Tensor) -> torch.dtype:
+        """The dtype ``c_i`` is folded in: the wider of the advantages' (float32: TRL's rewards
+        are) and the model's, so that a float64 model's loss is float64 throughout (float32 and
+        narrower models: the advantages' dtype, as TRL's own loss)."""
+        model_dtype = getattr(self.model, "dtype", None)
+        if not isinstance(model_dtype, torch.dtype) or not model_dtype.is_floating_point:
+            return advantages.dtype
+        return torch.promote_types(advantages.dtype, model_dtype)
+
     def _compute_loss(self, model, inputs):
         if self.rlvr_rule is None:
             return super()._compute_loss(model, inputs)
         folded = dict(inputs)
-        folded["advantages"] = inputs["advantages"] * inputs["rlvr_weight_ratio"]
+        ratio = inputs["rlvr_weight_ratio"]
+        folded["advantages"] = inputs["advantages"].to(ratio.dtype) * ratio
+        n = inputs.get("num_items_in_batch")
+        if ratio.dtype == torch.float64 and isinstance(n, torch.Tensor):
+            # TRL's dapo normalizer N P^-1 a / s is float32 from an integer count (1e-7 relative
+            # in a float64 loss): in float64, the same value
+            folded["num_items_in_batch"] = n.to(torch.float64)
         self.loss_type = "dapo"
         try:
             return super()._compute_loss(model, folded)

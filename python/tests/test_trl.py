@@ -1,11 +1,18 @@
 """rlvr.trl with the real TRL on the CPU: a tiny random Qwen2 checkpoint, a few GRPO steps per
-case; at every optimizer step the gradient TRL accumulated equals (relative 1e-5) the gradient
-of sum_i w_i sum_t l_{i,t} computed from scratch (trl_check.py), over the rows that optimizer
-step consumed, with w from rlvr.weights over each row's whole generation batch times
+case; at every optimizer step the gradient TRL accumulated equals (relative 1e-12, float64) the
+gradient of sum_i w_i sum_t l_{i,t} computed from scratch (trl_check.py), over the rows that
+optimizer step consumed, with w from rlvr.weights over each row's whole generation batch times
 K = steps_per_generation / gradient_accumulation_steps (rlvr_weights="group", the default), or
 over the step's own rows (rlvr_weights="step"): one process here (every split TRL offers), two
-real processes under `accelerate launch` in test_trl_two_processes."""
+real processes under `accelerate launch` in test_trl_two_processes.
 
+The checks run in float64: the checkpoint loaded in float64 (GRPOConfig's model_init_kwargs,
+no bf16), TRL's fused LM head, which computes in float32 whatever the weights' dtype, replaced by
+the same computation in float64 (trl_check.in_weights_dtype; test_the_float64_head_is_trl_s_head
+checks it against TRL's), and rlvr.trl folding its weights and TRL's dapo normalizer in the
+model's float64. test_trl_s_own_float32_head runs TRL's head as it is, in float32 (1e-6)."""
+
+import contextlib
 import json
 import math
 import os
@@ -21,7 +28,12 @@ transformers = pytest.importorskip("transformers")
 datasets = pytest.importorskip("datasets")
 
 import rlvr.trl  # noqa: E402
-from trl_check import PROMPTS, CheckGradient, Recorder, long_is_right, tiny_checkpoint  # noqa: E402
+from trl_check import PROMPTS, CheckGradient, Recorder, in_weights_dtype, long_is_right, tiny_checkpoint  # noqa: E402
+
+#: The checks' dtype and tolerance (relative error of every step's gradient; measured 1e-16).
+DTYPE, TOL = torch.float64, 1e-12
+#: TRL's own fused LM head in a float32 model (float32 log-softmax and gradient accumulators).
+FLOAT32_TOL = 1e-6
 
 #: (TRL settings, optimizer steps to run). G = 4 completions a prompt throughout.
 CASES = {
@@ -57,7 +69,7 @@ SPANNING = {
 }
 
 
-def grpo_args(tmp_path, rule, max_steps, **split):
+def grpo_args(tmp_path, rule, max_steps, dtype=DTYPE, **split):
     return trl.GRPOConfig(
         output_dir=str(tmp_path),
         loss_type=rule,
@@ -73,18 +85,20 @@ def grpo_args(tmp_path, rule, max_steps, **split):
         save_strategy="no",
         use_cpu=True,
         bf16=False,
+        model_init_kwargs={"dtype": dtype},
         seed=0,
         **split,
     )
 
 
-def check_steps(steps, split, processes=1, weights="group"):
-    """The properties every case must show, `split` the case's TRL settings (asserts)."""
+def check_steps(steps, split, processes=1, weights="group", tol=TOL):
+    """The properties every case must show, `split` the case's TRL settings, `tol` the bound on
+    each step's relative gradient error (asserts)."""
     accum = split.get("gradient_accumulation_steps", 1)
     rows = split["per_device_train_batch_size"] * accum * processes
     for s in steps:
         assert s["norm"] > 0, steps
-        assert s["rel"] < 1e-5, steps
+        assert s["rel"] < tol, steps
         assert s["micro_steps"] == accum * processes, steps
         assert s["rows"] == rows, steps
         if weights == "step":
@@ -103,16 +117,19 @@ def checkpoint(tmp_path_factory):
     return tiny_checkpoint(tmp_path_factory.mktemp("tiny-qwen2"))
 
 
-def run_checked(checkpoint, tmp_path, rule, split, max_steps, weights, check_weights=None):
+def run_checked(checkpoint, tmp_path, rule, split, max_steps, weights, check_weights=None, dtype=DTYPE):
     """Trains `max_steps` steps with rlvr_weights=`weights`, each step's gradient checked against
-    the reference of `check_weights` (default: the same mode); returns (trainer, steps)."""
-    args = grpo_args(tmp_path, rule, max_steps, **split)
+    the reference of `check_weights` (default: the same mode); returns (trainer, steps). Float64:
+    inside in_weights_dtype; float32: TRL and transformers as they are."""
+    args = grpo_args(tmp_path, rule, max_steps, dtype=dtype, **split)
     data = datasets.Dataset.from_dict({"prompt": PROMPTS})
     check = CheckGradient(rule, weights=check_weights or weights)
-    tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check],
-                  rlvr_weights=weights)
-    check.trainer = tr
-    tr.train()
+    with in_weights_dtype() if dtype == torch.float64 else contextlib.nullcontext():
+        tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data,
+                      callbacks=[check], rlvr_weights=weights)
+        assert tr.model.dtype == dtype, tr.model.dtype
+        check.trainer = tr
+        tr.train()
     return tr, check.steps
 
 
@@ -167,6 +184,50 @@ def test_the_loss_knobs_keep_the_weights_exact(checkpoint, tmp_path, knob):
     check_steps(steps, split)
 
 
+def test_trl_s_own_float32_head(checkpoint, tmp_path):
+    """TRL and transformers as they are, in a float32 model: TRL's fused LM head keeps its
+    log-softmax and its gradient accumulators in float32, so the step's gradient and the
+    reference are float32 roundings apart (measured 1e-7), within 1e-6."""
+    split, max_steps = CASES["spg-3-accum-2-iterations-2"]
+    _, steps = run_checked(checkpoint, tmp_path, "balanced", split, max_steps, "group", dtype=torch.float32)
+    print("\nfloat32, TRL's own head: " + "; ".join(f"rel err {s['rel']:.1e}" for s in steps))
+    check_steps(steps, split, tol=FLOAT32_TOL)
+    # float32 rounding, what the float64 runs (1e-16) do without
+    assert max(s["rel"] for s in steps) > TOL, steps
+
+
+def test_the_float64_head_is_trl_s_head():
+    """trl_check's stand-in for TRL's fused LM head (the float64 runs' only change to TRL)
+    computes what TRL's ChunkedLogProbFunction does: log-probabilities, entropies and the
+    extras, and the gradients of the first two, equal to float32 rounding (TRL's head computes
+    in float32), with a bias, a logit scale, a softcap and a temperature."""
+    from trl.kernels import ChunkedLogProbFunction
+
+    from trl_check import _HeadInWeightsDtype
+
+    g = torch.Generator().manual_seed(0)
+    hidden = torch.randn(13, 16, dtype=torch.float64, generator=g, requires_grad=True)
+    weight = torch.randn(7, 16, dtype=torch.float64, generator=g, requires_grad=True)
+    bias = torch.randn(7, dtype=torch.float64, generator=g, requires_grad=True)
+    targets = torch.randint(0, 7, (13,), generator=g)
+    outputs = ("log_probs", "entropy", "log_sum_sq_probs", "mean_logits", "is_top1")
+    up = torch.randn(2, 13, dtype=torch.float64, generator=g)
+    for softcap, scale, temperature in ((None, 1.0, 1.0), (3.0, 0.5, 0.7)):
+        results = []
+        for head in (ChunkedLogProbFunction, _HeadInWeightsDtype):
+            out = head.apply(hidden, weight, bias, targets, temperature, 4, softcap, scale, outputs)
+            grads = torch.autograd.grad((out[0].double() * up[0]).sum() + (out[1].double() * up[1]).sum(),
+                                        (hidden, weight, bias))
+            results.append((out, grads))
+        (trl_out, trl_grads), (ours, our_grads) = results
+        assert ours[0].dtype == torch.float64 and trl_out[0].dtype == torch.float32  # TRL's float32
+        for a, b in zip(trl_out[:4], ours[:4]):
+            torch.testing.assert_close(a.double(), b, rtol=1e-5, atol=1e-5)
+        assert torch.equal(trl_out[4], ours[4])
+        for a, b in zip(trl_grads, our_grads):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
 def test_the_two_modes_differ_when_steps_split_groups(checkpoint, tmp_path):
     """With 2 optimizer steps a generation TRL's shuffle splits groups between them: the fragment
     rule's gradients miss the whole-group weights and the reverse, so each check can fail."""
@@ -211,7 +272,7 @@ def test_trl_two_processes(checkpoint, tmp_path):
     """Two real processes (`accelerate launch --multi_gpu --num_processes 2`: on a machine
     without a GPU, accelerate's MULTI_CPU with gloo; DDP all-reduces the gradients): every
     optimizer step's gradient, as DDP leaves it on each process, equals BA over the rows both
-    processes consumed in that step."""
+    processes consumed in that step, in float64 (1e-12; the all-reduce in float64)."""
     launcher = Path(sys.executable).with_name("accelerate")
     if not launcher.exists():
         pytest.skip("accelerate's launcher is not installed next to this python")
@@ -236,7 +297,9 @@ def test_trl_two_processes(checkpoint, tmp_path):
         for steps in per_rank:
             assert len(steps) == max_steps, (case, steps)
             check_steps(steps, split, processes=2, weights=weights)
-        print(f"\n2 processes, {case}: " + "; ".join(f"rel err {s['rel']:.1e}" for s in per_rank[0]))
+        # each step's error, the larger of the two processes'
+        print(f"\n2 processes, {case}: " + "; ".join(
+            f"rel err {max(a['rel'], b['rel']):.1e}" for a, b in zip(*per_rank)))
 
 
 #: The cases trl_ddp_worker.py runs (per process: per-device batch x accumulation steps; the

@@ -6,7 +6,13 @@ actually held on every process (recorded as ``_compute_loss`` received them), wi
 ``rlvr.weights``: over the whole generation batch each row came from, times ``K =
 steps_per_generation / gradient_accumulation_steps`` (``rlvr_weights="group"``), or over the
 step's own rows (``"step"``). Generation batches are recorded as TRL returns them, gathered from
-every process; groups are found from the prompt text, not from rlvr's bookkeeping."""
+every process; groups are found from the prompt text, not from rlvr's bookkeeping.
+
+The tests run in float64 (the checkpoint loaded in float64, ``in_weights_dtype`` around TRL
+and the reference): TRL 1.16's fused LM head otherwise computes every log-probability in
+float32 whatever the weights' dtype (see ``in_weights_dtype``)."""
+
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -55,6 +61,64 @@ def tiny_checkpoint(path):
     return str(path)
 
 
+def _wide(dtype):
+    """The wider of float32 and `dtype`: float64 for float64 weights, float32 otherwise."""
+    return torch.promote_types(dtype, torch.float32)
+
+
+class _HeadInWeightsDtype:
+    """What TRL 1.16's fused LM head (``trl.kernels.ChunkedLogProbFunction``, called by the
+    forward ``add_fused_lm_head`` patches in, which ``GRPOTrainer`` always uses for its log-probs
+    and entropies) computes, in the wider of float32 and the weights' dtype: the same outputs
+    (log-probability of each label under ``softcap(scale z) / temperature``, the entropy, and the
+    no-gradient extras), by plain torch ops and autograd instead of TRL's tiles, whose running
+    softmax statistics, outputs and gradient accumulators are float32 whatever the inputs'
+    dtype ("Always accumulate in fp32")."""
+
+    @staticmethod
+    def apply(hidden, weight, bias, targets, temperature, chunk_size, softcap=None, logit_scale=1.0,
+              outputs=("log_probs",)):
+        w = _wide(hidden.dtype)
+        z = hidden.to(w) @ weight.to(w).t()
+        if bias is not None:
+            z = z + bias.to(w)
+        z = z * logit_scale
+        if softcap is not None:
+            z = softcap * torch.tanh(z / softcap)
+        z = z * (1 / temperature)
+        log_p = torch.log_softmax(z, dim=-1)
+        logprobs = log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        entropy = -(log_p.exp() * log_p).sum(-1) if "entropy" in outputs else None
+        with torch.no_grad():
+            log_sum_sq = torch.logsumexp(2 * log_p, dim=-1) if "log_sum_sq_probs" in outputs else None
+            mean_logits = z.mean(-1) if "mean_logits" in outputs else None
+            # argmax returns the first maximum, as TRL's kernel counts a tie with an earlier token
+            is_top1 = z.argmax(-1) == targets if "is_top1" in outputs else None
+        return logprobs, entropy, log_sum_sq, mean_logits, is_top1
+
+
+@contextmanager
+def in_weights_dtype():
+    """Inside, TRL's fused LM head is ``_HeadInWeightsDtype``: every log-probability and
+    entropy ``GRPOTrainer`` computes, and their gradient, in float64 for float64 weights (the
+    tests' float64 runs; test_trl.py checks it against TRL's head). With TRL's float32 head the
+    gradient TRL accumulates and the reference are float32 roundings apart (measured 1e-7
+    relative for float64 weights). transformers' Qwen2 keeps RMSNorm and RoPE in float32
+    whatever the weights' dtype; left as they are: the reference runs the same model on the same
+    micro-batches, so both sides compute them alike (measured: 1e-16 apart with them in; verl's
+    check, whose reference runs another layout, computes them in float64). Used around TRL's
+    trainer and so around the check (it runs inside ``Trainer.train``); nothing of rlvr's is
+    touched, nothing of TRL's but the head."""
+    import trl.trainer.utils as trl_utils
+
+    saved = trl_utils._ChunkedLogProbFunction
+    trl_utils._ChunkedLogProbFunction = _HeadInWeightsDtype
+    try:
+        yield
+    finally:
+        trl_utils._ChunkedLogProbFunction = saved
+
+
 def long_is_right(completions, **kwargs):
     """Binary reward correlated with length: positives are longer than negatives."""
     return [float(len(c) >= 5) for c in completions]
@@ -65,7 +129,8 @@ def token_logps(model, row):
     ids = torch.cat([row["prompt_ids"], row["completion_ids"]], dim=1)
     mask = torch.cat([row["prompt_mask"], row["completion_mask"]], dim=1)
     c = row["completion_ids"].size(1)
-    logits = model(input_ids=ids, attention_mask=mask).logits[:, -c - 1 : -1, :].float()
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, -c - 1 : -1, :]
+    logits = logits.to(_wide(logits.dtype))
     logp_all = torch.log_softmax(logits, dim=-1)
     entropies = -(logp_all.exp() * logp_all).sum(-1)
     return logp_all.gather(-1, row["completion_ids"].unsqueeze(-1)).squeeze(-1), entropies.detach()

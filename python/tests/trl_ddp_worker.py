@@ -1,6 +1,7 @@
 """Run by test_trl.py under `accelerate launch --num_processes 2`: the cases of
 test_trl.WORKER_CASES, each checked at every optimizer step by trl_check.CheckGradient on every
-process; writes {case: [steps of process 0, steps of process 1]} as JSON.
+process, in float64 (trl_check.in_weights_dtype, as test_trl.py's one-process cases);
+writes {case: [steps of process 0, steps of process 1]} as JSON.
 
     trl_ddp_worker.py CHECKPOINT WORK_DIR OUT_JSON
 """
@@ -12,8 +13,8 @@ import sys
 import datasets
 import torch
 
-from test_trl import WORKER_CASES, grpo_args
-from trl_check import PROMPTS, CheckGradient, Recorder, long_is_right
+from test_trl import DTYPE, WORKER_CASES, grpo_args
+from trl_check import PROMPTS, CheckGradient, Recorder, in_weights_dtype, long_is_right
 
 
 def main():
@@ -23,10 +24,12 @@ def main():
     for case, (split, max_steps, weights) in WORKER_CASES.items():
         args = grpo_args(f"{work}/{case}", "balanced", max_steps, **split)
         check = CheckGradient("balanced", weights=weights)
-        tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data, callbacks=[check],
-                      rlvr_weights=weights)
-        check.trainer = tr
-        tr.train()
+        with in_weights_dtype():
+            tr = Recorder(model=checkpoint, reward_funcs=long_is_right, args=args, train_dataset=data,
+                          callbacks=[check], rlvr_weights=weights)
+            assert tr.model.dtype == DTYPE, tr.model.dtype
+            check.trainer = tr
+            tr.train()
         assert tr.accelerator.num_processes == 2, tr.accelerator.num_processes
         gathered = [None, None]
         torch.distributed.all_gather_object(gathered, check.steps)
