@@ -359,6 +359,18 @@ fn chain_value(e: &Expr) -> Option<&Expr> {
     (!has_vars(v) && !matches!(v, Expr::Rel(..) | Expr::List(_))).then_some(v)
 }
 
+/// `v ≈ a` (`\pi \approx 3.14`, `\frac{1}{3} \approx 0.333`): a value with no variable and
+/// its approximation, the chain holding only `≈`.
+fn approximated(e: &Expr) -> Option<(&Expr, &Expr)> {
+    let Expr::Rel(members, ops) = e else {
+        return None;
+    };
+    let (first, last) = (members.first()?, members.last()?);
+    let plain = |v: &Expr| !has_vars(v) && !matches!(v, Expr::Rel(..) | Expr::List(_));
+    (ops.iter().all(|o| *o == RelOp::Approx) && plain(first) && plain(last))
+        .then_some((first, last))
+}
+
 /// A number or a fraction of numbers (what a two-term ratio can equal).
 fn plain_value(e: &Expr) -> bool {
     match e {
@@ -479,6 +491,12 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
             if matches!(p, Expr::Rel(..)) {
                 if let Some(v) = chain_value(p) {
                     return eq(g, v, d).map(|_| "equation chain resolved to its final value");
+                }
+                // a value and its approximation (`\pi \approx 3.14`): either is the answer
+                if let Some((exact, approx)) = approximated(p) {
+                    return eq(g, exact, d)
+                        .or_else(|_| eq(g, approx, d))
+                        .map(|_| "a value with its approximation");
                 }
             }
             if let Some(iv) = interval_of(rel) {

@@ -480,11 +480,17 @@ fn is_connector(between: &str) -> bool {
     let t = between
         .replace("\\text", "")
         .replace(['$', ',', ';', '{', '}', '(', ')', '\\'], " ");
+    // "and", "or", spacing, and the variable each box solves for (`x=\boxed{2}` or
+    // `x=\boxed{3}`: the roots 2 and 3)
+    let restated_variable = |w: &str| {
+        let name = w.trim_end_matches('=');
+        w == "=" || (name.len() == 1 && name.chars().all(|c| c.is_ascii_alphabetic()))
+    };
     t.split_whitespace().all(|w| {
         matches!(
             w.to_ascii_lowercase().as_str(),
             "and" | "or" | "&" | "quad" | "qquad"
-        )
+        ) || restated_variable(w)
     })
 }
 

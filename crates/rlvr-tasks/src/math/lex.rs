@@ -306,6 +306,8 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
             '÷' | '⁄' | '∕' => Tok::Sym('/'),
             '±' => Tok::Cmd("pm".into()),
             'π' => Tok::Cmd("pi".into()),
+            // other Greek letters as their LaTeX commands (`y(τ)` is `y(\tau)`)
+            c if greek_name(c).is_some() => Tok::Cmd(greek_name(c).unwrap_or_default().into()),
             '∞' => Tok::Cmd("infty".into()),
             '√' => Tok::Cmd("sqrt".into()),
             '°' => Tok::Cmd("circ".into()),
@@ -404,4 +406,19 @@ fn doubled_command(rest: &[char]) -> bool {
         .take_while(|c| c.is_ascii_alphabetic())
         .collect();
     CMDS.contains(&name.as_str())
+}
+
+/// The LaTeX name of a lower-case Greek letter written as itself (`τ` → `tau`); `π` is the
+/// constant, lexed on its own.
+fn greek_name(c: char) -> Option<&'static str> {
+    const NAMES: [&str; 25] = [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+        "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "varsigma", "sigma", "tau", "upsilon",
+        "phi", "chi", "psi", "omega",
+    ];
+    let i = (c as u32).checked_sub('α' as u32)? as usize;
+    NAMES
+        .get(i)
+        .copied()
+        .filter(|&n| n != "pi" && n != "omicron")
 }

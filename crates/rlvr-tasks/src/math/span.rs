@@ -373,7 +373,19 @@ fn lone_number(sentence: &str) -> Option<String> {
                 number = format!("{whole}.{cents}");
             }
         }
-        found = Some(number);
+        // with the unit the expression reader keeps after it (`15 km`, an option's text)
+        let byte_at = |k: usize| {
+            sentence
+                .char_indices()
+                .nth(k)
+                .map_or(sentence.len(), |(b, _)| b)
+        };
+        let raw: String = chars[start..end].iter().collect();
+        let (read, _) = expression(&sentence[byte_at(start)..]);
+        found = Some(match read.strip_prefix(raw.as_str()) {
+            Some(unit) if !unit.is_empty() => format!("{number}{unit}"),
+            _ => number,
+        });
         i = end;
     }
     found
@@ -667,7 +679,10 @@ pub fn expression(s: &str) -> (String, usize) {
             }
             _ if c >= 0x80 => {
                 let ch = s[i..].chars().next().unwrap_or(' ');
-                if !"×÷⁄∕−√π∞≤≥≠≈°·±∓∈∪∩′".contains(ch) {
+                // math symbols, and Greek letters (variables: `2α`, `y(τ)`)
+                let greek = ('\u{391}'..='\u{3c9}').contains(&ch);
+                if !greek && !"×÷⁄∕−√π∞≤≥≠≈°·±∓∈∪∩′".contains(ch)
+                {
                     break;
                 }
                 i += ch.len_utf8();

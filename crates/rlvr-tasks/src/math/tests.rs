@@ -805,3 +805,34 @@ fn a_sentence_in_any_language_states_its_one_number() {
     // `3,5` is not a decimal comma; `1,234` is thousands
     ok("1234", &block("Der Bauer hat 1,234 Äpfel."));
 }
+
+/// The peer suites' open forms: boxes that each restate the variable, Greek letters, a value
+/// with its approximation.
+#[test]
+fn boxes_per_root_greek_letters_and_approximations() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    // one box per root, each after the variable it solves for: both roots
+    ok("2, 3", "So $x=\\boxed{2}$ or $x=\\boxed{3}$.");
+    ok("2, 3", "So $x = \\boxed{2}$ and $x = \\boxed{3}$.");
+    wrong("2", "So $x=\\boxed{2}$ or $x=\\boxed{3}$.");
+    // words between boxes still keep them apart: the last box
+    ok(
+        "3",
+        "First we get \\boxed{2}, which is wrong; then \\boxed{3}.",
+    );
+    // Greek letters written as themselves are the LaTeX letters
+    ok("2", "The answer is $y(τ) = 2$.");
+    ok("2\\alpha", "The answer is 2α.");
+    ok("\\theta^2", "The answer is θ^2.");
+    wrong("2\\beta", "The answer is 2α.");
+    // a value with its approximation: either side is the answer
+    ok("\\pi", "The answer is $\\pi \\approx 3.14$.");
+    ok("3.14", "The answer is $\\pi \\approx 3.14$.");
+    ok(
+        "\\frac{1}{3}",
+        "The answer is $\\frac{1}{3} \\approx 0.333$.",
+    );
+    wrong("3", "The answer is $\\pi \\approx 3.14$.");
+    wrong("0.5", "The answer is $\\frac{1}{3} \\approx 0.333$.");
+}
