@@ -104,6 +104,9 @@ pub struct SavedAlgorithm {
 #[serde(default)]
 pub struct SavedTrainer {
     pub seed: Option<u64>,
+    /// The GRPO steps the run was set to take (a run whose metrics stop short is still
+    /// training, or was stopped).
+    pub total_training_steps: Option<u64>,
     /// Older builds' place of `testbed.warm_start_steps`.
     pub warm_start_steps: Option<u64>,
 }

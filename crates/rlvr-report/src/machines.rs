@@ -70,6 +70,7 @@ mod tests {
             lr: None,
             warm_start_steps: None,
             machines: machines.iter().map(|m| m.to_string()).collect(),
+            planned_steps: None,
             train: Vec::new(),
             eval: Vec::new(),
         }

@@ -186,6 +186,7 @@ mod tests {
             lr: None,
             warm_start_steps: None,
             machines: Vec::new(),
+            planned_steps: None,
             train: Vec::new(),
             eval: acc
                 .iter()

@@ -481,6 +481,34 @@ fn machine_sentences(notes: &MachineNotes) -> Vec<String> {
     out
 }
 
+/// The runs that have logged fewer steps than they were set to take, each with where it
+/// stands; None when every run has finished (or none says how long it is).
+pub(crate) fn in_progress_line(runs: &[Run]) -> Option<String> {
+    let open: Vec<String> = runs
+        .iter()
+        .filter(|r| r.in_progress())
+        .map(|r| {
+            format!(
+                "`{}` seed {} at step {} of {}",
+                r.rule,
+                r.seed,
+                r.last_step(),
+                r.planned_steps.unwrap_or(0)
+            )
+        })
+        .collect();
+    (!open.is_empty()).then(|| {
+        format!(
+            "Still training or stopped short, {} of {} runs: {}. Until they finish, their \
+             last-step accuracy, peak-to-last drop and paired differences are those of the step \
+             they have reached.",
+            open.len(),
+            runs.len(),
+            open.join("; ")
+        )
+    })
+}
+
 fn markdown(runs: &[Run], sections: &[Section], notes: &MachineNotes, map: Option<&str>) -> String {
     let mut md = String::from("# rlvr report: aggregation rules compared\n\n");
     let _ = writeln!(
@@ -492,6 +520,9 @@ drop = peak minus last-step accuracy; gain = last-step minus step-0 accuracy of 
 (same warm start, data order and sampling seeds) with a Student-t 95% confidence interval; `*` marks an interval that excludes zero.\n",
         runs.len()
     );
+    if let Some(line) = in_progress_line(runs) {
+        let _ = writeln!(md, "{line}\n");
+    }
     if let Some(file) = map {
         let _ = writeln!(md, "![Regime map]({file})\n");
     }
@@ -600,6 +631,9 @@ td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px soli
 Peak = best evaluation of a run; drop = peak minus last-step accuracy.</p>",
         runs.len()
     );
+    if let Some(line) = in_progress_line(runs) {
+        let _ = write!(h, "<p>{}</p>", escape(&line));
+    }
     if let Some(file) = map {
         h += &html_figure(out, "Regime map", file)?;
     }

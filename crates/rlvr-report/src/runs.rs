@@ -32,6 +32,9 @@ pub struct Run {
     /// The machine of each process that trained the run, in order (`machine` of each line of
     /// `host.jsonl`: one per start or resume); empty when the run did not record it.
     pub machines: Vec<String>,
+    /// The GRPO steps the run was set to take (`trainer.total_training_steps`), when the
+    /// config gives them.
+    pub planned_steps: Option<u64>,
 }
 
 /// One evaluation of one dataset.
@@ -48,6 +51,19 @@ pub struct EvalPoint {
 }
 
 impl Run {
+    /// The last training step logged (0 before the first).
+    pub fn last_step(&self) -> usize {
+        self.train.last().map_or(0, |t| t.step)
+    }
+
+    /// Whether the run has logged fewer steps than it was set to take: still training (a
+    /// sweep that spans sittings), or stopped. Its "last-step" figures are those of the step
+    /// it has reached.
+    pub fn in_progress(&self) -> bool {
+        self.planned_steps
+            .is_some_and(|n| (self.last_step() as u64) < n)
+    }
+
     /// A train-line metric (a name [`TrainLine::value`] takes: `pg_loss`,
     /// `positive_share.balanced`) as a series `(step, value)`; missing or null values are
     /// skipped, and so are skipped steps.
@@ -108,6 +124,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         regime,
         lr,
         warm_start_steps,
+        planned_steps,
     } = labels(&run.config(), &name)?;
     Ok(Run {
         dir: dir.to_path_buf(),
@@ -119,6 +136,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         train,
         eval,
         machines: machines(&run.host())?,
+        planned_steps,
     })
 }
 
@@ -214,6 +232,7 @@ struct Labels {
     regime: String,
     lr: Option<f64>,
     warm_start_steps: Option<u64>,
+    planned_steps: Option<u64>,
 }
 
 fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
@@ -224,6 +243,7 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
             regime: "default".into(),
             lr: None,
             warm_start_steps: None,
+            planned_steps: None,
         });
     }
     let text = read_run_file(config)?;
@@ -243,6 +263,7 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
         regime: saved.condition(),
         lr: saved.optim.lr,
         warm_start_steps: saved.warm_start_steps(),
+        planned_steps: saved.trainer.total_training_steps,
     })
 }
 
@@ -276,6 +297,44 @@ mod tests {
             err.contains("metrics.jsonl") && err.contains("limit"),
             "{err}"
         );
+    }
+
+    /// A run that has logged fewer steps than `trainer.total_training_steps` is in progress
+    /// (a sweep spanning sittings), one that reached them is not, and one whose config does
+    /// not say cannot tell (not in progress); the report names the first kind with its step.
+    #[test]
+    fn a_run_short_of_its_planned_steps_is_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("token-mean-s1");
+        std::fs::create_dir(&run).unwrap();
+        std::fs::write(
+            run.join("config.toml"),
+            "[algorithm]\nloss_agg_mode = \"token-mean\"\n[trainer]\nseed = 1\ntotal_training_steps = 3\n",
+        )
+        .unwrap();
+        let lines = |n: usize| {
+            (1..=n)
+                .map(|k| format!("{{\"kind\": \"train\", \"step\": {k}}}\n"))
+                .collect::<String>()
+        };
+        std::fs::write(run.join("metrics.jsonl"), lines(2)).unwrap();
+        let r = load_run(&run).unwrap();
+        assert_eq!(
+            (r.planned_steps, r.last_step(), r.in_progress()),
+            (Some(3), 2, true)
+        );
+        let line = crate::render::in_progress_line(std::slice::from_ref(&r)).unwrap();
+        assert!(
+            line.contains("`token-mean` seed 1 at step 2 of 3"),
+            "{line}"
+        );
+        std::fs::write(run.join("metrics.jsonl"), lines(3)).unwrap();
+        let r = load_run(&run).unwrap();
+        assert!(!r.in_progress());
+        assert_eq!(crate::render::in_progress_line(&[r]), None);
+        std::fs::write(run.join("config.toml"), "[trainer]\nseed = 1\n").unwrap();
+        std::fs::write(run.join("metrics.jsonl"), lines(2)).unwrap();
+        assert!(!load_run(&run).unwrap().in_progress());
     }
 
     /// A run's condition: its training data, else its testbed regime, in the layout `rlvr

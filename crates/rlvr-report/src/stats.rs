@@ -157,6 +157,7 @@ mod tests {
             lr: None,
             warm_start_steps: None,
             machines: Vec::new(),
+            planned_steps: None,
             train: vec![
                 line(json!({"step": 1, "response_length_cv": 0.5, "pos_neg_gap": 10.0})),
                 line(json!({"step": 2, "response_length_cv": 0.3, "pos_neg_gap": null})),

@@ -425,6 +425,7 @@ fn a_saved_config_reads_back_through_the_report_s_schema() {
         &[
             "algorithm.loss_agg_mode=token-mean".into(),
             "trainer.seed=7".into(),
+            "trainer.total_training_steps=11".into(),
             "optim.lr=3e-5".into(),
             "testbed.regime=control".into(),
             "testbed.warm_start_steps=9".into(),
@@ -434,6 +435,7 @@ fn a_saved_config_reads_back_through_the_report_s_schema() {
     let saved: SavedConfig = toml::from_str(&testbed.to_toml()).unwrap();
     assert_eq!(saved.algorithm.loss_agg_mode.as_deref(), Some("token-mean"));
     assert_eq!(saved.trainer.seed, Some(7));
+    assert_eq!(saved.trainer.total_training_steps, Some(11));
     assert_eq!(saved.optim.lr, Some(3e-5));
     assert_eq!(saved.condition(), "control");
     assert_eq!(saved.warm_start_steps(), Some(9));
