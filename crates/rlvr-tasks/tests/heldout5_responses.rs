@@ -1,0 +1,283 @@
+//! A fifth held-out measurement of the checker against math-verify, on free-form answers only: 700
+//! real model responses from one public project that no other fixture uses
+//! (tests/fixtures/heldout5_responses.jsonl, rebuilt from its source by
+//! scripts/tasks/build_heldout5_responses.py: the reasoning chains committed with LLM Reasoners'
+//! AutoRace evaluation, DBRX's chain-of-thought answers to GSM8K questions ending `The answer is
+//! 18.`, AutoRace's human-labelled GSM8K chains in numbered steps with GSM8K's `<<16-7=9>>`
+//! calculator annotations, and its BIG-Bench Hard integer-arithmetic chains ending `So the answer
+//! is -2280`). Each line records math-verify 0.9.0's verdict. Nothing in `crates/rlvr-tasks/src`
+//! was changed for this set: it measures, it does not tune.
+//!
+//! Graded by hand (tests/fixtures/heldout5_responses_labels.jsonl, under the policy of
+//! real_responses_labels.jsonl) on 2026-12-07, against the checker at commit da78979. rlvr and
+//! math-verify disagree on none of the 700 responses, so there is no `disagree` stratum to grade;
+//! a seeded random sample of 200 where they agree was graded (109 of the 380 `both-right`, 91 of
+//! the 320 `both-wrong`). The strata are fixed: each label names the stratum it was graded in,
+//! whatever a later checker says.
+//!
+//! Two tests, each asserting its figures exactly, as tests/heldout4_responses.rs does for the
+//! fourth held-out set (the code they share is tests/common/heldout.rs):
+//! - `figures_of_record`: the measurement of record, from the labels, the fixed strata and
+//!   math-verify's verdicts alone (rlvr's verdict then is its stratum's), so no checker change
+//!   moves it: no disagreements; every sampled agreement graded as both checkers called it; whole
+//!   set 100.0% [95.2%, 100.0%] for each; no false positive in the 200 graded (whole-set false
+//!   positives of rlvr at most 4.8 per 200 at 95%);
+//! - `the_current_checker_on_the_fifth_held_out_set`: today's checker on the same strata, and on
+//!   every response where it and math-verify disagree now. That needs every current disagreement
+//!   graded: a checker change that makes an ungraded one fails the test (it names the ids) until it
+//!   is graded by hand and added to the labels with its own stratum name. A change that moves a
+//!   figure fails it too: update docs/checker.md ("A fifth held-out set") with the new figures.
+//!
+//! `cargo test -p rlvr-tasks --test heldout5_responses -- --nocapture` prints the figures.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+#[path = "common/heldout.rs"]
+mod heldout;
+
+use heldout::{
+    pct, print_accuracy, strata, wilson, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT,
+    BOTH_WRONG, DISAGREE, REGRADED,
+};
+
+/// Sizes of the strata when the set was graded (the labels file's header says how the samples
+/// were drawn); together they are the whole set.
+const DISAGREE_SIZE: usize = 0;
+const BOTH_RIGHT_SIZE: usize = 380;
+const BOTH_WRONG_SIZE: usize = 320;
+const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
+
+/// The set and its labels, checked for shape.
+fn load() -> (Vec<Response>, HashMap<usize, Label>) {
+    let (responses, labels) = heldout::load(
+        (
+            "heldout5_responses.jsonl",
+            include_str!("fixtures/heldout5_responses.jsonl"),
+        ),
+        (
+            "heldout5_responses_labels.jsonl",
+            include_str!("fixtures/heldout5_responses_labels.jsonl"),
+        ),
+        &[DISAGREE, BOTH_RIGHT, BOTH_WRONG, REGRADED],
+    );
+    assert_eq!(responses.len(), 700, "responses in the set");
+    assert_eq!(
+        DISAGREE_SIZE + BOTH_RIGHT_SIZE + BOTH_WRONG_SIZE,
+        responses.len(),
+        "the strata cover the set"
+    );
+    assert_eq!(
+        heldout::source_names(&responses),
+        BTreeSet::from(["autorace", "autorace-dbrx"])
+    );
+    assert!(
+        responses.iter().all(|r| r.choices.is_none()),
+        "free-form answers only"
+    );
+    (responses, labels)
+}
+
+/// The fraction `k / n` as a percentage, or "n/a" when there is nothing to count.
+fn share(k: usize, n: usize) -> String {
+    if n == 0 {
+        "n/a".to_string()
+    } else {
+        pct(k as f64 / n as f64)
+    }
+}
+
+/// The measurement of record (docs/checker.md, "A fifth held-out set"): rlvr's verdict then is
+/// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on
+/// `disagree`), so these figures hold for every later checker.
+#[test]
+fn figures_of_record() {
+    let (responses, mut labels) = load();
+    labels.retain(|_, l| l.stratum != REGRADED);
+    let n = responses.len();
+    let mv = |id: usize| responses[id].math_verify;
+    let then = |id: usize| match labels[&id].stratum.as_str() {
+        DISAGREE => !mv(id),
+        BOTH_RIGHT => true,
+        _ => false,
+    };
+    for l in labels.values() {
+        // the strata are what math-verify said when they were graded
+        match l.stratum.as_str() {
+            BOTH_RIGHT => assert!(mv(l.id), "#{} both-right, math-verify wrong", l.id),
+            BOTH_WRONG => assert!(!mv(l.id), "#{} both-wrong, math-verify right", l.id),
+            _ => {}
+        }
+    }
+    let rlvr = strata(&labels, SIZES, then);
+    let math_verify = strata(&labels, SIZES, mv);
+    let fp = |v: &dyn Fn(usize) -> bool| labels.values().filter(|l| v(l.id) && !l.label).count();
+    let graded_fp = (fp(&then), fp(&mv));
+    // whole-set false positives of rlvr: every one it calls right is graded except the unsampled
+    // part of both-right, bounded from the sample
+    let (_, br_fp_hi) = wilson(
+        rlvr.both_right.sampled - rlvr.both_right.right,
+        rlvr.both_right.sampled,
+    );
+    let fp_whole_hi =
+        (rlvr.disagree.false_pos as f64 + BOTH_RIGHT_SIZE as f64 * br_fp_hi) / n as f64;
+    let dis = rlvr.disagree.total();
+    let bar = rlvr.disagree.right * 100 >= 95 * dis && graded_fp.0 * 200 <= labels.len();
+
+    eprintln!(
+        "fifth held-out set (2026-12-07): {n} responses, {} graded by hand",
+        labels.len()
+    );
+    eprintln!(
+        "  disagreements ({dis}): rlvr {:?}, math-verify {:?}",
+        rlvr.disagree, math_verify.disagree
+    );
+    eprintln!(
+        "  rlvr right on {} ({}), math-verify on {} ({})",
+        rlvr.disagree.right,
+        share(rlvr.disagree.right, dis),
+        math_verify.disagree.right,
+        share(math_verify.disagree.right, dis)
+    );
+    eprintln!(
+        "  agreement samples: both-right {:?}, both-wrong {:?}",
+        rlvr.both_right, rlvr.both_wrong
+    );
+    print_accuracy("rlvr", rlvr.accuracy(n));
+    print_accuracy("math-verify", math_verify.accuracy(n));
+    eprintln!(
+        "  false positives over the {} graded: rlvr {} ({:.1} per 200), math-verify {}; \
+         whole-set false positives of rlvr at most {:.1} per 200 (95%)",
+        labels.len(),
+        graded_fp.0,
+        200.0 * graded_fp.0 as f64 / labels.len() as f64,
+        graded_fp.1,
+        200.0 * fp_whole_hi
+    );
+    eprintln!(
+        "  the bar (>= 95% right on the disagreements, <= 1 false positive per 200 graded): {} \
+         (with no disagreements, its first half has nothing to test)",
+        if bar { "holds" } else { "does NOT hold" }
+    );
+
+    assert_eq!(labels.len(), 200);
+    assert_eq!(
+        rlvr,
+        Strata {
+            disagree: Counts::default(),
+            both_right: Stratum {
+                size: 380,
+                sampled: 109,
+                right: 109
+            },
+            both_wrong: Stratum {
+                size: 320,
+                sampled: 91,
+                right: 91
+            },
+        }
+    );
+    assert_eq!(math_verify, rlvr, "no disagreements: the same figures");
+    assert_eq!(graded_fp, (0, 0));
+    assert_eq!(rlvr.accuracy(n).map(pct), ["100.0%", "95.2%", "100.0%"]);
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "4.8");
+    assert!(bar, "the bar holds on the fifth held-out set");
+}
+
+/// Today's checker on the same fixed strata, and on every response where it and math-verify
+/// disagree now (all of them graded).
+#[test]
+fn the_current_checker_on_the_fifth_held_out_set() {
+    let (responses, labels) = load();
+    let n = responses.len();
+    let heldout::Current {
+        verdicts,
+        strata: s,
+        disagreements: current,
+        math_verify: current_mv,
+        false_positives: fp_all,
+        false_positive_rate_hi: fp_whole_hi,
+    } = heldout::current(&responses, &labels, SIZES);
+    let now = |id: usize| verdicts[id];
+    // per source and task: (rlvr right, disagreements)
+    let mut by_task: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for r in responses.iter().filter(|r| now(r.id) != r.math_verify) {
+        let mut parts = r.source.split(':');
+        let source = parts.next().unwrap_or("");
+        let task = parts.next().unwrap_or("");
+        let e = by_task.entry(format!("{source}:{task}")).or_default();
+        e.0 += usize::from(now(r.id) == labels[&r.id].label);
+        e.1 += 1;
+    }
+    let acc = s.accuracy(n);
+    let dis = current.total();
+    let bar = current.right * 100 >= 95 * dis && fp_all * 200 <= labels.len();
+
+    eprintln!(
+        "current checker: {n} responses, {} graded by hand",
+        labels.len()
+    );
+    eprintln!(
+        "  on the {DISAGREE_SIZE} graded disagreements: rlvr {:?} ({} right)",
+        s.disagree,
+        share(s.disagree.right, s.disagree.total())
+    );
+    eprintln!(
+        "  agreement samples: both-right {:?}, both-wrong {:?}",
+        s.both_right, s.both_wrong
+    );
+    print_accuracy("rlvr", acc);
+    eprintln!(
+        "  false positives: {fp_all} over the {} graded; whole-set false positives at most {:.1} \
+         per 200 (95%)",
+        labels.len(),
+        200.0 * fp_whole_hi
+    );
+    eprintln!(
+        "  current disagreements with math-verify ({dis}, all graded): rlvr {current:?} ({} \
+         right), math-verify {current_mv:?}",
+        share(current.right, dis)
+    );
+    for (task, (right, total)) in &by_task {
+        eprintln!(
+            "    {task}: rlvr right on {right} of {total} ({})",
+            share(*right, *total)
+        );
+    }
+    eprintln!(
+        "  the bar (>= 95% right on the current disagreements, <= 1 false positive per 200 \
+         graded): {}",
+        if bar { "holds" } else { "does NOT hold" }
+    );
+
+    // The figures, as measured on 2026-12-07 with the checker at da78979 (docs/checker.md, "A
+    // fifth held-out set"). A checker change that moves one fails here: update the docs and these
+    // figures.
+    assert_eq!(labels.len(), 200);
+    assert_eq!(
+        s,
+        Strata {
+            disagree: Counts::default(),
+            both_right: Stratum {
+                size: 380,
+                sampled: 109,
+                right: 109
+            },
+            both_wrong: Stratum {
+                size: 320,
+                sampled: 91,
+                right: 91
+            },
+        }
+    );
+    assert_eq!(acc.map(pct), ["100.0%", "95.2%", "100.0%"]);
+    assert_eq!(fp_all, 0);
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "4.8");
+    assert_eq!(
+        current,
+        Counts::default(),
+        "no disagreement with math-verify"
+    );
+    assert_eq!(current_mv, Counts::default());
+    assert!(by_task.is_empty());
+    assert!(bar);
+}
