@@ -36,8 +36,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 mod heldout;
 
 use heldout::{
-    pct, print_accuracy, strata, wilson, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT,
-    BOTH_WRONG, DISAGREE, REGRADED,
+    pct, print_accuracy, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT, BOTH_WRONG,
+    DISAGREE, REGRADED,
 };
 
 /// Sizes of the strata when the set was graded (the labels file's header says how the samples
@@ -94,71 +94,18 @@ fn figures_of_record() {
     let (responses, mut labels) = load();
     labels.retain(|_, l| l.stratum != REGRADED);
     let n = responses.len();
-    let mv = |id: usize| responses[id].math_verify;
-    let then = |id: usize| match labels[&id].stratum.as_str() {
-        DISAGREE => !mv(id),
-        BOTH_RIGHT => true,
-        _ => false,
-    };
-    for l in labels.values() {
-        // the strata are what math-verify said when they were graded
-        match l.stratum.as_str() {
-            BOTH_RIGHT => assert!(mv(l.id), "#{} both-right, math-verify wrong", l.id),
-            BOTH_WRONG => assert!(!mv(l.id), "#{} both-wrong, math-verify right", l.id),
-            _ => {}
-        }
-    }
-    let rlvr = strata(&labels, SIZES, then);
-    let math_verify = strata(&labels, SIZES, mv);
-    let fp = |v: &dyn Fn(usize) -> bool| labels.values().filter(|l| v(l.id) && !l.label).count();
-    let graded_fp = (fp(&then), fp(&mv));
-    // whole-set false positives of rlvr: every one it calls right is graded except the unsampled
-    // part of both-right, bounded from the sample
-    let (_, br_fp_hi) = wilson(
-        rlvr.both_right.sampled - rlvr.both_right.right,
-        rlvr.both_right.sampled,
+    let heldout::Record {
+        rlvr,
+        math_verify,
+        graded_fp,
+        fp_whole_hi,
+        bar,
+    } = heldout::record(
+        "fifth held-out set (2026-12-07)",
+        &responses,
+        &labels,
+        SIZES,
     );
-    let fp_whole_hi =
-        (rlvr.disagree.false_pos as f64 + BOTH_RIGHT_SIZE as f64 * br_fp_hi) / n as f64;
-    let dis = rlvr.disagree.total();
-    let bar = rlvr.disagree.right * 100 >= 95 * dis && graded_fp.0 * 200 <= labels.len();
-
-    eprintln!(
-        "fifth held-out set (2026-12-07): {n} responses, {} graded by hand",
-        labels.len()
-    );
-    eprintln!(
-        "  disagreements ({dis}): rlvr {:?}, math-verify {:?}",
-        rlvr.disagree, math_verify.disagree
-    );
-    eprintln!(
-        "  rlvr right on {} ({}), math-verify on {} ({})",
-        rlvr.disagree.right,
-        share(rlvr.disagree.right, dis),
-        math_verify.disagree.right,
-        share(math_verify.disagree.right, dis)
-    );
-    eprintln!(
-        "  agreement samples: both-right {:?}, both-wrong {:?}",
-        rlvr.both_right, rlvr.both_wrong
-    );
-    print_accuracy("rlvr", rlvr.accuracy(n));
-    print_accuracy("math-verify", math_verify.accuracy(n));
-    eprintln!(
-        "  false positives over the {} graded: rlvr {} ({:.1} per 200), math-verify {}; \
-         whole-set false positives of rlvr at most {:.1} per 200 (95%)",
-        labels.len(),
-        graded_fp.0,
-        200.0 * graded_fp.0 as f64 / labels.len() as f64,
-        graded_fp.1,
-        200.0 * fp_whole_hi
-    );
-    eprintln!(
-        "  the bar (>= 95% right on the disagreements, <= 1 false positive per 200 graded): {} \
-         (with no disagreements, its first half has nothing to test)",
-        if bar { "holds" } else { "does NOT hold" }
-    );
-
     assert_eq!(labels.len(), 200);
     assert_eq!(
         rlvr,

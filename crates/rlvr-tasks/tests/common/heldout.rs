@@ -293,3 +293,105 @@ pub fn current(
         false_positive_rate_hi,
     }
 }
+
+/// The measurement of record of a held-out set, from its labels (re-graded ones left out),
+/// its fixed strata and math-verify's verdicts alone: rlvr's verdict then is its stratum's
+/// (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on `disagree`), so
+/// the figures hold for every later checker.
+pub struct Record {
+    /// rlvr's counts per stratum.
+    pub rlvr: Strata,
+    /// math-verify's.
+    pub math_verify: Strata,
+    /// False positives among the graded: (rlvr, math-verify).
+    pub graded_fp: (usize, usize),
+    /// rlvr's whole-set false-positive rate, upper 95% bound.
+    pub fp_whole_hi: f64,
+    /// Whether the bar holds (>= 95% right on the disagreements, <= 1 false positive per 200
+    /// graded).
+    pub bar: bool,
+}
+
+/// Computes and prints the [`Record`] of the set called `name` (`labels` without the
+/// re-graded ones; `sizes` the both-right and both-wrong strata's sizes), checking first that
+/// every label's stratum is what math-verify said when it was graded.
+pub fn record(
+    name: &str,
+    responses: &[Response],
+    labels: &HashMap<usize, Label>,
+    sizes: (usize, usize),
+) -> Record {
+    let share = |k: usize, n: usize| pct(k as f64 / n as f64);
+    let n = responses.len();
+    let mv = |id: usize| responses[id].math_verify;
+    let then = |id: usize| match labels[&id].stratum.as_str() {
+        DISAGREE => !mv(id),
+        BOTH_RIGHT => true,
+        _ => false,
+    };
+    for l in labels.values() {
+        // the strata are what math-verify said when they were graded
+        match l.stratum.as_str() {
+            BOTH_RIGHT => assert!(mv(l.id), "#{} both-right, math-verify wrong", l.id),
+            BOTH_WRONG => assert!(!mv(l.id), "#{} both-wrong, math-verify right", l.id),
+            _ => {}
+        }
+    }
+    let rlvr = strata(labels, sizes, then);
+    let math_verify = strata(labels, sizes, mv);
+    let fp = |v: &dyn Fn(usize) -> bool| labels.values().filter(|l| v(l.id) && !l.label).count();
+    let graded_fp = (fp(&then), fp(&mv));
+    // whole-set false positives of rlvr: every one it calls right is graded except the unsampled
+    // part of both-right, bounded from the sample
+    let (_, br_fp_hi) = wilson(
+        rlvr.both_right.sampled - rlvr.both_right.right,
+        rlvr.both_right.sampled,
+    );
+    let fp_whole_hi = (rlvr.disagree.false_pos as f64 + sizes.0 as f64 * br_fp_hi) / n as f64;
+    let dis = rlvr.disagree.total();
+    let bar = rlvr.disagree.right * 100 >= 95 * dis && graded_fp.0 * 200 <= labels.len();
+
+    eprintln!("{name}: {n} responses, {} graded by hand", labels.len());
+    eprintln!(
+        "  disagreements ({dis}): rlvr {:?}, math-verify {:?}",
+        rlvr.disagree, math_verify.disagree
+    );
+    eprintln!(
+        "  rlvr right on {} ({}), math-verify on {} ({})",
+        rlvr.disagree.right,
+        share(rlvr.disagree.right, dis),
+        math_verify.disagree.right,
+        share(math_verify.disagree.right, dis)
+    );
+    eprintln!(
+        "  agreement samples: both-right {:?}, both-wrong {:?}",
+        rlvr.both_right, rlvr.both_wrong
+    );
+    print_accuracy("rlvr", rlvr.accuracy(n));
+    print_accuracy("math-verify", math_verify.accuracy(n));
+    eprintln!(
+        "  false positives over the {} graded: rlvr {} ({:.1} per 200), math-verify {}; \
+         whole-set false positives of rlvr at most {:.1} per 200 (95%)",
+        labels.len(),
+        graded_fp.0,
+        200.0 * graded_fp.0 as f64 / labels.len() as f64,
+        graded_fp.1,
+        200.0 * fp_whole_hi
+    );
+    eprintln!(
+        "  the bar (>= 95% right on the disagreements, <= 1 false positive per 200 graded): {}{}",
+        if bar { "holds" } else { "does NOT hold" },
+        if dis == 0 {
+            " (no disagreements: its first half has nothing to test)"
+        } else {
+            ""
+        }
+    );
+    Record {
+        rlvr,
+        math_verify,
+        graded_fp,
+        fp_whole_hi,
+        bar,
+    }
+}
