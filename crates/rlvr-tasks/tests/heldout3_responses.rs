@@ -36,8 +36,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 mod heldout;
 
 use heldout::{
-    pct, print_accuracy, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT, BOTH_WRONG,
-    DISAGREE, REGRADED,
+    pct, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT, BOTH_WRONG, DISAGREE, REGRADED,
 };
 
 /// Sizes of the strata when the set was graded (the labels file's header says how the samples
@@ -71,11 +70,6 @@ fn load() -> (Vec<Response>, HashMap<usize, Label>) {
         BTreeSet::from(["bbh", "meta-prompting"])
     );
     (responses, labels)
-}
-
-/// The fraction `k / n` as a percentage.
-fn share(k: usize, n: usize) -> String {
-    pct(k as f64 / n as f64)
 }
 
 /// The measurement of record (docs/checker.md, "A third held-out set"): rlvr's verdict then is
@@ -143,65 +137,23 @@ fn figures_of_record() {
 fn the_current_checker_on_the_third_held_out_set() {
     let (responses, labels) = load();
     let n = responses.len();
+    let cur = heldout::current(&responses, &labels, SIZES);
+    let by_task = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
+        let mut parts = r.source.split(':');
+        let source = parts.next().unwrap_or("");
+        let task = parts.nth(1).unwrap_or("");
+        format!("{source}:{task}")
+    });
+    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_task);
     let heldout::Current {
-        verdicts,
         strata: s,
         disagreements: current,
         math_verify: current_mv,
         false_positives: fp_all,
         false_positive_rate_hi: fp_whole_hi,
-    } = heldout::current(&responses, &labels, SIZES);
-    let now = |id: usize| verdicts[id];
-    // per source and task: (rlvr right, disagreements)
-    let mut by_task: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for r in responses.iter().filter(|r| now(r.id) != r.math_verify) {
-        let mut parts = r.source.split(':');
-        let source = parts.next().unwrap_or("");
-        let task = parts.nth(1).unwrap_or("");
-        let e = by_task.entry(format!("{source}:{task}")).or_default();
-        e.0 += usize::from(now(r.id) == labels[&r.id].label);
-        e.1 += 1;
-    }
+        ..
+    } = cur;
     let acc = s.accuracy(n);
-    let dis = current.total();
-    let bar = current.right * 100 >= 95 * dis && fp_all * 200 <= labels.len();
-
-    eprintln!(
-        "current checker: {n} responses, {} graded by hand",
-        labels.len()
-    );
-    eprintln!(
-        "  on the {DISAGREE_SIZE} graded disagreements: rlvr {:?} ({} right)",
-        s.disagree,
-        share(s.disagree.right, s.disagree.total())
-    );
-    eprintln!(
-        "  agreement samples: both-right {:?}, both-wrong {:?}",
-        s.both_right, s.both_wrong
-    );
-    print_accuracy("rlvr", acc);
-    eprintln!(
-        "  false positives: {fp_all} over the {} graded; whole-set false positives at most {:.1} \
-         per 200 (95%)",
-        labels.len(),
-        200.0 * fp_whole_hi
-    );
-    eprintln!(
-        "  current disagreements with math-verify ({dis}, all graded): rlvr {current:?} ({} \
-         right), math-verify {current_mv:?}",
-        share(current.right, dis)
-    );
-    for (task, (right, total)) in &by_task {
-        eprintln!(
-            "    {task}: rlvr right on {right} of {total} ({})",
-            share(*right, *total)
-        );
-    }
-    eprintln!(
-        "  the bar (>= 95% right on the current disagreements, <= 1 false positive per 200 \
-         graded): {}",
-        if bar { "holds" } else { "does NOT hold" }
-    );
 
     // The figures, as measured on 2026-12-07 after the rules this set's misses prompted
     // (a sentence in any language states its one number, words in any script, the danda;

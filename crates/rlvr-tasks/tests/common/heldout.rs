@@ -321,7 +321,6 @@ pub fn record(
     labels: &HashMap<usize, Label>,
     sizes: (usize, usize),
 ) -> Record {
-    let share = |k: usize, n: usize| pct(k as f64 / n as f64);
     let n = responses.len();
     let mv = |id: usize| responses[id].math_verify;
     let then = |id: usize| match labels[&id].stratum.as_str() {
@@ -393,5 +392,81 @@ pub fn record(
         graded_fp,
         fp_whole_hi,
         bar,
+    }
+}
+
+/// rlvr's (right, total) on today's disagreements with math-verify, by `key` of each response
+/// (its source, or source and task).
+pub fn groups(
+    responses: &[Response],
+    labels: &HashMap<usize, Label>,
+    verdicts: &[bool],
+    key: impl Fn(&Response) -> String,
+) -> std::collections::BTreeMap<String, (usize, usize)> {
+    let mut out = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    for r in responses.iter().filter(|r| verdicts[r.id] != r.math_verify) {
+        let e = out.entry(key(r)).or_default();
+        e.0 += usize::from(verdicts[r.id] == labels[&r.id].label);
+        e.1 += 1;
+    }
+    out
+}
+
+/// Prints today's checker's figures on a held-out set of `n` responses (`graded` labels, a
+/// disagreement stratum of `disagree_size`), with the disagreements by `groups`, and returns
+/// whether the bar holds on them (>= 95% right on the current disagreements, <= 1 false
+/// positive per 200 graded).
+pub fn print_current(
+    n: usize,
+    graded: usize,
+    disagree_size: usize,
+    cur: &Current,
+    groups: &std::collections::BTreeMap<String, (usize, usize)>,
+) -> bool {
+    let (s, current, current_mv) = (&cur.strata, &cur.disagreements, &cur.math_verify);
+    let dis = current.total();
+    let bar = current.right * 100 >= 95 * dis && cur.false_positives * 200 <= graded;
+    eprintln!("current checker: {n} responses, {graded} graded by hand");
+    eprintln!(
+        "  on the {disagree_size} graded disagreements: rlvr {:?} ({} right)",
+        s.disagree,
+        share(s.disagree.right, s.disagree.total())
+    );
+    eprintln!(
+        "  agreement samples: both-right {:?}, both-wrong {:?}",
+        s.both_right, s.both_wrong
+    );
+    print_accuracy("rlvr", s.accuracy(n));
+    eprintln!(
+        "  false positives: {} over the {graded} graded; whole-set false positives at most \
+         {:.1} per 200 (95%)",
+        cur.false_positives,
+        200.0 * cur.false_positive_rate_hi
+    );
+    eprintln!(
+        "  current disagreements with math-verify ({dis}, all graded): rlvr {current:?} ({} \
+         right), math-verify {current_mv:?}",
+        share(current.right, dis)
+    );
+    for (group, (right, total)) in groups {
+        eprintln!(
+            "    {group}: rlvr right on {right} of {total} ({})",
+            share(*right, *total)
+        );
+    }
+    eprintln!(
+        "  the bar (>= 95% right on the current disagreements, <= 1 false positive per 200 \
+         graded): {}",
+        if bar { "holds" } else { "does NOT hold" }
+    );
+    bar
+}
+
+/// The fraction `k / n` as a percentage, or "n/a" when there is nothing to count.
+pub fn share(k: usize, n: usize) -> String {
+    if n == 0 {
+        "n/a".to_string()
+    } else {
+        pct(k as f64 / n as f64)
     }
 }
