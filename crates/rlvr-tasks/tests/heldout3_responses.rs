@@ -8,7 +8,7 @@
 //! set: it measures, it does not tune.
 //!
 //! Graded by hand (tests/fixtures/heldout3_responses_labels.jsonl, under the policy of
-//! real_responses_labels.jsonl) on 2026-12-07, against the checker at commit 697a586: every
+//! real_responses_labels.jsonl) on 2026-12-07, against the checker as it stood after the second held-out set's rules: every
 //! response where rlvr and math-verify disagreed (stratum `disagree`, 72) and a seeded random
 //! sample of 200 where they agreed (147 of the 505 `both-right`, 53 of the 183 `both-wrong`). The
 //! strata are fixed: each label names the stratum it was graded in, whatever a later checker says.

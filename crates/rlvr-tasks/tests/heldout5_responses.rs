@@ -9,7 +9,7 @@
 //! was changed for this set: it measures, it does not tune.
 //!
 //! Graded by hand (tests/fixtures/heldout5_responses_labels.jsonl, under the policy of
-//! real_responses_labels.jsonl) on 2026-12-07, against the checker at commit da78979. rlvr and
+//! real_responses_labels.jsonl) on 2026-12-07, against the checker as it stood after the peer suites' open forms (boxes per root, Greek letters, approximations). rlvr and
 //! math-verify disagree on none of the 700 responses, so there is no `disagree` stratum to grade;
 //! a seeded random sample of 200 where they agree was graded (109 of the 380 `both-right`, 91 of
 //! the 320 `both-wrong`). The strata are fixed: each label names the stratum it was graded in,
@@ -144,7 +144,7 @@ fn the_current_checker_on_the_fifth_held_out_set() {
     } = cur;
     let acc = s.accuracy(n);
 
-    // The figures, as measured on 2026-12-07 with the checker at da78979 (docs/checker.md, "A
+    // The figures, as measured on 2026-12-07 with the checker after the peer suites' open forms (boxes per root, Greek letters, approximations) (docs/checker.md, "A
     // fifth held-out set"). A checker change that moves one fails here: update the docs and these
     // figures.
     assert_eq!(labels.len(), 200);
