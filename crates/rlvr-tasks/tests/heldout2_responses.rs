@@ -29,14 +29,12 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout2_responses -- --nocapture` prints the figures.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{
-    pct, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT, BOTH_WRONG, DISAGREE, REGRADED,
-};
+use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
 
 /// Sizes of the strata when the set was graded (the labels file's header says how the samples
 /// were drawn); together they are the whole set.
@@ -47,7 +45,7 @@ const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
 
 /// The set and its labels, checked for shape.
 fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load(
+    let (responses, labels) = heldout::load_set(
         (
             "heldout2_responses.jsonl",
             include_str!("fixtures/heldout2_responses.jsonl"),
@@ -56,17 +54,10 @@ fn load() -> (Vec<Response>, HashMap<usize, Label>) {
             "heldout2_responses_labels.jsonl",
             include_str!("fixtures/heldout2_responses_labels.jsonl"),
         ),
-        &[DISAGREE, BOTH_RIGHT, BOTH_WRONG, REGRADED],
-    );
-    assert_eq!(responses.len(), 840, "responses in the set");
-    assert_eq!(
-        DISAGREE_SIZE + BOTH_RIGHT_SIZE + BOTH_WRONG_SIZE,
-        responses.len(),
-        "the strata cover the set"
-    );
-    assert_eq!(
-        heldout::source_names(&responses),
-        BTreeSet::from(["mr-ben", "odyssey-math", "verify-cot"])
+        DISAGREE_SIZE,
+        SIZES,
+        840,
+        &["mr-ben", "odyssey-math", "verify-cot"],
     );
     (responses, labels)
 }

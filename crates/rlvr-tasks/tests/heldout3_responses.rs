@@ -30,14 +30,12 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout3_responses -- --nocapture` prints the figures.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{
-    pct, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT, BOTH_WRONG, DISAGREE, REGRADED,
-};
+use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
 
 /// Sizes of the strata when the set was graded (the labels file's header says how the samples
 /// were drawn); together they are the whole set.
@@ -48,7 +46,7 @@ const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
 
 /// The set and its labels, checked for shape.
 fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load(
+    let (responses, labels) = heldout::load_set(
         (
             "heldout3_responses.jsonl",
             include_str!("fixtures/heldout3_responses.jsonl"),
@@ -57,17 +55,10 @@ fn load() -> (Vec<Response>, HashMap<usize, Label>) {
             "heldout3_responses_labels.jsonl",
             include_str!("fixtures/heldout3_responses_labels.jsonl"),
         ),
-        &[DISAGREE, BOTH_RIGHT, BOTH_WRONG, REGRADED],
-    );
-    assert_eq!(responses.len(), 760, "responses in the set");
-    assert_eq!(
-        DISAGREE_SIZE + BOTH_RIGHT_SIZE + BOTH_WRONG_SIZE,
-        responses.len(),
-        "the strata cover the set"
-    );
-    assert_eq!(
-        heldout::source_names(&responses),
-        BTreeSet::from(["bbh", "meta-prompting"])
+        DISAGREE_SIZE,
+        SIZES,
+        760,
+        &["bbh", "meta-prompting"],
     );
     (responses, labels)
 }

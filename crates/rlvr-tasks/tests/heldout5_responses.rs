@@ -30,14 +30,12 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout5_responses -- --nocapture` prints the figures.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{
-    pct, Counts, Label, Response, Strata, Stratum, BOTH_RIGHT, BOTH_WRONG, DISAGREE, REGRADED,
-};
+use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
 
 /// Sizes of the strata when the set was graded (the labels file's header says how the samples
 /// were drawn); together they are the whole set.
@@ -48,7 +46,7 @@ const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
 
 /// The set and its labels, checked for shape.
 fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load(
+    let (responses, labels) = heldout::load_set(
         (
             "heldout5_responses.jsonl",
             include_str!("fixtures/heldout5_responses.jsonl"),
@@ -57,17 +55,10 @@ fn load() -> (Vec<Response>, HashMap<usize, Label>) {
             "heldout5_responses_labels.jsonl",
             include_str!("fixtures/heldout5_responses_labels.jsonl"),
         ),
-        &[DISAGREE, BOTH_RIGHT, BOTH_WRONG, REGRADED],
-    );
-    assert_eq!(responses.len(), 700, "responses in the set");
-    assert_eq!(
-        DISAGREE_SIZE + BOTH_RIGHT_SIZE + BOTH_WRONG_SIZE,
-        responses.len(),
-        "the strata cover the set"
-    );
-    assert_eq!(
-        heldout::source_names(&responses),
-        BTreeSet::from(["autorace", "autorace-dbrx"])
+        DISAGREE_SIZE,
+        SIZES,
+        700,
+        &["autorace", "autorace-dbrx"],
     );
     assert!(
         responses.iter().all(|r| r.choices.is_none()),

@@ -470,3 +470,35 @@ pub fn share(k: usize, n: usize) -> String {
         pct(k as f64 / n as f64)
     }
 }
+
+/// A held-out set and its labels ([`load`]), checked for shape: `total` responses, the
+/// disagreement stratum's size and `sizes` (both-right, both-wrong) covering them, and the
+/// `sources` the responses come from.
+pub fn load_set(
+    responses: (&str, &str),
+    labels: (&str, &str),
+    disagree_size: usize,
+    sizes: (usize, usize),
+    total: usize,
+    sources: &[&str],
+) -> (Vec<Response>, HashMap<usize, Label>) {
+    let (responses, labels) = load(
+        responses,
+        labels,
+        &[DISAGREE, BOTH_RIGHT, BOTH_WRONG, REGRADED],
+    );
+    assert_eq!(responses.len(), total, "responses in the set");
+    assert_eq!(
+        disagree_size + sizes.0 + sizes.1,
+        responses.len(),
+        "the strata cover the set"
+    );
+    assert_eq!(
+        source_names(&responses),
+        sources
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<&str>>()
+    );
+    (responses, labels)
+}
