@@ -100,14 +100,13 @@ Usage (python3.11, standard library; math-verify in the same interpreter):
         --agieval DIR --mr-gsm8k DIR
 Deterministic: one fixed seed per draw, rows in source order before drawing.
 """
-import argparse
 import json
 import pathlib
 import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_heldout_responses import draw, row, usable, write_set  # noqa: E402
+from build_heldout_responses import draw, row, run_builder, usable  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "crates/rlvr-tasks/tests/fixtures/heldout4_responses.jsonl"
@@ -181,17 +180,8 @@ def mr_gsm8k(repo):
 # ---------------------------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__)
-    for key in COMMITS:
-        ap.add_argument(f"--{key}", required=True, metavar="DIR",
-                        help=f"checkout or bare git dir of the {key} source")
-    ap.add_argument("--out", default=str(OUT))
-    a = ap.parse_args()
-
     builders = [("agieval", agieval), ("mr-gsm8k", mr_gsm8k)]
-    write_set(builders, a, COMMITS)
+    run_builder(__doc__, COMMITS, builders, OUT)
 
 
 if __name__ == "__main__":

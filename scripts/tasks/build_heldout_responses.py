@@ -337,19 +337,24 @@ def write_set(builders, a, commits):
             f.write(json.dumps({"id": i, **p}, ensure_ascii=False) + "\n")
     print(f"{len(rows)} responses -> {a.out}", file=sys.stderr)
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+def run_builder(doc, commits, builders, out):
+    """The command line of a held-out builder: one `--<key> DIR` per source in `commits`
+    (a checkout or bare git dir), `--out` (default `out`); then `write_set`. `doc` is the
+    builder's docstring (its first line the description, the rest the help's epilog)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__)
-    for key in COMMITS:
+                                 epilog=doc)
+    for key in commits:
         ap.add_argument(f"--{key}", required=True, metavar="DIR",
                         help=f"checkout or bare git dir of the {key} source")
-    ap.add_argument("--out", default=str(OUT))
-    a = ap.parse_args()
+    ap.add_argument("--out", default=str(out))
+    write_set(builders, ap.parse_args(), commits)
 
+
+def main():
     builders = [("gaokao-bench", gaokao_bench), ("gaokao-2026", gaokao_2026),
                 ("faithful-cot", faithful_cot), ("rereading", rereading)]
-    write_set(builders, a, COMMITS)
+    run_builder(__doc__, COMMITS, builders, OUT)
 
 
 if __name__ == "__main__":
