@@ -38,6 +38,10 @@
 //!   all equal is one answer restated (`0.25, 1/4` ~ `\frac14`, from "0.25, or 1/4") and a
 //!   list of different items is a hedge, wrong even when one item is the gold (`3, 5` from
 //!   "3 or 5" is not 3);
+//! - **named values** against a tuple: a list of labelled values with different labels
+//!   equals a tuple of those values in the order written (`B = 3, E = 5` ~ `[3, 5]`,
+//!   `x = 1, y = -2` ~ `(1, -2)`); a repeated label lists alternatives of one unknown
+//!   (`x = 2, x = 3` is not `(2, 3)`);
 //! - **tuples and intervals**: same brackets, same length, equal in order; a one-row or
 //!   one-column matrix equals a parenthesized tuple of its entries; **matrices** cell by
 //!   cell; **unions** order-free; **ratios** term by term (or proportional, all terms
@@ -345,6 +349,23 @@ fn labelled(e: &Expr) -> Option<(&Expr, &Expr)> {
     Some((&members[0], &members[last_eq + 1]))
 }
 
+/// The values of a list of labelled values with different labels (`B = 3, E = 5` →
+/// `[3, 5]`): a named tuple, written in the order the question asked for. None when an item
+/// is not a label and its value, or when a label repeats (`x = 2, x = 3` lists two values of
+/// one unknown: alternatives, not a tuple).
+fn named_values(items: &[Expr]) -> Option<Vec<Expr>> {
+    if items.len() < 2 || items.len() > MAX_ITEMS {
+        return None;
+    }
+    let pairs: Vec<(&Expr, &Expr)> = items.iter().map(labelled).collect::<Option<_>>()?;
+    for (i, (label, value)) in pairs.iter().enumerate() {
+        if matches!(value, Expr::Rel(..)) || pairs[..i].iter().any(|(l, _)| l == label) {
+            return None;
+        }
+    }
+    Some(pairs.into_iter().map(|(_, v)| v.clone()).collect())
+}
+
 /// The final value of an equation chain `L = ... = v` (`8C3 = 56`, `p'(2) = 14`,
 /// `x = 3 + 4 = 7`) when `v` has no variables; trailing `≈ w` ignored.
 fn chain_value(e: &Expr) -> Option<&Expr> {
@@ -525,6 +546,13 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
         }
         (Expr::Set(a), x) | (x, Expr::Set(a)) if a.len() == 1 => {
             return eq(&a[0], x, d).map(|_| "one-element set");
+        }
+        (Expr::Tuple(_, _, a), Expr::List(items)) if named_values(items).is_some() => {
+            // `B = 3, E = 5` answers `[3, 5]`: each value named once, in the gold's order
+            let values = named_values(items).unwrap_or_default();
+            return in_order(a, &values, d)
+                .then_some("named values equal the tuple in order")
+                .ok_or("different entries");
         }
         (_, Expr::List(items)) if !matches!(g, Expr::Set(_) | Expr::Braces(_)) => {
             // restatements of one value count as one answer; different values are a hedge

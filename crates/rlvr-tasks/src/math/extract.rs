@@ -12,6 +12,11 @@
 //!    `\boxed 5` too); boxes right before it separated only by `,`/`and`/`or`/`\quad` are
 //!    joined as list items (`\boxed{2} and \boxed{3}` → `2, 3`: several answers, or a hedge
 //!    between different answers, which the comparison refuses against a single gold);
+//!    but a final answer statement after the last box ("the answer is", "the final answer
+//!    is", "Final Answer:", `答案是`) that holds an expression overrides it: the model boxed
+//!    a value, went on, and committed to another (`\boxed{10}. Wait, ... So the final answer
+//!    is 12.` → `12`); a tentative, declining or empty statement, or a verification ("check
+//!    the answer: 36/3 = 12"), leaves the box standing;
 //! 2. **the last answer marker**, whichever comes last in the text:
 //!    - an answer statement: "the answer is", "the final answer is", "answer would be",
 //!      "the answer to this question is", "the correct option is", "the best choice is",
@@ -79,6 +84,8 @@ const MAX_ITEMS: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
     Boxed,
+    /// A final answer statement after the last box, which it overrides.
+    AnswerAfterBox,
     AnswerStatement,
     Hashes,
     AnswerBlock,
@@ -91,6 +98,7 @@ impl Rule {
     pub fn describe(self) -> &'static str {
         match self {
             Rule::Boxed => "last \\boxed{}",
+            Rule::AnswerAfterBox => "final answer statement after the last \\boxed{}",
             Rule::AnswerStatement => "answer statement (\"the answer is\", \"Answer:\")",
             Rule::Hashes => "GSM8K #### line",
             Rule::AnswerBlock => "markdown answer block",
@@ -108,6 +116,9 @@ pub enum NoAnswer {
     /// The response loops or stops mid-line: no committed final answer.
     Truncated,
     Refusal,
+    /// The final line restates how the question wants its answer coded
+    /// ([`super::instruction`]).
+    Instruction,
 }
 
 impl NoAnswer {
@@ -123,6 +134,9 @@ impl NoAnswer {
                     .into()
             }
             NoAnswer::Refusal => "no answer found: the response declines to answer".into(),
+            NoAnswer::Instruction => {
+                "no answer found: the final line restates the question's instruction".into()
+            }
         }
     }
 }
@@ -150,10 +164,26 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     let text = text.as_ref();
     let found =
         |answer: String, rule: Rule| non_empty(answer).map(|answer| Extracted { answer, rule });
-    if let Some(b) = extract_boxed(text).and_then(|b| found(b, Rule::Boxed)) {
-        return Ok(b);
-    }
     let mut markers = markers(text);
+    if let Some((b, box_end)) = boxed_answer(text) {
+        // a committed statement after the last box is the final answer: the model boxed a
+        // value, then went on and stated another ("\boxed{10}. Wait, ... So the final answer
+        // is 12." → 12); a statement that declines, hedges ("should be") or holds no
+        // expression leaves the box standing
+        for &(pos, kind) in markers.iter().take_while(|&&(p, _)| p > box_end) {
+            if kind != Rule::AnswerStatement || !final_statement(text, pos) {
+                continue;
+            }
+            if let Ok(Some(a)) = marker_answer(text, pos, kind, false) {
+                if let Some(a) = found(a, Rule::AnswerAfterBox) {
+                    return Ok(a);
+                }
+            }
+        }
+        if let Some(b) = found(b, Rule::Boxed) {
+            return Ok(b);
+        }
+    }
     // a tentative statement ("the answer should be 6") in a truncated response is not a
     // committed answer: the model went on checking and was cut
     if markers.iter().any(|&(p, _)| tentative(text, p)) && super::final_line::looks_truncated(text)
@@ -188,6 +218,9 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
         && trimmed.chars().count() <= BARE_ANSWER_CHARS
         && !is_prose(trimmed)
     {
+        if super::refusal::is_refusal(trimmed) {
+            return Err(NoAnswer::Refusal); // `条件不足，无法确定答案。`
+        }
         if let Some(a) = found(clean_inline(trimmed), Rule::BareResponse) {
             return Ok(a);
         }
@@ -197,6 +230,7 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
         Err(NoFinal::Nothing) => Err(NoAnswer::NotFound),
         Err(NoFinal::Looping | NoFinal::Unfinished) => Err(NoAnswer::Truncated),
         Err(NoFinal::Refusal) => Err(NoAnswer::Refusal),
+        Err(NoFinal::Instruction) => Err(NoAnswer::Instruction),
     }
 }
 
@@ -256,6 +290,22 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
     out.dedup_by_key(|(p, _)| *p);
     out.truncate(MAX_MARKERS);
     out
+}
+
+/// Whether the answer statement ending at `pos` commits to a final answer: "the answer is",
+/// "the final answer is", "Final Answer:", `答案是`, `答案为` (not "the answer should be", nor
+/// "check the answer:", which introduces a verification).
+fn final_statement(text: &str, pos: usize) -> bool {
+    let mut start = pos.saturating_sub(32);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let before = text[start..pos].replace(['*', '"'], "");
+    regex_cached(
+        &FINAL_STATEMENT_RE,
+        r"(?i)(?:\bthe[ \t]+(?:final[ \t]+)?answer[ \t]+is|\bfinal[ \t]+answer[ \t]*(?:is|:)|答案\s*(?:是|为|為))[ \t]*$",
+    )
+    .is_match(&before)
 }
 
 /// Whether the marker ending at `pos` is tentative (`should be`, `would be`, `might be`,
@@ -436,6 +486,11 @@ pub fn last_boxed(text: &str) -> Option<String> {
 
 /// The last boxed answer; directly preceding boxes joined by connectors are included.
 pub(crate) fn extract_boxed(s: &str) -> Option<String> {
+    boxed_answer(s).map(|(answer, _)| answer)
+}
+
+/// [`extract_boxed`] and the byte offset where the last box ends.
+fn boxed_answer(s: &str) -> Option<(String, usize)> {
     let braces = Braces::new(s);
     let mut boxes: Vec<(usize, usize, &str)> = Vec::new(); // (start, end, content)
     let mut from = 0;
@@ -451,7 +506,7 @@ pub(crate) fn extract_boxed(s: &str) -> Option<String> {
             boxes.drain(..boxes.len() - 1);
         }
     }
-    let (mut first, _, last) = *boxes.last()?;
+    let (mut first, last_end, last) = *boxes.last()?;
     let mut parts = vec![last.trim()];
     for w in boxes.windows(2).rev() {
         let (_, prev_end, prev) = w[0];
@@ -463,7 +518,7 @@ pub(crate) fn extract_boxed(s: &str) -> Option<String> {
         first = w[0].0;
     }
     parts.reverse();
-    Some(parts.join(", "))
+    Some((parts.join(", "), last_end))
 }
 
 /// Start and length of every `\\boxed` / `\\fbox` command, in order (one linear pass).
@@ -495,6 +550,7 @@ fn is_connector(between: &str) -> bool {
 }
 
 static BOX_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static FINAL_STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static HEADER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static ANSWER_MATH_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();

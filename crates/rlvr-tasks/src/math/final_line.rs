@@ -24,7 +24,9 @@
 //!   signature after the last sentence is not part of it (`... $180 + 24 = 204$. -sepehr2010`
 //!   ends a sentence; [`SIGNATURE_CHARS`]).
 //!
-//! A final line that declines to answer ([`super::refusal`]) has no answer, and so has one
+//! A final line that declines to answer ([`super::refusal`]) or restates the question's
+//! instruction ([`super::instruction`]: "Return 1 for finite dimension and 0 for infinite.")
+//! has no answer, and so has one
 //! that announces work still to come ("We will now proceed to solve the quadratics for C and
 //! D."): the response stopped before its answer, and the formula above is a step. When the line
 //! above it states a value in prose ("Thus the integral is $\frac{\pi}{4}$."), that statement
@@ -34,11 +36,14 @@
 //! `所以，离心率为 1/2。` → `1/2`); prose with a copula is read like a statement
 //! ([`super::span::statement_answer`]: "Thus there are $125$ trees on $5$ vertices." →
 //! 125); else its last `$..$` span (the right-hand side of plain arithmetic,
-//! `$180+24=204$` → 204); else the line itself when it is short and not prose (`x = 7`);
-//! else its last number.
+//! `$180+24=204$` → 204), with the spans before it that only `and`, `or` and commas separate
+//! ([`super::text::last_math_spans`]: "Hence $B = 3$ and $E = 5$." → `B = 3, E = 5`); else
+//! two or more assignments of numbers that end the sentence ("Solving, we get B = 3, E = 5."
+//! → `B = 3, E = 5`); else the line itself when it is short and not prose (`x = 7`); else
+//! its last number.
 
 use super::normalize::clean_inline;
-use super::text::{head, is_cjk, is_prose, last_math_span, last_number, outside_math_rfind};
+use super::text::{head, is_cjk, is_prose, last_math_spans, last_number, outside_math_rfind};
 
 /// Closing lines passed over at the end of a response.
 pub const MAX_CLOSING_LINES: usize = 4;
@@ -61,6 +66,8 @@ pub enum NoFinal {
     Unfinished,
     /// The final line declines to answer.
     Refusal,
+    /// The final line restates the question's instruction ([`super::instruction`]).
+    Instruction,
 }
 
 /// The answer of the final line of `text` (rules in the module docs).
@@ -106,6 +113,10 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
     if announces_more_work(final_line) && !(is_prose(sentence) && has_copula(sentence)) {
         return Err(NoFinal::Unfinished);
     }
+    // "Return 1 for finite dimension and 0 for infinite." names codes, not an answer
+    if super::instruction::restates_instruction(sentence) {
+        return Err(NoFinal::Instruction);
+    }
     // a line in Chinese gives the value it ends on (`所以，离心率为 1/2。` → `1/2`)
     if let Some(v) = cjk_end_value(sentence) {
         return Ok(v);
@@ -117,8 +128,10 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
     };
     let answer = if !stated.trim().is_empty() {
         stated
-    } else if let Some(span) = last_math_span(sentence) {
+    } else if let Some(span) = last_math_spans(sentence) {
         span
+    } else if let Some(pairs) = trailing_assignments(sentence) {
+        pairs
     } else if !is_prose(sentence) && sentence.chars().count() <= super::BARE_ANSWER_CHARS {
         clean_inline(sentence.trim_start_matches(['-', '>', ' ']))
     } else {
@@ -131,6 +144,27 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
         Ok(answer.to_string())
     }
 }
+
+/// Two or more plain-text assignments of numbers to letters that end a sentence, joined as
+/// list items: "Solving, we get B = 3, E = 5." → `B = 3, E = 5` (a named tuple;
+/// [`super::compare`]). None when the sentence does not end so.
+fn trailing_assignments(sentence: &str) -> Option<String> {
+    let re = super::text::regex_cached(
+        &ASSIGNMENTS_RE,
+        r"(?:^|[\s,:;])((?:[A-Za-z](?:_\{?\w{1,3}\}?)?\s*=\s*-?\d+(?:[./]\d+)?\s*(?:,\s*and|,|and|&)\s*){1,7}[A-Za-z](?:_\{?\w{1,3}\}?)?\s*=\s*-?\d+(?:[./]\d+)?)\s*[.!]?\s*$",
+    );
+    let m = re.captures(head(sentence, MAX_LINE))?.get(1)?;
+    let items: Vec<String> = m
+        .as_str()
+        .split([',', '&'])
+        .flat_map(|p| p.split(" and "))
+        .map(|p| p.trim().trim_start_matches("and ").trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    (items.len() >= 2).then(|| items.join(", "))
+}
+
+static ASSIGNMENTS_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 
 /// Openings of a line that announces steps still to come.
 const MORE_WORK: &[&str] = &[

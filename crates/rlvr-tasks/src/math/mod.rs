@@ -13,6 +13,7 @@
 //!   restatements ("0.25, or 1/4");
 //! - [`final_line`]: the final-line fallback and its truncation heuristic;
 //! - [`refusal`]: statements that decline to answer;
+//! - [`instruction`]: sentences that restate how the question wants its answer coded;
 //! - [`choices`]: multiple choice, when the options are known ([`verify_with_choices`]);
 //! - [`normalize()`]: text-level cleanup (delimiters, digit-group separators);
 //! - [`lex`] and [`parse`]: tokens, then a recursive-descent parser (its grammar and its
@@ -44,6 +45,7 @@ pub mod compare;
 pub mod explain;
 pub mod extract;
 pub mod final_line;
+pub mod instruction;
 pub mod lex;
 pub mod normalize;
 pub mod numeric;

@@ -45,6 +45,24 @@ pub const PHRASES: &[&str] = &[
     "no correct option",
     "no correct choice",
     "no correct answer",
+    // the same in the languages models answer in
+    "无法确定",
+    "不能确定",
+    "无法求出",
+    "不能求出",
+    "无法判断",
+    "无法计算",
+    "条件不足",
+    "信息不足",
+    "no se puede determinar",
+    "no es posible determinar",
+    "información insuficiente",
+    "nicht bestimmt werden",
+    "nicht genügend informationen",
+    "lässt sich nicht bestimmen",
+    "ne peut pas être déterminé",
+    "impossible de déterminer",
+    "pas assez d'informations",
 ];
 
 /// Whether `text` declines to answer (see the module docs).
@@ -71,5 +89,13 @@ mod tests {
         ));
         assert!(is_refusal("None of the given choices is the side length."));
         assert!(!is_refusal("The correct choice is (B)."));
+        assert!(is_refusal("条件不足，无法确定答案。"));
+        assert!(is_refusal(
+            "Por lo tanto, no se puede determinar el valor de x."
+        ));
+        assert!(is_refusal("Der Wert kann nicht bestimmt werden."));
+        assert!(is_refusal("La valeur ne peut pas être déterminée."));
+        assert!(!is_refusal("所以答案是 5。"));
+        assert!(!is_refusal("Die Antwort ist 5."));
     }
 }

@@ -24,7 +24,8 @@
 //!   the line;
 //! - **restatements and alternatives** after it are kept as further list items, joined with
 //!   `, `: `, or`, `or`, `, i.e.`, `, that is`, `, which is`, `or equivalently`, `and`,
-//!   `,`, Chinese `或`/`或者` (or), `和`/`与`/`及` (and) and `、`, or a parenthesis holding
+//!   `,`, Chinese `或`/`或者` (or), `和`/`与`/`及` (and) and `、`, a `;` when the value
+//!   after it ends the sentence (several blanks: `0; 3` → `0, 3`), or a parenthesis holding
 //!   an expression (`0.25, or 1/4` → `0.25, 1/4`; `$\frac12$, i.e. $0.5$` → `\frac12, 0.5`;
 //!   `3 or 5` → `3, 5`; `3或5` → `3, 5`). The comparison counts
 //!   items that are all equal as one answer and different items as a hedge
@@ -133,6 +134,8 @@ pub fn read_statement(s: &str) -> Statement {
     let s = s.trim_start_matches(|c: char| {
         c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
     });
+    // a quote escaped as in a JSON string (`The final answer is \"$12$ and $13$\".`)
+    let s = s.strip_prefix("\\\"").unwrap_or(s);
     // a JSON list of values (`"answer": ["B", "F"]`, `"answer": [3, 5]`): its items
     if let Some(items) = json_list(s) {
         return answer(items.join(", "));
@@ -150,6 +153,10 @@ pub fn read_statement(s: &str) -> Statement {
     let sentence = first_sentence(line);
     if super::refusal::is_refusal(sentence) {
         return Statement::Declines;
+    }
+    // "the answer is: return 1 for finite and 0 for infinite" states no value
+    if super::instruction::restates_instruction(sentence) {
+        return Statement::Nothing;
     }
     // a sentence in words, in any language, that holds one number and no other math
     // states that number ("Cecilia benötigt 5 Tüten Hundefutter." → `5`)
@@ -460,11 +467,17 @@ fn more_pieces(mut rest: &str) -> Vec<String> {
     let mut out = Vec::new();
     while out.len() < MAX_PIECES {
         let r = rest.trim_start_matches([' ', '\t']);
+        // a `;` separates the values of several blanks only when a value alone follows it
+        // (`0; 3` → `0, 3`; "5; the other root is extraneous" ends at 5)
+        let blanks = r.starts_with(';');
         let (r, paren) = match r.strip_prefix('(') {
             Some(x) => (x, true),
-            None => (r.strip_prefix([',', '、']).unwrap_or(r), false),
+            None => (r.strip_prefix([',', '、', ';']).unwrap_or(r), false),
         };
         let mut r = r.trim_start_matches([' ', '\t']);
+        if r.starts_with("\\\"") {
+            break; // the closing quote of `\"$12$ and $13$\"`
+        }
         let lower = r.get(..24.min(r.len())).unwrap_or(r).to_ascii_lowercase();
         for c in [
             "or equivalently",
@@ -500,6 +513,9 @@ fn more_pieces(mut rest: &str) -> Vec<String> {
             break;
         }
         let mut after = &r[end..];
+        if blanks && !after.trim_start().is_empty() && !after.trim_start().starts_with(['.', ';']) {
+            break;
+        }
         if paren {
             match after.trim_start().strip_prefix(')') {
                 Some(a) => after = a,

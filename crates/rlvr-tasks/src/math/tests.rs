@@ -836,3 +836,74 @@ fn boxes_per_root_greek_letters_and_approximations() {
     wrong("3", "The answer is $\\pi \\approx 3.14$.");
     wrong("0.5", "The answer is $\\frac{1}{3} \\approx 0.333$.");
 }
+
+/// Named values against a tuple, several blanks after `;`, math spans joined by `and` in a
+/// final line, a restated instruction, a final statement after a box, refusals in other
+/// languages.
+#[test]
+fn named_values_blanks_restated_instructions_and_answers_after_a_box() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    let reason = |g: &str, r: &str| verify(g, r).reason;
+    // named values: a tuple in the order written, each name once
+    ok("[3, 5]", "Solving, we get B = 3, E = 5.");
+    ok("[3, 5]", "So the answer is $B = 3$ and $E = 5$.");
+    ok("(1, -2)", "Therefore $x = 1$, $y = -2$.");
+    wrong("[5, 3]", "Solving, we get B = 3, E = 5.");
+    wrong("[3, 5, 7]", "Solving, we get B = 3, E = 5.");
+    // one unknown twice is two alternatives, not a pair
+    wrong("(2, 3)", "So $x = 2$ or $x = 3$.");
+    // and against one value they are a hedge, as before
+    wrong("3", "So $x = 2$ or $x = 3$.");
+    ok("2, 3", "So $x = 2$ or $x = 3$.");
+    // a span that words separate is a step, not part of the answer
+    ok("5", "From $x = 2$ we get $y = 5$.");
+    // several blanks after `;`: kept when a value alone follows
+    ok("0; 3", "The answers are 0; 3");
+    ok("0; 3", "The answer is 0; 3.");
+    ok("5", "The answer is 5; the other root is extraneous.");
+    // a restated instruction answers nothing
+    wrong("0", "Return 1 for finite dimension and 0 for infinite.");
+    wrong("1", "Return 1 for finite dimension and 0 for infinite.");
+    assert!(
+        reason("0", "Return 1 for finite dimension and 0 for infinite.").contains("instruction"),
+        "{}",
+        reason("0", "Return 1 for finite dimension and 0 for infinite.")
+    );
+    ok("0", "The space is infinite-dimensional, so we return 0.");
+    ok(
+        "0",
+        "We output 1 if finite and 0 if infinite.\nThe space is infinite-dimensional, so the answer is 0.",
+    );
+    // a final statement after the last box overrides it; a check, a hedge or commentary does not
+    ok(
+        "12",
+        "We first get \\boxed{10}. Wait, recheck: the correct total is 12. So the final answer is 12.",
+    );
+    wrong(
+        "10",
+        "We first get \\boxed{10}. Wait, recheck: the correct total is 12. So the final answer is 12.",
+    );
+    ok("36", "\\boxed{36}. To check the answer: 36 / 3 = 12.");
+    ok(
+        "36",
+        "The answer is \\boxed{36}. I hope the answer is clear.",
+    );
+    ok("36", "\\boxed{36}. But the answer should be 37.");
+    ok("36", "$\\boxed{36}$\n\nThe final answer is 36.");
+    ok("7", "所以 \\boxed{5}。重新检查后，答案是 7。");
+    // refusals in the languages models answer in
+    for r in [
+        "条件不足，无法确定答案。",
+        "Por lo tanto, no se puede determinar el valor de f(0).",
+        "Daher kann f(0) nicht bestimmt werden.",
+        "Donc f(0) ne peut pas être déterminé.",
+    ] {
+        wrong("0", r);
+        assert!(
+            reason("0", r).contains("declines"),
+            "{r}: {}",
+            reason("0", r)
+        );
+    }
+}

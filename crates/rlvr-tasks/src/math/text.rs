@@ -67,6 +67,56 @@ pub(crate) fn last_math_span(text: &str) -> Option<String> {
     None
 }
 
+/// [`last_math_span`], with the `$..$` spans right before it that only `and`, `or`, `&` and
+/// commas separate from it, joined as list items in order: "Hence $B = 3$ and $E = 5$." →
+/// `B = 3, E = 5` (a named pair), "so $x = 2$ or $x = 3$." → `x = 2, x = 3` (two values: the
+/// comparison reads them as several answers, a hedge against one gold). A span that words
+/// other than these separate is a step, not part of the answer ("from $x = 2$ we get $y = 5$"
+/// → `y = 5`). At most [`MAX_JOINED_SPANS`] spans.
+pub(crate) fn last_math_spans(text: &str) -> Option<String> {
+    let last = last_math_span(text)?;
+    // single-`$` spans only, and only when the text's last delimiter closes one of them
+    let t = text.trim_end().trim_end_matches(['.', '!', ' ']);
+    if !t.ends_with('$') || t.ends_with("$$") || t.contains("$$") || t.contains("\\$") {
+        return Some(last);
+    }
+    let dollars: Vec<usize> = t.match_indices('$').map(|(i, _)| i).collect();
+    if !dollars.len().is_multiple_of(2) {
+        return Some(last);
+    }
+    let spans: Vec<(usize, usize)> = dollars.chunks(2).map(|p| (p[0], p[1])).collect();
+    let mut items = vec![last];
+    let mut k = spans.len() - 1;
+    while k > 0 && items.len() < MAX_JOINED_SPANS {
+        let between = &t[spans[k - 1].1 + 1..spans[k].0];
+        if !only_separators(between) {
+            break;
+        }
+        match span_value(t[spans[k - 1].0 + 1..spans[k - 1].1].trim()) {
+            Some(v) => items.push(v),
+            None => break,
+        }
+        k -= 1;
+    }
+    items.reverse();
+    Some(items.join(", "))
+}
+
+/// The most `$..$` spans [`last_math_spans`] joins.
+pub(crate) const MAX_JOINED_SPANS: usize = 8;
+
+/// Whether `between` holds only list separators: commas, `and`, `or`, `&`, spaces; and at
+/// least one of them (two spans side by side are one expression cut in two).
+fn only_separators(between: &str) -> bool {
+    let t = between.replace(',', " , ");
+    let words: Vec<&str> = t.split_whitespace().collect();
+    !words.is_empty()
+        && words.len() <= 3
+        && words
+            .iter()
+            .all(|w| matches!(w.to_ascii_lowercase().as_str(), "," | "and" | "or" | "&"))
+}
+
 /// A math span's answer: the right-hand side of plain arithmetic, else the whole span.
 fn span_value(span: &str) -> Option<String> {
     let first_lhs = span.split('=').next().unwrap_or("");
