@@ -149,9 +149,10 @@ fn bench_grpo_one_step_prints_every_field() {
     assert!(secs > 0.0 && gflops.is_finite() && gflops > 0.0, "{json}");
 }
 
-/// The binary has no link-time BLAS: it loads one at run time, says which library runs the
-/// products, and falls back to the built-in gemm crate, saying why and which kernel, when none
-/// loads; `RLVR_BLAS` picks either built-in crate (`cpu/blas.rs`).
+/// The binary has no link-time BLAS: by default it measures every library it finds and says
+/// which runs the products and why; a named library that does not load falls back to the
+/// built-in gemm crate, saying why and which kernel; `RLVR_BLAS` picks either built-in crate
+/// (`cpu/blas.rs`, `cpu/blas_choice.rs`).
 #[test]
 fn bench_matmul_says_which_blas_runs_and_falls_back_without_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -163,7 +164,9 @@ fn bench_matmul_says_which_blas_runs_and_falls_back_without_one() {
         cmd.args([
             "bench", "matmul", "--model", m, "--tokens", "16", "--reps", "1",
         ])
-        .current_dir(dir.path());
+        .current_dir(dir.path())
+        // the measured choice's cache (cpu/blas_choice.rs) in the test's own directory
+        .env("XDG_CACHE_HOME", dir.path().join("cache"));
         match blas {
             Some(v) => cmd.env("RLVR_BLAS", v),
             None => cmd.env_remove("RLVR_BLAS"),
@@ -190,14 +193,28 @@ fn bench_matmul_says_which_blas_runs_and_falls_back_without_one() {
             "{off}"
         );
     }
-    // CI installs the system OpenBLAS: the default search must load it
+    // the default is measured among every library found, and says so with each one's rate;
+    // CI installs the system OpenBLAS, so it must be among them
     let default = header(None);
+    let cache = dir.path().join("cache/rlvr/matmul-choice.json");
+    assert!(
+        default.contains("chosen by measurement (")
+            && default.contains("gemm crate ")
+            && default.contains("matrixmultiply ")
+            && default.contains(&format!("cached in {}", cache.display())),
+        "{default}"
+    );
     if std::env::var_os("CI").is_some() {
-        assert!(
-            default.contains("OpenBLAS") && default.contains("(loaded libopenblas.so"),
-            "{default}"
-        );
+        assert!(default.contains("OpenBLAS "), "{default}");
     }
+    // the next process takes the recorded choice
+    let again = header(None);
+    assert!(
+        again.contains(&format!("measured earlier, cached in {}", cache.display())),
+        "{again}"
+    );
+    let kind = |h: &str| h.split(": chosen by").next().unwrap_or("").to_string();
+    assert_eq!(kind(&again), kind(&default));
 }
 
 /// `rlvr bench optimizer` runs each way of stepping and says how many bytes a parameter each

@@ -20,8 +20,8 @@
 //!   kernels on plain buffers without a tensor op per step (`cpu/decode.rs`), elsewhere the
 //!   device-generic training layer reading the cache (`generic/decode.rs`).
 //! * [`matmul`]: the f32 matrix product of both CPU paths, through a CBLAS loaded at run time
-//!   ([`blas`]: the system OpenBLAS by default), else through the built-in pure-Rust gemm
-//!   crate (or the matrixmultiply crate with `RLVR_BLAS=matrixmultiply`).
+//!   or a built-in pure-Rust crate (gemm or matrixmultiply): by default whichever measures
+//!   fastest on the machine ([`blas_choice`]), else the one `RLVR_BLAS` names ([`blas`]).
 //!
 //! What it leaves out: losses, optimizers and rewards (rlvr-core, rlvr-train), quantization,
 //! GPU-specific kernels (candle's CUDA/Metal devices may work but are untested here).
@@ -61,7 +61,7 @@ pub mod placement;
 pub mod rope;
 mod training;
 
-pub use cpu::{blas, matmul};
+pub use cpu::{blas, blas_choice, matmul};
 pub use io::tokenizer;
 
 /// The tensor and tokenizer crates of this API, re-exported so callers use the same versions.

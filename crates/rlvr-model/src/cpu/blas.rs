@@ -1,35 +1,34 @@
 //! Which library computes the CPU f32 matrix products: a system CBLAS loaded at run time, or one
 //! of two pure-Rust crates built in.
 //!
-//! rlvr has no link-time dependency on a BLAS. On first use, [`backend`] tries, in order:
+//! rlvr has no link-time dependency on a BLAS. On first use, [`backend`] reads `RLVR_BLAS`:
 //!
 //! | `RLVR_BLAS` | what runs the products |
 //! |---|---|
-//! | unset | `libopenblas.so.0`, then `libopenblas.so` (the dynamic loader's search path) |
+//! | unset or `auto` | the fastest library on this machine, measured once and cached ([`super::blas_choice`]): OpenBLAS (`libopenblas.so.0`, `libopenblas.so`), MKL (`libmkl_rt`), the built-in gemm crate or matrixmultiply crate; the first CBLAS found, else the gemm crate, unless another measures more than 10% faster |
 //! | a path or library name | that library only (any CBLAS that exports `cblas_sgemm`) |
 //! | `gemm` or `none` | nothing is loaded: the built-in gemm crate (candle's CPU matmul) |
 //! | `matrixmultiply` | nothing is loaded: the built-in matrixmultiply crate |
 //!
-//! and falls back to the built-in [`FALLBACK`] (the gemm crate), with the reason, when nothing
-//! loads or the library lacks `cblas_sgemm`. [`Backend::describe`] is the one line `rlvr train`
-//! and `rlvr bench` print; for a built-in crate it names the micro-kernel its run-time CPU
-//! dispatch picks (e.g. `gemm crate 0.19.0 (pure Rust, fma kernel)`, `matrixmultiply 0.3.11
-//! (pure Rust, avx512f kernel)`).
+//! and a named library that does not load, or lacks `cblas_sgemm`, falls back to the built-in
+//! [`FALLBACK`] (the gemm crate), with the reason. [`Backend::describe`] is the one line `rlvr
+//! train` and `rlvr bench` print; for a built-in crate it names the micro-kernel its run-time
+//! CPU dispatch picks (e.g. `gemm crate 0.19.0 (pure Rust, fma kernel)`, `matrixmultiply
+//! 0.3.11 (pure Rust, avx512f kernel)`), and for a measured choice every candidate's rate.
 //!
-//! Why gemm stays the fallback: `rlvr bench matmul` on the bench-tiny and bench-small training
-//! shapes measured it level with matrixmultiply on bench-tiny and 2-6% faster on bench-small
-//! and on 64-row decode products, on a 2-core AMD EPYC with AVX-512 (BENCHMARKS.md, "Built-in
-//! matrix product"), and it keeps the bits of earlier runs without OpenBLAS. That CPU runs
-//! 512-bit instructions as two 256-bit halves, so matrixmultiply's AVX-512 kernel (compiled in
-//! on stable Rust, where gemm's needs nightly and gemm runs its AVX2+FMA kernel) gains nothing
-//! there; on a CPU with full-width AVX-512 units it may, and `RLVR_BLAS=matrixmultiply`
-//! measures it (not yet done).
+//! Why gemm stays the fallback of a named library that fails: `rlvr bench matmul` on the
+//! bench-tiny and bench-small training shapes measured it level with matrixmultiply on
+//! bench-tiny and 2-6% faster on bench-small and on 64-row decode products, on a 2-core AMD
+//! EPYC whose AVX-512 runs as two 256-bit halves (BENCHMARKS.md, "Built-in matrix product"),
+//! and it keeps the bits of earlier runs without OpenBLAS. On CPUs with full-width AVX-512
+//! (Intel Xeon, AMD Zen 5) matrixmultiply's AVX-512 kernel (compiled in on stable Rust, where
+//! gemm's needs nightly) is 1.5-1.6x faster: the measured default finds that.
 //!
 //! # Contract
 //! * The choice is made once per process and never changes.
-//! * A library that exports `openblas_set_num_threads` is set to one thread: rlvr splits a large
-//!   product among its own rayon threads instead (`cpu/matmul.rs`). Other CBLAS libraries keep their
-//!   own threading.
+//! * A library that exports `openblas_set_num_threads` (OpenBLAS) or `MKL_Set_Num_Threads`
+//!   (MKL) is set to one thread: rlvr splits a large product among its own rayon threads
+//!   instead (`cpu/matmul.rs`). Other CBLAS libraries keep their own threading.
 //! * Loading never panics: any failure selects [`FALLBACK`] and says why.
 
 use std::ffi::{c_char, c_int, CStr};
@@ -70,6 +69,8 @@ pub struct Blas {
     /// the library is OpenBLAS.
     pub config: Option<String>,
     pub(crate) sgemm: SgemmFn,
+    /// Why it runs the products when it was chosen by measurement ([`super::blas_choice`]).
+    pub chosen: Option<String>,
     /// Keeps the library mapped for as long as `sgemm` may be called (the whole process).
     _lib: libloading::Library,
 }
@@ -170,11 +171,30 @@ impl Backend {
     /// could not be loaded (...); ...`.
     pub fn describe(&self) -> String {
         match self {
-            Backend::Blas(b) => match &b.config {
-                Some(c) => format!("{} (loaded {}, one thread per call)", c.trim(), b.library),
-                None => format!("CBLAS cblas_sgemm (loaded {})", b.library),
-            },
+            Backend::Blas(b) => {
+                let what = match &b.config {
+                    Some(c) => format!("{} (loaded {}, one thread per call)", c.trim(), b.library),
+                    None => format!("CBLAS cblas_sgemm (loaded {})", b.library),
+                };
+                match &b.chosen {
+                    Some(why) => format!("{what}: {why}"),
+                    None => what,
+                }
+            }
             Backend::BuiltIn { kind, reason } => format!("{}: {reason}", kind.describe()),
+        }
+    }
+
+    /// What computes the products, without why: the library and its kernel (`OpenBLAS 0.3.21
+    /// ... Haswell MAX_THREADS=64`, `CBLAS cblas_sgemm libmkl_rt.so.2`, `matrixmultiply 0.3.11
+    /// (pure Rust, avx512f kernel)`): what must match for two runs to compute alike.
+    pub fn identity(&self) -> String {
+        match self {
+            Backend::Blas(b) => match &b.config {
+                Some(c) => c.trim().to_string(),
+                None => format!("CBLAS cblas_sgemm {}", b.library),
+            },
+            Backend::BuiltIn { kind, .. } => kind.describe(),
         }
     }
 
@@ -202,7 +222,12 @@ pub fn backend() -> &'static Backend {
 pub fn choose(env: Option<&str>) -> Backend {
     let env = env.map(str::trim);
     let candidates: Vec<&str> = match env {
-        None | Some("") => DEFAULT_LIBRARIES.to_vec(),
+        None | Some("") => {
+            return super::blas_choice::choose(super::blas_choice::default_cache_file().as_deref())
+        }
+        Some(v) if v.eq_ignore_ascii_case("auto") => {
+            return super::blas_choice::choose(super::blas_choice::default_cache_file().as_deref())
+        }
         Some(v) if v.eq_ignore_ascii_case("gemm") => {
             return Backend::built_in(BuiltIn::Gemm, format!("{BLAS_ENV}={v}"))
         }
@@ -221,18 +246,11 @@ pub fn choose(env: Option<&str>) -> Backend {
             Err(e) => why.push(e),
         }
     }
-    let hint = match env {
-        None | Some("") => {
-            "; install OpenBLAS (Debian/Ubuntu: apt install libopenblas0) for faster CPU \
-             products, or set RLVR_BLAS to a CBLAS library"
-        }
-        Some(_) => "",
-    };
-    Backend::built_in(FALLBACK, format!("{}{hint}", why.join("; ")))
+    Backend::built_in(FALLBACK, why.join("; "))
 }
 
 /// Loads `name` and resolves its symbols; the error says what failed.
-fn load(name: &str) -> Result<Blas, String> {
+pub(crate) fn load(name: &str) -> Result<Blas, String> {
     // SAFETY: loading a shared library runs its initializers; the libraries tried are BLAS
     // builds (the default names, or the one the user named in RLVR_BLAS).
     let lib = unsafe { libloading::Library::new(name) }
@@ -255,10 +273,15 @@ fn load(name: &str) -> Result<Blas, String> {
         // SAFETY: a plain setter of OpenBLAS's thread count.
         unsafe { set(1) };
     }
+    // SAFETY: MKL's `void MKL_Set_Num_Threads(int)`, a plain setter of its thread count.
+    if let Ok(set) = unsafe { lib.get::<SetThreadsFn>(b"MKL_Set_Num_Threads\0") } {
+        unsafe { (*set)(1) };
+    }
     Ok(Blas {
         library: name.to_string(),
         config,
         sgemm,
+        chosen: None,
         _lib: lib,
     })
 }
@@ -342,17 +365,21 @@ mod tests {
         );
     }
 
-    /// Under CI the system OpenBLAS is installed, so the default search must find it (else
-    /// the OpenBLAS path would silently go untested).
+    /// Under CI the system OpenBLAS is installed, so the search must find it (else the
+    /// OpenBLAS path would silently go untested), and the measured default names it among the
+    /// candidates it timed.
     #[test]
     fn the_default_search_finds_openblas_under_ci() {
-        let b = choose(None);
+        let b = choose(Some("libopenblas.so.0"));
         if std::env::var_os("CI").is_some() {
             assert!(b.is_blas(), "{}", b.describe());
         }
         if let Backend::Blas(blas) = &b {
             assert!(blas.config.as_deref().unwrap_or("").contains("OpenBLAS"));
             assert!(b.describe().contains("loaded libopenblas.so"));
+            let measured = super::super::blas_choice::choose(None).describe();
+            assert!(measured.contains("OpenBLAS "), "{measured}");
+            assert!(measured.contains("chosen by measurement"), "{measured}");
         }
     }
 }

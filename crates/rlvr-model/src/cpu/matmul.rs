@@ -50,6 +50,12 @@ pub fn backend_description() -> String {
     crate::cpu::blas::backend().describe()
 }
 
+/// The library and kernel that compute [`matmul`] and [`sgemm`] in this process, without why
+/// ([`Backend::identity`]).
+pub fn backend_identity() -> String {
+    crate::cpu::blas::backend().identity()
+}
+
 /// The CPU worker threads products are split across (rayon's pool of this process).
 pub fn worker_threads() -> usize {
     rayon::current_num_threads()
@@ -86,6 +92,20 @@ pub fn sgemm(
 ) {
     let product = Product { dims, a, b, beta };
     sgemm_on(crate::cpu::blas::backend(), product, c, ldc);
+}
+
+/// [`sgemm`] on a given backend (the measured choice of [`crate::cpu::blas_choice`] times each
+/// candidate through it).
+pub(crate) fn sgemm_with(
+    backend: &Backend,
+    dims: [usize; 3],
+    a: Operand<'_>,
+    b: Operand<'_>,
+    beta: f32,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    sgemm_on(backend, Product { dims, a, b, beta }, c, ldc);
 }
 
 /// The inputs of one [`sgemm`]: `op(a) op(b) + beta c` with `dims = [m, n, k]`.
@@ -526,7 +546,7 @@ pub(crate) mod tests {
             Backend::built_in(BuiltIn::MatrixMultiply, "tested"),
             Backend::built_in(BuiltIn::Gemm, "tested"),
         ];
-        if let b @ Backend::Blas(_) = crate::cpu::blas::choose(None) {
+        if let b @ Backend::Blas(_) = crate::cpu::blas::choose(Some("libopenblas.so.0")) {
             v.push(b);
         }
         v

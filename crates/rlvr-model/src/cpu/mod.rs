@@ -4,6 +4,7 @@
 //! KV-cached sampling forward on plain buffers from the same kernels (`decode`).
 
 pub mod blas;
+pub mod blas_choice;
 pub(crate) mod decode;
 pub(crate) mod kernels;
 pub(crate) mod layer;

@@ -64,7 +64,9 @@ impl HostRecord {
         let cpu = cpu_model().unwrap_or_else(|| "unknown".into());
         let cpu_features = cpu_features();
         let matmul = (device == "cpu").then(rlvr_model::matmul::backend_description);
-        let machine = machine_signature(&cpu, &cpu_features, matmul.as_deref(), threads, device);
+        // the library and kernel, not why it was chosen (a measured choice's rates vary)
+        let identity = (device == "cpu").then(rlvr_model::matmul::backend_identity);
+        let machine = machine_signature(&cpu, &cpu_features, identity.as_deref(), threads, device);
         HostRecord {
             step,
             started_unix: std::time::SystemTime::now()
@@ -106,8 +108,9 @@ pub fn local_machine(device: &str, threads: usize) -> String {
 }
 
 /// `<cpu> (<features>); <device or matmul library>; <threads> thread(s)`: what must match for
-/// two runs to compute alike. The matmul text drops the loaded file's name, which varies by
-/// distribution while the library and kernel do not.
+/// two runs to compute alike. The matmul text is the library and its kernel
+/// (`rlvr_model::matmul::backend_identity`), not why it was chosen; a loaded file's name is
+/// dropped, since it varies by distribution while the library and kernel do not.
 pub fn machine_signature(
     cpu: &str,
     features: &[String],
@@ -207,8 +210,12 @@ mod tests {
             .matmul
             .as_deref()
             .expect("the default device is the CPU");
-        let library = matmul.split(" (loaded").next().unwrap();
-        assert!(first.machine.contains(library.trim()), "{}", first.machine);
+        let library = rlvr_model::matmul::backend_identity();
+        assert!(
+            matmul.starts_with(library.split(" (loaded").next().unwrap()),
+            "{matmul}"
+        );
+        assert!(first.machine.contains(&library), "{}", first.machine);
         assert!(first.machine.starts_with(&first.cpu), "{}", first.machine);
     }
 

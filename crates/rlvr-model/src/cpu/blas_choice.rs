@@ -1,0 +1,601 @@
+//! The default matrix-product library, chosen by measurement on the machine it runs on.
+//!
+//! Which library multiplies f32 matrices fastest depends on the CPU, not on a rule one machine
+//! can set: on a 2-core AMD EPYC with AVX2 the gemm crate, matrixmultiply and OpenBLAS run
+//! within a few percent of each other, while on an AMD EPYC with full-width AVX-512 (Zen 5)
+//! matrixmultiply's AVX-512 kernel runs the real model's training products at 192 GFLOP/s on
+//! one core against 123-124 for the gemm crate and for OpenBLAS 0.3.21 (which runs its Haswell
+//! kernel there), and on an Intel Xeon with AVX-512 matrixmultiply and OpenBLAS run at about 1.5
+//! times the gemm crate (BENCHMARKS.md). So with `RLVR_BLAS` unset (or `auto`), [`choose`]
+//! times every library available on one thread on [`SHAPES`] (a layer's forward product and
+//! both backward ones) and runs the products on the fastest, unless the **incumbent** (the first
+//! CBLAS found, else the built-in [`super::blas::FALLBACK`]: the default before measurement) is
+//! within [`MARGIN`] of it. A close race is timing noise, and keeping the incumbent then keeps a
+//! machine's runs from switching libraries, and so bits, from one process to the next.
+//!
+//! The libraries: OpenBLAS (`libopenblas.so.0`, `libopenblas.so` on the dynamic loader's path),
+//! MKL's single dynamic library (`libmkl_rt.so.2`, `libmkl_rt.so` on the loader's path and in
+//! `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`, where conda and pip's `mkl` package put it), and
+//! the two built-in crates. The line `rlvr train` and `rlvr bench` print says what was chosen,
+//! what each candidate measured, and why.
+//!
+//! The measurement takes a fraction of a second; its result is kept in
+//! `$XDG_CACHE_HOME/rlvr/matmul-choice.json` (else `$HOME/.cache/rlvr/`) under a key naming the
+//! CPU model, its features, the build (dev or release) and every candidate (a library's path and
+//! size, a crate's version and kernel): a process whose key is there takes the recorded choice without measuring, so every
+//! run on a machine uses one library. Another CPU, a library installed or removed, or a new
+//! build of a crate is another key, measured afresh and kept beside the others (at most 16). A cache that cannot be read or written is
+//! worked around (measured, with the reason in the line); the file is written whole under a
+//! temporary name and renamed.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::blas::{load, Backend, BuiltIn, DEFAULT_LIBRARIES, FALLBACK};
+use super::matmul::{sgemm_with, Operand};
+
+/// How much faster than the incumbent a library must measure to replace it: 10%.
+pub const MARGIN: f64 = 1.10;
+
+/// The products timed, `[m, n, k]` with `A` and `B` as a layer's forward (`x W^T`) and its two
+/// backward products (`dY W`, `dY^T x`) store them: 512 rows of width 1024.
+pub const SHAPES: [([usize; 3], bool, bool); 3] = [
+    ([512, 1024, 1024], false, true),
+    ([512, 1024, 1024], false, false),
+    ([1024, 1024, 512], true, false),
+];
+/// Rounds over all candidates (each candidate's best round counts).
+const ROUNDS: usize = 3;
+
+/// MKL's single dynamic library, by the names its packages install.
+pub const MKL_LIBRARIES: &[&str] = &["libmkl_rt.so.2", "libmkl_rt.so"];
+
+/// The cache file's name, in the cache directory.
+pub const CACHE_FILE: &str = "matmul-choice.json";
+
+/// One library that could run the products.
+struct Candidate {
+    /// Short name in the line (`OpenBLAS`, `MKL`, `gemm crate`, `matrixmultiply`).
+    label: String,
+    /// What identifies it in the cache key (path and size, or crate, version and kernel).
+    identity: String,
+    backend: Backend,
+}
+
+/// A candidate's measured rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub label: String,
+    pub gflops: f64,
+}
+
+/// One record of the cache file (a JSON list of them).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    key: String,
+    chosen: String,
+    measured: Vec<Measured>,
+}
+
+/// The index of the library to run: the fastest of `measured`, unless `measured[incumbent]`
+/// is within [`MARGIN`] of it. Rates that are not finite and positive never win.
+pub fn pick(measured: &[Measured], incumbent: usize) -> usize {
+    let rate = |i: usize| {
+        let g = measured[i].gflops;
+        if g.is_finite() && g > 0.0 {
+            g
+        } else {
+            0.0
+        }
+    };
+    let best = (0..measured.len())
+        .max_by(|&a, &b| rate(a).total_cmp(&rate(b)).then(b.cmp(&a)))
+        .unwrap_or(incumbent);
+    if rate(best) > MARGIN * rate(incumbent) {
+        best
+    } else {
+        incumbent
+    }
+}
+
+/// The default cache file: `$XDG_CACHE_HOME/rlvr/` else `$HOME/.cache/rlvr/` (None when
+/// neither is set).
+pub fn default_cache_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })?;
+    Some(base.join("rlvr").join(CACHE_FILE))
+}
+
+/// The backend `RLVR_BLAS` unset selects: measured (or read from `cache`) among the libraries
+/// found (module docs).
+pub fn choose(cache: Option<&Path>) -> Backend {
+    choose_with(cache, measure)
+}
+
+/// [`choose`] with the timing given (tests).
+pub(crate) fn choose_with(cache: Option<&Path>, time: impl Fn(&Backend) -> f64) -> Backend {
+    let (candidates, not_found) = candidates();
+    let incumbent = candidates
+        .iter()
+        .position(|c| c.backend.is_blas())
+        .unwrap_or_else(|| {
+            candidates
+                .iter()
+                .position(
+                    |c| matches!(c.backend, Backend::BuiltIn { kind, .. } if kind == FALLBACK),
+                )
+                .unwrap_or(0)
+        });
+    let key = cache_key(&candidates);
+    let (record, cache_note) = match cache.map(|p| (p, read_cache(p, &key))) {
+        Some((p, Ok(Some(r)))) => (
+            Some(r),
+            format!("measured earlier, cached in {}", p.display()),
+        ),
+        Some((_, Ok(None))) | None => (None, String::new()),
+        Some((p, Err(e))) => (None, format!("cache {} not read: {e}", p.display())),
+    };
+    let (measured, chosen, note) = match record.and_then(|r| {
+        candidates
+            .iter()
+            .position(|c| c.label == r.chosen)
+            .map(|i| (r, i))
+    }) {
+        Some((r, i)) => (r.measured, i, cache_note),
+        None => {
+            let measured = measure_all(&candidates, &time);
+            let chosen = pick(&measured, incumbent);
+            let record = Record {
+                key,
+                chosen: candidates[chosen].label.clone(),
+                measured: measured.clone(),
+            };
+            let note = match cache {
+                Some(p) => match write_cache(p, &record) {
+                    Ok(()) => format!("cached in {}", p.display()),
+                    Err(e) => format!("not cached: {}: {e}", p.display()),
+                },
+                None => "not cached: no cache directory (XDG_CACHE_HOME and HOME unset)".into(),
+            };
+            let note = if cache_note.is_empty() {
+                note
+            } else {
+                format!("{cache_note}; {note}")
+            };
+            (measured, chosen, note)
+        }
+    };
+    let rates = measured
+        .iter()
+        .map(|m| format!("{} {:.1}", m.label, m.gflops))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rule = if chosen == incumbent {
+        format!(
+            "the default, {} is within {:.0}% of the fastest",
+            candidates[incumbent].label,
+            (MARGIN - 1.0) * 100.0
+        )
+    } else {
+        format!(
+            "the fastest, more than {:.0}% ahead of the default {}",
+            (MARGIN - 1.0) * 100.0,
+            candidates[incumbent].label
+        )
+    };
+    let mut why = format!("chosen by measurement ({rule}; GFLOP/s on one thread: {rates}; {note})");
+    if !not_found.is_empty() {
+        why.push_str(&format!("; not found: {}", not_found.join("; ")));
+    }
+    let mut candidates = candidates;
+    let chosen = candidates.swap_remove(chosen).backend;
+    match chosen {
+        Backend::Blas(mut b) => {
+            b.chosen = Some(why);
+            Backend::Blas(b)
+        }
+        Backend::BuiltIn { kind, .. } => Backend::built_in(kind, why),
+    }
+}
+
+/// Every library found, and why the ones looked for were not (the first OpenBLAS name that
+/// loads, the first MKL that loads, then both built-in crates).
+fn candidates() -> (Vec<Candidate>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut why = Vec::new();
+    let mut first_loading = |label: &str, names: Vec<String>| {
+        let mut errors = Vec::new();
+        let tried = names.join(", ");
+        for name in names {
+            match load(&name) {
+                Ok(b) => {
+                    let size = library_file(&name)
+                        .and_then(|p| std::fs::metadata(&p).ok().map(|m| (p, m.len())));
+                    let identity = match size {
+                        Some((p, len)) => format!("{label}={}:{len}", p.display()),
+                        None => format!("{label}={name}"),
+                    };
+                    found.push(Candidate {
+                        label: label.to_string(),
+                        identity,
+                        backend: Backend::Blas(b),
+                    });
+                    return;
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        // a library that is absent is named; one that is there but fails says why
+        errors.retain(|e| !e.contains("cannot open shared object file"));
+        if errors.is_empty() {
+            why.push(format!("{label} ({tried})"));
+        } else {
+            why.push(format!("{label} ({})", errors.join("; ")));
+        }
+    };
+    first_loading(
+        "OpenBLAS",
+        DEFAULT_LIBRARIES.iter().map(|s| s.to_string()).collect(),
+    );
+    let mut mkl: Vec<String> = MKL_LIBRARIES.iter().map(|s| s.to_string()).collect();
+    for var in ["CONDA_PREFIX", "VIRTUAL_ENV"] {
+        if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            for name in MKL_LIBRARIES {
+                let p = PathBuf::from(&dir).join("lib").join(name);
+                if p.is_file() {
+                    mkl.push(p.display().to_string());
+                }
+            }
+        }
+    }
+    first_loading("MKL", mkl);
+    for kind in [BuiltIn::Gemm, BuiltIn::MatrixMultiply] {
+        found.push(Candidate {
+            label: match kind {
+                BuiltIn::Gemm => "gemm crate".into(),
+                BuiltIn::MatrixMultiply => "matrixmultiply".into(),
+            },
+            identity: kind.describe(),
+            backend: Backend::built_in(kind, ""),
+        });
+    }
+    (found, why)
+}
+
+/// The file a library name resolves to: the name itself when it is a path, else the first
+/// match in the usual library directories (for the cache key only).
+fn library_file(name: &str) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.is_absolute() {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    let dirs = [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+        "/usr/local/lib",
+        "/lib/x86_64-linux-gnu",
+    ];
+    dirs.iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+/// The cache key: the CPU, the build (a dev build's own code runs at another optimization
+/// level) and every candidate.
+fn cache_key(candidates: &[Candidate]) -> String {
+    let ids: Vec<&str> = candidates.iter().map(|c| c.identity.as_str()).collect();
+    let build = if cfg!(debug_assertions) {
+        "dev build"
+    } else {
+        "release build"
+    };
+    format!(
+        "{}; {}; {build}; {}",
+        cpu_model(),
+        cpu_features().join(" "),
+        ids.join("; ")
+    )
+}
+
+/// The CPU's model name (`/proc/cpuinfo`), `unknown` elsewhere.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(k, _)| matches!(k.trim(), "model name" | "Model" | "cpu model"))
+                .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The instruction-set features the kernels dispatch on, those present.
+fn cpu_features() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        for (name, has) in [
+            ("fma", std::arch::is_x86_feature_detected!("fma")),
+            ("avx2", std::arch::is_x86_feature_detected!("avx2")),
+            ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
+        ] {
+            if has {
+                out.push(name);
+            }
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            out.push("neon");
+        }
+    }
+    out
+}
+
+/// The most records the cache keeps (one per CPU, build and set of libraries seen).
+const MAX_RECORDS: usize = 16;
+
+/// The cache's records: none when the file is absent.
+fn read_records(path: &Path) -> Result<Vec<Record>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if text.len() > 1 << 20 {
+        return Err(format!("{} bytes, more than its records", text.len()));
+    }
+    serde_json::from_str(&text).map_err(|e| format!("not a list of records ({e})"))
+}
+
+/// The cache's record for `key`: Ok(None) when the file is absent or holds no such key.
+fn read_cache(path: &Path, key: &str) -> Result<Option<Record>, String> {
+    Ok(read_records(path)?.into_iter().find(|r| r.key == key))
+}
+
+/// Adds `record` to the cache at `path` (replacing one with its key; the oldest dropped past
+/// [`MAX_RECORDS`]; a damaged file is replaced), written whole: a temporary file in the same
+/// directory, renamed.
+fn write_cache(path: &Path, record: &Record) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut records = read_records(path).unwrap_or_default();
+    records.retain(|r| r.key != record.key);
+    records.push(record.clone());
+    let excess = records.len().saturating_sub(MAX_RECORDS);
+    records.drain(..excess);
+    let tmp = dir.join(format!(".{CACHE_FILE}.{}", std::process::id()));
+    let text = serde_json::to_string_pretty(&records).map_err(std::io::Error::other)?;
+    std::fs::write(&tmp, text + "\n")?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Every candidate's rate: [`ROUNDS`] rounds over all of them in turn (so load from other
+/// processes hits each alike), each candidate's best round.
+fn measure_all(candidates: &[Candidate], time: &impl Fn(&Backend) -> f64) -> Vec<Measured> {
+    let mut best = vec![0.0f64; candidates.len()];
+    for _ in 0..ROUNDS {
+        for (i, c) in candidates.iter().enumerate() {
+            best[i] = best[i].max(time(&c.backend));
+        }
+    }
+    candidates
+        .iter()
+        .zip(best)
+        .map(|(c, g)| Measured {
+            label: c.label.clone(),
+            gflops: g,
+        })
+        .collect()
+}
+
+/// GFLOP/s of `backend` on [`SHAPES`], on one thread (a pool of its own, so the products run
+/// as they do on each of a run's threads).
+fn measure(backend: &Backend) -> f64 {
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
+        Ok(p) => p,
+        Err(_) => return 0.0,
+    };
+    pool.install(|| {
+        let mut flops = 0.0;
+        let mut secs = 0.0;
+        for ([m, n, k], trans_a, trans_b) in SHAPES {
+            let a = fill(m * k, 1);
+            let b = fill(k * n, 2);
+            let mut c = vec![0f32; m * n];
+            let op_a = if trans_a {
+                Operand::transposed(&a, m)
+            } else {
+                Operand::plain(&a, k)
+            };
+            let op_b = if trans_b {
+                Operand::transposed(&b, k)
+            } else {
+                Operand::plain(&b, n)
+            };
+            sgemm_with(backend, [m, n, k], op_a, op_b, 0.0, &mut c, n); // warm-up
+            let t = Instant::now();
+            sgemm_with(backend, [m, n, k], op_a, op_b, 0.0, &mut c, n);
+            secs += t.elapsed().as_secs_f64();
+            flops += 2.0 * (m * n * k) as f64;
+        }
+        flops / secs.max(1e-9) / 1e9
+    })
+}
+
+/// `n` values in [-1, 1) from a fixed stream.
+fn fill(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(label: &str, g: f64) -> Measured {
+        Measured {
+            label: label.into(),
+            gflops: g,
+        }
+    }
+
+    #[test]
+    fn the_fastest_wins_only_by_more_than_the_margin() {
+        let rates = [
+            m("OpenBLAS", 124.0),
+            m("gemm crate", 123.0),
+            m("matrixmultiply", 192.0),
+        ];
+        assert_eq!(pick(&rates, 0), 2);
+        // within 10%: the incumbent stays
+        let close = [
+            m("OpenBLAS", 110.0),
+            m("gemm crate", 115.0),
+            m("matrixmultiply", 120.0),
+        ];
+        assert_eq!(pick(&close, 0), 0);
+        let edge = [m("gemm crate", 100.0), m("matrixmultiply", 110.0)];
+        assert_eq!(pick(&edge, 0), 0);
+        let past = [m("gemm crate", 100.0), m("matrixmultiply", 110.1)];
+        assert_eq!(pick(&past, 0), 1);
+        // the incumbent ahead stays
+        assert_eq!(pick(&[m("a", 200.0), m("b", 100.0)], 0), 0);
+    }
+
+    #[test]
+    fn a_broken_measurement_never_wins() {
+        for bad in [f64::NAN, f64::INFINITY, -5.0, 0.0] {
+            assert_eq!(pick(&[m("a", 100.0), m("b", bad)], 0), 0, "{bad}");
+            // a broken incumbent gives way to any working library
+            assert_eq!(pick(&[m("a", bad), m("b", 1.0)], 0), 1, "{bad}");
+        }
+    }
+
+    /// A built-in crate wins when it measures fastest; the cache then answers without
+    /// measuring; a damaged or foreign cache is measured around and rewritten.
+    #[test]
+    fn the_choice_is_measured_once_and_cached() {
+        let dir = std::env::temp_dir().join(format!("rlvr-choice-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = dir.join("sub").join(CACHE_FILE);
+        let calls = std::cell::Cell::new(0);
+        // matrixmultiply far ahead of everything else
+        let time = |b: &Backend| {
+            calls.set(calls.get() + 1);
+            match b {
+                Backend::BuiltIn {
+                    kind: BuiltIn::MatrixMultiply,
+                    ..
+                } => 300.0,
+                _ => 100.0,
+            }
+        };
+        let b = choose_with(Some(&cache), time);
+        assert!(
+            matches!(
+                b,
+                Backend::BuiltIn {
+                    kind: BuiltIn::MatrixMultiply,
+                    ..
+                }
+            ),
+            "{}",
+            b.describe()
+        );
+        let d = b.describe();
+        assert!(d.contains("chosen by measurement (the fastest"), "{d}");
+        assert!(d.contains("matrixmultiply 300.0"), "{d}");
+        assert!(d.contains(&format!("cached in {}", cache.display())), "{d}");
+        let measured_calls = calls.get();
+        assert!(measured_calls >= 2 * ROUNDS, "{measured_calls}");
+        // a second process: no measurement
+        let b = choose_with(Some(&cache), time);
+        assert_eq!(calls.get(), measured_calls);
+        assert!(
+            b.describe().contains("measured earlier, cached in"),
+            "{}",
+            b.describe()
+        );
+        assert!(matches!(
+            b,
+            Backend::BuiltIn {
+                kind: BuiltIn::MatrixMultiply,
+                ..
+            }
+        ));
+        // a damaged cache: measured again, the reason said, the file rewritten
+        std::fs::write(&cache, "{ not json").unwrap();
+        let b = choose_with(Some(&cache), time);
+        assert!(calls.get() > measured_calls);
+        assert!(
+            b.describe().contains("not read: not a list of records"),
+            "{}",
+            b.describe()
+        );
+        assert!(read_cache(&cache, &cache_key(&candidates().0))
+            .unwrap()
+            .is_some());
+        // another machine's record (another key): measured afresh, and kept beside it
+        let text = std::fs::read_to_string(&cache).unwrap();
+        std::fs::write(
+            &cache,
+            text.replace("\"key\": \"", "\"key\": \"other CPU; "),
+        )
+        .unwrap();
+        let before = calls.get();
+        choose_with(Some(&cache), time);
+        assert!(calls.get() > before);
+        // both kept
+        assert_eq!(read_records(&cache).unwrap().len(), 2);
+        // a cache that cannot be written (its directory is a file): measured, said so
+        let blocked = dir.join("file");
+        std::fs::write(&blocked, "").unwrap();
+        let b = choose_with(Some(&blocked.join(CACHE_FILE)), time);
+        assert!(b.describe().contains("not cached: "), "{}", b.describe());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// All equal: the default stays (the first CBLAS found, else the gemm crate).
+    #[test]
+    fn a_tie_keeps_the_default() {
+        let b = choose_with(None, |_| 100.0);
+        let d = b.describe();
+        assert!(d.contains("chosen by measurement (the default"), "{d}");
+        assert!(d.contains("not cached: no cache directory"), "{d}");
+        if !b.is_blas() {
+            assert!(matches!(b, Backend::BuiltIn { kind, .. } if kind == FALLBACK));
+        }
+    }
+
+    /// The real measurement gives every candidate a finite, positive rate.
+    #[test]
+    fn every_library_found_measures() {
+        let (cands, _) = candidates();
+        assert!(cands.len() >= 2);
+        for c in &cands {
+            let g = measure(&c.backend);
+            assert!(g.is_finite() && g > 0.1, "{}: {g}", c.label);
+        }
+    }
+}
