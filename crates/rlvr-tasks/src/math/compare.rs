@@ -42,6 +42,8 @@
 //!   equals a tuple of those values in the order written (`B = 3, E = 5` ~ `[3, 5]`,
 //!   `x = 1, y = -2` ~ `(1, -2)`); a repeated label lists alternatives of one unknown
 //!   (`x = 2, x = 3` is not `(2, 3)`);
+//! - **a list gold against a parenthesized tuple** of as many items: equal in the gold's
+//!   order (`10^{3}, 10` ~ `(1000, 10)`; `(10, 1000)` is not);
 //! - **tuples and intervals**: same brackets, same length, equal in order; a one-row or
 //!   one-column matrix equals a parenthesized tuple of its entries; **matrices** cell by
 //!   cell; **unions** order-free; **ratios** term by term (or proportional, all terms
@@ -563,6 +565,12 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
                 return eq(g, &items[0], d).map(|_| "restatements of one value");
             }
             return Err("different answers (a hedge) against one");
+        }
+        (Expr::List(a), Expr::Tuple('(', ')', b)) if a.len() >= 2 && a.len() == b.len() => {
+            // the gold's values written as a pair in its order (`10^3, 10` ~ `(1000, 10)`)
+            return in_order(a, b, d)
+                .then_some("the listed values as a tuple, in order")
+                .ok_or("different entries");
         }
         (Expr::List(_) | Expr::Set(_) | Expr::Braces(_), _)
         | (_, Expr::List(_) | Expr::Set(_) | Expr::Braces(_)) => {

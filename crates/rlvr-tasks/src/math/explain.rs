@@ -6,7 +6,7 @@ use std::fmt;
 use super::compare::compare;
 use super::extract::{extract_boxed, extract_with_rule, BARE_ANSWER_CHARS};
 use super::normalize::{normalize, prepare, MAX_ANSWER_CHARS};
-use super::parse::{parse, Expr};
+use super::parse::{parse, Expr, Func, RelOp};
 use super::text::{head, is_prose};
 
 /// The verdict on one (gold, response) pair with its reasons.
@@ -128,12 +128,82 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
 /// wrong even when it evaluates to the gold. A model that restates the question's arithmetic has
 /// not answered it (and under RL would learn to); fractions (`\frac{1}{2}`), powers and
 /// scientific notation (`3 \times 10^8`), and mixed numbers (`2 \frac{1}{2}`) are values.
+///
+/// Likewise a trigonometric, logarithmic or exponential function of numbers left unevaluated
+/// (`\tan 100^\circ + 4 \sin 100^\circ` against `-\sqrt{3}`, `\log_2 8` against 3,
+/// `\sin 30^\circ` against `\frac12`) is not the value, against a gold that is a constant
+/// written without one: the question asked for the value. A gold that holds such a function
+/// (`\ln 2`, `\log_2 3`) is compared as before.
 fn decide(gold: &Expr, answer: &Expr) -> Result<&'static str, &'static str> {
     let rule = compare(gold, answer)?;
     if is_number_tree(gold) && unevaluated(answer) {
         return Err("a computation written out, not its value");
     }
+    if closed_constant(gold) && function_of_numbers(final_value(answer)) {
+        return Err("a function of numbers left unevaluated, not its value");
+    }
     Ok(rule)
+}
+
+/// Functions whose value at a number a question asks to be worked out.
+fn transcendental(f: Func) -> bool {
+    !matches!(
+        f,
+        Func::Sqrt
+            | Func::Root
+            | Func::Abs
+            | Func::Floor
+            | Func::Ceil
+            | Func::Binom
+            | Func::Factorial
+    )
+}
+
+/// A constant in closed form without a transcendental function: numbers, `\pi`, `e`, radicals,
+/// fractions, powers, sums and products of them (`-\sqrt{3}`, `\frac{\pi}{4}`, `2^{10}`).
+fn closed_constant(e: &Expr) -> bool {
+    match e {
+        Expr::Num(_) | Expr::Const(_) => true,
+        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => closed_constant(x),
+        Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(closed_constant),
+        Expr::Div(a, b) | Expr::Pow(a, b) => closed_constant(a) && closed_constant(b),
+        Expr::Func(f, xs) => !transcendental(*f) && xs.iter().all(closed_constant),
+        _ => false,
+    }
+}
+
+/// Whether `e` applies a transcendental function to an argument without variables.
+fn function_of_numbers(e: &Expr) -> bool {
+    match e {
+        Expr::Func(f, xs) if transcendental(*f) => xs.iter().all(|x| !has_variable(x)),
+        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => function_of_numbers(x),
+        Expr::Add(xs) | Expr::Mul(xs) | Expr::Func(_, xs) => xs.iter().any(function_of_numbers),
+        Expr::Div(a, b) | Expr::Pow(a, b) => function_of_numbers(a) || function_of_numbers(b),
+        _ => false,
+    }
+}
+
+/// Whether `e` holds a variable.
+fn has_variable(e: &Expr) -> bool {
+    match e {
+        Expr::Var(_) | Expr::Word(_) | Expr::Apply(..) => true,
+        Expr::Num(_) | Expr::Const(_) => false,
+        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => has_variable(x),
+        Expr::Add(xs) | Expr::Mul(xs) | Expr::Func(_, xs) => xs.iter().any(has_variable),
+        Expr::Div(a, b) | Expr::Pow(a, b) => has_variable(a) || has_variable(b),
+        _ => true,
+    }
+}
+
+/// The value an answer states: the last member of an equation chain (`x = \sin 30^\circ`),
+/// else the answer.
+fn final_value(e: &Expr) -> &Expr {
+    match e {
+        Expr::Rel(members, ops) if ops.iter().all(|o| *o == RelOp::Eq) => {
+            members.last().unwrap_or(e)
+        }
+        _ => e,
+    }
 }
 
 /// A number, possibly negative.
@@ -228,7 +298,8 @@ fn decimal_comma(answer: &str) -> Option<String> {
     };
     let (int, frac) = body.split_once(',')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(int) || !digits(frac) || (frac.len() == 3 && int != "0") {
+    // `-3,0` is two values (a list), not -3.0: a decimal comma before a lone zero says nothing
+    if !digits(int) || !digits(frac) || (frac.len() == 3 && int != "0") || frac == "0" {
         return None;
     }
     Some(format!("{sign}{int}.{frac}"))

@@ -47,6 +47,9 @@ pub fn prepare(answer: &str) -> String {
         Some(rest) => rest.to_string(),
         None => s,
     };
+    // a set of one variable given by a condition is that condition (`\{x \mid -2 \le x < 1\}`
+    // → `-2 \le x < 1`, which the comparison reads as the interval `[-2, 1)`)
+    let s = set_builder_condition(&s).unwrap_or(s);
     let s = join_digit_groups(&s);
     let t = s.trim();
     if whole_number_with_separators(t) {
@@ -272,6 +275,30 @@ fn join_digit_groups(s: &str) -> String {
     }
     out
 }
+
+/// The condition of a set of one variable written in set-builder notation, when it is an
+/// inequality in that variable: `\{x \mid -2 \le x < 1\}`, `\{x | x > 3\}`, `\{x \in \mathbb{R}
+/// : x \ge 0\}` give `-2 \le x < 1`, `x > 3`, `x \ge 0`. None for any other text (`\{3k \mid k
+/// \in \mathbb{Z}\}` is not an interval).
+pub(crate) fn set_builder_condition(s: &str) -> Option<String> {
+    let re = super::text::regex_cached(
+        &SET_BUILDER_RE,
+        r"^\s*(?:\\left)?\\\{\s*([A-Za-z])\s*(?:\\in\s*\\mathbb\s*\{?R\}?\s*)?(?:\\mid|\\vert|\||:)\s*(.+?)\s*(?:\\right)?\\\}\s*$",
+    );
+    let c = re.captures(s)?;
+    let (var, cond) = (c.get(1)?.as_str(), c.get(2)?.as_str());
+    let relation = ["<", ">", "\\le", "\\ge", "\\lt", "\\gt", "≤", "≥"]
+        .iter()
+        .any(|r| cond.contains(r));
+    let mentions = cond.char_indices().any(|(i, ch)| {
+        ch.to_string() == var
+            && !cond[..i].ends_with(|p: char| p.is_ascii_alphabetic() || p == '\\')
+            && !cond[i + ch.len_utf8()..].starts_with(|p: char| p.is_ascii_alphabetic())
+    });
+    (relation && mentions && !cond.contains(',')).then(|| cond.to_string())
+}
+
+static SET_BUILDER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 
 #[cfg(test)]
 mod tests {

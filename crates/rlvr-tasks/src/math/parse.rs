@@ -1147,7 +1147,10 @@ mod tests {
         assert_eq!(p("\\text{Evelyn}"), "\"Evelyn\"");
         assert_eq!(p("\\lfloor m / 2\\rfloor"), "(floor (div m 2))");
         assert_eq!(p("1 - \\frac{1}{\\mathrm{e}}"), "(add 1 (neg (div 1 e)))");
-        assert!(p("\\{x \\mid x > 0\\}").starts_with("ERR"));
+        // set-builder notation of one variable with an inequality is its condition
+        // (normalize::set_builder_condition); any other is not parsed
+        assert_eq!(p("\\{x \\mid x > 0\\}"), p("x > 0"));
+        assert!(p("\\{3k \\mid k \\in \\mathbb{Z}\\}").starts_with("ERR"));
         assert!(p("(1, 2").starts_with("ERR"));
     }
 }

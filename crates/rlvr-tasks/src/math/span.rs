@@ -134,6 +134,8 @@ pub fn read_statement(s: &str) -> Statement {
     let s = s.trim_start_matches(|c: char| {
         c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
     });
+    // the `}` closing a `\text{Answer: }` that held the marker (`$$\text{Answer: } \frac{17}{50}$$`)
+    let s = s.strip_prefix('}').map_or(s, str::trim_start);
     // a quote escaped as in a JSON string (`The final answer is \"$12$ and $13$\".`)
     let s = s.strip_prefix("\\\"").unwrap_or(s);
     // a JSON list of values (`"answer": ["B", "F"]`, `"answer": [3, 5]`): its items

@@ -907,3 +907,50 @@ fn named_values_blanks_restated_instructions_and_answers_after_a_box() {
         );
     }
 }
+
+/// The sixth held-out set's misses: a function of numbers left unevaluated, a list gold written
+/// as a tuple, set-builder intervals, a marker inside `\text{}`, a decimal comma before a lone 0.
+#[test]
+fn unevaluated_functions_tuples_set_builder_and_text_markers() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    // a restated expression is not its value, though it evaluates to it
+    wrong(
+        "-\\sqrt{3}",
+        "Answer: $\\tan 100^\\circ + 4 \\sin 100^\\circ$",
+    );
+    wrong("\\frac{1}{2}", "The answer is $\\sin 30^\\circ$.");
+    wrong("3", "The answer is $\\log_2 8$.");
+    wrong("\\frac{\\sqrt{2}}{2}", "So $x = \\cos 45^\\circ$.");
+    ok("-\\sqrt{3}", "Answer: $-\\sqrt{3}$");
+    ok("\\frac{\\pi}{4}", "The answer is $\\frac{\\pi}{4}$.");
+    ok("2^{10}", "The answer is $1024$.");
+    // a gold that holds such a function is compared by value
+    ok("\\log_2 3", "The answer is $\\frac{\\ln 3}{\\ln 2}$.");
+    ok("\\ln 2", "The answer is $\\ln 2$.");
+    // a function of a variable is an expression, not a computation left over
+    ok("\\sin x", "The answer is $\\sin x$.");
+    // a list gold written as a tuple, in its order
+    ok("10^{3},10", "The answer is $(1000, 10)$.");
+    wrong("10^{3},10", "The answer is $(10, 1000)$.");
+    wrong("10^{3},10,5", "The answer is $(1000, 10)$.");
+    // set-builder notation of one variable is its interval
+    ok("\\{x|-2\\le x<1\\}", "The answer is $[-2, 1)$.");
+    ok("[-2,1)", "The answer is $\\{x \\mid -2 \\le x < 1\\}$.");
+    ok(
+        "(3,\\infty)",
+        "The answer is $\\{x \\in \\mathbb{R} : x > 3\\}$.",
+    );
+    wrong("\\{x|-2\\le x<1\\}", "The answer is $[-2, 1]$.");
+    wrong("\\{x|-2\\le x<1\\}", "The answer is $(-2, 1)$.");
+    // the marker inside `\text{}` in display math
+    ok(
+        "\\frac{17}{50}",
+        "So we get: $$\\text{Answer: } \\frac{17}{50}$$",
+    );
+    // `-3,0` is two values, not -3.0; other decimal commas stay decimals
+    wrong("-3,0", "So the answer is \\boxed{-3}.");
+    ok("-3,0", "So the answer is \\boxed{-3, 0}.");
+    ok("1,22", "The answer is 1.22");
+    ok("2.5", "Die Antwort ist 2,5.");
+}
