@@ -14,7 +14,7 @@
 //! machine's runs from switching libraries, and so bits, from one process to the next.
 //!
 //! The libraries: OpenBLAS (`libopenblas.so.0`, `libopenblas.so` on the dynamic loader's path),
-//! MKL's single dynamic library (`libmkl_rt.so.2`, `libmkl_rt.so` on the loader's path and in
+//! MKL's single dynamic library (`libmkl_rt.so.3`, `.so.2`, `.so` on the loader's path and in
 //! `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`, where conda and pip's `mkl` package put it), and
 //! the two built-in crates. The line `rlvr train` and `rlvr bench` print says what was chosen,
 //! what each candidate measured, and why.
@@ -26,7 +26,8 @@
 //! run on a machine uses one library. Another CPU, a library installed or removed, or a new
 //! build of a crate is another key, measured afresh and kept beside the others (at most 16). A cache that cannot be read or written is
 //! worked around (measured, with the reason in the line); the file is written whole under a
-//! temporary name and renamed.
+//! temporary name and renamed, and processes that start together take turns on a lock file
+//! beside it (`matmul-choice.json.lock`): the first measures, the others read its record.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -50,7 +51,7 @@ pub const SHAPES: [([usize; 3], bool, bool); 3] = [
 const ROUNDS: usize = 3;
 
 /// MKL's single dynamic library, by the names its packages install.
-pub const MKL_LIBRARIES: &[&str] = &["libmkl_rt.so.2", "libmkl_rt.so"];
+pub const MKL_LIBRARIES: &[&str] = &["libmkl_rt.so.3", "libmkl_rt.so.2", "libmkl_rt.so"];
 
 /// The cache file's name, in the cache directory.
 pub const CACHE_FILE: &str = "matmul-choice.json";
@@ -135,6 +136,10 @@ pub(crate) fn choose_with(cache: Option<&Path>, time: impl Fn(&Backend) -> f64) 
                 .unwrap_or(0)
         });
     let key = cache_key(&candidates);
+    // processes that start together (a sweep's runs) take turns: the first measures while the
+    // others wait, then they read its record, so none measures under another's load and all
+    // run one library (the lock goes when `_turn` drops; without one, each measures alone)
+    let _turn = cache.and_then(lock_cache);
     let (record, cache_note) = match cache.map(|p| (p, read_cache(p, &key))) {
         Some((p, Ok(Some(r)))) => (
             Some(r),
@@ -343,6 +348,23 @@ fn cpu_features() -> Vec<&'static str> {
         }
     }
     out
+}
+
+/// An exclusive lock on `<cache>.lock`, held until the returned file is dropped; None when the
+/// lock file cannot be made (the choice then goes on unlocked).
+fn lock_cache(cache: &Path) -> Option<std::fs::File> {
+    let dir = cache.parent()?;
+    std::fs::create_dir_all(dir).ok()?;
+    let mut name = cache.file_name()?.to_os_string();
+    name.push(".lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(name))
+        .ok()?;
+    f.lock().ok()?;
+    Some(f)
 }
 
 /// The most records the cache keeps (one per CPU, build and set of libraries seen).
@@ -573,6 +595,40 @@ mod tests {
         std::fs::write(&blocked, "").unwrap();
         let b = choose_with(Some(&blocked.join(CACHE_FILE)), time);
         assert!(b.describe().contains("not cached: "), "{}", b.describe());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Two processes starting together: one measures, the other waits and reads its record.
+    #[test]
+    fn choices_made_at_once_take_turns() {
+        let dir = std::env::temp_dir().join(format!("rlvr-choice-turns-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = dir.join(CACHE_FILE);
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let time = |_: &Backend| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            100.0
+        };
+        let lines: Vec<String> = std::thread::scope(|s| {
+            let a = s.spawn(|| choose_with(Some(&cache), time).describe());
+            let b = s.spawn(|| choose_with(Some(&cache), time).describe());
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        let per_choice = ROUNDS * candidates().0.len();
+        assert_eq!(
+            calls.load(std::sync::atomic::Ordering::SeqCst),
+            per_choice,
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.contains("measured earlier"))
+                .count(),
+            1,
+            "{lines:?}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
