@@ -21,6 +21,7 @@
 //!           | '\frac' arg arg | '\binom' arg arg | '\sqrt' ('[' list ']')? arg
 //!           | '(' list (')' | ']') | '[' list (']' | ')') | '\{' list? '\}' | '{' list '}'
 //!           | '|' sum '|' | '\begin{pmatrix|bmatrix|array|..}' cells '\end{..}'
+//!           | '\begin{cases}' rows '\end{cases}'   (a list of its rows; piecewise: not parsed)
 //! arg      := '{' list '}' | one digit | one letter | one command (`\frac12`, `\sqrt3`)
 //! function := name ('^' exponent)? ('_' arg)? ( '(' list ')' | '{' list '}' | fnarg )
 //! fnarg    := power power*    (an implicit product up to the next operator or function:
@@ -801,6 +802,9 @@ impl Parser {
     }
 
     fn matrix(&mut self, env: &str) -> PResult {
+        if env == "cases" {
+            return self.cases();
+        }
         if !matches!(
             env,
             "pmatrix"
@@ -844,6 +848,40 @@ impl Parser {
             return Err("ragged matrix".into());
         }
         self.node(Expr::Matrix(rows))
+    }
+
+    /// `\begin{cases} x = 1 \\ y = 2 \end{cases}`: a system's solution, one value or
+    /// relation a row, read as the list of its rows (`x = 1, y = 2`). Rows with a condition
+    /// after `&` are a piecewise definition, which is not parsed (compared as text).
+    fn cases(&mut self) -> PResult {
+        let mut items = Vec::new();
+        let mut cells_in_row = 0;
+        loop {
+            match self.peek() {
+                Some(Tok::End(e)) if e == "cases" => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(Tok::Row) => {
+                    self.pos += 1;
+                    cells_in_row = 0;
+                }
+                Some(Tok::Amp) => return Err("piecewise cases".into()),
+                None => return Err("unclosed cases".into()),
+                _ => {
+                    if cells_in_row > 0 {
+                        return Err("piecewise cases".into());
+                    }
+                    items.push(self.rel()?);
+                    cells_in_row += 1;
+                }
+            }
+        }
+        match items.len() {
+            0 => Err("empty cases".into()),
+            1 => Ok(items.remove(0)),
+            _ => self.node(Expr::List(items)),
+        }
     }
 
     fn command(&mut self, name: &str) -> PResult {

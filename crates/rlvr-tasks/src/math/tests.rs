@@ -954,3 +954,20 @@ fn unevaluated_functions_tuples_set_builder_and_text_markers() {
     ok("1,22", "The answer is 1.22");
     ok("2.5", "Die Antwort ist 2,5.");
 }
+
+/// A system's solution in a `cases` environment is the list of its rows; a piecewise
+/// definition (rows with `&`) is not parsed and only matches the same text.
+#[test]
+fn cases_environments_are_lists_of_their_rows() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    let system = "The solution is $\\begin{cases} x=1 \\\\ y=2 \\end{cases}$";
+    ok("x=1, y=2", system);
+    ok("(1, 2)", system);
+    wrong("(2, 1)", system);
+    wrong("x=2, y=3", system);
+    ok("1", "\\boxed{\\begin{cases} x=1 \\end{cases}}");
+    let piecewise = "\\begin{cases} x^2 & x>0 \\\\ -x & x\\le 0 \\end{cases}";
+    ok(piecewise, &format!("The answer is ${piecewise}$."));
+    wrong("x^2", &format!("The answer is ${piecewise}$."));
+}
