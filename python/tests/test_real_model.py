@@ -118,7 +118,12 @@ def test_score_is_as_close_to_float64_as_transformers_f32(binary, real_model, hf
         worst["rlvr - transformers f32"] = max(worst["rlvr - transformers f32"], float((lr - l32).abs().max()))
     figures = ", ".join(f"{k}: {v:.2e}" for k, v in worst.items())
     print(f"|log-prob - float64|: {figures}")
-    # no further from the exact value than transformers' own f32, and within 3e-5 of it
-    assert worst["rlvr f32"] <= max(worst["transformers f32"], 1e-5), figures
-    assert worst["rlvr f32"] < 3e-5, figures
+    # f32 rounding of the same order as transformers' own f32: both sum in f32 in different
+    # orders, so which lands nearer the exact value varies with the CPU and the product kernel
+    # (2026-12-07: rlvr 1.8e-5 against transformers 3.2e-5 on an AVX2 AMD VM; on an AVX-512 Zen 5
+    # VM transformers 1.94e-5 and rlvr 2.19e-5 with matrixmultiply, 2.38e-5 with OpenBLAS, 3.68e-5
+    # with the gemm crate); a precision fault (a bf16 or f16 round, a lost max in a softmax) is
+    # orders of magnitude beyond these bounds
+    assert worst["rlvr f32"] <= max(2 * worst["transformers f32"], 1e-5), figures
+    assert worst["rlvr f32"] < 5e-5, figures
     assert worst["rlvr - transformers f32"] < 1e-4, figures

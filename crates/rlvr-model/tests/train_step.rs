@@ -309,7 +309,7 @@ fn fused_walk_does_not_depend_on_the_thread_count() {
             .install(|| walk(&model, &varmap, &b, false))
     };
     let (lp1, ent1, g1, loss1) = run(1);
-    let (lp3, ent3, g3, loss3) = if rlvr_model::blas::backend().is_blas() {
+    let (lp3, ent3, g3, loss3) = if rlvr_model::matmul::backend().is_blas() {
         assert_eq!(run(3), run(3));
         run(1)
     } else {

@@ -1,7 +1,8 @@
 //! Which library computes the CPU f32 matrix products: a system CBLAS loaded at run time, or one
 //! of two pure-Rust crates built in.
 //!
-//! rlvr has no link-time dependency on a BLAS. On first use, [`backend`] reads `RLVR_BLAS`:
+//! rlvr has no link-time dependency on a BLAS. On first use, the process's backend
+//! (`super::matmul::backend`) reads `RLVR_BLAS`:
 //!
 //! | `RLVR_BLAS` | what runs the products |
 //! |---|---|
@@ -32,7 +33,6 @@
 //! * Loading never panics: any failure selects [`FALLBACK`] and says why.
 
 use std::ffi::{c_char, c_int, CStr};
-use std::sync::OnceLock;
 
 /// The environment variable that picks the BLAS library (module docs).
 pub const BLAS_ENV: &str = "RLVR_BLAS";
@@ -212,22 +212,15 @@ impl Backend {
     }
 }
 
-/// The process's backend, chosen on first call from [`BLAS_ENV`] (module docs).
-pub fn backend() -> &'static Backend {
-    static BACKEND: OnceLock<Backend> = OnceLock::new();
-    BACKEND.get_or_init(|| choose(std::env::var(BLAS_ENV).ok().as_deref()))
-}
-
-/// The backend for a value of [`BLAS_ENV`] (`None`: unset).
+/// The backend for a value of [`BLAS_ENV`] without measuring: a named library or built-in
+/// crate; unset, empty or `auto`, the first of [`DEFAULT_LIBRARIES`] that loads, else
+/// [`FALLBACK`] (the incumbent of the measured choice, `super::blas_choice`, which the process's
+/// backend, `super::matmul::backend`, makes for those values instead).
 pub fn choose(env: Option<&str>) -> Backend {
     let env = env.map(str::trim);
     let candidates: Vec<&str> = match env {
-        None | Some("") => {
-            return super::blas_choice::choose(super::blas_choice::default_cache_file().as_deref())
-        }
-        Some(v) if v.eq_ignore_ascii_case("auto") => {
-            return super::blas_choice::choose(super::blas_choice::default_cache_file().as_deref())
-        }
+        None | Some("") => DEFAULT_LIBRARIES.to_vec(),
+        Some(v) if v.eq_ignore_ascii_case("auto") => DEFAULT_LIBRARIES.to_vec(),
         Some(v) if v.eq_ignore_ascii_case("gemm") => {
             return Backend::built_in(BuiltIn::Gemm, format!("{BLAS_ENV}={v}"))
         }
@@ -247,6 +240,12 @@ pub fn choose(env: Option<&str>) -> Backend {
         }
     }
     Backend::built_in(FALLBACK, why.join("; "))
+}
+
+/// Whether a value of [`BLAS_ENV`] asks for the measured choice (unset, empty or `auto`).
+pub fn measured(env: Option<&str>) -> bool {
+    env.map(str::trim)
+        .is_none_or(|v| v.is_empty() || v.eq_ignore_ascii_case("auto"))
 }
 
 /// Loads `name` and resolves its symbols; the error says what failed.
@@ -377,7 +376,7 @@ mod tests {
         if let Backend::Blas(blas) = &b {
             assert!(blas.config.as_deref().unwrap_or("").contains("OpenBLAS"));
             assert!(b.describe().contains("loaded libopenblas.so"));
-            let measured = super::super::blas_choice::choose(None).describe();
+            let measured = super::super::matmul::measured_choice(None).describe();
             assert!(measured.contains("OpenBLAS "), "{measured}");
             assert!(measured.contains("chosen by measurement"), "{measured}");
         }

@@ -30,12 +30,10 @@
 //! beside it (`matmul-choice.json.lock`): the first measures, the others read its record.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::blas::{load, Backend, BuiltIn, DEFAULT_LIBRARIES, FALLBACK};
-use super::matmul::{sgemm_with, Operand};
 
 /// How much faster than the incumbent a library must measure to replace it: 10%.
 pub const MARGIN: f64 = 1.10;
@@ -115,14 +113,10 @@ pub fn default_cache_file() -> Option<PathBuf> {
     Some(base.join("rlvr").join(CACHE_FILE))
 }
 
-/// The backend `RLVR_BLAS` unset selects: measured (or read from `cache`) among the libraries
-/// found (module docs).
-pub fn choose(cache: Option<&Path>) -> Backend {
-    choose_with(cache, measure)
-}
-
-/// [`choose`] with the timing given (tests).
-pub(crate) fn choose_with(cache: Option<&Path>, time: impl Fn(&Backend) -> f64) -> Backend {
+/// The backend `RLVR_BLAS` unset selects: measured with `time` (a candidate's GFLOP/s on one
+/// thread; `super::matmul` times [`SHAPES`]) or read from `cache`, among the libraries found
+/// (module docs).
+pub fn choose(cache: Option<&Path>, time: impl Fn(&Backend) -> f64) -> Backend {
     let (candidates, not_found) = candidates();
     let incumbent = candidates
         .iter()
@@ -426,51 +420,6 @@ fn measure_all(candidates: &[Candidate], time: &impl Fn(&Backend) -> f64) -> Vec
         .collect()
 }
 
-/// GFLOP/s of `backend` on [`SHAPES`], on one thread (a pool of its own, so the products run
-/// as they do on each of a run's threads).
-fn measure(backend: &Backend) -> f64 {
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
-        Ok(p) => p,
-        Err(_) => return 0.0,
-    };
-    pool.install(|| {
-        let mut flops = 0.0;
-        let mut secs = 0.0;
-        for ([m, n, k], trans_a, trans_b) in SHAPES {
-            let a = fill(m * k, 1);
-            let b = fill(k * n, 2);
-            let mut c = vec![0f32; m * n];
-            let op_a = if trans_a {
-                Operand::transposed(&a, m)
-            } else {
-                Operand::plain(&a, k)
-            };
-            let op_b = if trans_b {
-                Operand::transposed(&b, k)
-            } else {
-                Operand::plain(&b, n)
-            };
-            sgemm_with(backend, [m, n, k], op_a, op_b, 0.0, &mut c, n); // warm-up
-            let t = Instant::now();
-            sgemm_with(backend, [m, n, k], op_a, op_b, 0.0, &mut c, n);
-            secs += t.elapsed().as_secs_f64();
-            flops += 2.0 * (m * n * k) as f64;
-        }
-        flops / secs.max(1e-9) / 1e9
-    })
-}
-
-/// `n` values in [-1, 1) from a fixed stream.
-fn fill(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,7 +482,7 @@ mod tests {
                 _ => 100.0,
             }
         };
-        let b = choose_with(Some(&cache), time);
+        let b = choose(Some(&cache), time);
         assert!(
             matches!(
                 b,
@@ -552,7 +501,7 @@ mod tests {
         let measured_calls = calls.get();
         assert!(measured_calls >= 2 * ROUNDS, "{measured_calls}");
         // a second process: no measurement
-        let b = choose_with(Some(&cache), time);
+        let b = choose(Some(&cache), time);
         assert_eq!(calls.get(), measured_calls);
         assert!(
             b.describe().contains("measured earlier, cached in"),
@@ -568,7 +517,7 @@ mod tests {
         ));
         // a damaged cache: measured again, the reason said, the file rewritten
         std::fs::write(&cache, "{ not json").unwrap();
-        let b = choose_with(Some(&cache), time);
+        let b = choose(Some(&cache), time);
         assert!(calls.get() > measured_calls);
         assert!(
             b.describe().contains("not read: not a list of records"),
@@ -586,14 +535,14 @@ mod tests {
         )
         .unwrap();
         let before = calls.get();
-        choose_with(Some(&cache), time);
+        choose(Some(&cache), time);
         assert!(calls.get() > before);
         // both kept
         assert_eq!(read_records(&cache).unwrap().len(), 2);
         // a cache that cannot be written (its directory is a file): measured, said so
         let blocked = dir.join("file");
         std::fs::write(&blocked, "").unwrap();
-        let b = choose_with(Some(&blocked.join(CACHE_FILE)), time);
+        let b = choose(Some(&blocked.join(CACHE_FILE)), time);
         assert!(b.describe().contains("not cached: "), "{}", b.describe());
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -611,8 +560,8 @@ mod tests {
             100.0
         };
         let lines: Vec<String> = std::thread::scope(|s| {
-            let a = s.spawn(|| choose_with(Some(&cache), time).describe());
-            let b = s.spawn(|| choose_with(Some(&cache), time).describe());
+            let a = s.spawn(|| choose(Some(&cache), time).describe());
+            let b = s.spawn(|| choose(Some(&cache), time).describe());
             vec![a.join().unwrap(), b.join().unwrap()]
         });
         let per_choice = ROUNDS * candidates().0.len();
@@ -635,23 +584,12 @@ mod tests {
     /// All equal: the default stays (the first CBLAS found, else the gemm crate).
     #[test]
     fn a_tie_keeps_the_default() {
-        let b = choose_with(None, |_| 100.0);
+        let b = choose(None, |_| 100.0);
         let d = b.describe();
         assert!(d.contains("chosen by measurement (the default"), "{d}");
         assert!(d.contains("not cached: no cache directory"), "{d}");
         if !b.is_blas() {
             assert!(matches!(b, Backend::BuiltIn { kind, .. } if kind == FALLBACK));
-        }
-    }
-
-    /// The real measurement gives every candidate a finite, positive rate.
-    #[test]
-    fn every_library_found_measures() {
-        let (cands, _) = candidates();
-        assert!(cands.len() >= 2);
-        for c in &cands {
-            let g = measure(&c.backend);
-            assert!(g.is_finite() && g > 0.1, "{}: {g}", c.label);
         }
     }
 }

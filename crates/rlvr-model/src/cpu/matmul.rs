@@ -45,15 +45,88 @@ use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 pub use super::operand::Operand;
 use crate::cpu::blas::{Backend, BuiltIn};
 
+/// The library that computes [`matmul`] and [`sgemm`] in this process, chosen on first call
+/// from `RLVR_BLAS` ([`crate::cpu::blas`]): unset, empty or `auto`, the measured choice
+/// ([`measured_choice`] with the user's cache directory); else the library or crate it names.
+pub fn backend() -> &'static Backend {
+    static BACKEND: std::sync::OnceLock<Backend> = std::sync::OnceLock::new();
+    BACKEND.get_or_init(|| {
+        let env = std::env::var(crate::cpu::blas::BLAS_ENV).ok();
+        if crate::cpu::blas::measured(env.as_deref()) {
+            measured_choice(crate::cpu::blas_choice::default_cache_file().as_deref())
+        } else {
+            crate::cpu::blas::choose(env.as_deref())
+        }
+    })
+}
+
+/// The fastest library of this machine ([`crate::cpu::blas_choice`]), each candidate timed by
+/// [`measure`], with `cache` (none: measured every time).
+pub fn measured_choice(cache: Option<&std::path::Path>) -> Backend {
+    crate::cpu::blas_choice::choose(cache, measure)
+}
+
+/// GFLOP/s of `backend` on [`crate::cpu::blas_choice::SHAPES`], on one thread (a pool of its
+/// own, so the products run as they do on each of a run's threads): each product once to warm
+/// up, then timed once.
+pub fn measure(backend: &Backend) -> f64 {
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
+        Ok(p) => p,
+        Err(_) => return 0.0,
+    };
+    pool.install(|| {
+        let mut flops = 0.0;
+        let mut secs = 0.0;
+        for ([m, n, k], trans_a, trans_b) in crate::cpu::blas_choice::SHAPES {
+            let a = fill(m * k, 1);
+            let b = fill(k * n, 2);
+            let mut c = vec![0f32; m * n];
+            let op_a = if trans_a {
+                Operand::transposed(&a, m)
+            } else {
+                Operand::plain(&a, k)
+            };
+            let op_b = if trans_b {
+                Operand::transposed(&b, k)
+            } else {
+                Operand::plain(&b, n)
+            };
+            let product = Product {
+                dims: [m, n, k],
+                a: op_a,
+                b: op_b,
+                beta: 0.0,
+            };
+            sgemm_on(backend, product, &mut c, n); // warm-up
+            let t = std::time::Instant::now();
+            sgemm_on(backend, product, &mut c, n);
+            secs += t.elapsed().as_secs_f64();
+            flops += 2.0 * (m * n * k) as f64;
+        }
+        flops / secs.max(1e-9) / 1e9
+    })
+}
+
+/// `n` values in [-1, 1) from a fixed stream (the measured products' operands).
+fn fill(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
 /// The library that computes [`matmul`] and [`sgemm`] in this process, in one line.
 pub fn backend_description() -> String {
-    crate::cpu::blas::backend().describe()
+    backend().describe()
 }
 
 /// The library and kernel that compute [`matmul`] and [`sgemm`] in this process, without why
 /// ([`Backend::identity`]).
 pub fn backend_identity() -> String {
-    crate::cpu::blas::backend().identity()
+    backend().identity()
 }
 
 /// The CPU worker threads products are split across (rayon's pool of this process).
@@ -91,21 +164,7 @@ pub fn sgemm(
     ldc: usize,
 ) {
     let product = Product { dims, a, b, beta };
-    sgemm_on(crate::cpu::blas::backend(), product, c, ldc);
-}
-
-/// [`sgemm`] on a given backend (the measured choice of [`crate::cpu::blas_choice`] times each
-/// candidate through it).
-pub(crate) fn sgemm_with(
-    backend: &Backend,
-    dims: [usize; 3],
-    a: Operand<'_>,
-    b: Operand<'_>,
-    beta: f32,
-    c: &mut [f32],
-    ldc: usize,
-) {
-    sgemm_on(backend, Product { dims, a, b, beta }, c, ldc);
+    sgemm_on(backend(), product, c, ldc);
 }
 
 /// The inputs of one [`sgemm`]: `op(a) op(b) + beta c` with `dims = [m, n, k]`.
@@ -550,6 +609,15 @@ pub(crate) mod tests {
             v.push(b);
         }
         v
+    }
+
+    /// The real measurement gives every library it can time a finite, positive rate.
+    #[test]
+    fn every_library_measures() {
+        for b in backends() {
+            let g = measure(&b);
+            assert!(g.is_finite() && g > 0.1, "{}: {g}", b.describe());
+        }
     }
 
     fn product<'a>(dims: [usize; 3], a: Operand<'a>, b: Operand<'a>, beta: f32) -> Product<'a> {

@@ -281,10 +281,12 @@ fn join_digit_groups(s: &str) -> String {
 /// : x \ge 0\}` give `-2 \le x < 1`, `x > 3`, `x \ge 0`. None for any other text (`\{3k \mid k
 /// \in \mathbb{Z}\}` is not an interval).
 pub(crate) fn set_builder_condition(s: &str) -> Option<String> {
-    let re = super::text::regex_cached(
-        &SET_BUILDER_RE,
-        r"^\s*(?:\\left)?\\\{\s*([A-Za-z])\s*(?:\\in\s*\\mathbb\s*\{?R\}?\s*)?(?:\\mid|\\vert|\||:)\s*(.+?)\s*(?:\\right)?\\\}\s*$",
-    );
+    let re = SET_BUILDER_RE.get_or_init(|| {
+        regex::Regex::new(
+            r"^\s*(?:\\left)?\\\{\s*([A-Za-z])\s*(?:\\in\s*\\mathbb\s*\{?R\}?\s*)?(?:\\mid|\\vert|\||:)\s*(.+?)\s*(?:\\right)?\\\}\s*$",
+        )
+        .expect("static regex compiles")
+    });
     let c = re.captures(s)?;
     let (var, cond) = (c.get(1)?.as_str(), c.get(2)?.as_str());
     let relation = ["<", ">", "\\le", "\\ge", "\\lt", "\\gt", "≤", "≥"]
