@@ -37,7 +37,7 @@
 //! ([`super::span::statement_answer`]: "Thus there are $125$ trees on $5$ vertices." →
 //! 125); else its last `$..$` span (the right-hand side of plain arithmetic,
 //! `$180+24=204$` → 204), with the spans before it that only `and`, `or` and commas separate
-//! ([`super::text::last_math_spans`]: "Hence $B = 3$ and $E = 5$." → `B = 3, E = 5`); else
+//! (`text::last_math_spans`: "Hence $B = 3$ and $E = 5$." → `B = 3, E = 5`); else
 //! two or more assignments of numbers that end the sentence ("Solving, we get B = 3, E = 5."
 //! → `B = 3, E = 5`); else the line itself when it is short and not prose (`x = 7`); else
 //! its last number.
