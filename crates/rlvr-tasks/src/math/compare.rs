@@ -44,6 +44,8 @@
 //!   (`x = 2, x = 3` is not `(2, 3)`);
 //! - **a list gold against a parenthesized tuple** of as many items: equal in the gold's
 //!   order (`10^{3}, 10` ~ `(1000, 10)`; `(10, 1000)` is not);
+//! - **a function's definition** under another name for its variable is the same function
+//!   (`f(x) = x^2 + 1` ~ `f(z) = z^2 + 1`; one-letter names, one variable);
 //! - **tuples and intervals**: same brackets, same length, equal in order; a one-row or
 //!   one-column matrix equals a parenthesized tuple of its entries; **matrices** cell by
 //!   cell; **unions** order-free; **ratios** term by term (or proportional, all terms
@@ -349,6 +351,75 @@ fn labelled(e: &Expr) -> Option<(&Expr, &Expr)> {
     // the last `=` member (trailing approximations dropped); `x ≈ 11` alone is 11
     let last_eq = ops.iter().rposition(|o| *o == RelOp::Eq).unwrap_or(0);
     Some((&members[0], &members[last_eq + 1]))
+}
+
+/// `f(x) = x` against `f(z) = z`: one function defined under another name for its variable.
+/// When both sides define the same one-letter function of one variable (`f(u) = R`), with
+/// different variables, the answer's variable is renamed to the gold's and the definitions
+/// compared (`f(x) = x^2 + 1` ~ `f(z) = z^2 + 1`); None when they are not such definitions or
+/// the renaming would capture a name the answer already uses.
+fn same_function_renamed(g: &Expr, p: &Expr) -> Option<Verdict> {
+    let definition = |e: &Expr| -> Option<(String, String, Expr)> {
+        let Expr::Rel(m, ops) = e else { return None };
+        if m.len() != 2 || ops[0] != RelOp::Eq {
+            return None;
+        }
+        match &m[0] {
+            Expr::Mul(xs) => match xs.as_slice() {
+                [Expr::Var(f), Expr::Var(u)]
+                    if f.chars().count() == 1 && u.chars().count() == 1 =>
+                {
+                    Some((f.clone(), u.clone(), m[1].clone()))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    let ((gf, gu, gr), (pf, pu, pr)) = (definition(g)?, definition(p)?);
+    if gf != pf || gu == pu {
+        return None;
+    }
+    let mut names = Vec::new();
+    vars(&pr, &mut names);
+    if names.contains(&gu) || !names.contains(&pu) {
+        return None;
+    }
+    let renamed = rename(&pr, &pu, &gu);
+    Some(
+        eq(&gr, &renamed, 1)
+            .map(|_| "the same function under another variable's name")
+            .map_err(|_| "different functions"),
+    )
+}
+
+/// `e` with the variable `from` written `to`.
+fn rename(e: &Expr, from: &str, to: &str) -> Expr {
+    let r = |x: &Expr| rename(x, from, to);
+    let all = |xs: &[Expr]| xs.iter().map(r).collect::<Vec<_>>();
+    let boxed = |x: &Expr| Box::new(r(x));
+    match e {
+        Expr::Var(v) if v == from => Expr::Var(to.to_string()),
+        Expr::Neg(x) => Expr::Neg(boxed(x)),
+        Expr::Add(xs) => Expr::Add(all(xs)),
+        Expr::Mul(xs) => Expr::Mul(all(xs)),
+        Expr::Div(a, b) => Expr::Div(boxed(a), boxed(b)),
+        Expr::Pow(a, b) => Expr::Pow(boxed(a), boxed(b)),
+        Expr::Func(f, xs) => Expr::Func(*f, all(xs)),
+        Expr::Apply(n, xs) => Expr::Apply(n.clone(), all(xs)),
+        Expr::PlusMinus(a, b, m) => Expr::PlusMinus(a.as_deref().map(boxed), boxed(b), *m),
+        Expr::Percent(x) => Expr::Percent(boxed(x)),
+        Expr::Degrees(x) => Expr::Degrees(boxed(x)),
+        Expr::Tuple(o, c, xs) => Expr::Tuple(*o, *c, all(xs)),
+        Expr::Set(xs) => Expr::Set(all(xs)),
+        Expr::Braces(xs) => Expr::Braces(all(xs)),
+        Expr::Matrix(rows) => Expr::Matrix(rows.iter().map(|row| all(row)).collect()),
+        Expr::Rel(xs, ops) => Expr::Rel(all(xs), ops.clone()),
+        Expr::SetOp(o, xs) => Expr::SetOp(*o, all(xs)),
+        Expr::List(xs) => Expr::List(all(xs)),
+        Expr::Ratio(xs) => Expr::Ratio(all(xs)),
+        other => other.clone(),
+    }
 }
 
 /// The values of a list of labelled values with different labels (`B = 3, E = 5` →
@@ -715,6 +786,9 @@ fn rel_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
         return eq(&a, &b, d)
             .map(|_| "inequalities define the same interval")
             .map_err(|_| "inequalities define different intervals");
+    }
+    if let Some(v) = same_function_renamed(g, p) {
+        return v;
     }
     if gm.len() == 2 && pm.len() == 2 {
         let (go, po) = (gops[0], pops[0]);

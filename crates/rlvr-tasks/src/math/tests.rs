@@ -971,3 +971,16 @@ fn cases_environments_are_lists_of_their_rows() {
     ok(piecewise, &format!("The answer is ${piecewise}$."));
     wrong("x^2", &format!("The answer is ${piecewise}$."));
 }
+
+/// A function's definition under another name for its variable is the same function.
+#[test]
+fn a_function_defined_under_another_variable_name() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    ok("f(z)=z", "The answer is $f(x) = x$.");
+    ok("f(z)=z^2+1", "The answer is $f(x) = x^2 + 1$.");
+    wrong("f(z)=z^2+1", "The answer is $f(x) = x^2 + 2$.");
+    // another function, or a renaming that would capture a parameter
+    wrong("f(z)=z^2+1", "The answer is $g(x) = x^2 + 1$.");
+    wrong("f(z)=z+x", "The answer is $f(x) = x + z$.");
+}
