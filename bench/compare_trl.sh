@@ -26,6 +26,9 @@
 #   GENERATIONS  responses per prompt (at least 2). Default: 8
 #   NEW_TOKENS   tokens per response, every response exactly this many. Default: 128
 #   NICE         nice level for both. Default: 0
+#   TRL_BF16     1: TRL runs with bf16=True (CPU autocast: bf16 products, f32 master weights), to
+#                compare against rlvr's f32 where the CPU has bf16 products (trl_grpo_bench.py
+#                --bf16). Default: 0 (f32 on both sides)
 #   RLVR_BIN     the rlvr binary to time (default: build the release binary of this checkout)
 # PROMPTS, GENERATIONS and NEW_TOKENS go to both sides (trl_grpo_bench.py and `rlvr bench grpo`,
 # options --prompts, --generations, --new-tokens). Each round runs TRL's GRPOTrainer (--mode trl)
@@ -63,6 +66,12 @@ if [ ! -x "$TRL_VENV/bin/python" ]; then
     "$TRL_VENV/bin/pip" install --quiet -r "$ROOT/bench/trl/requirements.txt"
 fi
 PY="$TRL_VENV/bin/python"
+TRL_PRECISION=()
+case "${TRL_BF16:-0}" in
+    0) ;;
+    1) TRL_PRECISION=(--bf16) ;;
+    *) echo "compare_trl: TRL_BF16 must be 0 or 1, not '${TRL_BF16}'"; exit 2 ;;
+esac
 
 if [ -n "${RLVR_BIN:-}" ]; then
     RLVR="$RLVR_BIN"
@@ -101,7 +110,7 @@ for m in "${MODELS[@]}"; do
     for r in $(seq 1 "$ROUNDS"); do
         R="$OUT/results/${m}_${WORK}"
         echo "== $m ($WORK) round $r/$ROUNDS: TRL ($(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg)) =="
-        nice -n "$NICE" "$PY" "$BENCH_DIR/trl_grpo_bench.py" --model "$MD" --mode trl "${WORK_ARGS[@]}" \
+        nice -n "$NICE" "$PY" "$BENCH_DIR/trl_grpo_bench.py" --model "$MD" --mode trl "${WORK_ARGS[@]}" "${TRL_PRECISION[@]}" \
             --max-steps "$STEPS" --workdir "$OUT" --out "${R}_trl_$r.json" \
             > "${R}_trl_$r.log" 2>&1 || { tail -20 "${R}_trl_$r.log"; exit 1; }
         grep "^TRL GRPO" "${R}_trl_$r.log"

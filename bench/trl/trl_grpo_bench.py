@@ -183,7 +183,8 @@ def grpo_config(args, work: Work):
     from trl import GRPOConfig
     return GRPOConfig(
         output_dir=os.path.join(args.workdir, "trl_output", os.path.basename(args.model.rstrip("/"))),
-        use_cpu=True, bf16=False, fp16=False,
+        # --bf16: TRL's bf16=True on the CPU (autocast: bf16 products, f32 master weights)
+        use_cpu=True, bf16=args.bf16, fp16=False,
         gradient_checkpointing=args.gradient_checkpointing,
         # one optimizer step per generation round: the whole P*G-sequence batch in one device batch
         # (so generation_batch_size = P*G too: one generation batch per step)
@@ -390,6 +391,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2, help="untimed repetitions before them (components)")
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's own)")
     ap.add_argument("--gradient-checkpointing", action="store_true")
+    ap.add_argument("--bf16", action="store_true",
+                    help="TRL's bf16=True (CPU autocast to bf16; --mode trl only)")
     ap.add_argument("--seed", type=int, default=42, help="TRL's seed (prompt order, sampling) and the rewards'")
     ap.add_argument("--workdir", default=os.path.join(HERE, "..", "out"),
                     help="TRL's output_dir goes under it (default: bench/out)")
@@ -398,6 +401,8 @@ def main():
                     help="JSON results (default: WORKDIR/results/<model>[_gc]_<mode>[_<tag>][_PxGxN].json, "
                          "PxGxN when the work is not the default 8x8x128)")
     args = ap.parse_args()
+    if args.bf16 and args.mode != "trl":
+        ap.error("--bf16 times TRL's own trainer only: use it with --mode trl")
     work = work_from_args(ap, args)
     args.workdir = os.path.normpath(args.workdir)
     if args.threads:
