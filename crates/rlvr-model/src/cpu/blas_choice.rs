@@ -301,27 +301,27 @@ fn cache_key(candidates: &[Candidate]) -> String {
     };
     format!(
         "{}; {}; {build}; {}",
-        cpu_model(),
+        cpu_model().unwrap_or_else(|| "unknown".into()),
         cpu_features().join(" "),
         ids.join("; ")
     )
 }
 
-/// The CPU's model name (`/proc/cpuinfo`), `unknown` elsewhere.
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .filter_map(|l| l.split_once(':'))
-                .find(|(k, _)| matches!(k.trim(), "model name" | "Model" | "cpu model"))
-                .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
-        })
-        .unwrap_or_else(|| "unknown".into())
+/// The CPU's model name from `/proc/cpuinfo` (Linux); `None` elsewhere or when it has none.
+/// (Also what a run's `host.jsonl` records.)
+pub fn cpu_model() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| matches!(k.trim(), "model name" | "Model" | "cpu model"))
+        .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|v| !v.is_empty())
 }
 
-/// The instruction-set features the kernels dispatch on, those present.
-fn cpu_features() -> Vec<&'static str> {
+/// The instruction-set features the product kernels dispatch on (`fma`, `avx2`, `avx512f`,
+/// `neon`), those this CPU has.
+pub fn cpu_features() -> Vec<&'static str> {
+    #[allow(unused_mut)]
     let mut out = Vec::new();
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {

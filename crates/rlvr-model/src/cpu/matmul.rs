@@ -590,13 +590,7 @@ pub(crate) mod tests {
 
     /// `n` values in [-1, 1) from a fixed linear congruential stream.
     pub(crate) fn data(n: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-            })
-            .collect()
+        super::fill(n, seed)
     }
 
     /// Both built-in crates and, where one loads, the system BLAS: the sgemm tests run on each.

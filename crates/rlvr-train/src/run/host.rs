@@ -61,8 +61,11 @@ impl HostRecord {
     /// The record of a process on this machine that runs on `device` in `dtype` with
     /// `threads` CPU worker threads, from `step`.
     fn on(device: &str, dtype: &str, threads: usize, step: usize) -> Self {
-        let cpu = cpu_model().unwrap_or_else(|| "unknown".into());
-        let cpu_features = cpu_features();
+        let cpu = rlvr_model::blas_choice::cpu_model().unwrap_or_else(|| "unknown".into());
+        let cpu_features: Vec<String> = rlvr_model::blas_choice::cpu_features()
+            .into_iter()
+            .map(String::from)
+            .collect();
         let matmul = (device == "cpu").then(rlvr_model::matmul::backend_description);
         // the library and kernel, not why it was chosen (a measured choice's rates vary)
         let identity = (device == "cpu").then(rlvr_model::matmul::backend_identity);
@@ -128,41 +131,6 @@ pub fn machine_signature(
         None => format!("device {device}"),
     };
     format!("{cpu} ({features}); {library}; {threads} thread(s)")
-}
-
-/// The CPU's model name from `/proc/cpuinfo` (Linux); `None` elsewhere or when it has none.
-fn cpu_model() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    text.lines()
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| matches!(k.trim(), "model name" | "Model" | "cpu model"))
-        .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|v| !v.is_empty())
-}
-
-/// The CPU features the matrix-product kernels choose by, those this CPU has.
-fn cpu_features() -> Vec<String> {
-    #[allow(unused_mut)]
-    let mut found: Vec<&str> = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("fma") {
-            found.push("fma");
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            found.push("avx2");
-        }
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            found.push("avx512f");
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        if std::arch::is_aarch64_feature_detected!("neon") {
-            found.push("neon");
-        }
-    }
-    found.into_iter().map(String::from).collect()
 }
 
 #[cfg(test)]
