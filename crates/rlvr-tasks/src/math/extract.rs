@@ -164,19 +164,24 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     let text = text.as_ref();
     let found =
         |answer: String, rule: Rule| non_empty(answer).map(|answer| Extracted { answer, rule });
-    let mut markers = markers(text);
+    let mut found_markers = None;
     if let Some((b, box_end)) = boxed_answer(text) {
         // a committed statement after the last box is the final answer: the model boxed a
         // value, then went on and stated another ("\boxed{10}. Wait, ... So the final answer
         // is 12." → 12); a statement that declines, hedges ("should be") or holds no
-        // expression leaves the box standing
-        for &(pos, kind) in markers.iter().take_while(|&&(p, _)| p > box_end) {
-            if kind != Rule::AnswerStatement || !final_statement(text, pos) {
-                continue;
-            }
-            if let Ok(Some(a)) = marker_answer(text, pos, kind, false) {
-                if let Some(a) = found(a, Rule::AnswerAfterBox) {
-                    return Ok(a);
+        // expression leaves the box standing. Markers are looked for only when the text after
+        // the box names an answer (most boxed responses end at their box).
+        let tail = &text[box_end..];
+        if tail.contains("答案") || tail.to_ascii_lowercase().contains("answer") {
+            let after_box = found_markers.insert(markers(text));
+            for &(pos, kind) in after_box.iter().take_while(|&&(p, _)| p > box_end) {
+                if kind != Rule::AnswerStatement || !final_statement(text, pos) {
+                    continue;
+                }
+                if let Ok(Some(a)) = marker_answer(text, pos, kind, false) {
+                    if let Some(a) = found(a, Rule::AnswerAfterBox) {
+                        return Ok(a);
+                    }
                 }
             }
         }
@@ -184,6 +189,7 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
             return Ok(b);
         }
     }
+    let mut markers = found_markers.unwrap_or_else(|| markers(text));
     // a tentative statement ("the answer should be 6") in a truncated response is not a
     // committed answer: the model went on checking and was cut
     if markers.iter().any(|&(p, _)| tentative(text, p)) && super::final_line::looks_truncated(text)
