@@ -103,6 +103,10 @@ struct GrpoArgs {
     /// Seed of the prompts, the sampling and the rewards.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// The dtype of the CPU matrix products' operands: `f32`, or `bf16` (operands rounded to
+    /// bf16, sums in f32: torch's CPU autocast; `model.matmul_dtype` of a run).
+    #[arg(long, default_value = "f32")]
+    matmul_dtype: rlvr_model::matmul::ProductDtype,
     /// Also print one JSON object with every step's phases (last line of the output).
     #[arg(long)]
     json: bool,
@@ -131,6 +135,10 @@ struct MatmulArgs {
     /// (the table above repeats one product, whose weight a cache may hold); best of `--reps`.
     #[arg(long, value_name = "ROWS")]
     decode: Option<usize>,
+    /// The dtype of the CPU matrix products' operands: `f32`, or `bf16` (operands rounded to
+    /// bf16, sums in f32: torch's CPU autocast; `model.matmul_dtype` of a run).
+    #[arg(long, default_value = "f32")]
+    matmul_dtype: rlvr_model::matmul::ProductDtype,
     /// Also print one JSON object with every row (last line of the output).
     #[arg(long)]
     json: bool,
@@ -377,6 +385,7 @@ fn grpo_config(a: &GrpoArgs, model: &Path) -> Result<TrainConfig> {
     cfg.data.train_files = Some("bench".into());
     cfg.eval.datasets.clear();
     cfg.model.dtype = rlvr_model::WeightDtype::F32;
+    cfg.model.matmul_dtype = a.matmul_dtype;
     cfg.rollout.num_generations = a.generations;
     cfg.rollout.temperature = 1.0;
     cfg.rollout.top_p = 1.0;
@@ -502,8 +511,9 @@ fn grpo(a: GrpoArgs) -> Result<()> {
     let mut trainer = Trainer::new(cfg, policy, task, rlvr_train::grpo::Start::Fresh, None)
         .map_err(crate::train::wrap)?;
     let completion_tokens = a.prompts * a.generations * a.new_tokens;
+    let dtype = a.matmul_dtype;
     outln!(
-        "== rlvr bench grpo: {} ({params} parameters, f32, {threads} threads) ==",
+        "== rlvr bench grpo: {} ({params} parameters, f32, {dtype} products, {threads} threads) ==",
         a.shape
             .as_ref()
             .map_or(model.display().to_string(), |s| format!(
@@ -756,8 +766,10 @@ fn matmul_bench(a: MatmulArgs) -> Result<()> {
     let dev = Device::Cpu;
     let threads = rlvr_model::candle_core::utils::get_num_threads();
     let m = a.tokens;
+    rlvr_model::matmul::set_product_dtype(a.matmul_dtype);
     outln!(
-        "== rlvr bench matmul: f32 by {}, {threads} threads, {m} rows, best of {}, GFLOP per {} second ==",
+        "== rlvr bench matmul: {} products by {}, {threads} threads, {m} rows, best of {}, GFLOP per {} second ==",
+        a.matmul_dtype,
         rlvr_model::matmul::backend_description(),
         a.reps,
         if a.cpu_time { "CPU" } else { "wall" }

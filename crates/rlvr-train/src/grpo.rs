@@ -229,6 +229,9 @@ impl Trainer {
                 reason: "no usable prompts for training".into(),
             }));
         }
+        if cfg.model.device.is_cpu() {
+            rlvr_model::matmul::set_product_dtype(cfg.model.matmul_dtype);
+        }
         let reference = match (cfg.algorithm.use_kl_loss, start) {
             (false, _) => None,
             (true, Start::Fresh) => Some(policy.frozen_copy()?),

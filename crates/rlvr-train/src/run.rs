@@ -199,6 +199,8 @@ fn train_locked(
     }
     ui.println(format!("run directory: {}", run_dir.display()));
     if cfg.model.device.is_cpu() {
+        // before the first product (the trainer sets it too, for callers without this line)
+        rlvr_model::matmul::set_product_dtype(cfg.model.matmul_dtype);
         ui.println(format!(
             "matmul: {}",
             rlvr_model::matmul::backend_description()

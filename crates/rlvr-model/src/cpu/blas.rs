@@ -258,9 +258,6 @@ pub(crate) fn load(name: &str) -> Result<Blas, String> {
     let sgemm: SgemmFn = unsafe { lib.get::<SgemmFn>(b"cblas_sgemm\0") }
         .map(|s| *s)
         .map_err(|_| format!("{name} has no cblas_sgemm"))?;
-    let set_threads = unsafe { lib.get::<SetThreadsFn>(b"openblas_set_num_threads\0") }
-        .ok()
-        .map(|s| *s);
     let config = unsafe { lib.get::<ConfigFn>(b"openblas_get_config\0") }
         .ok()
         .and_then(|get| {
@@ -268,14 +265,7 @@ pub(crate) fn load(name: &str) -> Result<Blas, String> {
             let p = unsafe { (*get)() };
             (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
         });
-    if let Some(set) = set_threads {
-        // SAFETY: a plain setter of OpenBLAS's thread count.
-        unsafe { set(1) };
-    }
-    // SAFETY: MKL's `void MKL_Set_Num_Threads(int)`, a plain setter of its thread count.
-    if let Ok(set) = unsafe { lib.get::<SetThreadsFn>(b"MKL_Set_Num_Threads\0") } {
-        unsafe { (*set)(1) };
-    }
+    set_one_thread(&lib);
     Ok(Blas {
         library: name.to_string(),
         config,
@@ -283,6 +273,17 @@ pub(crate) fn load(name: &str) -> Result<Blas, String> {
         chosen: None,
         _lib: lib,
     })
+}
+
+/// Sets OpenBLAS (`openblas_set_num_threads`) or MKL (`MKL_Set_Num_Threads`) to one thread per
+/// call (module docs); other libraries keep their own threading.
+pub(crate) fn set_one_thread(lib: &libloading::Library) {
+    for symbol in [&b"openblas_set_num_threads\0"[..], b"MKL_Set_Num_Threads\0"] {
+        // SAFETY: both are `void f(int)`, plain setters of the library's thread count.
+        if let Ok(set) = unsafe { lib.get::<SetThreadsFn>(symbol) } {
+            unsafe { (*set)(1) };
+        }
+    }
 }
 
 #[cfg(test)]

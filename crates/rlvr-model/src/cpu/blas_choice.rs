@@ -240,22 +240,9 @@ fn candidates() -> (Vec<Candidate>, Vec<String>) {
             why.push(format!("{label} ({})", errors.join("; ")));
         }
     };
-    first_loading(
-        "OpenBLAS",
-        DEFAULT_LIBRARIES.iter().map(|s| s.to_string()).collect(),
-    );
-    let mut mkl: Vec<String> = MKL_LIBRARIES.iter().map(|s| s.to_string()).collect();
-    for var in ["CONDA_PREFIX", "VIRTUAL_ENV"] {
-        if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            for name in MKL_LIBRARIES {
-                let p = PathBuf::from(&dir).join("lib").join(name);
-                if p.is_file() {
-                    mkl.push(p.display().to_string());
-                }
-            }
-        }
+    for (label, names) in library_search() {
+        first_loading(label, names);
     }
-    first_loading("MKL", mkl);
     for kind in [BuiltIn::Gemm, BuiltIn::MatrixMultiply] {
         found.push(Candidate {
             label: match kind {
@@ -267,6 +254,30 @@ fn candidates() -> (Vec<Candidate>, Vec<String>) {
         });
     }
     (found, why)
+}
+
+/// The libraries looked for, by label, each with the names tried in order: OpenBLAS
+/// ([`DEFAULT_LIBRARIES`]), then MKL ([`MKL_LIBRARIES`] on the loader's path, then in
+/// `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`).
+pub(crate) fn library_search() -> Vec<(&'static str, Vec<String>)> {
+    let mut mkl: Vec<String> = MKL_LIBRARIES.iter().map(|s| s.to_string()).collect();
+    for var in ["CONDA_PREFIX", "VIRTUAL_ENV"] {
+        if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            for name in MKL_LIBRARIES {
+                let p = PathBuf::from(&dir).join("lib").join(name);
+                if p.is_file() {
+                    mkl.push(p.display().to_string());
+                }
+            }
+        }
+    }
+    vec![
+        (
+            "OpenBLAS",
+            DEFAULT_LIBRARIES.iter().map(|s| s.to_string()).collect(),
+        ),
+        ("MKL", mkl),
+    ]
 }
 
 /// The file a library name resolves to: the name itself when it is a path, else the first

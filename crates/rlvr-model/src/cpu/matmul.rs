@@ -43,6 +43,7 @@
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 
 pub use super::operand::Operand;
+pub use crate::cpu::bf16::{product_dtype, set_product_dtype, ProductDtype};
 use crate::cpu::blas::{Backend, BuiltIn};
 
 /// The library that computes [`matmul`] and [`sgemm`] in this process, chosen on first call
@@ -70,6 +71,12 @@ pub fn measured_choice(cache: Option<&std::path::Path>) -> Backend {
 /// own, so the products run as they do on each of a run's threads): each product once to warm
 /// up, then timed once.
 pub fn measure(backend: &Backend) -> f64 {
+    rate_of(|p, c, ldc| sgemm_on(backend, p, c, ldc))
+}
+
+/// GFLOP/s of the product routine `run` (called as `run(product, c, ldc)`) on
+/// [`crate::cpu::blas_choice::SHAPES`], on one thread, as [`measure`] times a library.
+pub(crate) fn rate_of(run: impl Fn(Product<'_>, &mut [f32], usize) + Sync) -> f64 {
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
         Ok(p) => p,
         Err(_) => return 0.0,
@@ -97,9 +104,9 @@ pub fn measure(backend: &Backend) -> f64 {
                 b: op_b,
                 beta: 0.0,
             };
-            sgemm_on(backend, product, &mut c, n); // warm-up
+            run(product, &mut c, n); // warm-up
             let t = std::time::Instant::now();
-            sgemm_on(backend, product, &mut c, n);
+            run(product, &mut c, n);
             secs += t.elapsed().as_secs_f64();
             flops += 2.0 * (m * n * k) as f64;
         }
@@ -118,15 +125,31 @@ fn fill(n: usize, seed: u32) -> Vec<f32> {
         .collect()
 }
 
-/// The library that computes [`matmul`] and [`sgemm`] in this process, in one line.
+/// The library that computes [`matmul`] and [`sgemm`] in this process, in one line; with bf16
+/// products ([`product_dtype`]), what computes those ([`crate::cpu::bf16::Route::describe`])
+/// and then the f32 library.
 pub fn backend_description() -> String {
-    backend().describe()
+    match product_dtype() {
+        ProductDtype::F32 => backend().describe(),
+        ProductDtype::Bf16 => format!(
+            "bf16 operands, f32 sums: {} (f32 products: {})",
+            crate::cpu::bf16::route().describe(),
+            backend().describe()
+        ),
+    }
 }
 
 /// The library and kernel that compute [`matmul`] and [`sgemm`] in this process, without why
-/// ([`Backend::identity`]).
+/// ([`Backend::identity`]; with bf16 products, what computes those first).
 pub fn backend_identity() -> String {
-    backend().identity()
+    match product_dtype() {
+        ProductDtype::F32 => backend().identity(),
+        ProductDtype::Bf16 => format!(
+            "bf16 operands, f32 sums: {} (f32 products: {})",
+            crate::cpu::bf16::route().identity(),
+            backend().identity()
+        ),
+    }
 }
 
 /// The CPU worker threads products are split across (rayon's pool of this process).
@@ -164,28 +187,33 @@ pub fn sgemm(
     ldc: usize,
 ) {
     let product = Product { dims, a, b, beta };
-    sgemm_on(backend(), product, c, ldc);
+    match crate::cpu::bf16::product_dtype() {
+        ProductDtype::F32 => sgemm_on(backend(), product, c, ldc),
+        ProductDtype::Bf16 => crate::cpu::bf16::sgemm(crate::cpu::bf16::route(), product, c, ldc),
+    }
 }
 
 /// The inputs of one [`sgemm`]: `op(a) op(b) + beta c` with `dims = [m, n, k]`.
 #[derive(Clone, Copy)]
-struct Product<'a> {
-    dims: [usize; 3],
-    a: Operand<'a>,
-    b: Operand<'a>,
-    beta: f32,
+pub(crate) struct Product<'a> {
+    pub dims: [usize; 3],
+    pub a: Operand<'a>,
+    pub b: Operand<'a>,
+    pub beta: f32,
 }
 
-/// [`sgemm`] on a given backend.
-fn sgemm_on(backend: &Backend, p: Product<'_>, c: &mut [f32], ldc: usize) {
-    let Product { dims, a, b, beta } = p;
+/// Checks that every slice holds its operand (panics otherwise, as [`sgemm`] says) and settles
+/// the products that need no multiplication: `true` when `m`, `n` or `k` is 0 (`c` then holds
+/// the result: untouched, or scaled by `beta`).
+pub(crate) fn settled(p: &Product<'_>, c: &mut [f32], ldc: usize) -> bool {
+    let Product { dims, a, b, beta } = *p;
     let [m, n, k] = dims;
     let ((a_rows, a_cols), (b_rows, b_cols)) = (a.stored(m, k), b.stored(k, n));
     check_operand("a", a.data.len(), a_rows, a_cols, a.ld);
     check_operand("b", b.data.len(), b_rows, b_cols, b.ld);
     check_operand("c", c.len(), m, n, ldc);
     if m == 0 || n == 0 {
-        return;
+        return true;
     }
     if k == 0 {
         for row in c.chunks_mut(ldc).take(m) {
@@ -193,8 +221,18 @@ fn sgemm_on(backend: &Backend, p: Product<'_>, c: &mut [f32], ldc: usize) {
                 *v = if beta == 0.0 { 0.0 } else { beta * *v };
             }
         }
+        return true;
+    }
+    false
+}
+
+/// [`sgemm`] in f32 on a given backend.
+pub(crate) fn sgemm_on(backend: &Backend, p: Product<'_>, c: &mut [f32], ldc: usize) {
+    if settled(&p, c, ldc) {
         return;
     }
+    let Product { a, b, .. } = p;
+    let m = p.dims[0];
     if crate::cpu::skinny::applies(m, &a, &b) {
         return skinny_product(p, c, ldc);
     }
@@ -215,7 +253,7 @@ fn sgemm_on(backend: &Backend, p: Product<'_>, c: &mut [f32], ldc: usize) {
 /// among the calling rayon pool's threads ([`split::for_each_part`]).
 fn skinny_product(p: Product<'_>, c: &mut [f32], ldc: usize) {
     let out = split::Out(c.as_mut_ptr());
-    split::for_each_part(&p, ldc, (1, 4), |part: split::Part| {
+    split::for_each_part((&p).into(), ldc, (1, 4), |part: split::Part| {
         // SAFETY: `sgemm_on` checked that every slice holds its operand at its leading
         // dimension, so the part's offsets and extents stay inside them; parts write disjoint
         // rows (or columns) of `c`, which is borrowed mutably, so it aliases neither input.
@@ -332,7 +370,7 @@ fn strided_copy(data: &[f32], layout: &Layout) -> Vec<f32> {
 
 /// Splitting one product into single-threaded calls, one per thread of the calling rayon pool,
 /// each on its own rows or columns of the output (the CBLAS and matrixmultiply backends).
-mod split {
+pub(crate) mod split {
     use rayon::prelude::*;
 
     use super::Product;
@@ -342,7 +380,7 @@ mod split {
 
     /// The output's pointer, shared by the parts, each of which writes its own rows or columns.
     #[derive(Clone, Copy)]
-    pub(super) struct Out(pub *mut f32);
+    pub(crate) struct Out(pub *mut f32);
     // SAFETY: the parts write disjoint elements through it (see `for_each_part`).
     unsafe impl Send for Out {}
     unsafe impl Sync for Out {}
@@ -352,7 +390,7 @@ mod split {
         ///
         /// # Safety
         /// `off` stays inside the output.
-        pub(super) unsafe fn at(self, off: usize) -> *mut f32 {
+        pub(crate) unsafe fn at(self, off: usize) -> *mut f32 {
             self.0.add(off)
         }
     }
@@ -360,11 +398,30 @@ mod split {
     /// One part of a product: `op(a) op(b)` of `dims = [m, n, k]` whose first elements sit
     /// `a_off`, `b_off` and `c_off` elements into the operands' slices.
     #[derive(Clone, Copy)]
-    pub(super) struct Part {
+    pub(crate) struct Part {
         pub dims: [usize; 3],
         pub a_off: usize,
         pub b_off: usize,
         pub c_off: usize,
+    }
+
+    /// The shape of one product as its parts need it: `dims = [m, n, k]` and, for `a` and `b`,
+    /// whether it is stored transposed and its leading dimension.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Shape {
+        pub dims: [usize; 3],
+        pub a: (bool, usize),
+        pub b: (bool, usize),
+    }
+
+    impl From<&Product<'_>> for Shape {
+        fn from(p: &Product<'_>) -> Self {
+            Shape {
+                dims: p.dims,
+                a: (p.a.trans, p.a.ld),
+                b: (p.b.trans, p.b.ld),
+            }
+        }
     }
 
     /// Runs `call` on each part of `p`'s product: one part per thread of the calling rayon pool
@@ -372,14 +429,17 @@ mod split {
     /// starting at multiples of `row_align` rows or `col_align` columns; small products are
     /// one part, run on the calling thread. Parts write disjoint rows (or columns) of the
     /// output `out`, which holds `p`'s `c` in rows of `ldc`.
-    pub(super) fn for_each_part(
-        p: &Product<'_>,
+    pub(crate) fn for_each_part(
+        p: Shape,
         ldc: usize,
         (row_align, col_align): (usize, usize),
         call: impl Fn(Part) + Sync,
     ) {
-        let [m, n, k] = p.dims;
-        let (trans_a, lda, trans_b, ldb) = (p.a.trans, p.a.ld, p.b.trans, p.b.ld);
+        let Shape {
+            dims: [m, n, k],
+            a: (trans_a, lda),
+            b: (trans_b, ldb),
+        } = p;
         let parts = if m * n * k < PARALLEL_MIN {
             1
         } else {
@@ -463,7 +523,7 @@ mod blas_backend {
         let Product { a, b, beta, .. } = p;
         let out = Out(c.as_mut_ptr());
         let op = |t: bool| if t { TRANS } else { NO_TRANS };
-        for_each_part(&p, ldc, (ROW_ALIGN, COL_ALIGN), |part: Part| {
+        for_each_part((&p).into(), ldc, (ROW_ALIGN, COL_ALIGN), |part: Part| {
             let [pm, pn, k] = part.dims;
             // SAFETY: `super::sgemm` checked that every slice holds its operand at its
             // leading dimension, so the part's offsets and extents stay inside them; parts
@@ -513,7 +573,7 @@ mod matrixmultiply_backend {
         let Product { a, b, beta, .. } = p;
         let out = Out(c.as_mut_ptr());
         let ((a_rs, a_cs), (b_rs, b_cs)) = (a.strides(), b.strides());
-        for_each_part(&p, ldc, (ROW_ALIGN, COL_ALIGN), |part: Part| {
+        for_each_part((&p).into(), ldc, (ROW_ALIGN, COL_ALIGN), |part: Part| {
             let [pm, pn, k] = part.dims;
             // SAFETY: `super::sgemm` checked that every slice holds its operand at its
             // leading dimension, so the part's offsets and extents stay inside them; parts

@@ -1,5 +1,6 @@
 //! `[model]`: which policy to train and where it runs.
 
+use rlvr_model::matmul::ProductDtype;
 use rlvr_model::{DeviceSpec, WeightDtype};
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,12 @@ pub struct ModelConfig {
     pub path: Option<String>,
     /// Parameter dtype: `f32`, `bf16` or `f16`. Optimizer moments are f32 whatever this is.
     pub dtype: WeightDtype,
+    /// The dtype of the CPU matrix products' operands (TRL's `bf16=True` on a CPU: torch's
+    /// autocast): `f32`, or `bf16`, every product's operands rounded to bf16 and their products
+    /// summed in f32 (`rlvr_model::cpu::bf16`), the weights, optimizer and every other op in
+    /// f32. For CPUs with bf16 products (AMX, AVX512-BF16) and a library that runs them (MKL).
+    /// Needs `dtype = "f32"` on the CPU.
+    pub matmul_dtype: ProductDtype,
     /// `cpu`, or `cuda` / `cuda:N` (needs a build with candle's CUDA support).
     pub device: DeviceSpec,
     /// Memory of one device in GiB: `--dry-run` says whether the memory plan fits it
@@ -45,6 +52,7 @@ impl Default for ModelConfig {
         Self {
             path: None,
             dtype: WeightDtype::default(),
+            matmul_dtype: ProductDtype::default(),
             device: DeviceSpec::default(),
             device_memory_gib: 0.0,
             gradient_checkpointing: false,
@@ -59,6 +67,27 @@ impl Section for ModelConfig {
 
     /// A finite device memory `>= 0` (0: not given).
     fn validate(&self) -> Result<(), ConfigError> {
-        Keys::<Self>::finite_at_least("device_memory_gib", self.device_memory_gib, 0.0)
+        Keys::<Self>::finite_at_least("device_memory_gib", self.device_memory_gib, 0.0)?;
+        if self.matmul_dtype == ProductDtype::Bf16 {
+            if !self.device.is_cpu() {
+                return Err(Keys::<Self>::invalid(
+                    "matmul_dtype",
+                    format!(
+                        "bf16 is the CPU products' setting; on {} set model.dtype = \"bf16\"",
+                        self.device
+                    ),
+                ));
+            }
+            if self.dtype != WeightDtype::F32 {
+                return Err(Keys::<Self>::invalid(
+                    "matmul_dtype",
+                    format!(
+                        "bf16 products take f32 weights (model.dtype = \"f32\", not \"{}\")",
+                        self.dtype
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }

@@ -134,6 +134,7 @@ fn numeric_settings_outside_their_range_are_refused_by_key() {
         ("testbed.difficulty=1", "testbed.difficulty"),
         ("testbed.regime=verbose", "testbed.regime"),
         ("model.dtype=fp8", "model.dtype"),
+        ("model.matmul_dtype=fp8", "model.matmul_dtype"),
         ("model.device=tpu", "model.device"),
         ("data.prompt_template=chatml", "data.prompt_template"),
         ("eval.temperature=0", "eval.temperature"),
@@ -171,6 +172,7 @@ fn numeric_settings_outside_their_range_are_refused_by_key() {
         "algorithm.entropy_coeff=-0.01",
         "reward.num_workers=0",
         "trainer.keep_checkpoints=1",
+        "model.matmul_dtype=bf16",
     ] {
         TrainConfig::load(None, &[ok.to_string()]).unwrap_or_else(|e| panic!("{ok}: {e}"));
     }
@@ -499,4 +501,30 @@ fn every_section_names_its_keys_by_its_name_in_the_file() {
     d.eval.validate().unwrap();
     d.logging.validate().unwrap();
     d.testbed.validate().unwrap();
+}
+
+/// bf16 products are the CPU's setting for f32 weights: with another device or bf16 weights
+/// the error names the key and says what to set instead.
+#[test]
+fn bf16_products_need_the_cpu_and_f32_weights() {
+    for (over, says) in [
+        ("model.device=cuda", "on cuda set model.dtype = \"bf16\""),
+        (
+            "model.dtype=bf16",
+            "take f32 weights (model.dtype = \"f32\", not \"bf16\")",
+        ),
+    ] {
+        let err = TrainConfig::load(None, &["model.matmul_dtype=bf16".into(), over.into()])
+            .expect_err(over)
+            .to_string();
+        assert!(
+            err.contains("model.matmul_dtype") && err.contains(says),
+            "{over}: {err}"
+        );
+    }
+    let cfg = TrainConfig::load(None, &["model.matmul_dtype=bfloat16".into()]).unwrap();
+    assert_eq!(
+        cfg.model.matmul_dtype,
+        rlvr_model::matmul::ProductDtype::Bf16
+    );
 }
