@@ -177,9 +177,10 @@ fn the_current_checker_on_the_eighth_held_out_set() {
     } = cur;
     let acc = s.accuracy(n);
 
-    // The figures, as measured on 2026-12-07 with the checker of commit 6f60f43 (the checker of
-    // record: no rule has been written from this set; docs/checker.md, "An eighth held-out set").
-    // A checker change that moves one fails here: update the docs and these figures.
+    // The figures, as measured on 2026-12-07 after the one rule written from this set's miss (a
+    // quoted answer is what its quotes hold: #304, `The final answer is "even".`; docs/checker.md,
+    // "An eighth held-out set"). A checker change that moves one fails here: update the docs and
+    // these figures.
     assert_eq!(labels.len(), 216);
     assert_eq!(
         s,
@@ -197,17 +198,17 @@ fn the_current_checker_on_the_eighth_held_out_set() {
             both_wrong: Stratum {
                 size: 684,
                 sampled: 100,
-                right: 99
+                right: 100
             },
         }
     );
-    assert_eq!(acc.map(pct), ["99.3%", "94.1%", "99.9%"]);
+    assert_eq!(acc.map(pct), ["100.0%", "95.3%", "100.0%"]);
     assert_eq!(fp_all, 0);
     assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "2.9");
     assert_eq!(
         current,
         Counts {
-            right: 16,
+            right: 17,
             false_pos: 0,
             false_neg: 0
         }
@@ -217,12 +218,12 @@ fn the_current_checker_on_the_eighth_held_out_set() {
         Counts {
             right: 0,
             false_pos: 5,
-            false_neg: 11
+            false_neg: 12
         }
     );
     let expected: std::collections::BTreeMap<String, (usize, usize)> = [
         ("rho-math-1b-v0.1:cot", (4, 4)),
-        ("rho-math-7b-v0.1:cot", (6, 6)),
+        ("rho-math-7b-v0.1:cot", (7, 7)),
         ("rho-math-1b-interpreter-v0.1:tora", (3, 3)),
         ("rho-math-7b-interpreter-v0.1:tora", (3, 3)),
     ]

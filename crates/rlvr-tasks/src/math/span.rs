@@ -131,8 +131,11 @@ pub fn read_statement(s: &str) -> Statement {
         }
     };
     let s = head(s, MAX_STATEMENT);
+    let s = s.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '*' | '：'));
+    // the quote that opens the statement, if any (`The final answer is "even".`)
+    let quote = s.chars().next().filter(|c| matches!(c, '"' | '\'' | '“'));
     let s = s.trim_start_matches(|c: char| {
-        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
+        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'' | '“')
     });
     // the `}` closing a `\text{Answer: }` that held the marker (`$$\text{Answer: } \frac{17}{50}$$`)
     let s = s.strip_prefix('}').map_or(s, str::trim_start);
@@ -141,6 +144,14 @@ pub fn read_statement(s: &str) -> Statement {
     // a JSON list of values (`"answer": ["B", "F"]`, `"answer": [3, 5]`): its items
     if let Some(items) = json_list(s) {
         return answer(items.join(", "));
+    }
+    // a quoted statement is what its quotes hold, when they close on its line
+    if let Some(open) = quote {
+        let close = if open == '“' { '”' } else { open };
+        let line = s.lines().next().unwrap_or("");
+        if let Some(end) = line.find(close).filter(|&e| e > 0) {
+            return read_statement(&line[..end]);
+        }
     }
     // math opening the statement, possibly over several lines
     for (open, close) in [("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)")] {
@@ -445,10 +456,24 @@ fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
 /// [`super::extract`] uses it when no marker holds an expression.
 pub fn statement_words(s: &str) -> String {
     let s = head(s, MAX_STATEMENT);
+    let s = s.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '*' | '：'));
+    // the quote that opens the statement, if any (`The final answer is "even".`)
+    let quote = s.chars().next().filter(|c| matches!(c, '"' | '\'' | '“'));
     let s = s.trim_start_matches(|c: char| {
-        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'')
+        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'' | '“')
     });
-    let sentence = first_sentence(s.lines().next().unwrap_or("").trim());
+    let line = s.lines().next().unwrap_or("");
+    // a quoted statement is what its quotes hold, when they close on its line
+    let line = match quote {
+        Some(open) => {
+            let close = if open == '“' { '”' } else { open };
+            line.find(close)
+                .filter(|&e| e > 0)
+                .map_or(line, |e| &line[..e])
+        }
+        None => line,
+    };
+    let sentence = first_sentence(line.trim());
     if sentence.chars().count() > super::BARE_ANSWER_CHARS {
         return String::new();
     }

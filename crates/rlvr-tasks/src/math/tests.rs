@@ -984,3 +984,24 @@ fn a_function_defined_under_another_variable_name() {
     wrong("f(z)=z^2+1", "The answer is $g(x) = x^2 + 1$.");
     wrong("f(z)=z+x", "The answer is $f(x) = x + z$.");
 }
+
+/// An answer in quotes after a marker is what the quotes hold (`The final answer is "even".`);
+/// a JSON list and an escaped quote keep their readings, and a quote that never closes on the
+/// line changes nothing.
+#[test]
+fn a_quoted_answer_is_what_its_quotes_hold() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    let minerva = |a: &str| format!("Final Answer: The final answer is {a}. I hope it is correct.");
+    ok("\\text{even}", &minerva("\"even\""));
+    ok("\\text{odd}", &minerva("'odd'"));
+    ok("\\text{even}", &minerva("“even”"));
+    wrong("\\text{odd}", &minerva("\"even\""));
+    ok("12", &minerva("\"$12$\""));
+    ok("\\frac{3}{2}", "The answer is \"3/2\", as computed.");
+    wrong("\\frac{3}{2}", "The answer is \"2/3\", as computed.");
+    ok("B, F", "{\"answer\": [\"B\", \"F\"]}");
+    ok("12, 13", "The final answer is \\\"$12$ and $13$\\\".");
+    // an opening quote with no close on its line: read as before
+    ok("7", "The answer is \"7.\nDone.");
+}
