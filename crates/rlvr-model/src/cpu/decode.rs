@@ -29,7 +29,8 @@ use candle_core::{Device, Tensor};
 use rayon::prelude::*;
 
 use crate::cpu::kernels;
-use crate::cpu::matmul::{sgemm, Operand};
+use crate::cpu::matmul::{sgemm, Operand, ProductDtype};
+use crate::cpu::skinny_bf16::Bf16Rows;
 use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
 use crate::model::{Decoder, Linear};
@@ -43,12 +44,16 @@ fn with_f32<R>(t: &Tensor, f: impl FnOnce(&[f32]) -> R) -> Result<R> {
 /// (and bias) into its own columns of `dst`, whose rows are as wide as all the parts' outputs
 /// together (q|k|v, gate|up). `a` is `[m, k]` row-major; with `accumulate` the products are
 /// added to `dst` (the residual adds), else they replace it.
+///
+/// With `bf16`, the parts' weights rounded to bf16 and stacked ([`Bf16Weights`]), the product
+/// runs once over all their columns on the bf16 kernel (`cpu/skinny_bf16.rs`).
 fn project_into(
     dst: &mut [f32],
     accumulate: bool,
     a: &[f32],
     m: usize,
     parts: &[&Linear],
+    bf16: Option<&Bf16Rows>,
 ) -> Result<()> {
     let widths = parts
         .iter()
@@ -56,10 +61,14 @@ fn project_into(
         .collect::<candle_core::Result<Vec<_>>>()?;
     let stride: usize = widths.iter().sum();
     let beta = if accumulate { 1.0 } else { 0.0 };
+    if let Some(w) = bf16 {
+        debug_assert_eq!(w.rows(), stride);
+        crate::cpu::skinny_bf16::sgemm_nt(m, a, w.k(), w, beta, dst, stride);
+    }
     let mut col0 = 0;
     for (lin, &n) in parts.iter().zip(&widths) {
         let k = lin.weight.dim(1)?;
-        if m > 0 && n > 0 {
+        if m > 0 && n > 0 && bf16.is_none() {
             with_f32(&lin.weight, |w| {
                 let (a, w) = (Operand::plain(a, k), Operand::transposed(w, k));
                 sgemm([m, n, k], a, w, beta, &mut dst[col0..], stride)
@@ -77,6 +86,43 @@ fn project_into(
         col0 += n;
     }
     Ok(())
+}
+
+/// Every weight of the decode's products rounded to bf16 ([`Bf16Rows`]), for the bf16 products
+/// of a CPU with AVX512-BF16 (`cpu/skinny_bf16.rs`): per layer q|k|v, o, gate|up and down
+/// stacked as the decode multiplies them, then the vocabulary head. Made once per generation
+/// (kept in its [`KvCache`]): the rounding of 135M weights costs about one decode step.
+#[derive(Debug)]
+pub(crate) struct Bf16Weights {
+    layers: Vec<[Bf16Rows; 4]>,
+    lm_head: Bf16Rows,
+}
+
+impl Bf16Weights {
+    fn new(m: &Decoder) -> Result<Self> {
+        let rows = |parts: &[&Linear]| -> Result<Bf16Rows> {
+            let k = parts[0].weight.dim(1)?;
+            let mut data = Vec::new();
+            for l in parts {
+                data.push((l.weight.dim(0)?, with_f32(&l.weight, <[f32]>::to_vec)?));
+            }
+            let refs: Vec<(&[f32], usize)> = data.iter().map(|(r, v)| (&v[..], *r)).collect();
+            Ok(Bf16Rows::stacked(&refs, k))
+        };
+        let mut layers = Vec::with_capacity(m.layers.len());
+        for layer in &m.layers {
+            let (at, mlp) = (&layer.self_attn, &layer.mlp);
+            layers.push([
+                rows(&[&at.q_proj, &at.k_proj, &at.v_proj])?,
+                rows(&[&at.o_proj])?,
+                rows(&[&mlp.gate_proj, &mlp.up_proj])?,
+                rows(&[&mlp.down_proj])?,
+            ]);
+        }
+        let (vocab, hsz) = m.lm_head.dims2()?;
+        let lm_head = with_f32(&m.lm_head, |w| Bf16Rows::new(w, vocab, hsz, hsz))?;
+        Ok(Self { layers, lm_head })
+    }
 }
 
 /// `sum_i a_i b_i` in eight interleaved partial sums (which the compiler keeps in vector
@@ -239,6 +285,20 @@ fn forward_rows(
         )));
     }
     let t = n / rows;
+    // bf16 products of a few rows on the bf16 kernel, from weights rounded once (else each
+    // product rounds its operands: `cpu/bf16.rs`)
+    let bf16 = if crate::cpu::matmul::product_dtype() == ProductDtype::Bf16
+        && n <= crate::cpu::skinny::MAX_ROWS
+        && crate::cpu::skinny_bf16::available()
+    {
+        if cache.bf16_weights.is_none() {
+            cache.bf16_weights = Some(std::sync::Arc::new(Bf16Weights::new(m)?));
+        }
+        cache.bf16_weights.clone()
+    } else {
+        None
+    };
+    let layer_bf16 = |li: usize, which: usize| bf16.as_ref().map(|w| &w.layers[li][which]);
     let past = cache.len();
     let threaded = rayon::current_num_threads() > 1;
     let [x, xn, qkv, q, attn, gu, act, norm_tmp] = scratch else {
@@ -262,7 +322,14 @@ fn forward_rows(
             kernels::rms_norm_rows(x, w, eps, xn)
         })?;
         let qkv = sized(qkv, n * qkv_w);
-        project_into(qkv, false, xn, n, &[&at.q_proj, &at.k_proj, &at.v_proj])?;
+        project_into(
+            qkv,
+            false,
+            xn,
+            n,
+            &[&at.q_proj, &at.k_proj, &at.v_proj],
+            layer_bf16(li, 0),
+        )?;
         let qn = at.q_norm.as_ref().map(Tensor::to_vec1::<f32>).transpose()?;
         let kn = at.k_norm.as_ref().map(Tensor::to_vec1::<f32>).transpose()?;
         let q = sized(q, n * qd);
@@ -333,17 +400,24 @@ fn forward_rows(
                 }
             })
         })??;
-        project_into(x, true, attn, n, &[&at.o_proj])?;
+        project_into(x, true, attn, n, &[&at.o_proj], layer_bf16(li, 1))?;
         // MLP block
         with_f32(&layer.post_attention_layernorm, |w| {
             kernels::rms_norm_rows(x, w, eps, xn)
         })?;
         let gu = sized(gu, n * 2 * ffn);
         let mlp = &layer.mlp;
-        project_into(gu, false, xn, n, &[&mlp.gate_proj, &mlp.up_proj])?;
+        project_into(
+            gu,
+            false,
+            xn,
+            n,
+            &[&mlp.gate_proj, &mlp.up_proj],
+            layer_bf16(li, 2),
+        )?;
         let act = sized(act, n * ffn);
         kernels::swiglu_rows(gu, ffn, act);
-        project_into(x, true, act, n, &[&mlp.down_proj])?;
+        project_into(x, true, act, n, &[&mlp.down_proj], layer_bf16(li, 3))?;
     }
 
     // final norm and logits at each row's last new position
@@ -354,10 +428,21 @@ fn forward_rows(
     let normed = sized(xn, rows * hsz);
     with_f32(&m.norm, |w| kernels::rms_norm_rows(last, w, eps, normed))?;
     let mut logits = vec![0f32; rows * vocab];
-    with_f32(&m.lm_head, |wt| {
-        let (a, w) = (Operand::plain(normed, hsz), Operand::transposed(wt, hsz));
-        sgemm([rows, vocab, hsz], a, w, 0.0, &mut logits, vocab)
-    })?;
+    match &bf16 {
+        Some(w) => crate::cpu::skinny_bf16::sgemm_nt(
+            rows,
+            normed,
+            hsz,
+            &w.lm_head,
+            0.0,
+            &mut logits,
+            vocab,
+        ),
+        None => with_f32(&m.lm_head, |wt| {
+            let (a, w) = (Operand::plain(normed, hsz), Operand::transposed(wt, hsz));
+            sgemm([rows, vocab, hsz], a, w, 0.0, &mut logits, vocab)
+        })?,
+    }
     Ok(Tensor::from_vec(logits, (rows, vocab), &Device::Cpu)?)
 }
 

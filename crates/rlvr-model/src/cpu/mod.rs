@@ -12,6 +12,7 @@ pub(crate) mod layer;
 pub mod matmul;
 mod operand;
 pub(crate) mod skinny;
+pub(crate) mod skinny_bf16;
 
 use candle_core::{Tensor, WithDType};
 
