@@ -29,6 +29,9 @@
 #   TRL_BF16     1: TRL runs with bf16=True (CPU autocast: bf16 products, f32 master weights), to
 #                compare against rlvr's f32 where the CPU has bf16 products (trl_grpo_bench.py
 #                --bf16). Default: 0 (f32 on both sides)
+#   RLVR_BF16    1: rlvr runs with bf16 products (`--matmul-dtype bf16`: model.matmul_dtype,
+#                operands rounded to bf16, sums in f32, f32 weights), the like of TRL_BF16=1.
+#                Default: 0
 #   RLVR_BIN     the rlvr binary to time (default: build the release binary of this checkout)
 # PROMPTS, GENERATIONS and NEW_TOKENS go to both sides (trl_grpo_bench.py and `rlvr bench grpo`,
 # options --prompts, --generations, --new-tokens). Each round runs TRL's GRPOTrainer (--mode trl)
@@ -72,6 +75,12 @@ case "${TRL_BF16:-0}" in
     1) TRL_PRECISION=(--bf16) ;;
     *) echo "compare_trl: TRL_BF16 must be 0 or 1, not '${TRL_BF16}'"; exit 2 ;;
 esac
+RLVR_PRECISION=()
+case "${RLVR_BF16:-0}" in
+    0) ;;
+    1) RLVR_PRECISION=(--matmul-dtype bf16) ;;
+    *) echo "compare_trl: RLVR_BF16 must be 0 or 1, not '${RLVR_BF16}'"; exit 2 ;;
+esac
 
 if [ -n "${RLVR_BIN:-}" ]; then
     RLVR="$RLVR_BIN"
@@ -105,7 +114,7 @@ echo "work per step: $PROMPTS prompts x $GENERATIONS responses x $NEW_TOKENS new
 for m in "${MODELS[@]}"; do
     MD="$OUT/models/$m"
     echo "== $m: rlvr bench matmul, $MATMUL_TOKENS rows =="
-    nice -n "$NICE" "$RLVR" bench matmul --model "$MD" --tokens "$MATMUL_TOKENS" --json \
+    nice -n "$NICE" "$RLVR" bench matmul --model "$MD" --tokens "$MATMUL_TOKENS" "${RLVR_PRECISION[@]}" --json \
         | tee "$OUT/results/${m}_${WORK}_matmul.log"
     for r in $(seq 1 "$ROUNDS"); do
         R="$OUT/results/${m}_${WORK}"
@@ -115,7 +124,7 @@ for m in "${MODELS[@]}"; do
             > "${R}_trl_$r.log" 2>&1 || { tail -20 "${R}_trl_$r.log"; exit 1; }
         grep "^TRL GRPO" "${R}_trl_$r.log"
         echo "== $m ($WORK) round $r/$ROUNDS: rlvr ($(date -u +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg)) =="
-        nice -n "$NICE" "$RLVR" bench grpo --model "$MD" "${WORK_ARGS[@]}" --steps "$STEPS" --seed "$r" --json \
+        nice -n "$NICE" "$RLVR" bench grpo --model "$MD" "${WORK_ARGS[@]}" "${RLVR_PRECISION[@]}" --steps "$STEPS" --seed "$r" --json \
             > "${R}_rlvr_$r.log" 2>&1 || { tail -20 "${R}_rlvr_$r.log"; exit 1; }
         grep "^step_seconds\|^generation_seconds\|^forward_backward" "${R}_rlvr_$r.log"
     done
