@@ -203,18 +203,19 @@ fn the_current_checker_on_the_ninth_held_out_set() {
     } = cur;
     let acc = s.accuracy(n);
 
-    // The figures, as measured on 2026-12-07 with the checker of commit be1be0f (the checker of
-    // record; the checker of commit f910b9c gives the same verdicts; no rule has been written from
-    // this set; docs/checker.md, "A ninth held-out set"). A checker change that moves one fails
-    // here: update the docs and these figures.
+    // The figures, as measured on 2026-12-07 after the rules written from this set's misses
+    // (Unicode superscripts, subscripts and spaces; list numbers; a scoring rule's "answer is
+    // worth"; a closing display on its own lines; glued Greek letters in golds; docs/checker.md,
+    // "A ninth held-out set"): no longer held out. A checker change that moves one fails here:
+    // update the docs and these figures.
     assert_eq!(labels.len(), 274);
     assert_eq!(
         s,
         Strata {
             disagree: Counts {
-                right: 61,
+                right: 69,
                 false_pos: 0,
-                false_neg: 13
+                false_neg: 5
             },
             both_right: Stratum {
                 size: 591,
@@ -224,42 +225,42 @@ fn the_current_checker_on_the_ninth_held_out_set() {
             both_wrong: Stratum {
                 size: 283,
                 sampled: 100,
-                right: 80
+                right: 81
             },
         }
     );
-    assert_eq!(acc.map(pct), ["92.7%", "86.6%", "94.9%"]);
+    assert_eq!(acc.map(pct), ["93.8%", "87.8%", "96.0%"]);
     assert_eq!(fp_all, 0);
     assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "6.0");
     assert_eq!(
         current,
         Counts {
-            right: 61,
+            right: 62,
             false_pos: 0,
-            false_neg: 13
+            false_neg: 5
         }
     );
     assert_eq!(
         current_mv,
         Counts {
-            right: 13,
+            right: 5,
             false_pos: 1,
-            false_neg: 60
+            false_neg: 61
         }
     );
     let expected: std::collections::BTreeMap<String, (usize, usize)> = [
         ("mip:Gemma227", (7, 7)),
         ("mip:Limo", (5, 5)),
         ("mip:gpt3_5", (0, 1)),
-        ("mip:o1", (6, 10)),
+        ("mip:o1", (6, 7)),
         ("mip:o1mini_medium", (1, 1)),
-        ("mip:o3mini_medium", (6, 7)),
+        ("mip:o3mini_medium", (6, 6)),
         ("realcritic:Llama-3.1-70B-Instruct", (2, 2)),
         ("realcritic:Qwen2-Math-1.5B-Instruct", (2, 2)),
         ("realcritic:Qwen2.5-7B-Instruct", (1, 1)),
-        ("realcritic:Qwen2.5-Math-1.5B-Instruct", (4, 6)),
-        ("realcritic:Qwen2.5-Math-72B-Instruct", (21, 23)),
-        ("realcritic:o1-mini", (6, 9)),
+        ("realcritic:Qwen2.5-Math-1.5B-Instruct", (4, 4)),
+        ("realcritic:Qwen2.5-Math-72B-Instruct", (22, 24)),
+        ("realcritic:o1-mini", (6, 7)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -267,6 +268,6 @@ fn the_current_checker_on_the_ninth_held_out_set() {
     assert_eq!(by_source, expected);
     assert!(
         !bar,
-        "the bar does not hold today either: 61 of 74 disagreements right"
+        "the bar does not hold today either: 62 of 67 current disagreements right"
     );
 }

@@ -210,6 +210,25 @@ fn latexish() -> impl Strategy<Value = String> {
         "2516_8",
         "3:4",
         "40m",
+        // plain-text math of chat models, list items, displays on their own lines, glued
+        // Greek letters (a list number before a multibyte character once panicked)
+        "\n3) ",
+        "\n4",
+        "(b) ",
+        "√",
+        "²",
+        "⁻",
+        "₁",
+        "\u{202f}",
+        "\u{a0}",
+        "\n\\[\n",
+        "\n\\]",
+        "\n$$",
+        "\\pit",
+        "\\lambdakT",
+        "each answer is worth ",
+        "“",
+        "'",
     ]);
     prop::collection::vec(atoms, 0..80).prop_map(|v| v.concat())
 }

@@ -53,6 +53,8 @@ impl fmt::Display for Explanation {
 /// solution ending "Final Answer: ..."), else the gold itself.
 pub fn gold_answer(gold: &str) -> String {
     let gold = head(gold, 4 * MAX_ANSWER_CHARS);
+    let gold = super::normalize::unicode_math(gold);
+    let gold = gold.as_ref();
     if gold.contains("\\boxed") || gold.contains("\\fbox") {
         if let Some(b) = extract_boxed(gold) {
             return b;

@@ -161,6 +161,7 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     let text = super::special_tokens::strip_special_tokens(response);
     let text = super::normalize::clock_times(text.as_ref());
     let text = super::normalize::currency_signs(text.as_ref());
+    let text = super::normalize::unicode_math(text.as_ref());
     let text = text.as_ref();
     let found =
         |answer: String, rule: Rule| non_empty(answer).map(|answer| Extracted { answer, rule });
@@ -259,6 +260,9 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
     };
     let mut stmts = Vec::new();
     for m in statement.find_iter(text) {
+        if scores_answers(text, m.start(), m.end()) {
+            continue;
+        }
         keep_last(&mut stmts, m.end(), Rule::AnswerStatement);
     }
     // the same statement in the languages models answer in: Chinese `答案是` / `答案：` and
@@ -296,6 +300,28 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
     out.dedup_by_key(|(p, _)| *p);
     out.truncate(MAX_MARKERS);
     out
+}
+
+/// Whether the answer statement at `start..end` speaks of answers in general, as a problem's
+/// scoring does, not of the response's own: "each incorrect answer is worth -2 points", "a
+/// correct answer is worth 5", "every answer is": the word after a quantifier (`each`,
+/// `every`, `per`, `any`, `a`, `an`, with `correct`, `incorrect`, `wrong`, `right` between), or
+/// followed by "worth".
+fn scores_answers(text: &str, start: usize, end: usize) -> bool {
+    let quantified = regex_cached(
+        &QUANTIFIED_RE,
+        r"(?i)\b(?:each|every|per|any|an?)[ \t]+(?:(?:in)?correct[ \t]+|wrong[ \t]+|right[ \t]+)?$",
+    );
+    let from = text[..start]
+        .char_indices()
+        .rev()
+        .nth(24)
+        .map_or(0, |(i, _)| i);
+    quantified.is_match(&text[from..start])
+        || text[end..]
+            .trim_start()
+            .get(..5)
+            .is_some_and(|w| w.eq_ignore_ascii_case("worth"))
 }
 
 /// Whether the answer statement ending at `pos` commits to a final answer: "the answer is",
@@ -558,6 +584,7 @@ fn is_connector(between: &str) -> bool {
 static BOX_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static FINAL_STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static QUANTIFIED_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static HEADER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static ANSWER_MATH_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static FOREIGN_STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();

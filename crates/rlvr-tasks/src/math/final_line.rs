@@ -79,6 +79,14 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
     if loops(text) {
         return Err(NoFinal::Looping);
     }
+    // a response that ends on a display whose delimiters stand on their own lines (`\[`, the
+    // math, `\]`) ends on the math inside it, read as one line of math
+    if let Some(inner) = closing_display(text) {
+        let inner = inner.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !inner.is_empty() && !inner.contains('$') {
+            return final_line_answer(&format!("${inner}$"));
+        }
+    }
     let lines: Vec<&str> = text.rsplit('\n').take(2 * MAX_CLOSING_LINES + 6).collect();
     let last = lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0);
     let final_line = lines[last].trim();
@@ -99,7 +107,10 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
             break;
         }
     }
-    let line = without_signature(head(chosen.ok_or(NoFinal::Nothing)?, MAX_LINE));
+    let line = without_enumerator(without_signature(head(
+        chosen.ok_or(NoFinal::Nothing)?,
+        MAX_LINE,
+    )));
     if super::refusal::is_refusal(line) || super::refusal::is_refusal(final_line) {
         return Err(NoFinal::Refusal);
     }
@@ -192,6 +203,59 @@ const MORE_WORK: &[&str] = &[
 /// Whether `line`, with no digit and no math, announces work still to come ("We will now
 /// proceed to solve the quadratic equations for C and D.", "Next, let's check each option.").
 /// A line with a value is never such a line ("Now we will add 3 + 4 = 7." is cut or answers).
+/// The math of the display that ends `text` when its closing `\]` (or `$$`) stands alone on
+/// the last line: what lies between it and the opening delimiter before it.
+fn closing_display(text: &str) -> Option<&str> {
+    let last = text.rsplit('\n').next()?.trim();
+    let (open, close) = match last {
+        "\\]" => ("\\[", "\\]"),
+        "$$" => ("$$", "$$"),
+        _ => return None,
+    };
+    let body = text.trim_end().strip_suffix(close)?;
+    let start = body.rfind(open)? + open.len();
+    Some(&body[start..])
+}
+
+/// `line` without the number or letter of a list item that opens it, when a word follows
+/// (`3) Therefore, the total is 203.` → `Therefore, the total is 203.`; also `3.`, `(3)`, `b)`):
+/// the item's number is not a value the line states.
+fn without_enumerator(line: &str) -> &str {
+    let b = line.as_bytes();
+    let (start, close) = match b.first() {
+        Some(b'(') => (1, b')'),
+        _ => (0, 0),
+    };
+    let mut i = start;
+    while i < b.len() && i < start + 2 && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i == start && b.get(i).is_some_and(u8::is_ascii_lowercase) && b.get(i + 1) == Some(&b')') {
+        i += 1; // a letter item, `b)`
+    }
+    if i == start {
+        return line;
+    }
+    let closed = match close {
+        0 => matches!(b.get(i), Some(b')' | b'.')),
+        c => b.get(i) == Some(&c),
+    };
+    if !closed {
+        return line;
+    }
+    // `i` is at an ASCII `)` or `.`, so `i + 1` is a character boundary
+    let rest = &line[i + 1..];
+    let word = rest.strip_prefix([' ', '\t']).is_some_and(|r| {
+        r.trim_start()
+            .starts_with(|c: char| c.is_ascii_alphabetic() || c == '*')
+    });
+    if word {
+        rest.trim_start()
+    } else {
+        line
+    }
+}
+
 fn announces_more_work(line: &str) -> bool {
     if line.contains(|c: char| c.is_ascii_digit() || c == '$' || c == '\\') {
         return false;

@@ -267,6 +267,13 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
                 }
                 continue;
             }
+            // a Greek letter glued to the letters after it, in a gold that lost its spaces
+            // (`\pic^{2}` is `\pi c^{2}`, `\omegat` is `\omega t`, `\lambdakT` is `\lambda kT`)
+            if let Some((greek, rest)) = glued_greek(&name) {
+                out.push(cmd_token(greek));
+                out.push(Tok::Letters(rest.to_string()));
+                continue;
+            }
             out.push(cmd_token(&name));
             continue;
         }
@@ -348,6 +355,57 @@ fn brace_arg(c: &[char], mut i: usize) -> Option<(&[char], usize)> {
         j += 1;
     }
     None
+}
+
+/// A control word that is a Greek letter's name followed by 1 to 3 more letters (`pic` →
+/// `("pi", "c")`, `Deltax` → `("Delta", "x")`), when it is no command in itself: not an alias
+/// of [`cmd_alias`], not a letter's name, not an upright variant (`alphaup`).
+fn glued_greek(name: &str) -> Option<(&'static str, &str)> {
+    const NAMES: [&str; 35] = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "varepsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "vartheta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+        "nu",
+        "xi",
+        "pi",
+        "rho",
+        "sigma",
+        "tau",
+        "upsilon",
+        "phi",
+        "varphi",
+        "chi",
+        "psi",
+        "omega",
+        "Gamma",
+        "Delta",
+        "Theta",
+        "Lambda",
+        "Xi",
+        "Pi",
+        "Sigma",
+        "Phi",
+        "Omega",
+    ];
+    if cmd_alias(name).is_some() || NAMES.contains(&name) || name.ends_with("up") {
+        return None;
+    }
+    NAMES
+        .iter()
+        .filter(|g| name.len() > g.len() && name.len() <= g.len() + 3 && name.starts_with(*g))
+        .max_by_key(|g| g.len())
+        .map(|g| (*g, &name[g.len()..]))
 }
 
 /// The token of a command (aliases folded).

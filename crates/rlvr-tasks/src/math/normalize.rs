@@ -116,6 +116,71 @@ pub fn clock_times(s: &str) -> std::borrow::Cow<'_, str> {
     })
 }
 
+/// `s` with the Unicode spellings of math that chat and reasoning models write outside `$..$`
+/// rewritten as the lexer reads them: a run of superscript digits (and `⁻`, `⁺`) is an exponent
+/// (`(2/3)³` → `(2/3)^{3}`, `10⁻²` → `10^{-2}`), a run of subscript digits a subscript (`a₁` →
+/// `a_{1}`), and the no-break and thin spaces (U+00A0, U+2007, U+2009, U+202F and the other
+/// fixed-width spaces U+2000-U+200A) plain spaces (`took\u{202f}2 more` → `took 2 more`). `−`, `×`,
+/// `÷` and Greek letters are the lexer's own (`lex.rs`). Borrowed when there is nothing to
+/// rewrite (every ASCII text). One linear pass.
+pub fn unicode_math(s: &str) -> std::borrow::Cow<'_, str> {
+    fn superscript(c: char) -> Option<char> {
+        Some(match c {
+            '⁰' => '0',
+            '¹' => '1',
+            '²' => '2',
+            '³' => '3',
+            '⁴' => '4',
+            '⁵' => '5',
+            '⁶' => '6',
+            '⁷' => '7',
+            '⁸' => '8',
+            '⁹' => '9',
+            '⁻' => '-',
+            '⁺' => '+',
+            _ => return None,
+        })
+    }
+    fn subscript(c: char) -> Option<char> {
+        let d = (c as u32).checked_sub('₀' as u32)?;
+        (d < 10).then(|| char::from_digit(d, 10).unwrap_or('0'))
+    }
+    fn space(c: char) -> bool {
+        matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}')
+    }
+    if s.is_ascii()
+        || !s
+            .chars()
+            .any(|c| space(c) || superscript(c).is_some() || subscript(c).is_some())
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        for (map, mark) in [
+            (superscript as fn(char) -> Option<char>, '^'),
+            (subscript, '_'),
+        ] {
+            if let Some(first) = map(c) {
+                out.push(mark);
+                out.push('{');
+                out.push(first);
+                while let Some(next) = chars.peek().copied().and_then(map) {
+                    out.push(next);
+                    chars.next();
+                }
+                out.push('}');
+                break;
+            }
+        }
+        if superscript(c).is_none() && subscript(c).is_none() {
+            out.push(if space(c) { ' ' } else { c });
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `s` with the dollar signs of currency amounts removed, so that they are not read as math
 /// delimiters (`$25/$5 = 5 hours` → `25/5 = 5 hours`, `costs $5.50.` → `costs 5.50.`), while
 /// `$x = 5$`, `$5$` and `$180 + 24 = 204$` stay math. A `$` is a currency sign when a digit
@@ -327,6 +392,23 @@ mod tests {
         assert_eq!(prepare("2 0 2 4"), "2024");
         assert_eq!(prepare("1~000"), "1000");
         assert_eq!(prepare("1\\ 000"), "1000");
+    }
+
+    #[test]
+    fn unicode_superscripts_subscripts_and_spaces_are_rewritten() {
+        use std::borrow::Cow;
+        for (s, want) in [
+            ("(2/3)³", "(2/3)^{3}"),
+            ("10⁻¹²", "10^{-12}"),
+            ("a₁₀ + b₂", "a_{10} + b_{2}"),
+            ("x²y³", "x^{2}y^{3}"),
+            ("took\u{202f}2\u{a0}more\u{2009}hours", "took 2 more hours"),
+            ("−3 × π", "−3 × π"),
+        ] {
+            assert_eq!(unicode_math(s), want, "{s}");
+        }
+        assert!(matches!(unicode_math("x^2 + 1"), Cow::Borrowed(_)));
+        assert!(matches!(unicode_math("−3 × π"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -1005,3 +1005,70 @@ fn a_quoted_answer_is_what_its_quotes_hold() {
     // an opening quote with no close on its line: read as before
     ok("7", "The answer is \"7.\nDone.");
 }
+
+/// The ninth held-out set's forms (chat and reasoning models' plain-text math): Unicode
+/// superscripts, subscripts and spaces; a list item's number; a scoring rule's "answer is
+/// worth"; a display closed on its own line; a gold's Greek letter glued to a variable.
+#[test]
+fn unicode_math_list_numbers_scoring_rules_displays_and_glued_greek() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    // superscripts and subscripts outside `$..$`
+    ok(
+        "\\frac{16}{27}",
+        "After 3 miles: 2 × (2/3)³ = 2 × (8/27) = 16/27 gallons.",
+    );
+    wrong(
+        "\\frac{8}{27}",
+        "After 3 miles: 2 × (2/3)³ = 2 × (8/27) = 16/27 gallons.",
+    );
+    ok("2x^2", "The answer is 2x².");
+    ok("10^{-2}", "The answer is 10⁻².");
+    ok("504", "Hence the answer is: a₁ = 504.");
+    // a unit's power is no value
+    ok("1000.99", "not it's not 10 it's 1,000.99m²");
+    ok("25", "The area is 25 cm².");
+    // no-break and thin spaces
+    ok("2", "**Answer:** Sam took\u{202f}2 more hours than Bill.");
+    ok("12", "The answer is\u{a0}12.");
+    // a list item's number is not the line's value
+    ok(
+        "203",
+        "2) Then x = 29.\n\n3) Therefore, the original total is 7×29 = 203.",
+    );
+    wrong(
+        "3",
+        "2) Then x = 29.\n\n3) Therefore, the original total is 7×29 = 203.",
+    );
+    ok("17", "(b) So the number of apples is 17.");
+    // "each incorrect answer is worth -2 points" states the problem's scoring
+    let frank = "Each correct answer is worth 5 points and each incorrect answer is worth -2 \
+                 points.\n\n7C = 392\nC = 56\n\nTherefore, Frank answered 56 questions correctly.";
+    ok("56", frank);
+    wrong("-2", frank);
+    ok("5", "The correct answer is 5.");
+    // a display whose delimiters stand on their own lines ends the response on its math
+    let m = "\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}";
+    ok(
+        m,
+        "This matrix swaps the rows.\n\n\\[\n\\begin{pmatrix} 0 & 1 \\\\ 1 & 0 \\end{pmatrix}\n\\]",
+    );
+    ok("5", "Thus\n$$\nx = 5\n$$");
+    wrong("6", "Thus\n\\[\nx = 5\n\\]");
+    // a gold that lost its spaces: a Greek letter glued to the variables after it
+    ok(
+        "2\\cos(\\pit+\\pi/3)",
+        "\\boxed{2 \\cos \\left( \\pi t + \\frac{\\pi}{3} \\right)}",
+    );
+    wrong(
+        "2\\cos(\\pit+\\pi/3)",
+        "\\boxed{2 \\cos \\left( \\pi + \\frac{\\pi}{3} \\right)}",
+    );
+    ok(
+        "\\frac{h c}{\\lambdakT}",
+        "\\boxed{\\frac{hc}{\\lambda k T}}",
+    );
+    // a command that is one stays one
+    ok("\\pi", "\\boxed{\\pi}");
+    ok("\\epsilon", "\\boxed{\\varepsilon}");
+}

@@ -149,14 +149,20 @@ fn strip_commands(s: &str) -> String {
     out
 }
 
-/// The last number of `text` (`1,234`, `-0.5`, `3/4`; a clock time `8:45 PM` as one).
+/// The last number of `text` (`1,234`, `-0.5`, `3/4`; a clock time `8:45 PM` as one) that is
+/// no exponent (`1,000.99m^{2}` → `1,000.99`: the `2` of a unit's power states nothing).
 pub(crate) fn last_number(text: &str) -> Option<String> {
     // a clock time (`8:45 PM`, after [`super::normalize::clock_times`]) is one number
     let re = regex_cached(
         &NUMBER_RE,
         r"\b\d{1,2}:\d{2}(?: [AP]M)?\b|-?\d[\d,]*(?:\.\d+)?(?:/\d+)?",
     );
+    let exponent = |start: usize| {
+        let before = text[..start].trim_end_matches('{');
+        before.ends_with('^')
+    };
     re.find_iter(text)
+        .filter(|m| !exponent(m.start()))
         .last()
         .and_then(|m| non_empty(m.as_str().trim_end_matches(',').to_string()))
 }
