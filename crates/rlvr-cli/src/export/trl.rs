@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use rlvr_core::kl::KlEstimator;
 use rlvr_core::AdvEstimator;
+use rlvr_model::matmul::ProductDtype;
 use rlvr_model::WeightDtype;
 use rlvr_tasks::RewardKind;
 use rlvr_train::config::{Logger, LrScheduler, RunTask};
@@ -144,7 +145,12 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     );
 
     // model
-    set("bf16", py_bool(m.dtype == WeightDtype::Bf16));
+    // TRL's bf16=True is torch's autocast: bf16 products over f32 weights on a CPU, which is
+    // rlvr's model.matmul_dtype = "bf16"
+    set(
+        "bf16",
+        py_bool(m.dtype == WeightDtype::Bf16 || m.matmul_dtype == ProductDtype::Bf16),
+    );
     set("gradient_checkpointing", py_bool(m.gradient_checkpointing));
     set("use_cpu", py_bool(m.device.is_cpu()));
     if !m.device.is_cpu() {
@@ -156,6 +162,7 @@ pub fn trl_script(cfg: &TrainConfig, origin: &str, name: &str) -> Result<String>
     l.used(&[
         "model.path",
         "model.dtype",
+        "model.matmul_dtype",
         "model.gradient_checkpointing",
         "model.device",
     ]);

@@ -93,6 +93,10 @@ pub fn verl(cfg: &TrainConfig, name: &str) -> Result<VerlExport> {
     set(&format!("{ROLLOUT}.dtype"), torch_dtype.into());
     l.used(&["model.dtype"]);
     l.drop(
+        "model.matmul_dtype",
+        "rlvr's CPU products; verl's engines compute in model.dtype (fsdp_config.dtype)",
+    );
+    l.drop(
         "model.device_memory_gib",
         "verl sizes memory itself (rollout.gpu_memory_utilization)",
     );
