@@ -98,4 +98,4 @@ VERL_USE_EXTERNAL_MODULES=rlvr.verl python3 -m verl.trainer.main_ppo \
 #   optim.lr_warmup_steps = 160: verl changes the learning rate once a batch (16 optimizer steps here) and gives the first batch lr 0: 160 optimizer steps of warmup carried as lr_warmup_steps = 10 batches
 #   eval.batch_size = 4: memory only: vLLM batches generation itself
 #   logging.print_freq = 1: verl logs every step
-# Not carried, at rlvr's default: reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, optim.eps, logging.progress, logging.progress_interval_s
+# Not carried, at rlvr's default: reward.code_mode, reward.code_max_tests, reward.allow_unsandboxed, model.matmul_dtype, optim.eps, logging.progress, logging.progress_interval_s

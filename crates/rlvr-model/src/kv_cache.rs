@@ -28,7 +28,7 @@ pub struct KvCache {
     pub(crate) scratch: Vec<Vec<f32>>,
     /// The weights rounded to bf16 for the CPU decode's bf16 products (`cpu/decode.rs`), made
     /// at the first decode step that uses them: one generation's weights do not change.
-    pub(crate) bf16_weights: Option<std::sync::Arc<crate::cpu::decode::Bf16Weights>>,
+    pub(crate) bf16_weights: Option<std::sync::Arc<crate::cpu::skinny_bf16::Bf16Weights>>,
 }
 
 impl KvCache {

@@ -30,7 +30,7 @@ use rayon::prelude::*;
 
 use crate::cpu::kernels;
 use crate::cpu::matmul::{sgemm, Operand, ProductDtype};
-use crate::cpu::skinny_bf16::Bf16Rows;
+use crate::cpu::skinny_bf16::{Bf16Rows, Bf16Weights};
 use crate::error::{Error, Result};
 use crate::kv_cache::KvCache;
 use crate::model::{Decoder, Linear};
@@ -88,41 +88,32 @@ fn project_into(
     Ok(())
 }
 
-/// Every weight of the decode's products rounded to bf16 ([`Bf16Rows`]), for the bf16 products
-/// of a CPU with AVX512-BF16 (`cpu/skinny_bf16.rs`): per layer q|k|v, o, gate|up and down
-/// stacked as the decode multiplies them, then the vocabulary head. Made once per generation
-/// (kept in its [`KvCache`]): the rounding of 135M weights costs about one decode step.
-#[derive(Debug)]
-pub(crate) struct Bf16Weights {
-    layers: Vec<[Bf16Rows; 4]>,
-    lm_head: Bf16Rows,
-}
-
-impl Bf16Weights {
-    fn new(m: &Decoder) -> Result<Self> {
-        let rows = |parts: &[&Linear]| -> Result<Bf16Rows> {
-            let k = parts[0].weight.dim(1)?;
-            let mut data = Vec::new();
-            for l in parts {
-                data.push((l.weight.dim(0)?, with_f32(&l.weight, <[f32]>::to_vec)?));
-            }
-            let refs: Vec<(&[f32], usize)> = data.iter().map(|(r, v)| (&v[..], *r)).collect();
-            Ok(Bf16Rows::stacked(&refs, k))
-        };
-        let mut layers = Vec::with_capacity(m.layers.len());
-        for layer in &m.layers {
-            let (at, mlp) = (&layer.self_attn, &layer.mlp);
-            layers.push([
-                rows(&[&at.q_proj, &at.k_proj, &at.v_proj])?,
-                rows(&[&at.o_proj])?,
-                rows(&[&mlp.gate_proj, &mlp.up_proj])?,
-                rows(&[&mlp.down_proj])?,
-            ]);
+/// Every weight of the decode's products rounded to bf16 ([`Bf16Weights`]), made once per
+/// generation (kept in its [`KvCache`]): the rounding of 135M weights costs about one decode
+/// step.
+fn bf16_weights(m: &Decoder) -> Result<Bf16Weights> {
+    let rows = |parts: &[&Linear]| -> Result<Bf16Rows> {
+        let k = parts[0].weight.dim(1)?;
+        let mut data = Vec::new();
+        for l in parts {
+            data.push((l.weight.dim(0)?, with_f32(&l.weight, <[f32]>::to_vec)?));
         }
-        let (vocab, hsz) = m.lm_head.dims2()?;
-        let lm_head = with_f32(&m.lm_head, |w| Bf16Rows::new(w, vocab, hsz, hsz))?;
-        Ok(Self { layers, lm_head })
+        let refs: Vec<(&[f32], usize)> = data.iter().map(|(r, v)| (&v[..], *r)).collect();
+        Ok(Bf16Rows::stacked(&refs, k))
+    };
+    let mut layers = Vec::with_capacity(m.layers.len());
+    for layer in &m.layers {
+        let (at, mlp) = (&layer.self_attn, &layer.mlp);
+        layers.push([
+            rows(&[&at.q_proj, &at.k_proj, &at.v_proj])?,
+            rows(&[&at.o_proj])?,
+            rows(&[&mlp.gate_proj, &mlp.up_proj])?,
+            rows(&[&mlp.down_proj])?,
+        ]);
     }
+    let (vocab, hsz) = m.lm_head.dims2()?;
+    let lm_head = with_f32(&m.lm_head, |w| Bf16Rows::new(w, vocab, hsz, hsz))?;
+    Ok(Bf16Weights { layers, lm_head })
 }
 
 /// `sum_i a_i b_i` in eight interleaved partial sums (which the compiler keeps in vector
@@ -286,13 +277,13 @@ fn forward_rows(
     }
     let t = n / rows;
     // bf16 products of a few rows on the bf16 kernel, from weights rounded once (else each
-    // product rounds its operands: `cpu/bf16.rs`)
+    // product rounds its operands: `cpu/matmul/bf16.rs`)
     let bf16 = if crate::cpu::matmul::product_dtype() == ProductDtype::Bf16
         && n <= crate::cpu::skinny::MAX_ROWS
         && crate::cpu::skinny_bf16::available()
     {
         if cache.bf16_weights.is_none() {
-            cache.bf16_weights = Some(std::sync::Arc::new(Bf16Weights::new(m)?));
+            cache.bf16_weights = Some(std::sync::Arc::new(bf16_weights(m)?));
         }
         cache.bf16_weights.clone()
     } else {

@@ -43,8 +43,10 @@
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 
 pub use super::operand::Operand;
-pub use crate::cpu::bf16::{product_dtype, set_product_dtype, ProductDtype};
+pub mod bf16;
+
 use crate::cpu::blas::{Backend, BuiltIn};
+pub use bf16::{product_dtype, set_product_dtype, ProductDtype};
 
 /// The library that computes [`matmul`] and [`sgemm`] in this process, chosen on first call
 /// from `RLVR_BLAS` ([`crate::cpu::blas`]): unset, empty or `auto`, the measured choice
@@ -126,14 +128,14 @@ fn fill(n: usize, seed: u32) -> Vec<f32> {
 }
 
 /// The library that computes [`matmul`] and [`sgemm`] in this process, in one line; with bf16
-/// products ([`product_dtype`]), what computes those ([`crate::cpu::bf16::Route::describe`])
+/// products ([`product_dtype`]), what computes those ([`bf16::Route::describe`])
 /// and then the f32 library.
 pub fn backend_description() -> String {
     match product_dtype() {
         ProductDtype::F32 => backend().describe(),
         ProductDtype::Bf16 => format!(
             "bf16 operands, f32 sums: {} (f32 products: {})",
-            crate::cpu::bf16::route().describe(),
+            bf16::route().describe(),
             backend().describe()
         ),
     }
@@ -146,7 +148,7 @@ pub fn backend_identity() -> String {
         ProductDtype::F32 => backend().identity(),
         ProductDtype::Bf16 => format!(
             "bf16 operands, f32 sums: {} (f32 products: {})",
-            crate::cpu::bf16::route().identity(),
+            bf16::route().identity(),
             backend().identity()
         ),
     }
@@ -187,9 +189,9 @@ pub fn sgemm(
     ldc: usize,
 ) {
     let product = Product { dims, a, b, beta };
-    match crate::cpu::bf16::product_dtype() {
+    match product_dtype() {
         ProductDtype::F32 => sgemm_on(backend(), product, c, ldc),
-        ProductDtype::Bf16 => crate::cpu::bf16::sgemm(crate::cpu::bf16::route(), product, c, ldc),
+        ProductDtype::Bf16 => bf16::sgemm(bf16::route(), product, c, ldc),
     }
 }
 

@@ -3,7 +3,6 @@
 //! (`kernels`), the decoder layer's forward and hand-written backward (`layer`), and the
 //! KV-cached sampling forward on plain buffers from the same kernels (`decode`).
 
-pub mod bf16;
 pub mod blas;
 pub mod blas_choice;
 pub(crate) mod decode;

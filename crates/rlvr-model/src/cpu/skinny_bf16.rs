@@ -1,4 +1,4 @@
-//! The sampling forward's product in bf16 (`model.matmul_dtype = "bf16"`, `super::bf16`): `c =
+//! The sampling forward's product in bf16 (`model.matmul_dtype = "bf16"`, `super::matmul::bf16`): `c =
 //! bf16(a) w^T + beta c` for a few rows `a` `[m, k]` (`m` at most [`super::skinny::MAX_ROWS`])
 //! and a weight `w` `[n, k]` whose rows were rounded to bf16 once ([`Bf16Rows`]: the sampler
 //! rounds every weight when a generation starts and keeps the copies in its KV cache for all
@@ -11,7 +11,7 @@
 //!   summed in f32 in a fixed order (lane `x` of 16 takes the pairs `l = 2x, 2x + 1` of every
 //!   block of 32, each block's pair added to the lane in turn; the lanes then added by the
 //!   CPU's reduction), then `beta c + s`. The bf16 route of every other product
-//!   (`super::bf16`) sums the same terms in another order: the two agree within f32 summation
+//!   (`super::matmul::bf16`) sums the same terms in another order: the two agree within f32 summation
 //!   error (tested). `vdpbf16ps` treats denormal inputs as zero and flushes denormal results: a
 //!   difference only for magnitudes below 1.2e-38.
 //! * An element's bits depend only on its own row of `a` and row of `w` (not on the other rows,
@@ -86,6 +86,14 @@ impl Bf16Rows {
     pub(crate) fn k(&self) -> usize {
         self.k
     }
+}
+
+/// Every weight of the CPU decode's products rounded to bf16, as `cpu/decode.rs` multiplies
+/// them: per layer q|k|v, o, gate|up and down stacked, then the vocabulary head.
+#[derive(Debug)]
+pub(crate) struct Bf16Weights {
+    pub(crate) layers: Vec<[Bf16Rows; 4]>,
+    pub(crate) lm_head: Bf16Rows,
 }
 
 /// `c = bf16(a) w^T + beta c`: `a` `[m, w.k()]` in rows of `lda`, `c` `[m, w.rows()]` in rows

@@ -148,8 +148,11 @@ fn matching(answer: &str, choices: &[&str]) -> Vec<usize> {
 
 /// The options with the same text as option `i` (and `i` itself).
 fn same_options(i: usize, choices: &[&str]) -> Vec<usize> {
+    // an option with no text (a bare label, `(A)`..`(E)`, whose figure the model saw) is the
+    // same as no other: else every letter would name the right option
+    let blank = choices[i].trim().is_empty();
     let mut out: Vec<usize> = (0..choices.len())
-        .filter(|&j| j == i || same_text(choices[i], choices[j]))
+        .filter(|&j| j == i || (!blank && same_text(choices[i], choices[j])))
         .collect();
     out.dedup();
     out

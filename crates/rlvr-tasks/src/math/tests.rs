@@ -1072,3 +1072,31 @@ fn unicode_math_list_numbers_scoring_rules_displays_and_glued_greek() {
     ok("\\pi", "\\boxed{\\pi}");
     ok("\\epsilon", "\\boxed{\\varepsilon}");
 }
+
+/// Options that are bare labels (`(A)`..`(E)`, `A)`..`E)`: the options were in a figure) name
+/// only their own letter: a letter is right only when it is the gold's (the tenth held-out
+/// set's false positives).
+#[test]
+fn bare_label_options_are_right_only_at_the_gold_letter() {
+    use super::verify_with_choices as with;
+    for choices in [
+        vec!["(A)", "(B)", "(C)", "(D)", "(E)"],
+        vec!["A)", "B)", "C)", "D)", "E)"],
+        vec!["A", "B", "C", "D", "E"],
+    ] {
+        assert!(with("D", "\\boxed{D}", &choices).correct, "{choices:?}");
+        assert!(!with("D", "\\boxed{A}", &choices).correct, "{choices:?}");
+        assert!(
+            !with("B", "so the correct answer is (A).", &choices).correct,
+            "{choices:?}"
+        );
+        assert!(
+            with("B", "so the correct answer is (B).", &choices).correct,
+            "{choices:?}"
+        );
+    }
+    // options with the same text are still the same answer
+    let same = ["3", "4", "3", "5"];
+    assert!(with("A", "\\boxed{C}", &same).correct);
+    assert!(!with("A", "\\boxed{B}", &same).correct);
+}

@@ -20,7 +20,7 @@ pub struct ModelConfig {
     pub dtype: WeightDtype,
     /// The dtype of the CPU matrix products' operands (TRL's `bf16=True` on a CPU: torch's
     /// autocast): `f32`, or `bf16`, every product's operands rounded to bf16 and their products
-    /// summed in f32 (`rlvr_model::cpu::bf16`), the weights, optimizer and every other op in
+    /// summed in f32 (`rlvr_model::matmul::bf16`), the weights, optimizer and every other op in
     /// f32. For CPUs with bf16 products (AMX, AVX512-BF16) and a library that runs them (MKL).
     /// Needs `dtype = "f32"` on the CPU.
     pub matmul_dtype: ProductDtype,

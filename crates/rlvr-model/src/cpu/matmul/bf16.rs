@@ -4,7 +4,7 @@
 //! Xeon with AMX-BF16; AVX512-BF16).
 //!
 //! With the process's product dtype ([`ProductDtype`]: a run's `model.matmul_dtype`) set to
-//! `bf16`, every product of [`super::matmul::sgemm`] and [`super::matmul::matmul`] (the linear
+//! `bf16`, every product of [`super::sgemm`] and [`super::matmul`] (the linear
 //! layers, the vocabulary product and the training attention's products, forward and backward;
 //! the sampler's projections) rounds both operands to bf16, to nearest with ties to even as
 //! torch's `.to(torch.bfloat16)` does, and sums their products in f32:
@@ -24,24 +24,24 @@
 //!
 //! | `RLVR_BLAS_BF16` | what runs the bf16 products |
 //! |---|---|
-//! | unset, empty or `auto` | a library's bf16 GEMM where one is found, unless the rounded route measures more than 10% faster ([`super::blas_choice::MARGIN`]); else the rounded route |
+//! | unset, empty or `auto` | a library's bf16 GEMM where one is found, unless the rounded route measures more than 10% faster ([`crate::cpu::blas_choice::MARGIN`]); else the rounded route |
 //! | `rounded` | the rounded route |
 //! | a path or library name | that library's bf16 GEMM (else the rounded route, with the reason) |
 //!
 //! * **A library's bf16 GEMM**, loaded at run time: MKL's `cblas_gemm_bf16bf16f32` or
 //!   OpenBLAS's `cblas_sbgemm` (OpenBLAS built with `BUILD_BFLOAT16`; Debian's 0.3.21 is not),
 //!   looked for in the library of the f32 products, then where the f32 choice looks
-//!   ([`super::blas_choice`]: OpenBLAS on the loader's path, MKL's `libmkl_rt` on it and in
+//!   ([`crate::cpu::blas_choice`]: OpenBLAS on the loader's path, MKL's `libmkl_rt` on it and in
 //!   `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`, where pip's `mkl` package puts it). Each
 //!   operand is converted to a contiguous bf16 copy, then the product is split among the
 //!   calling rayon pool's threads as the f32 CBLAS's is, one single-threaded call each.
 //! * **The rounded route**: the operands rounded to bf16 and held in f32, multiplied by the
-//!   run's f32 product ([`super::matmul::backend`]). The same terms summed in f32, so the same
+//!   run's f32 product ([`super::backend`]). The same terms summed in f32, so the same
 //!   numbers up to summation order, at the f32 product's speed plus one pass over each
 //!   operand: the way bf16 runs where no bf16 GEMM is installed.
 //!
 //! Where a library is found, both routes are timed on one thread on
-//! [`super::blas_choice::SHAPES`] (best of three rounds, a fraction of a second, at the first
+//! [`crate::cpu::blas_choice::SHAPES`] (best of three rounds, a fraction of a second, at the first
 //! bf16 product) and the
 //! line the run prints ([`Route::describe`]) gives both rates. A library's bf16 GEMM on a CPU
 //! without bf16 instructions converts back to f32 inside, and can be slower than the rounded
@@ -62,8 +62,8 @@ use half::bf16;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::matmul::split::{for_each_part, Out, Part, Shape};
-use super::matmul::{settled, sgemm_on, Operand, Product};
+use super::split::{for_each_part, Out, Part, Shape};
+use super::{settled, sgemm_on, Operand, Product};
 
 /// The environment variable that picks the bf16 GEMM (module docs).
 pub const BF16_ENV: &str = "RLVR_BLAS_BF16";
@@ -177,7 +177,7 @@ pub fn load(name: &str) -> Result<Bf16Gemm, String> {
         // headers: `const MKL_BF16 *` and `const bfloat16 *` are 16-bit values).
         if let Ok(f) = unsafe { lib.get::<Bf16GemmFn>(c_name.as_bytes()) } {
             let gemm = *f;
-            super::blas::set_one_thread(&lib);
+            crate::cpu::blas::set_one_thread(&lib);
             return Ok(Bf16Gemm {
                 library: name.to_string(),
                 symbol,
@@ -212,7 +212,7 @@ impl Route {
             Route::Library(g, _) => format!("{} of {}", g.symbol, g.library),
             Route::Rounded(_) => format!(
                 "operands rounded to bf16, multiplied in f32 by {}",
-                super::matmul::backend().identity()
+                super::backend().identity()
             ),
         }
     }
@@ -255,39 +255,39 @@ pub fn choose_route(env: Option<&str>) -> Route {
     let (mut library, mut rounded) = (0f64, 0f64);
     for _ in 0..3 {
         library = library.max(rate_of_library(&gemm));
-        rounded = rounded.max(super::matmul::rate_of(rounded_product));
+        rounded = rounded.max(super::rate_of(rounded_product));
     }
     let rates = format!(
         "GFLOP/s on one thread: {} {library:.1}, rounded {rounded:.1}",
         gemm.symbol
     );
     let library_ok = library.is_finite() && library > 0.0;
-    if library_ok && rounded <= super::blas_choice::MARGIN * library {
+    if library_ok && rounded <= crate::cpu::blas_choice::MARGIN * library {
         Route::Library(gemm, format!("chosen by measurement ({rates})"))
     } else {
         Route::Rounded(format!(
             "chosen by measurement, more than {:.0}% ahead of {} of {} ({rates})",
-            (super::blas_choice::MARGIN - 1.0) * 100.0,
+            (crate::cpu::blas_choice::MARGIN - 1.0) * 100.0,
             gemm.symbol,
             gemm.library
         ))
     }
 }
 
-/// GFLOP/s of a library's bf16 GEMM on one thread, as [`super::matmul::measure`] times an f32
+/// GFLOP/s of a library's bf16 GEMM on one thread, as [`super::measure`] times an f32
 /// library (the operands' conversion counted).
 pub fn rate_of_library(gemm: &Bf16Gemm) -> f64 {
-    super::matmul::rate_of(|p, c, ldc| library_product(gemm, p, c, ldc))
+    super::rate_of(|p, c, ldc| library_product(gemm, p, c, ldc))
 }
 
 /// The first library with a bf16 GEMM: the f32 products' library, then OpenBLAS's and MKL's
-/// names ([`super::blas_choice`]); and what was tried where none has one.
+/// names ([`crate::cpu::blas_choice`]); and what was tried where none has one.
 fn find() -> (Option<Bf16Gemm>, Vec<String>) {
     let mut names: Vec<String> = Vec::new();
-    if let super::blas::Backend::Blas(b) = super::matmul::backend() {
+    if let crate::cpu::blas::Backend::Blas(b) = super::backend() {
         names.push(b.library.clone());
     }
-    for (_, group) in super::blas_choice::library_search() {
+    for (_, group) in crate::cpu::blas_choice::library_search() {
         names.extend(group);
     }
     let mut seen = std::collections::HashSet::new();
@@ -306,7 +306,7 @@ fn find() -> (Option<Bf16Gemm>, Vec<String>) {
     (None, tried)
 }
 
-/// `C = bf16(op(a)) bf16(op(b)) + beta C` on `route` (module docs): [`super::matmul::sgemm`]
+/// `C = bf16(op(a)) bf16(op(b)) + beta C` on `route` (module docs): [`super::sgemm`]
 /// when the product dtype is bf16.
 pub(crate) fn sgemm(route: &Route, p: Product<'_>, c: &mut [f32], ldc: usize) {
     match route {
@@ -369,7 +369,7 @@ fn rounded_product(p: Product<'_>, c: &mut [f32], ldc: usize) {
         },
         beta: p.beta,
     };
-    sgemm_on(super::matmul::backend(), product, c, ldc);
+    sgemm_on(super::backend(), product, c, ldc);
 }
 
 /// CBLAS's `CblasRowMajor`, `CblasNoTrans` and `CblasTrans`.
