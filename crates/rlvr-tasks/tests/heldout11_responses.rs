@@ -1,0 +1,242 @@
+//! An eleventh held-out measurement of the checker against math-verify, on university physics with
+//! free-form answers: 500 real responses from a public project that no other fixture uses
+//! (tests/fixtures/heldout11_responses.jsonl, rebuilt from its source by
+//! scripts/tasks/build_heldout11_responses.py): the evaluation outputs the PHYSICS benchmark's authors
+//! committed to yale-nlp/Physics (PhD-qualifying-exam problems in mechanics, electromagnetism, optics,
+//! quantum, atomic and statistical physics), 40 model runs (GPT-4o, o3-mini, Claude 3.5 Sonnet,
+//! Gemini 1.5 Pro, DeepSeek-R1 and its 32B distill, QwQ-32B-Preview, Qwen2.5 and Qwen2.5-Math, Llama 3.x,
+//! Mistral, Gemma 2, Phi-4, Yi, GLM, InternLM, vision-language models and others, two of them with a
+//! self-reflection pass) asked to box the final answer. A seeded draw of 500 answers to the problems with
+//! exactly one final answer: expressions in the problem's symbols ("v(r) = \frac{(p_1 - p_2)(R^2 -
+//! r^2)}{4\eta L}"), values with units and powers of ten ("3.95 \times 10^{-5} \, \text{H}"), labelled
+//! answers ("E_b = ..."), option letters and values of options written in the problem, and sentences.
+//! Each line records math-verify 0.9.0's verdict. Nothing in `crates/rlvr-tasks/src` was changed for
+//! this set: it measures, it does not tune.
+//!
+//! Graded by hand (tests/fixtures/heldout11_responses_labels.jsonl, under the policy of
+//! real_responses_labels.jsonl) on 2026-12-07, against the checker of commit 08978e9 (the frozen
+//! release binary runs/checker-frozen11/rlvr): all 20 responses where rlvr and math-verify disagree,
+//! all 43 `both-right` (the sample of 100 takes the whole stratum) and a seeded random sample of 100
+//! of the 437 `both-wrong`. The strata are fixed: each label names the stratum it was graded in,
+//! whatever a later checker says.
+//!
+//! Two tests, each asserting its figures exactly, as tests/heldout10_responses.rs does for the tenth
+//! held-out set (the code they share is tests/common/heldout.rs):
+//! - `figures_of_record`: the measurement of record, from the labels, the fixed strata and
+//!   math-verify's verdicts alone (rlvr's verdict then is its stratum's), so no checker change
+//!   moves it: rlvr right on 8 of the 20 disagreements (3 false positives, 9 misses), math-verify on
+//!   12 (3 false positives, 5 misses); whole set 84.5% [75.1%, 90.0%] for
+//!   rlvr, 85.3% [75.9%, 90.8%] for math-verify (15 of the 100 sampled `both-wrong` are right: both
+//!   checkers miss them); 3 false positives of rlvr in the 163 graded, 3
+//!   of math-verify's; the bar does NOT hold (see docs/checker.md, "An eleventh held-out set");
+//! - `the_current_checker_on_the_eleventh_held_out_set`: today's checker on the same strata, and on
+//!   every response where it and math-verify disagree now. That needs every current disagreement
+//!   graded: a checker change that makes an ungraded one fails the test (it names the ids) until it
+//!   is graded by hand and added to the labels with its own stratum name. A change that moves a
+//!   figure fails it too: update docs/checker.md ("An eleventh held-out set") with the new figures.
+//!
+//! `cargo test -p rlvr-tasks --test heldout11_responses -- --nocapture` prints the figures.
+
+use std::collections::HashMap;
+
+#[path = "common/heldout.rs"]
+mod heldout;
+
+use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+
+/// Sizes of the strata when the set was graded (the labels file's header says how the samples
+/// were drawn); together they are the whole set.
+const DISAGREE_SIZE: usize = 20;
+const BOTH_RIGHT_SIZE: usize = 43;
+const BOTH_WRONG_SIZE: usize = 437;
+const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
+
+/// The set and its labels, checked for shape.
+fn load() -> (Vec<Response>, HashMap<usize, Label>) {
+    let (responses, labels) = heldout::load_set(
+        (
+            "heldout11_responses.jsonl",
+            include_str!("fixtures/heldout11_responses.jsonl"),
+        ),
+        (
+            "heldout11_responses_labels.jsonl",
+            include_str!("fixtures/heldout11_responses_labels.jsonl"),
+        ),
+        DISAGREE_SIZE,
+        SIZES,
+        500,
+        &["physics"],
+    );
+    assert!(
+        responses.iter().all(|r| r.choices.is_none()),
+        "free-form answers: no line has choices"
+    );
+    (responses, labels)
+}
+
+/// The measurement of record (docs/checker.md, "An eleventh held-out set"): rlvr's verdict then is
+/// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on `disagree`),
+/// so these figures hold for every later checker.
+#[test]
+fn figures_of_record() {
+    let (responses, mut labels) = load();
+    labels.retain(|_, l| l.stratum != REGRADED);
+    let n = responses.len();
+    let heldout::Record {
+        rlvr,
+        math_verify,
+        graded_fp,
+        fp_whole_hi,
+        bar,
+    } = heldout::record(
+        "eleventh held-out set (2026-12-07)",
+        &responses,
+        &labels,
+        SIZES,
+    );
+    assert_eq!(labels.len(), 163);
+    let both_right = Stratum {
+        size: 43,
+        sampled: 43,
+        right: 43,
+    };
+    let both_wrong = Stratum {
+        size: 437,
+        sampled: 100,
+        right: 85,
+    };
+    assert_eq!(
+        rlvr,
+        Strata {
+            disagree: Counts {
+                right: 8,
+                false_pos: 3,
+                false_neg: 9
+            },
+            both_right,
+            both_wrong,
+        }
+    );
+    assert_eq!(
+        math_verify,
+        Strata {
+            disagree: Counts {
+                right: 12,
+                false_pos: 3,
+                false_neg: 5
+            },
+            both_right,
+            both_wrong,
+        }
+    );
+    assert_eq!(graded_fp, (3, 3));
+    assert_eq!(rlvr.accuracy(n).map(pct), ["84.5%", "75.1%", "90.0%"]);
+    assert_eq!(
+        math_verify.accuracy(n).map(pct),
+        ["85.3%", "75.9%", "90.8%"]
+    );
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.0");
+    assert!(
+        !bar,
+        "the bar does not hold on the eleventh held-out set: 8 of 20 disagreements right (40%), \
+         3 false positives in 163 graded"
+    );
+}
+
+/// Today's checker on the same fixed strata, and on every response where it and math-verify
+/// disagree now (all of them graded).
+#[test]
+fn the_current_checker_on_the_eleventh_held_out_set() {
+    let (responses, labels) = load();
+    let n = responses.len();
+    let cur = heldout::current(&responses, &labels, SIZES);
+    // by source and model run (the source's first two fields: the directory names the model)
+    let by_source = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
+        let parts: Vec<&str> = r.source.split(':').collect();
+        match parts.as_slice() {
+            [source, model, ..] => format!("{source}:{model}"),
+            _ => r.source.clone(),
+        }
+    });
+    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_source);
+    let heldout::Current {
+        strata: s,
+        disagreements: current,
+        math_verify: current_mv,
+        false_positives: fp_all,
+        false_positive_rate_hi: fp_whole_hi,
+        ..
+    } = cur;
+    let acc = s.accuracy(n);
+
+    // The figures, as measured on 2026-12-07 with the checker of commit 08978e9 (the frozen one:
+    // nothing changed for this set). A checker change that moves one fails here: update the docs
+    // and these figures.
+    assert_eq!(labels.len(), 163);
+    assert_eq!(
+        s,
+        Strata {
+            disagree: Counts {
+                right: 8,
+                false_pos: 3,
+                false_neg: 9
+            },
+            both_right: Stratum {
+                size: 43,
+                sampled: 43,
+                right: 43
+            },
+            both_wrong: Stratum {
+                size: 437,
+                sampled: 100,
+                right: 85
+            },
+        }
+    );
+    assert_eq!(acc.map(pct), ["84.5%", "75.1%", "90.0%"]);
+    assert_eq!(fp_all, 3);
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.0");
+    assert_eq!(
+        current,
+        Counts {
+            right: 8,
+            false_pos: 3,
+            false_neg: 9
+        }
+    );
+    assert_eq!(
+        current_mv,
+        Counts {
+            right: 12,
+            false_pos: 3,
+            false_neg: 5
+        }
+    );
+    let expected: std::collections::BTreeMap<String, (usize, usize)> = [
+        ("physics:Aria_outputs", (1, 1)),
+        ("physics:CohereForAI_c4ai-command-r-v01", (2, 2)),
+        ("physics:DeepSeek_R1_Distill_Qwen_32B_outputs", (0, 1)),
+        ("physics:InternVL2_5_38B_AWQ_outputs", (0, 1)),
+        ("physics:Llama_3.3_70B_Instruct_AWQ_output", (1, 1)),
+        ("physics:Mathstral_7B_v0.1_output", (0, 2)),
+        ("physics:Qwen2.5_32B_Instruct_output", (0, 1)),
+        ("physics:Qwen2.5_72B_Instruct_outputs", (1, 1)),
+        ("physics:Qwen2.5_7B_Instruct_output", (0, 1)),
+        ("physics:Qwen2.5_Math_1.5B_Instruct_output", (0, 1)),
+        ("physics:c4ai-command-r-08-2024_outputs", (0, 1)),
+        ("physics:deepseek-r1_together_output", (1, 1)),
+        ("physics:gemini-1.5-pro_self_reflect", (1, 1)),
+        ("physics:gemma_2_27b_it_output", (0, 1)),
+        ("physics:gemma_2_9b_it_output", (0, 1)),
+        ("physics:gpt-4o_output", (1, 2)),
+        ("physics:gpt-4o_self_reflect", (0, 1)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(by_source, expected);
+    assert!(
+        !bar,
+        "the bar does not hold: 8 of 20 current disagreements right, 3 false positives in 163 graded"
+    );
+}
