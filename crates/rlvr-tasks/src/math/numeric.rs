@@ -31,6 +31,22 @@ pub fn close(a: C, b: C) -> bool {
     (a - b).norm() <= 1e-12 + REL_TOL * a.norm().max(b.norm())
 }
 
+/// Whether two constant values (no variables) agree: within [`REL_TOL`] of the larger, and
+/// only an exact zero against a value within 1e-12 of it (`\sin\pi` against 0). Unlike
+/// [`close`] (the sample-point comparison of expressions, where a value computed near zero
+/// carries rounding noise of the terms around it), two small constants are compared relatively:
+/// `10^{-40}` is not `10^{-16}`, nor `6.6 \times 10^{-34}` `10^{-34}`.
+pub fn same_constant(a: C, b: C) -> bool {
+    if !(a.re.is_finite() && a.im.is_finite() && b.re.is_finite() && b.im.is_finite()) {
+        return false;
+    }
+    let d = (a - b).norm();
+    if a == C::new(0.0, 0.0) || b == C::new(0.0, 0.0) {
+        return d <= 1e-12;
+    }
+    d <= REL_TOL * a.norm().max(b.norm())
+}
+
 /// The value of `e` with variables bound by `var` (None: unbound or undefined).
 pub fn eval(e: &Expr, var: &dyn Fn(&str) -> Option<C>) -> Option<C> {
     let v = match e {

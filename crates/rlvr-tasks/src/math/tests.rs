@@ -1100,3 +1100,28 @@ fn bare_label_options_are_right_only_at_the_gold_letter() {
     assert!(with("A", "\\boxed{C}", &same).correct);
     assert!(!with("A", "\\boxed{B}", &same).correct);
 }
+
+/// Small constants are compared relatively (the eleventh held-out set's false positives): an
+/// absolute floor made every two values below 1e-12 "the same value"; and one label with two
+/// constant values is two answers, whatever their difference's ratio at the sample points.
+#[test]
+fn small_constants_compare_relatively_and_labelled_constants_by_value() {
+    let ok = |g: &str, r: &str| assert!(verify(g, r).correct, "{g:?} <- {r:?}: {:?}", verify(g, r));
+    let wrong = |g: &str, r: &str| assert!(!verify(g, r).correct, "{g:?} <- {r:?}");
+    wrong("10^{-16}", "\\boxed{10^{-40}}");
+    wrong("6.626 \\times 10^{-34}", "\\boxed{10^{-34}}");
+    ok("10^{-16}", "\\boxed{1 \\times 10^{-16}}");
+    ok("6.626 \\times 10^{-34}", "\\boxed{6.626e-34}");
+    ok("0", "\\boxed{\\sqrt{2}^2 - 2}");
+    ok(
+        "\\frac{1}{4} \\times 10^{-20}",
+        "\\boxed{2.5 \\times 10^{-21}}",
+    );
+    wrong(
+        "d = 3 \\times 10^{15}",
+        "\\boxed{d \\approx 3.3 \\times 10^{13}}",
+    );
+    ok("d = 3 \\times 10^{15}", "\\boxed{d = 3 \\times 10^{15}}");
+    // equations in variables keep their proportional reading
+    ok("2x + 2y = 4", "\\boxed{x + y = 2}");
+}
