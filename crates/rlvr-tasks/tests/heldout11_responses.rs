@@ -171,15 +171,15 @@ fn the_current_checker_on_the_eleventh_held_out_set() {
 
     // The figures, as measured on 2026-12-07 after the rules written from this set's false
     // positives (small constants compared relatively; one label with two constants is two
-    // answers; docs/checker.md, "An eleventh held-out set"): no longer held out. A checker change
+    // answers; boxed displays joined by "or" are a hedge; docs/checker.md, "An eleventh held-out set"): no longer held out. A checker change
     // that moves one fails here: update the docs and these figures.
     assert_eq!(labels.len(), 163);
     assert_eq!(
         s,
         Strata {
             disagree: Counts {
-                right: 10,
-                false_pos: 1,
+                right: 11,
+                false_pos: 0,
                 false_neg: 9
             },
             both_right: Stratum {
@@ -194,21 +194,21 @@ fn the_current_checker_on_the_eleventh_held_out_set() {
             },
         }
     );
-    assert_eq!(acc.map(pct), ["84.9%", "75.5%", "90.4%"]);
-    assert_eq!(fp_all, 1);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "2.2");
+    assert_eq!(acc.map(pct), ["85.1%", "75.7%", "90.6%"]);
+    assert_eq!(fp_all, 0);
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "1.8");
     assert_eq!(
         current,
         Counts {
             right: 8,
-            false_pos: 1,
+            false_pos: 0,
             false_neg: 9
         }
     );
     assert_eq!(
         current_mv,
         Counts {
-            right: 10,
+            right: 9,
             false_pos: 3,
             false_neg: 5
         }
@@ -222,7 +222,6 @@ fn the_current_checker_on_the_eleventh_held_out_set() {
         ("physics:Mathstral_7B_v0.1_output", (0, 2)),
         ("physics:Qwen2.5_32B_Instruct_output", (0, 1)),
         ("physics:Qwen2.5_72B_Instruct_outputs", (1, 1)),
-        ("physics:Qwen2.5_7B_Instruct_output", (0, 1)),
         ("physics:c4ai-command-r-08-2024_outputs", (0, 1)),
         ("physics:deepseek-r1_together_output", (1, 1)),
         ("physics:gemini-1.5-pro_self_reflect", (1, 1)),
@@ -236,6 +235,6 @@ fn the_current_checker_on_the_eleventh_held_out_set() {
     assert_eq!(by_source, expected);
     assert!(
         !bar,
-        "the bar does not hold: 8 of 18 current disagreements right, 1 false positive in 163 graded"
+        "the bar does not hold: 8 of 17 current disagreements right, no false positive in 163 graded"
     );
 }

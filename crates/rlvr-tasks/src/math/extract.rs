@@ -566,18 +566,24 @@ fn is_connector(between: &str) -> bool {
     }
     let t = between
         .replace("\\text", "")
-        .replace(['$', ',', ';', '{', '}', '(', ')', '\\'], " ");
-    // "and", "or", spacing, and the variable each box solves for (`x=\boxed{2}` or
+        .replace(['$', ',', ';', '{', '}', '(', ')', '[', ']', '\\'], " ");
+    // "and", "or", spacing, display delimiters (`\]` or `\[` between two displays), and the
+    // variable each box solves for (`x=\boxed{2}` or
     // `x=\boxed{3}`: the roots 2 and 3)
     let restated_variable = |w: &str| {
         let name = w.trim_end_matches('=');
         w == "=" || (name.len() == 1 && name.chars().all(|c| c.is_ascii_alphabetic()))
     };
-    t.split_whitespace().all(|w| {
-        matches!(
-            w.to_ascii_lowercase().as_str(),
-            "and" | "or" | "&" | "quad" | "qquad"
-        ) || restated_variable(w)
+    // between two displays only "or" joins: the boxes are alternatives (a hedge), where "and"
+    // after a display more often opens another part's answer (`\boxed{\epsilon y^{10} + y^7 +
+    // 1}` and `\boxed{\epsilon = ...}`), which the last box answers
+    let displays = between.contains("\\]") || between.contains("\\[");
+    let words: Vec<String> = t.split_whitespace().map(str::to_ascii_lowercase).collect();
+    if displays && !words.iter().any(|w| w == "or") {
+        return false;
+    }
+    words.iter().all(|w| {
+        matches!(w.as_str(), "and" | "or" | "&" | "quad" | "qquad") || restated_variable(w)
     })
 }
 

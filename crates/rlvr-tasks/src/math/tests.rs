@@ -1125,3 +1125,22 @@ fn small_constants_compare_relatively_and_labelled_constants_by_value() {
     // equations in variables keep their proportional reading
     ok("2x + 2y = 4", "\\boxed{x + y = 2}");
 }
+
+/// Two boxed displays joined by "or" are a hedge between them (the eleventh set's last false
+/// positive); joined by "and" after a display, the last box answers (another part's box before
+/// it is not a hedge).
+#[test]
+fn displays_joined_by_or_hedge_and_by_and_leave_the_last_box() {
+    let hedge = "only two options seem likely:\n\n\\[\n\\boxed{T=10^6 \\text{ years}}\n\\]\nor \n\\[\n\\boxed{T=10^9 \\text{ years}}\n\\] \n\nBut both could be.";
+    assert!(!verify("10^9", hedge).correct);
+    assert!(!verify("10^6", hedge).correct);
+    let parts = "Thus the polynomial is:\n\\[ \\boxed{\\epsilon y^{10} + y^{7} + 1} \\]\nand\n\\[ \\boxed{\\epsilon = \\frac{a}{b}} \\]";
+    assert!(
+        verify("\\frac{a}{b}", parts).correct,
+        "{:?}",
+        verify("\\frac{a}{b}", parts)
+    );
+    // inline boxes keep their readings
+    assert!(!verify("10^9", "So $\\boxed{10^6}$ or $\\boxed{10^9}$.").correct);
+    assert!(verify("2, 3", "$x = \\boxed{2}$ and $x = \\boxed{3}$").correct);
+}
