@@ -7,56 +7,15 @@
 //! The product dtype is the process's (`rlvr_model::matmul::set_product_dtype`), so this file is
 //! its own test process and one test sets it in turn.
 
+#[path = "common/real_model.rs"]
+mod real_model_common;
+
 use candle_core::{DType, Device, Tensor};
+use real_model_common::{flat, model_dir, pairs, response_mask};
 use rlvr_model::matmul::{set_product_dtype, ProductDtype};
 use rlvr_model::{
-    generate, load_model, ChatMessage, LoadedModel, SamplingParams, TokenBatch, TrainForwardOptions,
+    generate, load_model, LoadedModel, SamplingParams, TokenBatch, TrainForwardOptions,
 };
-
-fn model_dir() -> Option<String> {
-    let dir = std::env::var("RLVR_REAL_MODEL")
-        .map_err(|_| {
-            "RLVR_REAL_MODEL is not set (scripts/real-model.sh prints the directory)".to_string()
-        })
-        .and_then(|d| {
-            if std::path::Path::new(&d).join("model.safetensors").is_file() {
-                Ok(d)
-            } else {
-                Err(format!("{d}/model.safetensors does not exist"))
-            }
-        });
-    rlvr_test_support::or_skip(dir, "the real model (SmolLM2-135M-Instruct)")
-}
-
-/// The conversations of scripts/model/real_model_reference.py (checked through the token ids):
-/// (prompt ids, response ids).
-fn pairs(m: &LoadedModel) -> Vec<(Vec<u32>, Vec<u32>)> {
-    [
-        ("What is 7 times 8?", "7 times 8 is 56."),
-        (
-            "Solve for x: 2x + 3 = 11. Put the answer in \\boxed{}.",
-            "Subtract 3 from both sides: 2x = 8, so x = 4. The answer is \\boxed{4}.",
-        ),
-        (
-            "Name three prime numbers.",
-            "Three prime numbers are 2, 3 and 5.",
-        ),
-    ]
-    .iter()
-    .map(|(q, a)| {
-        let prompt = m
-            .tokenizer
-            .apply_chat_template(&[ChatMessage::new("user", *q)], true)
-            .unwrap();
-        let p = m.tokenizer.encode(&prompt, false).unwrap();
-        let r = m
-            .tokenizer
-            .encode(&format!("{a}<|im_end|>"), false)
-            .unwrap();
-        (p, r)
-    })
-    .collect()
-}
 
 /// transformers' float64 log-probs and torch's autocast-to-bf16 ones for [`pairs`], flattened
 /// as `[B, width]` (zero beyond a row's response), from the committed reference
@@ -97,24 +56,6 @@ fn torch_logprobs(ps: &[(Vec<u32>, Vec<u32>)], width: usize) -> (Vec<f64>, Vec<f
         }
     }
     (f64s, bf16s)
-}
-
-fn flat(t: &Tensor) -> Vec<f64> {
-    t.to_dtype(DType::F64)
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f64>()
-        .unwrap()
-}
-
-/// The `[B, width]` mask of response positions, row-major.
-fn response_mask(batch: &TokenBatch, width: usize) -> Vec<f64> {
-    batch
-        .response_len
-        .iter()
-        .flat_map(|&n| (0..width).map(move |j| if j < n { 1.0 } else { 0.0 }))
-        .collect()
 }
 
 /// (largest, mean) |a - b| over the masked positions.

@@ -7,60 +7,19 @@
 //! reaches. transformers' own numbers are checked
 //! from Python (python/tests/test_real_model.py, through the `rlvr` binary).
 
+#[path = "common/real_model.rs"]
+mod real_model_common;
+
 use candle_core::{DType, Device, Tensor};
+use real_model_common::{flat, model_dir, pairs, response_mask};
 use rlvr_model::TrainForwardOptions;
-use rlvr_model::{generate, load_model, ChatMessage, LoadedModel, SamplingParams, TokenBatch};
+use rlvr_model::{generate, load_model, LoadedModel, SamplingParams, TokenBatch};
 
 /// The largest |f32 - f64| allowed in a log-prob or an entropy: 3e-5. Through 30 layers the
 /// f32 rounding of the activations, not the log-softmax, sets the floor: transformers' own f32
 /// forward is 2.5e-5 to 3.2e-5 from its f64 one on these prompts (python/tests/
 /// test_real_model.py measures both), where precision.rs's two-layer shapes hold 1e-5.
 const TOL: f64 = 3e-5;
-
-fn model_dir() -> Option<String> {
-    let dir = std::env::var("RLVR_REAL_MODEL")
-        .map_err(|_| {
-            "RLVR_REAL_MODEL is not set (scripts/real-model.sh prints the directory)".to_string()
-        })
-        .and_then(|d| {
-            if std::path::Path::new(&d).join("model.safetensors").is_file() {
-                Ok(d)
-            } else {
-                Err(format!("{d}/model.safetensors does not exist"))
-            }
-        });
-    rlvr_test_support::or_skip(dir, "the real model (SmolLM2-135M-Instruct)")
-}
-
-/// Prompts in the model's chat template with responses it could give: (prompt ids, response ids).
-fn pairs(m: &LoadedModel) -> Vec<(Vec<u32>, Vec<u32>)> {
-    let convs: [(&str, &str); 3] = [
-        ("What is 7 times 8?", "7 times 8 is 56."),
-        (
-            "Solve for x: 2x + 3 = 11. Put the answer in \\boxed{}.",
-            "Subtract 3 from both sides: 2x = 8, so x = 4. The answer is \\boxed{4}.",
-        ),
-        (
-            "Name three prime numbers.",
-            "Three prime numbers are 2, 3 and 5.",
-        ),
-    ];
-    convs
-        .iter()
-        .map(|(q, a)| {
-            let prompt = m
-                .tokenizer
-                .apply_chat_template(&[ChatMessage::new("user", *q)], true)
-                .unwrap();
-            let p = m.tokenizer.encode(&prompt, false).unwrap();
-            let r = m
-                .tokenizer
-                .encode(&format!("{a}<|im_end|>"), false)
-                .unwrap();
-            (p, r)
-        })
-        .collect()
-}
 
 /// The loss of these tests: the sum of the response tokens' log-probs (padding excluded: the
 /// `[B, R]` log-probs of a shorter row hold values at its padded positions too).
@@ -73,24 +32,6 @@ fn response_sum(
     let mask = Tensor::from_vec(mask, (batch.response_len.len(), width), o.logprobs.device())?
         .to_dtype(o.logprobs.dtype())?;
     (&o.logprobs * mask)?.sum_all()
-}
-
-/// The `[B, width]` response outputs' mask, row-major: 1 where a row has a response token.
-fn response_mask(batch: &TokenBatch, width: usize) -> Vec<f64> {
-    batch
-        .response_len
-        .iter()
-        .flat_map(|&n| (0..width).map(move |j| if j < n { 1.0 } else { 0.0 }))
-        .collect()
-}
-
-fn flat(t: &Tensor) -> Vec<f64> {
-    t.to_dtype(DType::F64)
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f64>()
-        .unwrap()
 }
 
 /// Largest |a - b| over the response positions (padding excluded by the mask).
