@@ -224,7 +224,11 @@ fn named_choice(line: &str) -> &str {
         .map_or(line, |(_, t)| t)
         .trim();
     for word in ["choice", "option"] {
-        if tail.len() > word.len() && tail[..word.len()].eq_ignore_ascii_case(word) {
+        // `get`: the tail may open with a character of several bytes
+        let starts = tail
+            .get(..word.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(word));
+        if tail.len() > word.len() && starts {
             let label = tail[word.len()..].trim_start_matches([' ', '_', '\\']);
             if label.len() < tail.len() - word.len() {
                 return label.trim_end_matches('.');

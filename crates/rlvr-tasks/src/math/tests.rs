@@ -1144,3 +1144,17 @@ fn displays_joined_by_or_hedge_and_by_and_leave_the_last_box() {
     assert!(!verify("10^9", "So $\\boxed{10^6}$ or $\\boxed{10^9}$.").correct);
     assert!(verify("2, 3", "$x = \\boxed{2}$ and $x = \\boxed{3}$").correct);
 }
+
+/// A final line whose text opens with a character of several bytes across the length of
+/// "choice" / "option" is read, not sliced inside the character (the fuzz test found a panic).
+#[test]
+fn a_multibyte_final_line_against_options_does_not_panic() {
+    for r in [
+        "Let me think about this problem with care first\nabcde“xyz and then",
+        "We still need more steps here before any answer\nSolution: ab√cdefg",
+        "abcde“x",
+    ] {
+        let s = super::verify_with_choices("A", r, &["1", "2"]);
+        assert!(!s.correct, "{r}");
+    }
+}
