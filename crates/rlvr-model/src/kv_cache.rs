@@ -27,9 +27,13 @@ pub struct KvCache {
     /// allocates them once).
     pub(crate) scratch: Vec<Vec<f32>>,
     /// The weights rounded to bf16 for the CPU decode's bf16 products (`cpu/decode.rs`), made
-    /// at the first decode step that uses them: one generation's weights do not change.
-    pub(crate) bf16_weights: Option<std::sync::Arc<crate::cpu::skinny_bf16::Bf16Weights>>,
+    /// at the first decode step that uses them and handed from one batch's cache to the next
+    /// of the same `generate` call: one generation's weights do not change.
+    pub(crate) bf16_weights: DecodeWeights,
 }
+
+/// The CPU decode's bf16 weights of one generation, once made ([`KvCache::bf16_weights`]).
+pub(crate) type DecodeWeights = Option<std::sync::Arc<crate::cpu::skinny_bf16::Bf16Weights>>;
 
 impl KvCache {
     /// An empty cache for `num_layers` layers that grows on demand.

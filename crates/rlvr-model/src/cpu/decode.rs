@@ -94,12 +94,12 @@ fn project_into(
 fn bf16_weights(m: &Decoder) -> Result<Bf16Weights> {
     let rows = |parts: &[&Linear]| -> Result<Bf16Rows> {
         let k = parts[0].weight.dim(1)?;
-        let mut data = Vec::new();
+        let mut out = Bf16Rows::empty(k);
         for l in parts {
-            data.push((l.weight.dim(0)?, with_f32(&l.weight, <[f32]>::to_vec)?));
+            let n = l.weight.dim(0)?;
+            with_f32(&l.weight, |w| out.append(w, n, k))?;
         }
-        let refs: Vec<(&[f32], usize)> = data.iter().map(|(r, v)| (&v[..], *r)).collect();
-        Ok(Bf16Rows::stacked(&refs, k))
+        Ok(out)
     };
     let mut layers = Vec::with_capacity(m.layers.len());
     for layer in &m.layers {

@@ -20,9 +20,9 @@
 
 use std::array;
 
-use half::bf16;
 use rayon::prelude::*;
 
+use super::matmul::bf16::to_bf16_bits;
 use super::matmul::split::{for_each_part, Out, Part, Shape};
 
 /// bf16 elements per step of the kernel: one 512-bit register.
@@ -53,30 +53,41 @@ pub(crate) struct Bf16Rows {
 }
 
 impl Bf16Rows {
-    /// `rows` rows of `k` from `x`, whose rows sit `ldx` elements apart; rows in parallel.
-    pub(crate) fn new(x: &[f32], rows: usize, k: usize, ldx: usize) -> Self {
+    /// No rows yet, of `k` columns each ([`Self::append`] adds them).
+    pub(crate) fn empty(k: usize) -> Self {
         let ld = k.div_ceil(STEP).max(1) * STEP;
-        let mut bits = vec![0u16; rows * ld];
-        bits.par_chunks_mut(ld)
+        Bf16Rows {
+            bits: Vec::new(),
+            rows: 0,
+            k,
+            ld,
+        }
+    }
+
+    /// `rows` rows of `k` from `x`, whose rows sit `ldx` elements apart.
+    pub(crate) fn new(x: &[f32], rows: usize, k: usize, ldx: usize) -> Self {
+        let mut out = Self::empty(k);
+        out.append(x, rows, ldx);
+        out
+    }
+
+    /// Adds `rows` rows of `k` from `x` (rows `ldx` apart) below the ones there, converted
+    /// straight from `x`, rows in parallel: several matrices of `k` columns stack one above the
+    /// other this way (a layer's q|k|v or gate|up), each read once from its own buffer.
+    pub(crate) fn append(&mut self, x: &[f32], rows: usize, ldx: usize) {
+        let (k, ld) = (self.k, self.ld);
+        let start = self.bits.len();
+        self.bits.resize(start + rows * ld, 0);
+        self.bits[start..]
+            .par_chunks_mut(ld)
             .enumerate()
             .with_min_len(16)
             .for_each(|(r, row)| {
                 for (o, &v) in row.iter_mut().zip(&x[r * ldx..r * ldx + k]) {
-                    *o = bf16::from_f32(v).to_bits();
+                    *o = to_bf16_bits(v);
                 }
             });
-        Bf16Rows { bits, rows, k, ld }
-    }
-
-    /// Several matrices of `k` columns one above the other (a layer's q|k|v or gate|up): the
-    /// rows of each in turn.
-    pub(crate) fn stacked(parts: &[(&[f32], usize)], k: usize) -> Self {
-        let rows = parts.iter().map(|p| p.1).sum();
-        let mut all = Vec::with_capacity(rows * k);
-        for (x, r) in parts {
-            all.extend_from_slice(&x[..r * k]);
-        }
-        Self::new(&all, rows, k, k)
+        self.rows += rows;
     }
 
     pub(crate) fn rows(&self) -> usize {
@@ -286,7 +297,7 @@ mod tests {
     use crate::cpu::matmul::tests::data;
 
     fn rounded(x: f32) -> f64 {
-        bf16::from_f32(x).to_f64()
+        half::bf16::from_f32(x).to_f64()
     }
 
     /// Against the f64 sum of the rounded operands' products, at shapes with `k` not a multiple
@@ -362,7 +373,9 @@ mod tests {
     #[test]
     fn stacked_rows_are_the_parts_in_turn() {
         let (x, y) = (data(2 * 5, 1), data(3 * 5, 2));
-        let s = Bf16Rows::stacked(&[(&x, 2), (&y, 3)], 5);
+        let mut s = Bf16Rows::empty(5);
+        s.append(&x, 2, 5);
+        s.append(&y, 3, 5);
         let whole: Vec<f32> = x.iter().chain(&y).copied().collect();
         let t = Bf16Rows::new(&whole, 5, 5, 5);
         assert_eq!((s.rows(), s.k(), s.ld), (5, 5, 32));

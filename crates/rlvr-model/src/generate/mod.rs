@@ -11,7 +11,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
 use crate::error::{Error, Result};
-use crate::kv_cache::KvCache;
+use crate::kv_cache::{DecodeWeights, KvCache};
 use crate::model::Decoder;
 use sampler::{sample_logits, DrawParams};
 
@@ -245,6 +245,8 @@ pub fn generate_observed(
             responses: rows.len(),
             ..Default::default()
         };
+        // the CPU decode's bf16 weights, made by the first batch that needs them
+        let mut weights: DecodeWeights = None;
         for chunk in rows.chunks(batch_rows) {
             out.extend(generate_rows(
                 model,
@@ -253,7 +255,7 @@ pub fn generate_observed(
                 chunk,
                 params,
                 env,
-                &mut progress,
+                (&mut progress, &mut weights),
                 observe,
             )?);
         }
@@ -280,7 +282,8 @@ fn index_tensor(idx: &[usize], model: &Decoder) -> Result<Tensor> {
 
 /// [`generate()`] for the rows `(prompt index, sample index)` of `rows` (consecutive, grouped by
 /// prompt), in that order; `progress` (the whole call's) is advanced and observed after every
-/// decoded token.
+/// decoded token, and `weights` (the whole call's bf16 decode weights) lent to this batch's
+/// cache.
 #[allow(clippy::too_many_arguments)]
 fn generate_rows(
     model: &Decoder,
@@ -289,7 +292,7 @@ fn generate_rows(
     rows_wanted: &[(usize, usize)],
     params: &SamplingParams,
     env: &dyn Environment,
-    progress: &mut DecodeProgress,
+    (progress, weights): (&mut DecodeProgress, &mut DecodeWeights),
     observe: &mut (dyn FnMut(&DecodeProgress) + Send),
 ) -> Result<Vec<Generation>> {
     let vocab = model.config().vocab_size as u32;
@@ -333,6 +336,7 @@ fn generate_rows(
     let expand: Vec<usize> = rows_wanted.iter().map(|&(u, _)| slot(u)).collect();
     let input = Tensor::from_vec(ids, (distinct.len(), p_max), model.device())?;
     let mut cache = KvCache::with_capacity(model.config().num_hidden_layers, capacity);
+    cache.bf16_weights = weights.take();
     let logits = model.forward_cached(&input, &positions, &key_ok, &mut cache)?;
     // 2. repeat each prompt's cache and logits for its rows
     cache.select_rows(&expand)?;
@@ -428,6 +432,7 @@ fn generate_rows(
         let input = Tensor::from_vec(next, (active.len(), 1), model.device())?;
         logits = model.forward_cached(&input, &pos, &vec![vec![true]; active.len()], &mut cache)?;
     }
+    *weights = cache.bf16_weights.take();
 
     Ok(rows
         .into_iter()

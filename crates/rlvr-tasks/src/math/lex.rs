@@ -357,37 +357,22 @@ fn brace_arg(c: &[char], mut i: usize) -> Option<(&[char], usize)> {
     None
 }
 
+/// The lowercase Greek letters' names in Unicode order from `α` (`ς` as `varsigma`).
+const GREEK_LETTERS: [&str; 25] = [
+    "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+    "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "varsigma", "sigma", "tau", "upsilon",
+    "phi", "chi", "psi", "omega",
+];
+
 /// A control word that is a Greek letter's name followed by 1 to 3 more letters (`pic` →
 /// `("pi", "c")`, `Deltax` → `("Delta", "x")`), when it is no command in itself: not an alias
 /// of [`cmd_alias`], not a letter's name, not an upright variant (`alphaup`).
 fn glued_greek(name: &str) -> Option<(&'static str, &str)> {
-    const NAMES: [&str; 35] = [
-        "alpha",
-        "beta",
-        "gamma",
-        "delta",
-        "epsilon",
+    // the letters' names in Unicode order, then the variant and capital commands
+    const MORE: [&str; 12] = [
         "varepsilon",
-        "zeta",
-        "eta",
-        "theta",
         "vartheta",
-        "iota",
-        "kappa",
-        "lambda",
-        "mu",
-        "nu",
-        "xi",
-        "pi",
-        "rho",
-        "sigma",
-        "tau",
-        "upsilon",
-        "phi",
         "varphi",
-        "chi",
-        "psi",
-        "omega",
         "Gamma",
         "Delta",
         "Theta",
@@ -398,11 +383,11 @@ fn glued_greek(name: &str) -> Option<(&'static str, &str)> {
         "Phi",
         "Omega",
     ];
-    if cmd_alias(name).is_some() || NAMES.contains(&name) || name.ends_with("up") {
+    let names = || GREEK_LETTERS.iter().chain(&MORE);
+    if cmd_alias(name).is_some() || names().any(|n| *n == name) || name.ends_with("up") {
         return None;
     }
-    NAMES
-        .iter()
+    names()
         .filter(|g| name.len() > g.len() && name.len() <= g.len() + 3 && name.starts_with(*g))
         .max_by_key(|g| g.len())
         .map(|g| (*g, &name[g.len()..]))
@@ -469,13 +454,8 @@ fn doubled_command(rest: &[char]) -> bool {
 /// The LaTeX name of a lower-case Greek letter written as itself (`τ` → `tau`); `π` is the
 /// constant, lexed on its own.
 fn greek_name(c: char) -> Option<&'static str> {
-    const NAMES: [&str; 25] = [
-        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
-        "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "varsigma", "sigma", "tau", "upsilon",
-        "phi", "chi", "psi", "omega",
-    ];
     let i = (c as u32).checked_sub('α' as u32)? as usize;
-    NAMES
+    GREEK_LETTERS
         .get(i)
         .copied()
         .filter(|&n| n != "pi" && n != "omicron")

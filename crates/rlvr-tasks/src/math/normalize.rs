@@ -158,25 +158,23 @@ pub fn unicode_math(s: &str) -> std::borrow::Cow<'_, str> {
     let mut out = String::with_capacity(s.len() + 8);
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
-        for (map, mark) in [
-            (superscript as fn(char) -> Option<char>, '^'),
-            (subscript, '_'),
-        ] {
-            if let Some(first) = map(c) {
-                out.push(mark);
-                out.push('{');
-                out.push(first);
-                while let Some(next) = chars.peek().copied().and_then(map) {
-                    out.push(next);
-                    chars.next();
-                }
-                out.push('}');
-                break;
-            }
-        }
-        if superscript(c).is_none() && subscript(c).is_none() {
+        let (map, mark): (fn(char) -> Option<char>, char) = if superscript(c).is_some() {
+            (superscript, '^')
+        } else if subscript(c).is_some() {
+            (subscript, '_')
+        } else {
             out.push(if space(c) { ' ' } else { c });
+            continue;
+        };
+        // the run of marks that `c` opens, as one group
+        out.push(mark);
+        out.push('{');
+        out.extend(map(c));
+        while let Some(next) = chars.peek().copied().and_then(map) {
+            out.push(next);
+            chars.next();
         }
+        out.push('}');
     }
     std::borrow::Cow::Owned(out)
 }

@@ -121,6 +121,28 @@ pub fn statement_answer(s: &str) -> String {
     }
 }
 
+/// A statement without what its marker left before it (spaces, `:`, `*`, `：`, an opening
+/// quote), and the quote that opened it, if any (`The final answer is "even".`).
+fn after_marker(s: &str) -> (&str, Option<char>) {
+    let s = s.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '*' | '：'));
+    let quote = s.chars().next().filter(|c| matches!(c, '"' | '\'' | '“'));
+    let s = s.trim_start_matches(|c: char| {
+        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'' | '“')
+    });
+    (s, quote)
+}
+
+/// What the quotes of a statement opened by `open` hold, when they close on its first line:
+/// a quoted statement is what its quotes hold.
+fn quoted(s: &str, open: Option<char>) -> Option<&str> {
+    let close = match open? {
+        '“' => '”',
+        q => q,
+    };
+    let line = s.lines().next().unwrap_or("");
+    line.find(close).filter(|&e| e > 0).map(|e| &line[..e])
+}
+
 /// What a statement says: its answer, a refusal or negation, or nothing.
 pub fn read_statement(s: &str) -> Statement {
     let answer = |a: String| {
@@ -130,13 +152,7 @@ pub fn read_statement(s: &str) -> Statement {
             Statement::Answer(a)
         }
     };
-    let s = head(s, MAX_STATEMENT);
-    let s = s.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '*' | '：'));
-    // the quote that opens the statement, if any (`The final answer is "even".`)
-    let quote = s.chars().next().filter(|c| matches!(c, '"' | '\'' | '“'));
-    let s = s.trim_start_matches(|c: char| {
-        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'' | '“')
-    });
+    let (s, quote) = after_marker(head(s, MAX_STATEMENT));
     // the `}` closing a `\text{Answer: }` that held the marker (`$$\text{Answer: } \frac{17}{50}$$`)
     let s = s.strip_prefix('}').map_or(s, str::trim_start);
     // a quote escaped as in a JSON string (`The final answer is \"$12$ and $13$\".`)
@@ -145,13 +161,8 @@ pub fn read_statement(s: &str) -> Statement {
     if let Some(items) = json_list(s) {
         return answer(items.join(", "));
     }
-    // a quoted statement is what its quotes hold, when they close on its line
-    if let Some(open) = quote {
-        let close = if open == '“' { '”' } else { open };
-        let line = s.lines().next().unwrap_or("");
-        if let Some(end) = line.find(close).filter(|&e| e > 0) {
-            return read_statement(&line[..end]);
-        }
+    if let Some(inner) = quoted(s, quote) {
+        return read_statement(inner);
     }
     // math opening the statement, possibly over several lines
     for (open, close) in [("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)")] {
@@ -455,24 +466,8 @@ fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
 /// sentence, when it has at most [`super::BARE_ANSWER_CHARS`] characters; else empty.
 /// [`super::extract`] uses it when no marker holds an expression.
 pub fn statement_words(s: &str) -> String {
-    let s = head(s, MAX_STATEMENT);
-    let s = s.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ':' | '*' | '：'));
-    // the quote that opens the statement, if any (`The final answer is "even".`)
-    let quote = s.chars().next().filter(|c| matches!(c, '"' | '\'' | '“'));
-    let s = s.trim_start_matches(|c: char| {
-        c.is_whitespace() || matches!(c, ':' | '*' | '：' | '"' | '\'' | '“')
-    });
-    let line = s.lines().next().unwrap_or("");
-    // a quoted statement is what its quotes hold, when they close on its line
-    let line = match quote {
-        Some(open) => {
-            let close = if open == '“' { '”' } else { open };
-            line.find(close)
-                .filter(|&e| e > 0)
-                .map_or(line, |e| &line[..e])
-        }
-        None => line,
-    };
+    let (s, quote) = after_marker(head(s, MAX_STATEMENT));
+    let line = quoted(s, quote).unwrap_or_else(|| s.lines().next().unwrap_or(""));
     let sentence = first_sentence(line.trim());
     if sentence.chars().count() > super::BARE_ANSWER_CHARS {
         return String::new();

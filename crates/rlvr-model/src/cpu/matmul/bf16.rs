@@ -315,8 +315,9 @@ pub(crate) fn sgemm(route: &Route, p: Product<'_>, c: &mut [f32], ldc: usize) {
     }
 }
 
-/// `x` rounded to bf16 (to nearest, ties to even; NaN stays NaN), as bits.
-fn to_bf16_bits(x: f32) -> u16 {
+/// `x` rounded to bf16 (to nearest, ties to even; NaN stays NaN), as bits: the one rounding of
+/// every bf16 product (this module's and the decode kernel's, `cpu/skinny_bf16.rs`).
+pub(crate) fn to_bf16_bits(x: f32) -> u16 {
     bf16::from_f32(x).to_bits()
 }
 
