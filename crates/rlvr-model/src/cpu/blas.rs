@@ -6,7 +6,7 @@
 //!
 //! | `RLVR_BLAS` | what runs the products |
 //! |---|---|
-//! | unset or `auto` | the fastest library on this machine, measured once and cached ([`super::blas_choice`]): OpenBLAS (`libopenblas.so.0`, `libopenblas.so`), MKL (`libmkl_rt`), the built-in gemm crate or matrixmultiply crate; the first CBLAS found, else the gemm crate, unless another measures more than 10% faster |
+//! | unset or `auto` | the fastest library on this machine, measured once and cached ([`super::blas_choice`]): OpenBLAS (`libopenblas.so.0`, `libopenblas.so`), MKL (`libmkl_rt`), BLIS (AMD's AOCL-BLAS: `libblis-mt.so`, `libblis.so`, pip's `aoclda`), the built-in gemm crate or matrixmultiply crate; the first CBLAS found, else the gemm crate, unless another measures more than 10% faster |
 //! | a path or library name | that library only (any CBLAS that exports `cblas_sgemm`) |
 //! | `gemm` or `none` | nothing is loaded: the built-in gemm crate (candle's CPU matmul) |
 //! | `matrixmultiply` | nothing is loaded: the built-in matrixmultiply crate |
@@ -27,9 +27,12 @@
 //!
 //! # Contract
 //! * The choice is made once per process and never changes.
-//! * A library that exports `openblas_set_num_threads` (OpenBLAS) or `MKL_Set_Num_Threads`
-//!   (MKL) is set to one thread: rlvr splits a large product among its own rayon threads
-//!   instead (`cpu/matmul.rs`). Other CBLAS libraries keep their own threading.
+//! * A library that exports `openblas_set_num_threads` (OpenBLAS), `MKL_Set_Num_Threads`
+//!   (MKL) or `bli_thread_set_num_threads` (BLIS) is set to one thread: rlvr splits a large
+//!   product among its own rayon threads instead (`cpu/matmul.rs`). Other CBLAS libraries keep
+//!   their own threading.
+//! * A library named by its path loads with the dependencies that sit beside it (a wheel's
+//!   `.libs` directory: [`super::library`]).
 //! * Loading never panics: any failure selects [`FALLBACK`] and says why.
 
 use std::ffi::{c_char, c_int, CStr};
@@ -59,14 +62,15 @@ pub(crate) type SgemmFn = unsafe extern "C" fn(
 );
 
 type SetThreadsFn = unsafe extern "C" fn(c_int);
+type SetBlisThreadsFn = unsafe extern "C" fn(i64);
 type ConfigFn = unsafe extern "C" fn() -> *const c_char;
 
 /// A loaded CBLAS library.
 pub struct Blas {
     /// The name or path it was loaded by.
     pub library: String,
-    /// OpenBLAS's build description (`openblas_get_config`: version, kernel, threading), when
-    /// the library is OpenBLAS.
+    /// The library's description of its build, where it gives one: OpenBLAS's
+    /// (`openblas_get_config`: version, kernel, threading), BLIS's (`bli_info_get_version_str`).
     pub config: Option<String>,
     pub(crate) sgemm: SgemmFn,
     /// Why it runs the products when it was chosen by measurement ([`super::blas_choice`]).
@@ -250,21 +254,12 @@ pub fn measured(env: Option<&str>) -> bool {
 
 /// Loads `name` and resolves its symbols; the error says what failed.
 pub(crate) fn load(name: &str) -> Result<Blas, String> {
-    // SAFETY: loading a shared library runs its initializers; the libraries tried are BLAS
-    // builds (the default names, or the one the user named in RLVR_BLAS).
-    let lib = unsafe { libloading::Library::new(name) }
-        .map_err(|e| format!("{name} could not be loaded ({e})"))?;
+    let lib = super::library::open(name)?;
     // SAFETY: each symbol is looked up with the C signature CBLAS/OpenBLAS declare for it.
     let sgemm: SgemmFn = unsafe { lib.get::<SgemmFn>(b"cblas_sgemm\0") }
         .map(|s| *s)
         .map_err(|_| format!("{name} has no cblas_sgemm"))?;
-    let config = unsafe { lib.get::<ConfigFn>(b"openblas_get_config\0") }
-        .ok()
-        .and_then(|get| {
-            // SAFETY: returns a pointer to a static NUL-terminated string (or null).
-            let p = unsafe { (*get)() };
-            (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
-        });
+    let config = build_description(&lib);
     set_one_thread(&lib);
     Ok(Blas {
         library: name.to_string(),
@@ -275,14 +270,35 @@ pub(crate) fn load(name: &str) -> Result<Blas, String> {
     })
 }
 
-/// Sets OpenBLAS (`openblas_set_num_threads`) or MKL (`MKL_Set_Num_Threads`) to one thread per
-/// call (module docs); other libraries keep their own threading.
+/// The library's own description of its build: OpenBLAS's `openblas_get_config` (version,
+/// kernel, threading), BLIS's `bli_info_get_version_str` (`AOCL-BLAS 5.3.0 Build 20260507`).
+fn build_description(lib: &libloading::Library) -> Option<String> {
+    [&b"openblas_get_config\0"[..], b"bli_info_get_version_str\0"]
+        .into_iter()
+        .find_map(|symbol| {
+            // SAFETY: both are `const char *f(void)`, returning a static NUL-terminated string
+            // (or null).
+            let get = unsafe { lib.get::<ConfigFn>(symbol) }.ok()?;
+            let p = unsafe { (*get)() };
+            (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        })
+}
+
+/// Sets OpenBLAS (`openblas_set_num_threads`), MKL (`MKL_Set_Num_Threads`) or BLIS
+/// (`bli_thread_set_num_threads`, AMD's AOCL-BLAS among its builds) to one thread per call
+/// (module docs); other libraries keep their own threading.
 pub(crate) fn set_one_thread(lib: &libloading::Library) {
     for symbol in [&b"openblas_set_num_threads\0"[..], b"MKL_Set_Num_Threads\0"] {
         // SAFETY: both are `void f(int)`, plain setters of the library's thread count.
         if let Ok(set) = unsafe { lib.get::<SetThreadsFn>(symbol) } {
             unsafe { (*set)(1) };
         }
+    }
+    // SAFETY: `void bli_thread_set_num_threads(dim_t)`, dim_t a 64-bit integer in BLIS's
+    // builds (its default `BLIS_INT_TYPE_SIZE`); the setter of its global thread count, which
+    // its level-3 products and AOCL's `aocl_gemm_*` read.
+    if let Ok(set) = unsafe { lib.get::<SetBlisThreadsFn>(b"bli_thread_set_num_threads\0") } {
+        unsafe { (*set)(1) };
     }
 }
 

@@ -15,8 +15,11 @@
 //!
 //! The libraries: OpenBLAS (`libopenblas.so.0`, `libopenblas.so` on the dynamic loader's path),
 //! MKL's single dynamic library (`libmkl_rt.so.3`, `.so.2`, `.so` on the loader's path and in
-//! `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`, where conda and pip's `mkl` package put it), and
-//! the two built-in crates. The line `rlvr train` and `rlvr bench` print says what was chosen,
+//! `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`, where conda and pip's `mkl` package put it), BLIS
+//! (AMD's AOCL-BLAS: `libblis-mt.so`, `libblis.so` on the loader's path and in
+//! `$AOCL_ROOT/lib`, `$CONDA_PREFIX/lib` (conda-forge's `aocl-blas`) and `$VIRTUAL_ENV/lib`, and
+//! the copy pip's `aoclda` package ships in `site-packages/aoclda.libs`), and the two built-in
+//! crates. (MKL and AOCL-BLAS also carry the bf16 GEMMs of [`super::matmul::bf16`].) The line `rlvr train` and `rlvr bench` print says what was chosen,
 //! what each candidate measured, and why.
 //!
 //! The measurement takes a fraction of a second; its result is kept in
@@ -258,18 +261,32 @@ fn candidates() -> (Vec<Candidate>, Vec<String>) {
 
 /// The libraries looked for, by label, each with the names tried in order: OpenBLAS
 /// ([`DEFAULT_LIBRARIES`]), then MKL ([`MKL_LIBRARIES`] on the loader's path, then in
-/// `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`).
+/// `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`), then BLIS ([`BLIS_LIBRARIES`] on the loader's
+/// path, then in `$AOCL_ROOT/lib`, `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`, then the AOCL-BLAS
+/// that pip's `aoclda` package ships: [`wheel_libraries`] of [`AOCL_WHEEL`]).
 pub(crate) fn library_search() -> Vec<(&'static str, Vec<String>)> {
-    let mut mkl: Vec<String> = MKL_LIBRARIES.iter().map(|s| s.to_string()).collect();
-    for var in ["CONDA_PREFIX", "VIRTUAL_ENV"] {
-        if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-            for name in MKL_LIBRARIES {
-                let p = PathBuf::from(&dir).join("lib").join(name);
-                if p.is_file() {
-                    mkl.push(p.display().to_string());
+    let in_prefixes = |vars: &[&str], names: &[&str]| -> Vec<String> {
+        let mut found: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        for var in vars {
+            if let Some(dir) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                for name in names {
+                    let p = PathBuf::from(&dir).join("lib").join(name);
+                    if p.is_file() {
+                        found.push(p.display().to_string());
+                    }
                 }
             }
         }
+        found
+    };
+    let mkl = in_prefixes(&["CONDA_PREFIX", "VIRTUAL_ENV"], MKL_LIBRARIES);
+    let mut blis = in_prefixes(
+        &["AOCL_ROOT", "CONDA_PREFIX", "VIRTUAL_ENV"],
+        BLIS_LIBRARIES,
+    );
+    if let Some(venv) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
+        let (package, prefix) = AOCL_WHEEL;
+        blis.extend(wheel_libraries(Path::new(&venv), package, prefix));
     }
     vec![
         (
@@ -277,7 +294,50 @@ pub(crate) fn library_search() -> Vec<(&'static str, Vec<String>)> {
             DEFAULT_LIBRARIES.iter().map(|s| s.to_string()).collect(),
         ),
         ("MKL", mkl),
+        ("BLIS", blis),
     ]
+}
+
+/// BLIS's libraries, by the names AMD's AOCL-BLAS installs (multithreaded build first; the
+/// same names as the BLIS project's own builds, which have `cblas_sgemm` but not AOCL's bf16
+/// GEMM).
+pub const BLIS_LIBRARIES: &[&str] = &[
+    "libblis-mt.so",
+    "libblis.so",
+    "libblis-mt.so.5",
+    "libblis.so.5",
+];
+
+/// The Python package that ships AMD's AOCL-BLAS as a wheel (`pip install aoclda`), and the
+/// start of that library's file name in the package's `aoclda.libs` directory (renamed by
+/// auditwheel: `libblis-mt-3117697f.so.5.3.0`).
+pub const AOCL_WHEEL: (&str, &str) = ("aoclda", "libblis-mt");
+
+/// The shared libraries whose names start with `prefix` in the `<package>.libs` directory that
+/// auditwheel makes beside a wheel's package, in every `lib/python3.*/site-packages` of the
+/// environment `venv`, sorted.
+pub fn wheel_libraries(venv: &Path, package: &str, prefix: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(venv.join("lib")) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for python in entries.flatten() {
+        if !python.file_name().to_string_lossy().starts_with("python") {
+            continue;
+        }
+        let libs = python
+            .path()
+            .join("site-packages")
+            .join(format!("{package}.libs"));
+        for file in std::fs::read_dir(&libs).into_iter().flatten().flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            if name.starts_with(prefix) && name.contains(".so") && file.path().is_file() {
+                found.push(file.path().display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// The file a library name resolves to: the name itself when it is a path, else the first

@@ -8,6 +8,7 @@ pub mod blas_choice;
 pub(crate) mod decode;
 pub(crate) mod kernels;
 pub(crate) mod layer;
+pub mod library;
 pub mod matmul;
 mod operand;
 pub(crate) mod skinny;

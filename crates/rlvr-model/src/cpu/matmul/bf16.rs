@@ -24,26 +24,29 @@
 //!
 //! | `RLVR_BLAS_BF16` | what runs the bf16 products |
 //! |---|---|
-//! | unset, empty or `auto` | a library's bf16 GEMM where one is found, unless the rounded route measures more than 10% faster ([`crate::cpu::blas_choice::MARGIN`]); else the rounded route |
+//! | unset, empty or `auto` | the fastest of the libraries' bf16 GEMMs found and the rounded route, measured; the first library found unless another route measures more than 10% faster ([`crate::cpu::blas_choice::MARGIN`]); with no library, the rounded route |
 //! | `rounded` | the rounded route |
 //! | a path or library name | that library's bf16 GEMM (else the rounded route, with the reason) |
 //!
-//! * **A library's bf16 GEMM**, loaded at run time: MKL's `cblas_gemm_bf16bf16f32` or
-//!   OpenBLAS's `cblas_sbgemm` (OpenBLAS built with `BUILD_BFLOAT16`; Debian's 0.3.21 is not),
-//!   looked for in the library of the f32 products, then where the f32 choice looks
-//!   ([`crate::cpu::blas_choice`]: OpenBLAS on the loader's path, MKL's `libmkl_rt` on it and in
-//!   `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`, where pip's `mkl` package puts it). Each
-//!   operand is converted to a contiguous bf16 copy, then the product is split among the
-//!   calling rayon pool's threads as the f32 CBLAS's is, one single-threaded call each.
+//! * **A library's bf16 GEMM**, loaded at run time: MKL's `cblas_gemm_bf16bf16f32`,
+//!   OpenBLAS's `cblas_sbgemm` (OpenBLAS built with `BUILD_BFLOAT16`; Debian's 0.3.21 is not)
+//!   or AMD AOCL-BLAS's `aocl_gemm_bf16bf16f32of32` (its own calling convention; AVX512-BF16
+//!   kernels for AMD Zen 4 and 5), looked for in the library of the f32 products, then where
+//!   the f32 choice looks ([`crate::cpu::blas_choice`]: OpenBLAS on the loader's path, MKL's
+//!   `libmkl_rt` on it and in `$CONDA_PREFIX/lib` and `$VIRTUAL_ENV/lib`, where pip's `mkl`
+//!   package puts it; BLIS's `libblis-mt.so` on it, in `$AOCL_ROOT/lib`, `$CONDA_PREFIX/lib`,
+//!   `$VIRTUAL_ENV/lib` and in pip's `aoclda` package). Each operand is converted to a
+//!   contiguous bf16 copy, then the product is split among the calling rayon pool's threads as
+//!   the f32 CBLAS's is, one single-threaded call each.
 //! * **The rounded route**: the operands rounded to bf16 and held in f32, multiplied by the
 //!   run's f32 product ([`super::backend`]). The same terms summed in f32, so the same
 //!   numbers up to summation order, at the f32 product's speed plus one pass over each
 //!   operand: the way bf16 runs where no bf16 GEMM is installed.
 //!
-//! Where a library is found, both routes are timed on one thread on
-//! [`crate::cpu::blas_choice::SHAPES`] (best of three rounds, a fraction of a second, at the first
-//! bf16 product) and the
-//! line the run prints ([`Route::describe`]) gives both rates. A library's bf16 GEMM on a CPU
+//! Where a library is found, every library's route and the rounded route are timed on one
+//! thread on [`crate::cpu::blas_choice::SHAPES`] (best of three rounds, a fraction of a second
+//! each, at the first bf16 product) and the line the run prints ([`Route::describe`]) gives
+//! every rate. A library's bf16 GEMM on a CPU
 //! without bf16 instructions converts back to f32 inside, and can be slower than the rounded
 //! route: the measurement finds that.
 //!
@@ -54,7 +57,7 @@
 //! * Loading never panics: a library that does not load, or lacks both symbols, leaves the
 //!   rounded route, with the reason in the line.
 
-use std::ffi::c_int;
+use std::ffi::{c_char, c_int, c_void};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -68,8 +71,12 @@ use super::{settled, sgemm_on, Operand, Product};
 /// The environment variable that picks the bf16 GEMM (module docs).
 pub const BF16_ENV: &str = "RLVR_BLAS_BF16";
 
-/// The bf16 GEMM symbols looked for, in order: MKL's, then OpenBLAS's.
-pub const BF16_SYMBOLS: [&str; 2] = ["cblas_gemm_bf16bf16f32", "cblas_sbgemm"];
+/// The bf16 GEMM symbols looked for, in order: MKL's, OpenBLAS's, then AMD AOCL-BLAS's.
+pub const BF16_SYMBOLS: [&str; 3] = [
+    "cblas_gemm_bf16bf16f32",
+    "cblas_sbgemm",
+    "aocl_gemm_bf16bf16f32of32",
+];
 
 /// The dtype of the CPU matrix products' operands (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -154,39 +161,79 @@ type Bf16GemmFn = unsafe extern "C" fn(
     ldc: c_int,
 );
 
+/// AMD AOCL-BLAS's bf16 GEMM, `aocl_gemm_bf16bf16f32of32` (its `aocl_gemm_interface_apis.h`):
+/// order `'r'` (row-major), transposes `'n'`/`'t'`, 64-bit dimensions (`dim_t`), each
+/// operand's memory format `'n'` (as stored, not reordered into AOCL's own layout), bf16
+/// operands as `u16` bits, f32 `C`, and post-ops (none: null).
+type AoclBf16GemmFn = unsafe extern "C" fn(
+    order: c_char,
+    trans_a: c_char,
+    trans_b: c_char,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: f32,
+    a: *const u16,
+    lda: i64,
+    mem_format_a: c_char,
+    b: *const u16,
+    ldb: i64,
+    mem_format_b: c_char,
+    beta: f32,
+    c: *mut f32,
+    ldc: i64,
+    post_ops: *const c_void,
+);
+
+/// A bf16 GEMM's entry point, by its calling convention.
+#[derive(Clone, Copy)]
+enum Entry {
+    /// CBLAS's (MKL, OpenBLAS).
+    Cblas(Bf16GemmFn),
+    /// AOCL's.
+    Aocl(AoclBf16GemmFn),
+}
+
 /// A library's bf16 GEMM, loaded.
 pub struct Bf16Gemm {
     /// The name or path it was loaded by.
     pub library: String,
     /// The symbol found ([`BF16_SYMBOLS`]).
     pub symbol: &'static str,
-    gemm: Bf16GemmFn,
-    /// Keeps the library mapped for as long as `gemm` may be called (the whole process).
+    entry: Entry,
+    /// Keeps the library mapped for as long as `entry` may be called (the whole process).
     _lib: libloading::Library,
 }
 
 /// Loads `name` and finds its bf16 GEMM; the error says what failed.
 pub fn load(name: &str) -> Result<Bf16Gemm, String> {
-    // SAFETY: loading a shared library runs its initializers; the libraries tried are BLAS
-    // builds (the f32 search's names, or the one the user named in RLVR_BLAS_BF16).
-    let lib = unsafe { libloading::Library::new(name) }
-        .map_err(|e| format!("{name} could not be loaded ({e})"))?;
+    let lib = crate::cpu::library::open(name)?;
     for symbol in BF16_SYMBOLS {
         let c_name = format!("{symbol}\0");
-        // SAFETY: both symbols have the C signature of `Bf16GemmFn` (MKL's and OpenBLAS's
-        // headers: `const MKL_BF16 *` and `const bfloat16 *` are 16-bit values).
-        if let Ok(f) = unsafe { lib.get::<Bf16GemmFn>(c_name.as_bytes()) } {
-            let gemm = *f;
+        // SAFETY: each symbol is looked up with its library's C signature: MKL's and
+        // OpenBLAS's are CBLAS's (`Bf16GemmFn`; `const MKL_BF16 *` and `const bfloat16 *` are
+        // 16-bit values), AOCL's its own (`AoclBf16GemmFn`).
+        let entry = if symbol.starts_with("aocl_") {
+            unsafe { lib.get::<AoclBf16GemmFn>(c_name.as_bytes()) }
+                .ok()
+                .map(|f| Entry::Aocl(*f))
+        } else {
+            unsafe { lib.get::<Bf16GemmFn>(c_name.as_bytes()) }
+                .ok()
+                .map(|f| Entry::Cblas(*f))
+        };
+        if let Some(entry) = entry {
             crate::cpu::blas::set_one_thread(&lib);
             return Ok(Bf16Gemm {
                 library: name.to_string(),
                 symbol,
-                gemm,
+                entry,
                 _lib: lib,
             });
         }
     }
-    Err(format!("{name} has no {}", BF16_SYMBOLS.join(" or ")))
+    let (last, rest) = BF16_SYMBOLS.split_last().expect("symbols");
+    Err(format!("{name} has no {} or {last}", rest.join(", ")))
 }
 
 /// What computes the bf16 products of this process (module docs).
@@ -247,30 +294,47 @@ pub fn choose_route(env: Option<&str>) -> Route {
         _ => {}
     }
     let (found, tried) = find();
-    let Some(gemm) = found else {
+    if found.is_empty() {
         return Route::Rounded(format!("no bf16 GEMM found ({})", tried.join("; ")));
-    };
-    // each route's best of three rounds, taken in turn (a first call's allocations and a
-    // neighbour's load do not decide)
-    let (mut library, mut rounded) = (0f64, 0f64);
-    for _ in 0..3 {
-        library = library.max(rate_of_library(&gemm));
-        rounded = rounded.max(super::rate_of(rounded_product));
     }
-    let rates = format!(
-        "GFLOP/s on one thread: {} {library:.1}, rounded {rounded:.1}",
-        gemm.symbol
-    );
-    let library_ok = library.is_finite() && library > 0.0;
-    if library_ok && rounded <= crate::cpu::blas_choice::MARGIN * library {
-        Route::Library(gemm, format!("chosen by measurement ({rates})"))
+    // each route's best of three rounds, taken in turn (a first call's allocations and a
+    // neighbour's load do not decide); the first library found is the incumbent, which
+    // another route must beat by the f32 choice's margin
+    let mut rates = vec![0f64; found.len() + 1];
+    for _ in 0..3 {
+        for (rate, gemm) in rates.iter_mut().zip(&found) {
+            *rate = rate.max(rate_of_library(gemm));
+        }
+        let rounded = &mut rates[found.len()];
+        *rounded = rounded.max(super::rate_of(rounded_product));
+    }
+    let measured: Vec<crate::cpu::blas_choice::Measured> = found
+        .iter()
+        .map(|g| format!("{} of {}", g.symbol, g.library))
+        .chain(std::iter::once("rounded".to_string()))
+        .zip(&rates)
+        .map(|(label, &gflops)| crate::cpu::blas_choice::Measured { label, gflops })
+        .collect();
+    let line = measured
+        .iter()
+        .map(|m| format!("{} {:.1}", m.label, m.gflops))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let chosen = crate::cpu::blas_choice::pick(&measured, 0);
+    let margin = (crate::cpu::blas_choice::MARGIN - 1.0) * 100.0;
+    let why = if chosen == 0 {
+        format!("chosen by measurement (GFLOP/s on one thread: {line})")
     } else {
-        Route::Rounded(format!(
-            "chosen by measurement, more than {:.0}% ahead of {} of {} ({rates})",
-            (crate::cpu::blas_choice::MARGIN - 1.0) * 100.0,
-            gemm.symbol,
-            gemm.library
-        ))
+        format!(
+            "chosen by measurement, more than {margin:.0}% ahead of {} ({line})",
+            measured[0].label
+        )
+    };
+    let mut found = found;
+    if chosen < found.len() {
+        Route::Library(found.swap_remove(chosen), why)
+    } else {
+        Route::Rounded(why)
     }
 }
 
@@ -280,9 +344,10 @@ pub fn rate_of_library(gemm: &Bf16Gemm) -> f64 {
     super::rate_of(|p, c, ldc| library_product(gemm, p, c, ldc))
 }
 
-/// The first library with a bf16 GEMM: the f32 products' library, then OpenBLAS's and MKL's
-/// names ([`crate::cpu::blas_choice`]); and what was tried where none has one.
-fn find() -> (Option<Bf16Gemm>, Vec<String>) {
+/// Every library with a bf16 GEMM, each once, in the order searched: the f32 products'
+/// library, then OpenBLAS's, MKL's and BLIS's names ([`crate::cpu::blas_choice`]); and what
+/// was tried without one.
+fn find() -> (Vec<Bf16Gemm>, Vec<String>) {
     let mut names: Vec<String> = Vec::new();
     if let crate::cpu::blas::Backend::Blas(b) = super::backend() {
         names.push(b.library.clone());
@@ -291,19 +356,31 @@ fn find() -> (Option<Bf16Gemm>, Vec<String>) {
         names.extend(group);
     }
     let mut seen = std::collections::HashSet::new();
-    let mut tried = Vec::new();
+    let (mut found, mut tried): (Vec<Bf16Gemm>, Vec<String>) = (Vec::new(), Vec::new());
     for name in names {
         if !seen.insert(name.clone()) {
             continue;
         }
         match load(&name) {
-            Ok(g) => return (Some(g), tried),
+            // one library by several names (a link and its target) is timed once
+            Ok(g) if found.iter().any(|f| same_file(&f.library, &g.library)) => {}
+            Ok(g) => found.push(g),
             // an absent library is named; one that loads but lacks the symbols says so
             Err(e) if e.contains("could not be loaded") => tried.push(format!("{name} not found")),
             Err(e) => tried.push(e),
         }
     }
-    (None, tried)
+    (found, tried)
+}
+
+/// Whether two library names are one file (both paths that resolve alike; bare names only
+/// when equal).
+fn same_file(a: &str, b: &str) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 /// `C = bf16(op(a)) bf16(op(b)) + beta C` on `route` (module docs): [`super::sgemm`]
@@ -381,6 +458,11 @@ const TRANS: c_int = 112;
 const ROW_ALIGN: usize = 48;
 const COL_ALIGN: usize = 16;
 
+/// A dimension as AOCL's 64-bit `dim_t` (a slice's length always fits).
+fn dim64(x: usize) -> i64 {
+    x as i64
+}
+
 fn dim(x: usize, what: &str) -> c_int {
     c_int::try_from(x).unwrap_or_else(|_| panic!("bf16 gemm: {what} = {x} exceeds BLAS's int"))
 }
@@ -402,31 +484,55 @@ fn library_product(g: &Bf16Gemm, p: Product<'_>, c: &mut [f32], ldc: usize) {
         b: (p.b.trans, ldb),
     };
     let op = |t: bool| if t { TRANS } else { NO_TRANS };
+    let aocl_op = |t: bool| (if t { b't' } else { b'n' }) as c_char;
     let out = Out(c.as_mut_ptr());
-    let gemm = g.gemm;
+    let entry = g.entry;
     for_each_part(shape, ldc, (ROW_ALIGN, COL_ALIGN), |part: Part| {
         let [pm, pn, k] = part.dims;
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
         // SAFETY: `settled` checked `c` against its shape and `ldc`; the packed copies hold
         // their operands contiguously at `lda`/`ldb`, so each part's offsets and extents stay
         // inside them; parts write disjoint rows (or columns) of `c`, which is borrowed
-        // mutably, so it aliases neither copy; `gemm` has CBLAS's signature (`Bf16GemmFn`).
+        // mutably, so it aliases neither copy; each entry is called with its library's
+        // signature (`Entry`), AOCL's with no post-ops.
         unsafe {
-            gemm(
-                ROW_MAJOR,
-                op(p.a.trans),
-                op(p.b.trans),
-                dim(pm, "m"),
-                dim(pn, "n"),
-                dim(k, "k"),
-                1.0,
-                a.as_ptr().add(part.a_off),
-                dim(lda, "lda"),
-                b.as_ptr().add(part.b_off),
-                dim(ldb, "ldb"),
-                p.beta,
-                out.at(part.c_off),
-                dim(ldc, "ldc"),
-            )
+            match entry {
+                Entry::Cblas(gemm) => gemm(
+                    ROW_MAJOR,
+                    op(p.a.trans),
+                    op(p.b.trans),
+                    dim(pm, "m"),
+                    dim(pn, "n"),
+                    dim(k, "k"),
+                    1.0,
+                    pa.add(part.a_off),
+                    dim(lda, "lda"),
+                    pb.add(part.b_off),
+                    dim(ldb, "ldb"),
+                    p.beta,
+                    out.at(part.c_off),
+                    dim(ldc, "ldc"),
+                ),
+                Entry::Aocl(gemm) => gemm(
+                    b'r' as c_char,
+                    aocl_op(p.a.trans),
+                    aocl_op(p.b.trans),
+                    dim64(pm),
+                    dim64(pn),
+                    dim64(k),
+                    1.0,
+                    pa.add(part.a_off),
+                    dim64(lda),
+                    b'n' as c_char,
+                    pb.add(part.b_off),
+                    dim64(ldb),
+                    b'n' as c_char,
+                    p.beta,
+                    out.at(part.c_off),
+                    dim64(ldc),
+                    std::ptr::null(),
+                ),
+            }
         }
     });
 }

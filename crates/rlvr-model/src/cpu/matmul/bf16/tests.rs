@@ -37,11 +37,19 @@ fn at(x: &[f32], trans: bool, ld: usize, i: usize, l: usize) -> f32 {
     }
 }
 
-/// The routes to test: the rounded one, and a library's where one is installed.
+/// The routes to test: the rounded one, every library's found, and the library
+/// `RLVR_BLAS_BF16` names (a path; `.ci/run` names AOCL-BLAS's so that its calling convention
+/// is tested: it must load).
 fn routes() -> Vec<Route> {
     let mut v = vec![Route::Rounded("tested".into())];
-    if let (Some(g), _) = find() {
+    for g in find().0 {
         v.push(Route::Library(g, "tested".into()));
+    }
+    if let Some(named) = std::env::var(BF16_ENV).ok().filter(|n| n.contains('/')) {
+        match load(&named) {
+            Ok(g) => v.push(Route::Library(g, "named".into())),
+            Err(e) => panic!("{BF16_ENV}={named}: {e}"),
+        }
     }
     v
 }
@@ -220,8 +228,9 @@ fn a_named_route_says_what_runs_and_why() {
     );
     let r = choose_route(Some("libc.so.6"));
     assert!(
-        r.describe()
-            .ends_with(": libc.so.6 has no cblas_gemm_bf16bf16f32 or cblas_sbgemm"),
+        r.describe().ends_with(
+            ": libc.so.6 has no cblas_gemm_bf16bf16f32, cblas_sbgemm or aocl_gemm_bf16bf16f32of32"
+        ),
         "{}",
         r.describe()
     );
@@ -240,21 +249,25 @@ fn a_named_route_says_what_runs_and_why() {
 fn the_measured_route_gives_its_rates_or_what_it_tried() {
     let r = choose_route(None);
     let line = r.describe();
-    match find() {
-        (Some(g), _) => {
-            assert!(
-                line.contains("chosen by measurement (GFLOP/s on one thread: ")
-                    || line.contains("chosen by measurement, more than 10% ahead"),
-                "{line}"
-            );
-            assert!(line.contains(g.symbol), "{line}");
-            assert!(line.contains("rounded "), "{line}");
-        }
-        (None, tried) => {
-            assert!(matches!(r, Route::Rounded(_)));
-            assert!(line.contains("no bf16 GEMM found ("), "{line}");
-            assert!(line.contains("libmkl_rt.so.3"), "{line}");
-            assert!(!tried.is_empty());
-        }
+    let (found, tried) = find();
+    if found.is_empty() {
+        assert!(matches!(r, Route::Rounded(_)));
+        assert!(line.contains("no bf16 GEMM found ("), "{line}");
+        assert!(line.contains("libmkl_rt.so.3"), "{line}");
+        assert!(!tried.is_empty());
+        return;
     }
+    assert!(
+        line.contains("chosen by measurement (GFLOP/s on one thread: ")
+            || line.contains("chosen by measurement, more than 10% ahead"),
+        "{line}"
+    );
+    // every library found is timed beside the rounded route
+    for g in &found {
+        assert!(
+            line.contains(&format!("{} of {} ", g.symbol, g.library)),
+            "{line}"
+        );
+    }
+    assert!(line.contains("rounded "), "{line}");
 }
