@@ -1,0 +1,248 @@
+//! A twelfth held-out measurement of the checker against math-verify, on grade-school mathematics
+//! whose answer key is written as a solver's code prints it: 800 real responses from a public project
+//! that no other fixture uses (tests/fixtures/heldout12_responses.jsonl, rebuilt from its source by
+//! scripts/tasks/build_heldout12_responses.py): the model responses the MathCAMPS authors published
+//! with their benchmark on gpoesia/mathcamps (word and arithmetic problems synthesized from 44 Common
+//! Core standards of grades K-8), 28 models (GPT-4o, GPT-3.5 Turbo, the Claude 3 models, Gemini 1.5
+//! Pro and Flash, Llama 3, Mistral and Mixtral, Gemma, Phi-2, Code Llama, DeepSeek, and the base
+//! mathematics models Llemma, DeepSeek-Math, InternLM2-Math, Qwen2-Math and NuminaMath-TIR, several
+//! of which go on with new turns of their own after their answer) told to end with a line "### Answer:
+//! ...". A seeded draw of 700 answers to the problems whose gold is not a plain integer (fractions
+//! "7702/2093", decimals with SymPy's trailing zeros "52.6000000000000", the comparison signs <, >
+//! and =, factor pairs "[(1, 27), (3, 9)]", solutions of two equations "{q: 373/321, s: 2291/642}")
+//! and of 100 to the others. Each line records math-verify 0.9.0's verdict. Nothing in
+//! `crates/rlvr-tasks/src` was changed for this set: it measures, it does not tune.
+//!
+//! Graded by hand (tests/fixtures/heldout12_responses_labels.jsonl, under the policy of
+//! real_responses_labels.jsonl) on 2026-12-07, against the checker of commit f3607fd (the frozen
+//! release binary runs/checker-frozen12/rlvr): all 62 responses where rlvr and math-verify disagree,
+//! a seeded random sample of 100 of the 309 `both-right` and one of 100 of the 429 `both-wrong`. The
+//! strata are fixed: each label names the stratum it was graded in, whatever a later checker says.
+//!
+//! Two tests, each asserting its figures exactly, as tests/heldout11_responses.rs does for the
+//! eleventh held-out set (the code they share is tests/common/heldout.rs):
+//! - `figures_of_record`: the measurement of record, from the labels, the fixed strata and
+//!   math-verify's verdicts alone (rlvr's verdict then is its stratum's), so no checker change
+//!   moves it: rlvr right on 52 of the 62 disagreements (2 false positives, 8 misses), math-verify
+//!   on 10 (8 false positives, 44 misses); whole set 88.5% [80.6%, 92.9%] for rlvr, 83.2% [75.3%,
+//!   87.7%] for math-verify (3 of the 100 sampled `both-right` are wrong, float approximations of
+//!   a fraction gold, and 17 of the 100 sampled `both-wrong` are right); 5 false positives of rlvr
+//!   in the 262 graded, 11 of math-verify's; the bar does NOT hold (see docs/checker.md, "A twelfth
+//!   held-out set");
+//! - `the_current_checker_on_the_twelfth_held_out_set`: today's checker on the same strata, and on
+//!   every response where it and math-verify disagree now. That needs every current disagreement
+//!   graded: a checker change that makes an ungraded one fails the test (it names the ids) until it
+//!   is graded by hand and added to the labels with its own stratum name. A change that moves a
+//!   figure fails it too: update docs/checker.md ("A twelfth held-out set") with the new figures.
+//!
+//! `cargo test -p rlvr-tasks --test heldout12_responses -- --nocapture` prints the figures.
+
+use std::collections::HashMap;
+
+#[path = "common/heldout.rs"]
+mod heldout;
+
+use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+
+/// Sizes of the strata when the set was graded (the labels file's header says how the samples
+/// were drawn); together they are the whole set.
+const DISAGREE_SIZE: usize = 62;
+const BOTH_RIGHT_SIZE: usize = 309;
+const BOTH_WRONG_SIZE: usize = 429;
+const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
+
+/// The set and its labels, checked for shape.
+fn load() -> (Vec<Response>, HashMap<usize, Label>) {
+    let (responses, labels) = heldout::load_set(
+        (
+            "heldout12_responses.jsonl",
+            include_str!("fixtures/heldout12_responses.jsonl"),
+        ),
+        (
+            "heldout12_responses_labels.jsonl",
+            include_str!("fixtures/heldout12_responses_labels.jsonl"),
+        ),
+        DISAGREE_SIZE,
+        SIZES,
+        800,
+        &["mathcamps"],
+    );
+    assert!(
+        responses.iter().all(|r| r.choices.is_none()),
+        "no problem lists options: no line has choices"
+    );
+    (responses, labels)
+}
+
+/// The measurement of record (docs/checker.md, "A twelfth held-out set"): rlvr's verdict then is
+/// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on `disagree`),
+/// so these figures hold for every later checker.
+#[test]
+fn figures_of_record() {
+    let (responses, mut labels) = load();
+    labels.retain(|_, l| l.stratum != REGRADED);
+    let n = responses.len();
+    let heldout::Record {
+        rlvr,
+        math_verify,
+        graded_fp,
+        fp_whole_hi,
+        bar,
+    } = heldout::record(
+        "twelfth held-out set (2026-12-07)",
+        &responses,
+        &labels,
+        SIZES,
+    );
+    assert_eq!(labels.len(), 262);
+    let both_right = Stratum {
+        size: 309,
+        sampled: 100,
+        right: 97,
+    };
+    let both_wrong = Stratum {
+        size: 429,
+        sampled: 100,
+        right: 83,
+    };
+    assert_eq!(
+        rlvr,
+        Strata {
+            disagree: Counts {
+                right: 52,
+                false_pos: 2,
+                false_neg: 8
+            },
+            both_right,
+            both_wrong,
+        }
+    );
+    assert_eq!(
+        math_verify,
+        Strata {
+            disagree: Counts {
+                right: 10,
+                false_pos: 8,
+                false_neg: 44
+            },
+            both_right,
+            both_wrong,
+        }
+    );
+    assert_eq!(graded_fp, (5, 11));
+    assert_eq!(rlvr.accuracy(n).map(pct), ["88.5%", "80.6%", "92.9%"]);
+    assert_eq!(
+        math_verify.accuracy(n).map(pct),
+        ["83.2%", "75.3%", "87.7%"]
+    );
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "7.9");
+    assert!(
+        !bar,
+        "the bar does not hold on the twelfth held-out set: 52 of 62 disagreements right (83.9%), \
+         5 false positives in 262 graded"
+    );
+}
+
+/// Today's checker on the same fixed strata, and on every response where it and math-verify
+/// disagree now (all of them graded).
+#[test]
+fn the_current_checker_on_the_twelfth_held_out_set() {
+    let (responses, labels) = load();
+    let n = responses.len();
+    let cur = heldout::current(&responses, &labels, SIZES);
+    // by source and model (the source's first two fields: the directory names the model)
+    let by_source = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
+        let parts: Vec<&str> = r.source.split(':').collect();
+        match parts.as_slice() {
+            [source, model, ..] => format!("{source}:{model}"),
+            _ => r.source.clone(),
+        }
+    });
+    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_source);
+    let heldout::Current {
+        strata: s,
+        disagreements: current,
+        math_verify: current_mv,
+        false_positives: fp_all,
+        false_positive_rate_hi: fp_whole_hi,
+        ..
+    } = cur;
+    let acc = s.accuracy(n);
+
+    // The figures, as measured on 2026-12-07 at first look (the checker of commit f3607fd, the
+    // frozen binary's): held out still. A checker change that moves one fails here: update
+    // docs/checker.md ("A twelfth held-out set") and these figures.
+    assert_eq!(labels.len(), 262);
+    assert_eq!(
+        s,
+        Strata {
+            disagree: Counts {
+                right: 52,
+                false_pos: 2,
+                false_neg: 8
+            },
+            both_right: Stratum {
+                size: 309,
+                sampled: 100,
+                right: 97
+            },
+            both_wrong: Stratum {
+                size: 429,
+                sampled: 100,
+                right: 83
+            },
+        }
+    );
+    assert_eq!(acc.map(pct), ["88.5%", "80.6%", "92.9%"]);
+    assert_eq!(fp_all, 5);
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "7.9");
+    assert_eq!(
+        current,
+        Counts {
+            right: 52,
+            false_pos: 2,
+            false_neg: 8
+        }
+    );
+    assert_eq!(
+        current_mv,
+        Counts {
+            right: 10,
+            false_pos: 8,
+            false_neg: 44
+        }
+    );
+    let expected: std::collections::BTreeMap<String, (usize, usize)> = [
+        ("mathcamps:AI-MO/NuminaMath-7B-TIR", (1, 2)),
+        ("mathcamps:EleutherAI/llemma_34b", (2, 2)),
+        ("mathcamps:EleutherAI/llemma_7b", (2, 2)),
+        ("mathcamps:Qwen/Qwen2-Math-72B", (3, 3)),
+        ("mathcamps:Qwen/Qwen2-Math-7B", (1, 1)),
+        ("mathcamps:claude-3-opus-20240229", (4, 4)),
+        ("mathcamps:claude-3-sonnet-20240229", (2, 2)),
+        ("mathcamps:codellama/CodeLlama-34b-Instruct-hf", (2, 3)),
+        ("mathcamps:codellama/CodeLlama-7b-Instruct-hf", (1, 1)),
+        ("mathcamps:deepseek-ai/deepseek-coder-33b-instruct", (2, 5)),
+        ("mathcamps:deepseek-ai/deepseek-llm-67b-chat", (3, 3)),
+        ("mathcamps:deepseek-ai/deepseek-math-7b-base", (4, 6)),
+        ("mathcamps:gemini-1.5-flash-001", (3, 3)),
+        ("mathcamps:gemini-1.5-pro-001", (6, 6)),
+        ("mathcamps:gpt-3.5-turbo-0125", (1, 2)),
+        ("mathcamps:gpt-4o-2024-05-13", (2, 2)),
+        ("mathcamps:internlm/internlm2-math-base-20b", (2, 2)),
+        ("mathcamps:internlm/internlm2-math-base-7b", (4, 4)),
+        ("mathcamps:meta-llama/Llama-3-70b-chat-hf", (2, 2)),
+        ("mathcamps:meta-llama/Llama-3-8b-chat-hf", (1, 1)),
+        ("mathcamps:mistralai/Mistral-7B-Instruct-v0.3", (0, 2)),
+        ("mathcamps:mistralai/Mixtral-8x22B-Instruct-v0.1", (2, 2)),
+        ("mathcamps:mistralai/Mixtral-8x7B-Instruct-v0.1", (2, 2)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(by_source, expected);
+    assert!(
+        !bar,
+        "the bar does not hold: 52 of 62 current disagreements right, 5 false positives in 262 graded"
+    );
+}
