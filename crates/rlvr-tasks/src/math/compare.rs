@@ -61,8 +61,10 @@
 //!   base);
 //! - **percent**: `p\%` equals `p` and `p/100`;
 //! - **constant values**: exact rationals when both sides have one (so `2^{100}` and its
-//!   31 digits are told apart from their neighbours); a decimal against an exact form
-//!   with [`super::numeric::decimal_matches`]; else values within
+//!   31 digits are told apart from their neighbours); a decimal gold against an exact form
+//!   with [`super::numeric::decimal_matches`] (the gold is the exact value rounded), but a
+//!   decimal answer against an exact gold only when equal (a rounded decimal is an
+//!   approximation: `0.0833333` is not `\frac{1}{12}`, `3.14159` not `\pi`); else values within
 //!   [`super::numeric::REL_TOL`]; beyond 2^53 without exact values: not equal;
 //! - **expressions with variables**: equal at all of [`REAL_POINTS`] real and (when both
 //!   sides are holomorphic: no `|.|`, floor, factorial) [`COMPLEX_POINTS`] complex sample
@@ -620,6 +622,17 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
         (Expr::Set(a), x) | (x, Expr::Set(a)) if a.len() == 1 => {
             return eq(&a[0], x, d).map(|_| "one-element set");
         }
+        (Expr::Tuple(_, _, a), Expr::List(b))
+            if a.len() >= 2
+                && a.len() == b.len()
+                && a.iter().chain(b).all(|x| matches!(x, Expr::Tuple(..))) =>
+        {
+            // `(1, 27), (3, 9)` answers `[(1, 27), (3, 9)]`: the list's pairs listed without
+            // its brackets (a list of tuples is no interval)
+            return multiset(a, b, d)
+                .then_some("the same tuples listed")
+                .ok_or("different tuples");
+        }
         (Expr::Tuple(_, _, a), Expr::List(items)) if named_values(items).is_some() => {
             // `B = 3, E = 5` answers `[3, 5]`: each value named once, in the gold's order
             let values = named_values(items).unwrap_or_default();
@@ -1119,18 +1132,15 @@ fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
             }
             return Err("different exact values");
         }
-        // a decimal against an exact rational: only the rounding rule can make them equal
-        let (d, digits, v) = match decimal_literal(g) {
-            Some(t) => (a.to_f64(), significant_digits(t), b.to_f64()),
-            None => (
-                b.to_f64(),
-                significant_digits(decimal_literal(p).unwrap_or("")),
-                a.to_f64(),
-            ),
+        // a decimal against an exact rational: only the rounding rule can make them equal, and
+        // only for a rounded gold: an answer that rounds an exact gold is an approximation
+        // (`43.3077` for 563/13, the float print `0.0833333333333333` for 1/12)
+        return match decimal_literal(g) {
+            Some(t) => decimal_matches(a.to_f64(), significant_digits(t), b.to_f64())
+                .then_some("decimal is the exact value rounded")
+                .ok_or("different exact values"),
+            None => Err("a rounded decimal of an exact value"),
         };
-        return decimal_matches(d, digits, v)
-            .then_some("decimal is the exact value rounded")
-            .ok_or("different exact values");
     }
     let none = |_: &str| None;
     let (Some(a), Some(b)) = (eval(g, &none), eval(p, &none)) else {
@@ -1152,8 +1162,11 @@ fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
             _ => false,
         }
     };
-    if dec(g, p, a, b) || dec(p, g, b, a) {
+    if dec(g, p, a, b) {
         return Ok("decimal is the exact value rounded");
+    }
+    if decimal_literal(p).is_some() && decimal_literal(g).is_none() {
+        return Err("a rounded decimal of an exact value");
     }
     Err("different values")
 }

@@ -54,6 +54,7 @@ impl fmt::Display for Explanation {
 pub fn gold_answer(gold: &str) -> String {
     let gold = head(gold, 4 * MAX_ANSWER_CHARS);
     let gold = super::normalize::unicode_math(gold);
+    let gold = super::normalize::repeating_decimals(gold.as_ref());
     let gold = gold.as_ref();
     if gold.contains("\\boxed") || gold.contains("\\fbox") {
         if let Some(b) = extract_boxed(gold) {
@@ -95,20 +96,9 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
     };
     let extracted = found.answer;
     let answer_tree = tree(&extracted);
-    let (correct, rule) = match (&gold_tree, &answer_tree) {
-        (Ok(g), Ok(p)) => match decide(g, p) {
-            Ok(r) => (true, r.to_string()),
-            Err(r) => (false, r.to_string()),
-        },
-        _ => {
-            // an answer that does not parse can only match as the same text
-            let (a, b) = (normalize(&gold), normalize(&extracted));
-            if same_text(&a, &b) {
-                (true, "same text (not parsed)".to_string())
-            } else {
-                (false, "not parsed, and the texts differ".to_string())
-            }
-        }
+    let (correct, rule) = match verdict((&gold, &gold_tree), (&extracted, &answer_tree)) {
+        Ok(r) => (true, r),
+        Err(r) => (false, r),
     };
     let (correct, rule) = match (correct, decimal_comma_reason(&gold, &extracted)) {
         (false, Some(r)) => (true, r),
@@ -316,16 +306,80 @@ fn is_number(s: &str) -> bool {
 }
 
 fn equivalent_as_written(gold: &str, answer: &str) -> Result<String, String> {
-    let (g, p) = (tree(&gold_answer(gold)), tree(answer));
-    match (&g, &p) {
-        (Ok(g), Ok(p)) => decide(g, p).map(str::to_string).map_err(str::to_string),
+    let gold = gold_answer(gold);
+    verdict((&gold, &tree(&gold)), (answer, &tree(answer)))
+}
+
+/// The verdict on a gold and an answer, each with its tree: [`decide`] where both parse;
+/// against a gold that is a relation sign alone, [`completed_comparison`]; else only the same
+/// text matches (an answer that does not parse, or a gold).
+fn verdict(
+    (gold, gold_tree): (&str, &Result<Expr, String>),
+    (answer, answer_tree): (&str, &Result<Expr, String>),
+) -> Result<String, String> {
+    let sign = || gold_tree.is_err().then(|| relation_sign(gold)).flatten();
+    match (gold_tree, answer_tree, sign()) {
+        (Ok(g), Ok(p), _) => decide(g, p).map(str::to_string).map_err(str::to_string),
+        (Err(_), Ok(p), Some(op)) => completed_comparison(op, p)
+            .map(str::to_string)
+            .map_err(str::to_string),
         _ => {
-            let (a, b) = (normalize(gold), normalize(answer));
-            if same_text(&a, &b) {
+            if same_text(&normalize(gold), &normalize(answer)) {
                 Ok("same text (not parsed)".into())
             } else {
                 Err("not parsed, and the texts differ".into())
             }
         }
+    }
+}
+
+/// The relation of a gold that is one relation sign and nothing else (`<`, `>`, `=`, `\leq`,
+/// `≥`, `\neq`: the answer key of "compare: 3/4 _ 2/3" problems).
+fn relation_sign(gold: &str) -> Option<RelOp> {
+    match super::lex::lex(&prepare(gold))?.as_slice() {
+        [super::lex::Tok::Rel(op)] if !matches!(op, RelOp::In | RelOp::NotIn | RelOp::Approx) => {
+            Some(*op)
+        }
+        _ => None,
+    }
+}
+
+/// An answer to a relation-sign gold `op` written as the completed comparison of two values
+/// (`5 > 2` for `>`, `\frac34 > \frac23`): right when its one relation is `op` and holds
+/// between the two values; the sign alone is compared as text.
+fn completed_comparison(op: RelOp, answer: &Expr) -> Result<&'static str, &'static str> {
+    let Expr::Rel(members, ops) = answer else {
+        return Err("not a comparison, against a relation sign");
+    };
+    let ([a, b], [o]) = (members.as_slice(), ops.as_slice()) else {
+        return Err("a chain of comparisons, against one relation sign");
+    };
+    if *o != op {
+        return Err("the comparison's sign differs");
+    }
+    let none = |_: &str| None;
+    let (Some(x), Some(y)) = (
+        super::numeric::eval(a, &none),
+        super::numeric::eval(b, &none),
+    ) else {
+        return Err("a comparison of what has no value");
+    };
+    if x.im != 0.0 || y.im != 0.0 {
+        return Err("a comparison of complex values");
+    }
+    let equal = super::numeric::same_constant(x, y);
+    let holds = match op {
+        RelOp::Eq => equal,
+        RelOp::Ne => !equal,
+        RelOp::Lt => x.re < y.re && !equal,
+        RelOp::Gt => x.re > y.re && !equal,
+        RelOp::Le => x.re < y.re || equal,
+        RelOp::Ge => x.re > y.re || equal,
+        _ => false,
+    };
+    if holds {
+        Ok("the completed comparison, with the gold's sign")
+    } else {
+        Err("a completed comparison that does not hold")
     }
 }

@@ -159,6 +159,9 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
         return Err(NoAnswer::TooLong);
     }
     let text = super::special_tokens::strip_special_tokens(response);
+    let text = super::special_tokens::cut_at_plain_turn(text.as_ref());
+    let text = super::normalize::calculator_annotations(text);
+    let text = super::normalize::repeating_decimals(text.as_ref());
     let text = super::normalize::clock_times(text.as_ref());
     let text = super::normalize::currency_signs(text.as_ref());
     let text = super::normalize::unicode_math(text.as_ref());
@@ -197,10 +200,20 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     {
         markers.retain(|&(p, _)| !tentative(text, p));
     }
-    for &(pos, kind) in &markers {
+    for (i, &(pos, kind)) in markers.iter().enumerate() {
         match marker_answer(text, pos, kind, false) {
             Err(()) => return Err(NoAnswer::Refusal),
             Ok(Some(a)) => {
+                // two answer lines in a row commit to both: different values are a hedge
+                // (`### Answer: 5/9 (simplified)` then `### Answer: 75/54`), which the
+                // comparison refuses; the same value twice is one answer
+                let above = (kind == Rule::AnswerStatement)
+                    .then(|| stacked_answer(text, pos, markers.get(i + 1).copied()))
+                    .flatten();
+                let a = match above {
+                    Some(before) if before != a => format!("{before}, {a}"),
+                    _ => a,
+                };
                 if let Some(a) = found(a, kind) {
                     return Ok(a);
                 }
@@ -239,6 +252,35 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
         Err(NoFinal::Refusal) => Err(NoAnswer::Refusal),
         Err(NoFinal::Instruction) => Err(NoAnswer::Instruction),
     }
+}
+
+/// The answer of the answer line right above the answer line of the marker ending at `pos`
+/// (no other line between them but blank ones), when `previous` (the marker before it) opens
+/// that line: `### Answer: 5/9` above `### Answer: 75/54` gives `5/9`. Both lines must open
+/// with their marker (after `#`, `*`, `>`, `-` and blanks), so an answer stated in working
+/// ("... so the answer is 4.") does not count.
+fn stacked_answer(text: &str, pos: usize, previous: Option<(usize, Rule)>) -> Option<String> {
+    let (prev_pos, prev_kind) = previous?;
+    if prev_kind != Rule::AnswerStatement {
+        return None;
+    }
+    let line_start = |p: usize| text[..p].rfind('\n').map_or(0, |n| n + 1);
+    let opens_line = |p: usize| {
+        let lead = text[line_start(p)..p]
+            .trim_start_matches(['#', '*', '>', '-', ' ', '\t'])
+            .to_ascii_lowercase();
+        lead.starts_with("answer") || lead.starts_with("final answer")
+    };
+    let this_line = line_start(pos);
+    let between = text.get(prev_pos..this_line)?;
+    // the previous marker's line ends before this one starts, with only blank lines between
+    let (_, after_prev_line) = between.split_once('\n')?;
+    if !after_prev_line.trim().is_empty() || !opens_line(pos) || !opens_line(prev_pos) {
+        return None;
+    }
+    marker_answer(text, prev_pos, prev_kind, false)
+        .ok()
+        .flatten()
 }
 
 /// Answer markers of `text` (byte offset after the marker, kind), the last one first.

@@ -358,7 +358,7 @@ fn brace_arg(c: &[char], mut i: usize) -> Option<(&[char], usize)> {
 }
 
 /// The lowercase Greek letters' names in Unicode order from `α` (`ς` as `varsigma`).
-const GREEK_LETTERS: [&str; 25] = [
+pub(crate) const GREEK_LETTERS: [&str; 25] = [
     "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
     "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "varsigma", "sigma", "tau", "upsilon",
     "phi", "chi", "psi", "omega",

@@ -99,6 +99,91 @@ pub fn clean_inline(s: &str) -> String {
     t.to_string()
 }
 
+/// `s` without GSM8K's calculator annotations: `<<83-49=34>>` (an expression, `=`, its value,
+/// between `<<` and `>>`) is what GSM8K's reference solutions mark each computation with, and
+/// models trained on them write it into their working (`83 - 49 = <<83-49=34>>34 ballerinas`
+/// reads `83 - 49 = 34 ballerinas`). Only a run of at most 200 characters on one line, with no
+/// `<` or `>` inside and an `=` in it, is an annotation: a shift `a << 2` or a placeholder
+/// `<<your final answer here.>>` stays.
+pub fn calculator_annotations(s: &str) -> std::borrow::Cow<'_, str> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if !s.contains("<<") {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"<<[^<>\n]{0,200}=[^<>\n]{0,200}>>").expect("static regex compiles")
+    });
+    re.replace_all(s, "")
+}
+
+/// `s` with each repeating decimal written out with an ellipsis as its exact fraction:
+/// `17.2162162162...` → `\frac{637}{37}`, `0.333…` → `\frac{1}{3}`, `0.1666\ldots` →
+/// `\frac{1}{6}` (the grading policy's `0.111...`: a decimal whose digits repeat, with an
+/// ellipsis, is the exact value; without one it is a rounding). The digits must show the
+/// repeating block at least twice after a non-repeating head (three times for a one-digit
+/// block: `0.33...` is not enough, `0.333...` is), with a block of at most 9 digits and at
+/// most 30 digits after the point; else the text stays (`3.14159...` is an approximation).
+pub fn repeating_decimals(s: &str) -> std::borrow::Cow<'_, str> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if !(s.contains("...") || s.contains('…') || s.contains("dots")) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\b(\d{1,18})\.(\d{2,30})[ \t]?(?:\.\.\.|…|\\ldots|\\dots|\\cdots)")
+            .expect("static regex compiles")
+    });
+    re.replace_all(s, |c: &regex::Captures| {
+        repeating_fraction(&c[1], &c[2]).unwrap_or_else(|| c[0].to_string())
+    })
+}
+
+/// `\frac{N}{D}` (lowest terms) of the repeating decimal `int.frac...` (see
+/// [`repeating_decimals`]); None when the digits show no repeating block.
+fn repeating_fraction(int: &str, frac: &str) -> Option<String> {
+    let d = frac.as_bytes();
+    // the shortest block, then the shortest head before it
+    let (head, block) = (1..=9usize).find_map(|p| {
+        (0..d.len()).find_map(|q| {
+            let tail = &d[q..];
+            let shown = if p == 1 { 3 } else { 2 * p };
+            (tail.len() >= shown && (p..tail.len()).all(|i| tail[i] == tail[i - p]))
+                .then_some((q, p))
+        })
+    })?;
+    let num = |t: &str| -> Option<i128> {
+        if t.is_empty() {
+            Some(0)
+        } else {
+            t.parse().ok()
+        }
+    };
+    let ten = |k: usize| 10i128.checked_pow(u32::try_from(k).ok()?);
+    let (i, h, r) = (
+        num(int)?,
+        num(&frac[..head])?,
+        num(&frac[head..head + block])?,
+    );
+    let nines = ten(block)? - 1;
+    let scale = ten(head)?;
+    // int + (h + r / nines) / scale
+    let n = i
+        .checked_mul(scale)?
+        .checked_add(h)?
+        .checked_mul(nines)?
+        .checked_add(r)?;
+    let den = scale.checked_mul(nines)?;
+    let g = gcd(n, den);
+    Some(format!("\\frac{{{}}}{{{}}}", n / g, den / g))
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
+}
+
 /// `s` with the meridiem of clock times written `AM` / `PM`: `8:45 P.M.` → `8:45 PM.` (its
 /// last period kept: it may end the sentence), `8:45 p.m`, `8:45pm` → `8:45 PM`, so the period
 /// inside `P.M.` does not end the answer's sentence and the spellings compare equal.
@@ -368,6 +453,46 @@ static SET_BUILDER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeating_decimals_with_an_ellipsis_are_exact() {
+        assert_eq!(
+            repeating_decimals("### Answer: $17.2162162162..."),
+            "### Answer: $\\frac{637}{37}"
+        );
+        assert_eq!(
+            repeating_decimals("so 0.333... of it"),
+            "so \\frac{1}{3} of it"
+        );
+        assert_eq!(repeating_decimals("0.1666\\ldots"), "\\frac{1}{6}");
+        assert_eq!(repeating_decimals("0.999…"), "\\frac{1}{1}");
+        assert_eq!(repeating_decimals("-2.4545..."), "-\\frac{27}{11}");
+        // no repeating block shown, or too few repeats: the text stays
+        for s in ["3.14159...", "0.33...", "1, 2, 3, ...", "0.5...", "0.1212"] {
+            assert_eq!(repeating_decimals(s), s);
+        }
+    }
+
+    #[test]
+    fn calculator_annotations_are_dropped() {
+        assert_eq!(
+            calculator_annotations("leaving 83 - 49 = <<83-49=34>>34 ballerinas"),
+            "leaving 83 - 49 = 34 ballerinas"
+        );
+        assert_eq!(
+            calculator_annotations("$13.3 - $4.971 = <<13.3-4.971=8.329>>8.329 and <<2*3=6>>6"),
+            "$13.3 - $4.971 = 8.329 and 6"
+        );
+        // no `=` inside, or across lines, or nested: not an annotation
+        for s in [
+            "### Answer: <<your final answer here.>>",
+            "x << 2 and y >> 3",
+            "<<1+\n1=2>>",
+            "a <<b<c=d>> e",
+        ] {
+            assert_eq!(calculator_annotations(s), s);
+        }
+    }
 
     #[test]
     fn separators() {

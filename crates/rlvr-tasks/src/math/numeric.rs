@@ -10,8 +10,10 @@
 //!   A decimal literal against an exact form (a fraction, a radical, π, ...) is
 //!   [`decimal_matches`] when it is the exact value correctly rounded to the decimal's own
 //!   number of significant digits, and it has at least [`MIN_DECIMAL_DIGITS`] of them:
-//!   `0.0833333` = 1/12, `2.66667` = 8/3, `3.14159` = π, but `0.33` ≠ 1/3, `3.14` ≠ π,
-//!   `13.287` ≠ 3840/289 and `2.6667` ≠ 8/3 (five digits: a rounded answer, not the value). A decimal against another decimal, or against an exact
+//!   `0.0833333` rounds 1/12, `2.66667` 8/3, `3.14159` π, but `0.33` does not stand for 1/3,
+//!   nor `3.14` for π, `13.287` for 3840/289, `2.6667` for 8/3 (five digits: a rounded
+//!   answer, not the value). The comparison uses it for a gold written so (a rounded key),
+//!   never for an answer ([`super::compare`]). A decimal against another decimal, or against an exact
 //!   rational with a finite decimal form, is compared exactly (`3.3e12` ≠ `3.3e12+1`).
 
 use num_complex::Complex64 as C;

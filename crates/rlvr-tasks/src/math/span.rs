@@ -562,6 +562,29 @@ fn word_letter(c: char) -> bool {
     c.is_alphabetic() && !('\u{370}'..='\u{3ff}').contains(&c)
 }
 
+/// Whether the parenthesis whose content starts `inner` is a remark in words after a value
+/// (`8.329 (rounded to 2 decimal places)`, `5/9 (simplified form)`, `12 (approximately)`): its
+/// first word has three or more letters and is not a function, constant, unit or Greek
+/// letter's name, nor `or`/`and` (`5 (or 7)` is an alternative), and nothing but a sentence
+/// end follows its closing parenthesis. `x (x+1)`, `2 (\pi r)`, `3 (mod 7)`, `2 (theta + 1)`
+/// and `93 (miles per hour) + 93` are not remarks.
+fn remark(inner: &str) -> bool {
+    let inner = inner.trim_start_matches([' ', '\t']);
+    let len = inner.find(|c: char| !word_letter(c)).unwrap_or(inner.len());
+    let word = inner[..len].to_lowercase();
+    // the remark closes the statement: nothing but a sentence end follows it (`93 (miles per
+    // hour) + 93 (miles per hour) = 186` goes on with math: a unit, not a remark)
+    let closes = inner[len..].find(')').is_some_and(|c| {
+        let after = inner[len + c + 1..].trim_start_matches([' ', '\t']);
+        after.is_empty() || after.starts_with(['.', ',', ';', '!', '?', '\n', '\r'])
+    });
+    len >= 3
+        && !MATH_WORDS.contains(&word.as_str())
+        && !super::lex::GREEK_LETTERS.contains(&word.as_str())
+        && !matches!(word.as_str(), "and" | "or" | "mod" | "bmod" | "pmod")
+        && closes
+}
+
 /// Whether `s` starts with something an expression can start with.
 fn starts_math(s: &str) -> bool {
     let mut chars = s.chars();
@@ -628,6 +651,9 @@ pub fn expression(s: &str) -> (String, usize) {
                     i += 1 + name_len;
                 }
                 end = i;
+            }
+            b'(' if depth == 0 && end > 0 && remark(&s[i + 1..]) && s[..i].ends_with(' ') => {
+                break; // `8.329 (rounded to 2 decimal places)`: a remark, not a factor
             }
             b'{' | b'(' | b'[' => {
                 depth += 1;
@@ -743,6 +769,24 @@ mod tests {
 
     fn a(s: &str) -> String {
         statement_answer(s)
+    }
+
+    #[test]
+    fn a_remark_in_parentheses_ends_the_expression() {
+        assert_eq!(a(" 8.329 (rounded to 2 decimal places)"), "8.329");
+        assert_eq!(a(" 5/9 (Simplified form)"), "5/9");
+        assert_eq!(a(" 12 (approximately)."), "12");
+        // a factor, an alternative, a modulus, a Greek letter's name: kept
+        assert_eq!(a(" 2 (x+1)"), "2 (x+1)");
+        assert_eq!(a(" 3 (mod 7)"), "3 (mod 7)");
+        assert_eq!(a(" 2 (theta + 1)"), "2 (theta + 1)");
+        assert_eq!(a(" 5 (or 7)"), "5 (or 7)");
+        assert_eq!(a(" f(x) = 2x"), "f(x) = 2x");
+        // math after the parenthesis: a unit inside the working, not a closing remark
+        assert_eq!(
+            a(" 93 (miles per hour) + 93 (miles per hour) = 186 (miles per hour)"),
+            "93 (miles per hour) + 93 (miles per hour) = 186"
+        );
     }
 
     #[test]

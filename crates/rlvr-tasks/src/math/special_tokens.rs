@@ -17,6 +17,13 @@
 //!
 //! [`strip_tokens`] removes a given list of tokens (a tokenizer's own special tokens) the same
 //! way. Both scan the text once per marker, so they run in linear time.
+//!
+//! [`cut_at_plain_turn`] ends a response where a base model, prompted with a chat written in
+//! plain text, starts a new turn of its own: a line that opens with a role marker of
+//! [`PLAIN_TURN_MARKERS`] (MathCAMPS's few-shot prompt writes its turns `|user| ...` and
+//! `|assistant| ...`: `### Answer: 40.2\n|user| A car travels ...` reads `### Answer: 40.2`).
+//! Only at the start of a line, after some text: `|user|` inside a sentence, or a Markdown
+//! table's `| user |`, is not a turn.
 
 use std::borrow::Cow;
 
@@ -60,6 +67,31 @@ pub const OTHER_MARKERS: &[&str] = &[
     // section follows
     "<eoe>",
 ];
+
+/// Role markers of chats written in plain text that open a new turn at the start of a line
+/// (module docs).
+pub const PLAIN_TURN_MARKERS: &[&str] = &["|user|", "|system|", "|human|"];
+
+/// `text` up to the first line (after some text) that opens with one of
+/// [`PLAIN_TURN_MARKERS`] (module docs); all of `text` when none does.
+pub fn cut_at_plain_turn(text: &str) -> &str {
+    // one pass: whether text came before is carried from line to line
+    let (mut start, mut text_before) = (0, false);
+    for line in text.split_inclusive('\n') {
+        let head = line.trim_start_matches([' ', '\t', '#']);
+        if text_before
+            && PLAIN_TURN_MARKERS.iter().any(|m| {
+                head.get(..m.len())
+                    .is_some_and(|h| h.eq_ignore_ascii_case(m))
+            })
+        {
+            return &text[..start];
+        }
+        text_before |= !line.trim().is_empty();
+        start += line.len();
+    }
+    text
+}
 
 /// `text` without the common special tokens (rules in the module docs).
 pub fn strip_special_tokens(text: &str) -> Cow<'_, str> {
@@ -185,6 +217,29 @@ mod tests {
         // text that only looks like a token is kept
         assert_eq!(strip_special_tokens("a<eo b"), "a<eo b");
         assert_eq!(strip_special_tokens("so 3 <eoax> 4"), "so 3 <eoax> 4");
+    }
+
+    #[test]
+    fn a_plain_text_turn_ends_the_response() {
+        // a base model's new turns after its answer (MathCAMPS's prompt format)
+        let r = "Reasoning: 23.0+17.2 = 40.2\n### Answer: 40.2\n###\n|user| A car travels 60 km/h.\n###|assistant| Reasoning: 150\n### Answer: 150";
+        assert_eq!(
+            cut_at_plain_turn(r),
+            "Reasoning: 23.0+17.2 = 40.2\n### Answer: 40.2\n###\n"
+        );
+        let r = "### Answer: 35.321\n\nNow the next one.\n\n|system| Write \"### Answer: <<your final answer here.>>\".";
+        assert_eq!(
+            cut_at_plain_turn(r),
+            "### Answer: 35.321\n\nNow the next one.\n\n"
+        );
+        // a marker before any text, inside a line, or a table's cells: no turn
+        assert_eq!(cut_at_plain_turn("|user| 2 + 2?\n4"), "|user| 2 + 2?\n4");
+        assert_eq!(
+            cut_at_plain_turn("so |user| wins\nAnswer: 3"),
+            "so |user| wins\nAnswer: 3"
+        );
+        let table = "| role | n |\n| user | 3 |\nAnswer: 3";
+        assert_eq!(cut_at_plain_turn(table), table);
     }
 
     #[test]

@@ -212,7 +212,14 @@ fn identities() {
     no("i(2-i)", "2+i");
     yes("\\sin(90^\\circ-x)", "\\cos x");
     no("\\sin(90^\\circ-x)", "\\sin x");
-    yes("\\frac{1}{12}", "0.0833333333333333");
+    // a rounded decimal answer is an approximation of an exact gold (the grading policy's
+    // rule 2); a rounded gold stands for the exact answer that rounds to it
+    no("\\frac{1}{12}", "0.0833333333333333");
+    no("\\frac{563}{13}", "43.3077");
+    no("\\pi", "3.14159");
+    yes("0.0833333", "\\frac{1}{12}");
+    yes("3.14159", "\\pi");
+    yes("\\frac{1}{8}", "0.125");
     no("\\frac{1}{3}", "0.33");
     no("(a+5)(b+2)", "(+5)(b+2)");
     no("x+2n+1", "x+1");
@@ -1157,4 +1164,62 @@ fn a_multibyte_final_line_against_options_does_not_panic() {
         let s = super::verify_with_choices("A", r, &["1", "2"]);
         assert!(!s.correct, "{r}");
     }
+}
+
+/// A gold that is a relation sign alone (the key of "compare: 3/4 _ 2/3"): the sign, or the
+/// completed comparison with that sign, when it holds between its two values.
+#[test]
+fn a_relation_sign_gold_takes_the_completed_comparison() {
+    yes(">", ">");
+    yes(">", "5 > 2");
+    yes("<", "\\frac{2}{3} < \\frac{3}{4}");
+    yes("=", "\\frac{1}{2} = 0.5");
+    yes("\\geq", "7 \\geq 7");
+    // another sign, a comparison that does not hold, one without values, a chain
+    no(">", "5 < 7");
+    no(">", "2 > 5");
+    no("=", "3 = 4");
+    no("<", "x < 3");
+    no("<", "1 < 2 < 3");
+    no(">", "5");
+    assert!(verify(">", "Reasoning: 6 > 5.\n### Answer: 6 > 5").correct);
+    assert!(!verify("<", "Reasoning: 6 > 5.\n### Answer: 6 > 5").correct);
+}
+
+/// The answers of MathCAMPS's base models: a new plain-text turn ends the response, GSM8K's
+/// calculator annotations are dropped, a remark in parentheses is not the answer, and two
+/// answer lines in a row with different values are a hedge.
+#[test]
+fn base_model_turns_annotations_remarks_and_stacked_answer_lines() {
+    let turn = "Reasoning: 23.0+17.2 = <<23.0+17.2=40.2>>40.2 km.\n### Answer: 40.2\n###\n|user| A car travels at 60 km/h for 2.5 hours?\n###|assistant| Reasoning: 60*2.5 = <<60*2.5=150>>150\n### Answer: 150";
+    assert_eq!(extract_answer(turn).as_deref(), Some("40.2"));
+    let placeholder = "61.571 - 26.25 = 35.321\n### Answer: 35.321\n\nNow, the next problem.\n\n|system| The last line should be \"### Answer: <<your final answer here.>>\".";
+    assert_eq!(extract_answer(placeholder).as_deref(), Some("35.321"));
+    let annotated = "There are 83 ballerinas.\nAfter the first round, 49 are eliminated, leaving 83 - 49 = <<83-49=34>>34 ballerinas for the next round.";
+    assert!(verify("34", annotated).correct);
+    assert!(verify("8.329", "### Answer: 8.329 (rounded to 2 decimal places)").correct);
+    let stacked = "### Answer: 5/9 ...............(Simplified form)\n### Answer: 75/54 ...............(Without simplification)";
+    assert!(!verify("25/18", stacked).correct);
+    assert!(!verify("5/9", stacked).correct);
+    // the same value on both lines is one answer; an answer in the working above is not a line
+    assert!(verify("5/9", "### Answer: 5/9\n### Answer: 10/18").correct);
+    assert!(verify("7", "so the answer is 4.\n### Answer: 7").correct);
+    // pairs listed without the list's brackets
+    yes("[(1, 27), (3, 9)]", "(1, 27), (3, 9)");
+    yes("[(1, 27), (3, 9)]", "(3, 9), (1, 27)");
+    no("[(1, 27), (3, 9)]", "(1, 27), (3, 8)");
+    no("(3, 5)", "3, 5");
+}
+
+/// A decimal answer against an exact gold: equal only when it is the value (terminating, or
+/// repeating with an ellipsis); a rounding of it is an approximation (policy rule 2).
+#[test]
+fn rounded_and_repeating_decimals_against_exact_golds() {
+    assert!(verify("637/37", "### Answer: $17.2162162162...").correct);
+    assert!(verify("\\frac{1}{3}", "The answer is 0.333...").correct);
+    assert!(verify("0.333...", "The answer is $\\frac{1}{3}$").correct);
+    assert!(!verify("\\frac{1}{3}", "The answer is 0.33...").correct);
+    assert!(!verify("259/60", "### Answer: 4.316666666666666").correct);
+    assert!(!verify("563/13", "### Answer: 43.3077 feet.").correct);
+    assert!(verify("7/8", "### Answer: 0.875").correct);
 }
