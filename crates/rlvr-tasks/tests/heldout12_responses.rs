@@ -18,6 +18,9 @@
 //! release binary runs/checker-frozen12/rlvr): all 62 responses where rlvr and math-verify disagree,
 //! a seeded random sample of 100 of the 309 `both-right` and one of 100 of the 429 `both-wrong`. The
 //! strata are fixed: each label names the stratum it was graded in, whatever a later checker says.
+//! After the rules written from this set, 51 unsampled responses became disagreements; they were
+//! graded by hand then (stratum `regraded-after-fix`: 44 right, 7 wrong), and count in the current
+//! disagreements and false positives, not in the whole-set estimate.
 //!
 //! Two tests, each asserting its figures exactly, as tests/heldout11_responses.rs does for the
 //! eleventh held-out set (the code they share is tests/common/heldout.rs):
@@ -34,6 +37,13 @@
 //!   graded: a checker change that makes an ungraded one fails the test (it names the ids) until it
 //!   is graded by hand and added to the labels with its own stratum name. A change that moves a
 //!   figure fails it too: update docs/checker.md ("A twelfth held-out set") with the new figures.
+//!   After the rules written from this set (no longer a held-out measurement): rlvr right on 61 of
+//!   the 62 graded disagreements and on 117 of the 118 current ones (math-verify on 1), 0 false
+//!   positives in the 313 graded (at most 3.7 per 200 over the whole set at 95%), whole set 97.7%
+//!   [92.1%, 99.1%]; the bar holds. Its two misses among the disagreements, #558 and #529, are
+//!   regressions of the rule that a rounded decimal is not an exact gold: each problem asks for a
+//!   repeating value "as a decimal", which the policy reads as asking for rounding; the other four
+//!   misses (#299, #504, #574, #714, in the `both-wrong` sample) were the frozen checker's too.
 //!
 //! `cargo test -p rlvr-tasks --test heldout12_responses -- --nocapture` prints the figures.
 
@@ -169,80 +179,86 @@ fn the_current_checker_on_the_twelfth_held_out_set() {
     } = cur;
     let acc = s.accuracy(n);
 
-    // The figures, as measured on 2026-12-07 at first look (the checker of commit f3607fd, the
-    // frozen binary's): held out still. A checker change that moves one fails here: update
-    // docs/checker.md ("A twelfth held-out set") and these figures.
-    assert_eq!(labels.len(), 262);
+    // The figures after the rules written from this set (2026-12-07): no longer a held-out
+    // measurement (at first look, with the frozen checker of commit f3607fd, they were those of
+    // `figures_of_record`: 52 of 62, 5 false positives, 88.5%). The 51 disagreements those rules
+    // made are graded under `regraded-after-fix`. A checker change that moves one fails here:
+    // update docs/checker.md ("A twelfth held-out set") and these figures.
+    assert_eq!(labels.len(), 313);
     assert_eq!(
         s,
         Strata {
             disagree: Counts {
-                right: 52,
-                false_pos: 2,
-                false_neg: 8
+                right: 61,
+                false_pos: 0,
+                false_neg: 1
             },
             both_right: Stratum {
                 size: 309,
                 sampled: 100,
-                right: 97
+                right: 100
             },
             both_wrong: Stratum {
                 size: 429,
                 sampled: 100,
-                right: 83
+                right: 96
             },
         }
     );
-    assert_eq!(acc.map(pct), ["88.5%", "80.6%", "92.9%"]);
-    assert_eq!(fp_all, 5);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "7.9");
+    assert_eq!(acc.map(pct), ["97.7%", "92.1%", "99.1%"]);
+    assert_eq!(fp_all, 0);
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.7");
     assert_eq!(
         current,
         Counts {
-            right: 52,
-            false_pos: 2,
-            false_neg: 8
+            right: 117,
+            false_pos: 0,
+            false_neg: 1
         }
     );
     assert_eq!(
         current_mv,
         Counts {
-            right: 10,
-            false_pos: 8,
-            false_neg: 44
+            right: 1,
+            false_pos: 18,
+            false_neg: 99
         }
     );
     let expected: std::collections::BTreeMap<String, (usize, usize)> = [
-        ("mathcamps:AI-MO/NuminaMath-7B-TIR", (1, 2)),
-        ("mathcamps:EleutherAI/llemma_34b", (2, 2)),
+        ("mathcamps:AI-MO/NuminaMath-7B-TIR", (4, 4)),
+        ("mathcamps:EleutherAI/llemma_34b", (7, 7)),
         ("mathcamps:EleutherAI/llemma_7b", (2, 2)),
-        ("mathcamps:Qwen/Qwen2-Math-72B", (3, 3)),
-        ("mathcamps:Qwen/Qwen2-Math-7B", (1, 1)),
-        ("mathcamps:claude-3-opus-20240229", (4, 4)),
-        ("mathcamps:claude-3-sonnet-20240229", (2, 2)),
-        ("mathcamps:codellama/CodeLlama-34b-Instruct-hf", (2, 3)),
-        ("mathcamps:codellama/CodeLlama-7b-Instruct-hf", (1, 1)),
-        ("mathcamps:deepseek-ai/deepseek-coder-33b-instruct", (2, 5)),
-        ("mathcamps:deepseek-ai/deepseek-llm-67b-chat", (3, 3)),
-        ("mathcamps:deepseek-ai/deepseek-math-7b-base", (4, 6)),
-        ("mathcamps:gemini-1.5-flash-001", (3, 3)),
-        ("mathcamps:gemini-1.5-pro-001", (6, 6)),
-        ("mathcamps:gpt-3.5-turbo-0125", (1, 2)),
+        ("mathcamps:Qwen/Qwen2-Math-72B", (5, 5)),
+        ("mathcamps:Qwen/Qwen2-Math-7B", (2, 2)),
+        ("mathcamps:claude-3-opus-20240229", (7, 7)),
+        ("mathcamps:claude-3-sonnet-20240229", (5, 5)),
+        ("mathcamps:codellama/CodeLlama-13b-Instruct-hf", (2, 2)),
+        ("mathcamps:codellama/CodeLlama-34b-Instruct-hf", (6, 6)),
+        ("mathcamps:codellama/CodeLlama-7b-Instruct-hf", (5, 5)),
+        ("mathcamps:deepseek-ai/deepseek-coder-33b-instruct", (4, 4)),
+        ("mathcamps:deepseek-ai/deepseek-llm-67b-chat", (5, 5)),
+        ("mathcamps:deepseek-ai/deepseek-math-7b-base", (5, 5)),
+        ("mathcamps:gemini-1.5-flash-001", (5, 5)),
+        ("mathcamps:gemini-1.5-pro-001", (7, 7)),
+        ("mathcamps:google/gemma-7b-it", (1, 1)),
+        ("mathcamps:gpt-3.5-turbo-0125", (4, 5)),
         ("mathcamps:gpt-4o-2024-05-13", (2, 2)),
-        ("mathcamps:internlm/internlm2-math-base-20b", (2, 2)),
+        ("mathcamps:internlm/internlm2-math-base-20b", (4, 4)),
         ("mathcamps:internlm/internlm2-math-base-7b", (4, 4)),
-        ("mathcamps:meta-llama/Llama-3-70b-chat-hf", (2, 2)),
+        ("mathcamps:meta-llama/Llama-3-70b-chat-hf", (5, 5)),
         ("mathcamps:meta-llama/Llama-3-8b-chat-hf", (1, 1)),
-        ("mathcamps:mistralai/Mistral-7B-Instruct-v0.3", (0, 2)),
-        ("mathcamps:mistralai/Mixtral-8x22B-Instruct-v0.1", (2, 2)),
-        ("mathcamps:mistralai/Mixtral-8x7B-Instruct-v0.1", (2, 2)),
+        ("mathcamps:microsoft/phi-2", (11, 11)),
+        ("mathcamps:mistralai/Mistral-7B-Instruct-v0.3", (2, 2)),
+        ("mathcamps:mistralai/Mixtral-8x22B-Instruct-v0.1", (4, 4)),
+        ("mathcamps:mistralai/Mixtral-8x7B-Instruct-v0.1", (8, 8)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     assert_eq!(by_source, expected);
     assert!(
-        !bar,
-        "the bar does not hold: 52 of 62 current disagreements right, 5 false positives in 262 graded"
+        bar,
+        "the bar holds (not held out): 117 of 118 current disagreements right, 0 false positives \
+         in 313 graded"
     );
 }
