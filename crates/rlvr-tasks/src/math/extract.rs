@@ -83,6 +83,8 @@ const MAX_ITEMS: usize = 64;
 /// The extraction rule that found an answer (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
+    /// The content of the last `<answer>...</answer>` pair.
+    AnswerTag,
     Boxed,
     /// A final answer statement after the last box, which it overrides.
     AnswerAfterBox,
@@ -97,6 +99,7 @@ impl Rule {
     /// How `rlvr verify --explain` names the rule.
     pub fn describe(self) -> &'static str {
         match self {
+            Rule::AnswerTag => "answer tags (<answer>...</answer>)",
             Rule::Boxed => "last \\boxed{}",
             Rule::AnswerAfterBox => "final answer statement after the last \\boxed{}",
             Rule::AnswerStatement => "answer statement (\"the answer is\", \"Answer:\")",
@@ -166,6 +169,9 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     let text = super::normalize::currency_signs(text.as_ref());
     let text = super::normalize::unicode_math(text.as_ref());
     let text = text.as_ref();
+    if let Some(tagged) = tagged_answer(text) {
+        return tagged;
+    }
     let found =
         |answer: String, rule: Rule| non_empty(answer).map(|answer| Extracted { answer, rule });
     let mut found_markers = None;
@@ -281,6 +287,45 @@ fn stacked_answer(text: &str, pos: usize, previous: Option<(usize, Rule)>) -> Op
     marker_answer(text, prev_pos, prev_kind, false)
         .ok()
         .flatten()
+}
+
+/// The answer held in answer tags (`<answer>5</answer>`: DeepSeek-R1-Zero's format, and the
+/// prompts of Reasoning Gym and most RLVR recipes that ask for it): the content of the last
+/// `<answer>` tag (any case) up to its `</answer>`, read as a response of its own (a box, a
+/// statement or a bare value inside it), whatever the text before it holds. A closed pair
+/// decides: a content with no answer in it is the content itself when it is one short line,
+/// else no answer (a refusal stays a refusal). An unclosed tag (the response ends inside it)
+/// decides only when an answer is found in it. None when there is no tag, or the last pair is
+/// empty (an instruction echoed: "put it in <answer> </answer> tags").
+fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
+    const OPEN: &str = "<answer>";
+    const CLOSE: &str = "</answer>";
+    // ASCII lowercasing keeps every byte offset
+    let lower = text.to_ascii_lowercase();
+    let start = lower.rfind(OPEN)? + OPEN.len();
+    let close = lower[start..].find(CLOSE).map(|e| start + e);
+    let inner = text[start..close.unwrap_or(text.len())].trim();
+    if inner.is_empty() {
+        return None;
+    }
+    let tagged = |answer: String| Extracted {
+        answer,
+        rule: Rule::AnswerTag,
+    };
+    match extract_with_rule(inner) {
+        Ok(e) => Some(Ok(tagged(e.answer))),
+        Err(_) if close.is_none() => None,
+        Err(NoAnswer::Refusal) => Some(Err(NoAnswer::Refusal)),
+        Err(why) => {
+            let line = !inner.contains('\n') && inner.chars().count() <= BARE_ANSWER_CHARS;
+            Some(
+                non_empty(clean_inline(inner))
+                    .filter(|_| line)
+                    .map(tagged)
+                    .ok_or(why),
+            )
+        }
+    }
 }
 
 /// Answer markers of `text` (byte offset after the marker, kind), the last one first.

@@ -136,6 +136,20 @@ pub fn lex(s: &str) -> Option<Vec<Tok>> {
     Some(out)
 }
 
+/// The end of the hexadecimal literal `0x...` starting at `c[i]`: `0x` or `0X`, one or more hex
+/// digits, a whole word (no letter or digit right before or after it).
+fn hex_literal(c: &[char], i: usize) -> Option<usize> {
+    let whole_start = i == 0 || !c[i - 1].is_ascii_alphanumeric();
+    if !(whole_start && c[i] == '0' && matches!(c.get(i + 1), Some('x' | 'X'))) {
+        return None;
+    }
+    let end = (i + 2..c.len())
+        .find(|&j| !c[j].is_ascii_hexdigit())
+        .unwrap_or(c.len());
+    let whole_end = c.get(end).is_none_or(|d| !d.is_ascii_alphanumeric());
+    (end > i + 2 && whole_end).then_some(end)
+}
+
 fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
     let mut i = 0;
     while i < c.len() {
@@ -145,6 +159,16 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
         let ch = c[i];
         if ch.is_whitespace() {
             i += 1;
+            continue;
+        }
+        // a hexadecimal literal `0x9c2` is its digits in base 16 (`9c2_{16}`), never 0 times
+        // the letters `x9c2` (which compared every two literals equal)
+        if let Some(end) = hex_literal(c, i) {
+            let digits: String = c[i + 2..end].iter().collect();
+            out.push(Tok::Num(digits.to_ascii_lowercase()));
+            out.push(Tok::Sym('_'));
+            out.push(Tok::Num("16".into()));
+            i = end;
             continue;
         }
         if ch.is_ascii_digit() || (ch == '.' && c.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {

@@ -1223,3 +1223,43 @@ fn rounded_and_repeating_decimals_against_exact_golds() {
     assert!(!verify("563/13", "### Answer: 43.3077 feet.").correct);
     assert!(verify("7/8", "### Answer: 0.875").correct);
 }
+
+/// Reasoning Gym's answers: `<answer>` tags hold the answer, hexadecimal literals are numbers
+/// in base 16, and a float-printed gold is the value it prints.
+#[test]
+fn answer_tags_hex_literals_and_float_printed_golds() {
+    let r = "<think>2 + 3 is \\boxed{6}? no: 5</think>\n<answer>5</answer>";
+    assert_eq!(
+        extract_with_rule(r).map(|e| (e.answer, e.rule)),
+        Ok(("5".into(), Rule::AnswerTag))
+    );
+    assert!(verify("5", r).correct);
+    assert!(verify("x^2 + C", "The final answer is: <answer>x^2 + C</answer>").correct);
+    assert!(
+        verify(
+            "\\frac{1}{2}",
+            "work\n<answer>The answer is $\\frac{1}{2}$.</answer>"
+        )
+        .correct
+    );
+    assert!(verify("Tuesday", "so it is Tuesday.\n<ANSWER>Tuesday</ANSWER>").correct);
+    // an empty pair (an echoed instruction) leaves the rest to the other rules
+    assert!(
+        verify(
+            "7",
+            "I will put it in <answer></answer> tags. The answer is 7."
+        )
+        .correct
+    );
+    // a refusal inside the tags is no answer
+    assert!(!verify("7", "<answer>I cannot determine the answer.</answer>").correct);
+    // hexadecimal: digits in base 16, never `0 x ...`
+    yes("0x9c2", "0x9C2");
+    no("0x9c2", "0x155");
+    no("0x1aaf16b9", "0xdb9925");
+    no("0x9c2", "2498");
+    // a gold printed at double precision is the double it prints
+    yes("186253.57700000002", "186253.577000");
+    yes("3.0000000000000004", "3");
+    no("186253.57700000002", "186253.58");
+}
