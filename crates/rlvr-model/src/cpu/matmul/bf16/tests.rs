@@ -271,3 +271,43 @@ fn the_measured_route_gives_its_rates_or_what_it_tried() {
     }
     assert!(line.contains("rounded "), "{line}");
 }
+
+/// Every library route against the rounded route on products of a real model's sizes (a
+/// vocabulary product's width, a down projection's depth, a weight gradient's transposed left
+/// operand), split among the pool's threads by rows and by columns: the same terms, so the
+/// same values up to f32 summation.
+#[test]
+fn library_routes_agree_with_the_rounded_route_at_model_sizes() {
+    let rounded = Route::Rounded("reference".into());
+    for route in routes().into_iter().skip(1) {
+        for &([m, n, k], trans_a, trans_b) in &[
+            ([64, 6000, 576], false, true),
+            ([700, 576, 1536], false, false),
+            ([576, 1536, 700], true, false),
+            ([3, 4000, 576], false, true),
+        ] {
+            let a = data(m * k, 21);
+            let b = data(k * n, 22);
+            let (lda, ldb) = (if trans_a { m } else { k }, if trans_b { k } else { n });
+            let p = Product {
+                dims: [m, n, k],
+                a: Operand { data: &a, ld: lda, trans: trans_a },
+                b: Operand { data: &b, ld: ldb, trans: trans_b },
+                beta: 0.0,
+            };
+            let (mut want, mut got) = (vec![0f32; m * n], vec![0f32; m * n]);
+            sgemm(&rounded, p, &mut want, n);
+            sgemm(&route, p, &mut got, n);
+            let worst = want
+                .iter()
+                .zip(&got)
+                .map(|(w, g)| (w - g).abs() / (1.0 + w.abs()))
+                .fold(0f32, f32::max);
+            assert!(
+                worst <= 1e-4,
+                "{}: [{m},{n},{k}] t=({trans_a},{trans_b}): worst {worst:e}",
+                route.identity()
+            );
+        }
+    }
+}
