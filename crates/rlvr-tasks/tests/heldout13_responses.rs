@@ -18,6 +18,10 @@
 //! release binary runs/checker-frozen13/rlvr): all 179 responses where rlvr and math-verify
 //! disagree, all 28 of the `both-right` and a seeded random sample of 100 of the 493 `both-wrong`. The
 //! strata are fixed: each label names the stratum it was graded in, whatever a later checker says.
+//! After the rules written from this set (commit 51504d8: `<answer>...</answer>` tags, hexadecimal
+//! literals, golds printed at double precision), 156 unsampled responses became disagreements; they
+//! were graded by hand then (stratum `regraded-after-fix`: 151 right, 5 wrong), and count in the
+//! current disagreements and false positives, not in the whole-set estimate.
 //!
 //! Two tests, each asserting its figures exactly, as tests/heldout12_responses.rs does for the
 //! twelfth held-out set (the code they share is tests/common/heldout.rs):
@@ -33,6 +37,18 @@
 //!   graded: a checker change that makes an ungraded one fails the test (it names the ids) until it
 //!   is graded by hand and added to the labels with its own stratum name. A change that moves a
 //!   figure fails it too: update docs/checker.md ("A thirteenth held-out set") with the new figures.
+//!   After the rules written from this set (no longer a held-out measurement): rlvr right on 152 of
+//!   the 179 graded disagreements (2 false positives, 25 misses) and on 215 of the 247 current ones
+//!   (7 false positives, 25 misses; math-verify on 32), 13 false positives in the 463 graded (at
+//!   most 5.3 per 200 over the whole set at 95%), whole set 91.3% [85.1%, 94.2%]; the bar does NOT
+//!   hold. Its 13 false positives: 12 fractions equal to the gold but not in the lowest terms the
+//!   task asks for, and #514, a tagged gold the response then disowns; 9 of them (#35, #38, #427,
+//!   #496, #497, #514, #560, #614, #646) are regressions of the answer-tag rule, the frozen checker
+//!   having called them wrong. Its 29 misses (25 disagreements, 4 in the `both-wrong` sample) were
+//!   the frozen checker's too: 27 antiderivatives it does not parse, in another arrangement than the
+//!   gold's text (mostly a fraction coefficient written first, "(2/3)*cos(5*x - 6)**3 + C"; 4 equal
+//!   to the gold only up to a constant), #310's "0x0b1d" for "0xb1d" ("no numeric value", the
+//!   hexadecimal rule notwithstanding) and #507's "14D" for "14 days".
 //!
 //! `cargo test -p rlvr-tasks --test heldout13_responses -- --nocapture` prints the figures.
 
@@ -168,73 +184,76 @@ fn the_current_checker_on_the_thirteenth_held_out_set() {
     } = cur;
     let acc = s.accuracy(n);
 
-    // The figures, as measured on 2026-12-07 at first look (the checker of commit bc2118c, the
-    // frozen binary's): held out still. A checker change that moves one fails here: update
-    // docs/checker.md ("A thirteenth held-out set") and these figures.
-    assert_eq!(labels.len(), 307);
+    // The figures after the rules written from this set (2026-12-07, commit 51504d8: answer tags,
+    // hexadecimal literals, golds printed at double precision): no longer a held-out measurement
+    // (at first look, with the frozen checker of commit bc2118c, they were those of
+    // `figures_of_record`: 21 of 179, 6 false positives, 43.5%). The 156 disagreements those rules
+    // made are graded under `regraded-after-fix`. A checker change that moves one fails here:
+    // update docs/checker.md ("A thirteenth held-out set") and these figures.
+    assert_eq!(labels.len(), 463);
     assert_eq!(
         s,
         Strata {
             disagree: Counts {
-                right: 21,
-                false_pos: 0,
-                false_neg: 158
+                right: 152,
+                false_pos: 2,
+                false_neg: 25
             },
             both_right: Stratum {
                 size: 28,
                 sampled: 28,
-                right: 22
+                right: 24
             },
             both_wrong: Stratum {
                 size: 493,
                 sampled: 100,
-                right: 53
+                right: 94
             },
         }
     );
-    assert_eq!(acc.map(pct), ["43.5%", "34.8%", "51.5%"]);
-    assert_eq!(fp_all, 6);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.4");
+    assert_eq!(acc.map(pct), ["91.3%", "85.1%", "94.2%"]);
+    assert_eq!(fp_all, 13);
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "5.3");
     assert_eq!(
         current,
         Counts {
-            right: 21,
-            false_pos: 0,
-            false_neg: 158
+            right: 215,
+            false_pos: 7,
+            false_neg: 25
         }
     );
     assert_eq!(
         current_mv,
         Counts {
-            right: 158,
+            right: 32,
             false_pos: 19,
-            false_neg: 2
+            false_neg: 196
         }
     );
     let expected: std::collections::BTreeMap<String, (usize, usize)> = [
-        ("reasoning-gym:algebra/intermediate_integration", (3, 27)),
-        ("reasoning-gym:algebra/polynomial_equations", (0, 17)),
-        ("reasoning-gym:algebra/simple_equations", (0, 1)),
-        ("reasoning-gym:algebra/simple_integration", (4, 20)),
-        ("reasoning-gym:arithmetic/basic_arithmetic", (0, 7)),
-        ("reasoning-gym:arithmetic/bitwise_arithmetic", (10, 16)),
-        ("reasoning-gym:arithmetic/calendar_arithmetic", (0, 1)),
-        ("reasoning-gym:arithmetic/chain_sum", (0, 5)),
-        ("reasoning-gym:arithmetic/count_bits", (0, 1)),
-        ("reasoning-gym:arithmetic/decimal_arithmetic", (0, 2)),
-        ("reasoning-gym:arithmetic/decimal_chain_sum", (0, 11)),
-        ("reasoning-gym:arithmetic/dice", (0, 1)),
-        ("reasoning-gym:arithmetic/fraction_simplification", (2, 8)),
-        ("reasoning-gym:arithmetic/gcd", (0, 7)),
-        ("reasoning-gym:arithmetic/gsm_symbolic", (0, 11)),
-        ("reasoning-gym:arithmetic/lcm", (0, 13)),
-        ("reasoning-gym:arithmetic/leg_counting", (0, 6)),
-        ("reasoning-gym:arithmetic/number_format", (2, 11)),
-        ("reasoning-gym:arithmetic/power_function", (0, 1)),
-        ("reasoning-gym:arithmetic/products", (0, 1)),
-        ("reasoning-gym:arithmetic/time_intervals", (0, 7)),
-        ("reasoning-gym:geometry/advanced_geometry", (0, 1)),
-        ("reasoning-gym:geometry/simple_geometry", (0, 4)),
+        ("reasoning-gym:algebra/complex_arithmetic", (32, 32)),
+        ("reasoning-gym:algebra/intermediate_integration", (14, 32)),
+        ("reasoning-gym:algebra/polynomial_equations", (12, 13)),
+        ("reasoning-gym:algebra/polynomial_multiplication", (17, 17)),
+        ("reasoning-gym:algebra/simple_equations", (1, 1)),
+        ("reasoning-gym:algebra/simple_integration", (9, 14)),
+        ("reasoning-gym:arithmetic/basic_arithmetic", (1, 1)),
+        ("reasoning-gym:arithmetic/bitwise_arithmetic", (14, 15)),
+        ("reasoning-gym:arithmetic/calendar_arithmetic", (18, 18)),
+        ("reasoning-gym:arithmetic/count_bits", (1, 1)),
+        ("reasoning-gym:arithmetic/decimal_arithmetic", (4, 4)),
+        ("reasoning-gym:arithmetic/decimal_chain_sum", (4, 4)),
+        ("reasoning-gym:arithmetic/dice", (3, 3)),
+        ("reasoning-gym:arithmetic/fraction_simplification", (10, 16)),
+        ("reasoning-gym:arithmetic/gcd", (6, 6)),
+        ("reasoning-gym:arithmetic/gsm_symbolic", (1, 1)),
+        ("reasoning-gym:arithmetic/lcm", (1, 1)),
+        ("reasoning-gym:arithmetic/number_format", (11, 11)),
+        ("reasoning-gym:arithmetic/power_function", (3, 3)),
+        ("reasoning-gym:arithmetic/prime_factorization", (21, 21)),
+        ("reasoning-gym:arithmetic/time_intervals", (19, 20)),
+        ("reasoning-gym:geometry/advanced_geometry", (11, 11)),
+        ("reasoning-gym:geometry/simple_geometry", (2, 2)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -242,6 +261,7 @@ fn the_current_checker_on_the_thirteenth_held_out_set() {
     assert_eq!(by_task, expected);
     assert!(
         !bar,
-        "the bar does not hold: 21 of 179 current disagreements right, 6 false positives in 307 graded"
+        "the bar does not hold: 215 of 247 current disagreements right (87.0%), 13 false positives \
+         in 463 graded"
     );
 }
