@@ -165,9 +165,12 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
         // the letters `x9c2` (which compared every two literals equal)
         if let Some(end) = hex_literal(c, i) {
             let digits: String = c[i + 2..end].iter().collect();
+            // the base braced, as `_{16}` (a bare `_16` subscripts the digit 1 alone)
             out.push(Tok::Num(digits.to_ascii_lowercase()));
             out.push(Tok::Sym('_'));
+            out.push(Tok::Sym('{'));
             out.push(Tok::Num("16".into()));
+            out.push(Tok::Sym('}'));
             i = end;
             continue;
         }
@@ -315,6 +318,12 @@ fn lex_into(c: &[char], text: bool, out: &mut Vec<Tok>) -> Option<()> {
             '!' if next == Some('=') => {
                 i += 1;
                 Tok::Rel(RelOp::Ne)
+            }
+            // Python's and SymPy's power (`X**7/3`, `(5 - 3*x)**(3/2)`; Markdown's bold markers
+            // are gone by now: `normalize::without_emphasis`)
+            '*' if next == Some('*') => {
+                i += 1;
+                Tok::Sym('^')
             }
             '=' if next == Some('>') => {
                 i += 1;

@@ -1255,6 +1255,7 @@ fn answer_tags_hex_literals_and_float_printed_golds() {
     assert!(!verify("7", "<answer>I cannot determine the answer.</answer>").correct);
     // hexadecimal: digits in base 16, never `0 x ...`
     yes("0x9c2", "0x9C2");
+    yes("0xb1d", "0x0b1d");
     no("0x9c2", "0x155");
     no("0x1aaf16b9", "0xdb9925");
     no("0x9c2", "2498");
@@ -1262,4 +1263,20 @@ fn answer_tags_hex_literals_and_float_printed_golds() {
     yes("186253.57700000002", "186253.577000");
     yes("3.0000000000000004", "3");
     no("186253.57700000002", "186253.58");
+}
+
+/// Python's and SymPy's `**` is a power: SymPy-printed antiderivatives and polynomials against
+/// the same in another order or grouping.
+#[test]
+fn python_powers() {
+    yes(
+        "10*X**7/3 + 5*X**4/2 + 8*X**3 + C",
+        "(10/3)*X**7 + (5/2)*X**4 + 8*X**3 + C",
+    );
+    yes("2*(5 - 3*x)**(3/2)/3 + C", "(2/3)*(5 - 3*x)**(3/2) + C");
+    yes("x**2", "x^2");
+    no("x**2", "2*x");
+    no("6*X**5 - 7*X**4/4 + C", "6*X**5 - 7*X**3/4 + C");
+    // Markdown bold around a value is still emphasis
+    yes("4", "**4**");
 }
