@@ -291,8 +291,16 @@ fn library_routes_agree_with_the_rounded_route_at_model_sizes() {
             let (lda, ldb) = (if trans_a { m } else { k }, if trans_b { k } else { n });
             let p = Product {
                 dims: [m, n, k],
-                a: Operand { data: &a, ld: lda, trans: trans_a },
-                b: Operand { data: &b, ld: ldb, trans: trans_b },
+                a: Operand {
+                    data: &a,
+                    ld: lda,
+                    trans: trans_a,
+                },
+                b: Operand {
+                    data: &b,
+                    ld: ldb,
+                    trans: trans_b,
+                },
                 beta: 0.0,
             };
             let (mut want, mut got) = (vec![0f32; m * n], vec![0f32; m * n]);
