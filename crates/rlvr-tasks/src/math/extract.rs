@@ -6,8 +6,16 @@
 //! `【答案】D<eoa>` reads `【答案】D`), clock times are written one way
 //! ([`super::normalize::clock_times`]), and the dollar signs of currency amounts are dropped
 //! so that they are not read as math delimiters ([`super::normalize::currency_signs`]:
-//! `$25/$5 = 5 hours` reads `25/5 = 5 hours`; `$x = 5$` stays math). Then the first rule
-//! that finds something wins ([`Rule`] names it; `rlvr verify --explain` prints it):
+//! `$25/$5 = 5 hours` reads `25/5 = 5 hours`; `$x = 5$` stays math); a base model's
+//! plain-text chat turn ends the response ([`super::special_tokens::cut_at_plain_turn`]: a line
+//! opening `|user|` or `|system|`), GSM8K's calculator annotations are dropped
+//! ([`super::normalize::calculator_annotations`]: `= <<83-49=34>>34` reads `= 34`), and a
+//! repeating decimal written with an ellipsis is its exact fraction
+//! ([`super::normalize::repeating_decimals`]: `0.333...` reads `\frac{1}{3}`). Then the
+//! first rule that finds something wins ([`Rule`] names it; `rlvr verify --explain` prints it):
+//! 0. **answer tags**: the content of the last `<answer>...</answer>` pair, read as a response
+//!    of its own, whatever comes before it (`<think>... \boxed{6}? no</think><answer>5</answer>`
+//!    → `5`);
 //! 1. **the last box**: `\boxed{...}` / `\fbox{...}` (nested braces, `\{ \}` escapes;
 //!    `\boxed 5` too); boxes right before it separated only by `,`/`and`/`or`/`\quad` are
 //!    joined as list items (`\boxed{2} and \boxed{3}` → `2, 3`: several answers, or a hedge
