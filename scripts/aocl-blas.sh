@@ -32,7 +32,11 @@ fi
 mkdir -p "$cache"
 tmp=$(mktemp -d "$cache/.partial.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
+# pip from the Python test environment (scripts/python-env.sh) where it exists: a system python3
+# may have no pip module
+py="${RLVR_PY_CACHE:-$HOME/.cache/rlvr-py}/venv/bin/python"
+[ -x "$py" ] || py=python3
+"$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
     --platform manylinux_2_28_x86_64 "aoclda==$version" -d "$tmp/wheel" >&2
 echo "$sha256  $tmp/wheel/$wheel" | sha256sum -c --quiet - >&2
 site="$tmp/env/lib/python3.11/site-packages"
