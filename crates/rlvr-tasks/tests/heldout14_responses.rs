@@ -19,8 +19,10 @@
 //!   math-verify; 1 false positive of each in the 279 graded (#339, a truncated chain both read as
 //!   its last equation); 42 of the 100 sampled `both-wrong` are right (misses of both: a bracketed
 //!   "[Yes]"/"[No]" after the working, read by rlvr as the working's last number); the bar holds.
-//! - `the_current_checker_on_the_fourteenth_held_out_set`: today's checker gives the frozen
-//!   binary's verdicts on every line, so its figures are the same. A checker change that makes an
+//! - `the_current_checker_on_the_fourteenth_held_out_set`: today's checker, after the rule that a
+//!   last line of one bracketed word is the answer: 142 of 142 current disagreements (39 of them
+//!   graded under `regraded-after-fix`), 1 false positive in 318 graded, whole set 89.1%
+//!   [81.8%, 93.5%]; the bar holds (no longer a held-out measurement). A checker change that makes an
 //!   ungraded disagreement fails it (it names the ids) until it is graded and added to the labels
 //!   under stratum `regraded-after-fix`; one that moves a figure fails it too: update
 //!   docs/checker.md ("A fourteenth held-out set").
@@ -156,9 +158,12 @@ fn the_current_checker_on_the_fourteenth_held_out_set() {
         false_positive_rate_hi: fp_whole_hi,
         ..
     } = cur;
-    // The current checker (commit 4994076's rules) gives the frozen binary's verdicts on all 500
-    // lines: no disagreement needed regrading.
-    assert_eq!(labels.len(), 279);
+    // After the rule that a last line of one bracketed word is the answer (`[Yes]`, `[No]`), 39
+    // unsampled both-wrong responses became disagreements with math-verify, graded under
+    // `regraded-after-fix` (all right); 24 of the sampled both-wrong are now right too. No longer a
+    // held-out measurement: these figures move with the checker (update docs/checker.md, "A
+    // fourteenth held-out set").
+    assert_eq!(labels.len(), 318);
     assert_eq!(
         s,
         Strata {
@@ -168,16 +173,19 @@ fn the_current_checker_on_the_fourteenth_held_out_set() {
                 false_neg: 0
             },
             both_right: BOTH_RIGHT,
-            both_wrong: BOTH_WRONG,
+            both_wrong: Stratum {
+                right: 82,
+                ..BOTH_WRONG
+            },
         }
     );
-    assert_eq!(s.accuracy(n).map(pct), ["75.0%", "67.0%", "81.3%"]);
+    assert_eq!(s.accuracy(n).map(pct), ["89.1%", "81.8%", "93.5%"]);
     assert_eq!(fp_all, 1);
     assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.3");
     assert_eq!(
         current,
         Counts {
-            right: 79,
+            right: 142,
             false_pos: 0,
             false_neg: 0
         }
@@ -187,17 +195,17 @@ fn the_current_checker_on_the_fourteenth_held_out_set() {
         Counts {
             right: 0,
             false_pos: 0,
-            false_neg: 79
+            false_neg: 142
         }
     );
     let expected: std::collections::BTreeMap<String, (usize, usize)> =
-        [("llmdrift:prime", (79, 79))]
+        [("llmdrift:prime", (142, 142))]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
     assert_eq!(by_task, expected);
     assert!(
         bar,
-        "the bar holds: 79 of 79 current disagreements right, 1 false positive in 279 graded"
+        "the bar holds: 142 of 142 current disagreements right, 1 false positive in 318 graded"
     );
 }

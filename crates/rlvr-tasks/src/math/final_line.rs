@@ -71,6 +71,18 @@ pub enum NoFinal {
 }
 
 /// The answer of the final line of `text` (rules in the module docs).
+/// The word of a line that is one word of letters in square brackets (`[Yes]`, `[ no ]`,
+/// `[False].`), of at most 12 letters.
+fn bracketed_word(line: &str) -> Option<&str> {
+    let inner = line
+        .trim_end_matches('.')
+        .strip_prefix('[')?
+        .strip_suffix(']')?
+        .trim();
+    (!inner.is_empty() && inner.len() <= 12 && inner.chars().all(|c| c.is_ascii_alphabetic()))
+        .then_some(inner)
+}
+
 pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
     let text = text.trim_end();
     if text.is_empty() {
@@ -90,6 +102,11 @@ pub fn final_line_answer(text: &str) -> Result<String, NoFinal> {
     let lines: Vec<&str> = text.rsplit('\n').take(2 * MAX_CLOSING_LINES + 6).collect();
     let last = lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0);
     let final_line = lines[last].trim();
+    // a last line that is one word in brackets is the answer the prompt asked for in that form
+    // (`[Yes]`, `[No]`: "answer "[Yes]" or "[No]""), not a closing line to pass over
+    if let Some(word) = bracketed_word(final_line) {
+        return Ok(word.to_string());
+    }
     let before = lines.get(last + 1).map(|l| l.trim());
     // passing over closing lines without digits or math
     let mut chosen = None;

@@ -1280,3 +1280,12 @@ fn python_powers() {
     // Markdown bold around a value is still emphasis
     yes("4", "**4**");
 }
+
+/// A last line that is one bracketed word is the answer in the form the prompt asked for.
+#[test]
+fn a_bracketed_word_on_the_last_line() {
+    let r = "Check 2, 3, ..., 135: none divides 18367.\nSo 18367 is a prime number.\n\n[Yes]";
+    assert!(verify("yes", r).correct);
+    assert!(!verify("no", r).correct);
+    assert!(verify("No", "17 = 1 * 17 ... so 18 = 2 * 9.\n[No].").correct);
+}
