@@ -52,6 +52,11 @@ def test_save_keeps_finished_runs_without_checkpoints_and_restore_puts_them_back
     r = _run("save", keep)
     assert r.returncode == 0, r.stderr
     assert "2 new finished run(s)" in r.stdout
+    # the kept runs' checkpoints are gone from the sweep directory; the training run keeps its own
+    assert "2 checkpoint(s) of kept runs removed" in r.stdout, r.stdout
+    assert not (d / "token-mean-s1/checkpoint").exists()
+    assert (d / "balanced-s1/metrics.jsonl").exists()
+    assert (d / "seq-mean-token-mean-s1/checkpoint").is_dir()
     kept = sorted(p.relative_to(keep).as_posix() for p in keep.rglob("*") if p.is_file())
     assert kept == sorted(
         ["sweep.toml", "sweep-config.toml", "sweep-overrides.txt"]

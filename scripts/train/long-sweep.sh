@@ -17,7 +17,8 @@
 #                     sweep.done (no checkpoint: a finished run does not need one)
 #
 # `save` copies every finished cell not yet kept and refuses one kept with different files (the
-# same run computed twice must agree: docs/determinism.md); `restore` copies kept cells whose
+# same run computed twice must agree: docs/determinism.md), then removes the checkpoints of the
+# kept runs from the sweep directory (gigabytes each for a real model); `restore` copies kept cells whose
 # directory is absent or has no run in it, and refuses to overwrite a half-finished run with
 # another machine's files. Runs still training are not kept: a stopped run restarts from
 # nothing on the next machine, so keep a sweep's machine until its running cells finish.
@@ -92,18 +93,26 @@ case $action in
             fi
         done
         n=0
+        freed=0
         while read -r cell; do
             [ -n "$cell" ] || continue
             if [ -f "$keep/$cell/sweep.done" ]; then
                 same_files "$dir/$cell" "$keep/$cell" \
                     || die "$cell: finished here with other results than the kept run ($keep/$cell): the same run computed twice disagrees"
-                continue
+            else
+                copy_cell "$dir/$cell" "$keep/$cell"
+                echo "long-sweep: kept $cell"
+                n=$((n + 1))
             fi
-            copy_cell "$dir/$cell" "$keep/$cell"
-            echo "long-sweep: kept $cell"
-            n=$((n + 1))
+            # a finished and kept run needs no checkpoint: a real model's are gigabytes each, and
+            # a sweep's finished runs otherwise fill the disk under the ones still training
+            for c in "$dir/$cell"/checkpoint "$dir/$cell"/checkpoint-step*; do
+                [ -e "$c" ] || continue
+                rm -rf "$c"
+                freed=$((freed + 1))
+            done
         done < <(finished_cells "$dir")
-        echo "long-sweep: $n new finished run(s) kept in $keep ($(finished_cells "$keep" | wc -l) in all)"
+        echo "long-sweep: $n new finished run(s) kept in $keep ($(finished_cells "$keep" | wc -l) in all); $freed checkpoint(s) of kept runs removed"
         ;;
     restore)
         mkdir -p "$dir"
