@@ -81,6 +81,15 @@ struct Record {
     measured: Vec<Measured>,
 }
 
+/// Each candidate's rate in one line, in order: `OpenBLAS 124.9, matrixmultiply 202.8`.
+pub(crate) fn rates_line(measured: &[Measured]) -> String {
+    measured
+        .iter()
+        .map(|m| format!("{} {:.1}", m.label, m.gflops))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The index of the library to run: the fastest of `measured`, unless `measured[incumbent]`
 /// is within [`MARGIN`] of it. Rates that are not finite and positive never win.
 pub fn pick(measured: &[Measured], incumbent: usize) -> usize {
@@ -175,11 +184,7 @@ pub fn choose(cache: Option<&Path>, time: impl Fn(&Backend) -> f64) -> Backend {
             (measured, chosen, note)
         }
     };
-    let rates = measured
-        .iter()
-        .map(|m| format!("{} {:.1}", m.label, m.gflops))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let rates = rates_line(&measured);
     let rule = if chosen == incumbent {
         format!(
             "the default, {} is within {:.0}% of the fastest",

@@ -308,10 +308,16 @@ fn stacked_answer(text: &str, pos: usize, previous: Option<(usize, Rule)>) -> Op
 fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
     const OPEN: &str = "<answer>";
     const CLOSE: &str = "</answer>";
-    // ASCII lowercasing keeps every byte offset
-    let lower = text.to_ascii_lowercase();
-    let start = lower.rfind(OPEN)? + OPEN.len();
-    let close = lower[start..].find(CLOSE).map(|e| start + e);
+    // case-insensitive searches over the bytes (no lowercased copy of the response)
+    let bytes = text.as_bytes();
+    let start = bytes
+        .windows(OPEN.len())
+        .rposition(|w| w.eq_ignore_ascii_case(OPEN.as_bytes()))?
+        + OPEN.len();
+    let close = bytes[start..]
+        .windows(CLOSE.len())
+        .position(|w| w.eq_ignore_ascii_case(CLOSE.as_bytes()))
+        .map(|e| start + e);
     let inner = text[start..close.unwrap_or(text.len())].trim();
     if inner.is_empty() {
         return None;

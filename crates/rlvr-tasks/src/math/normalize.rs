@@ -171,17 +171,8 @@ fn repeating_fraction(int: &str, frac: &str) -> Option<String> {
         .checked_add(h)?
         .checked_mul(nines)?
         .checked_add(r)?;
-    let den = scale.checked_mul(nines)?;
-    let g = gcd(n, den);
-    Some(format!("\\frac{{{}}}{{{}}}", n / g, den / g))
-}
-
-fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.abs(), b.abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a.max(1)
+    let super::numeric::Rat(n, den) = super::numeric::Rat::new(n, scale.checked_mul(nines)?)?;
+    Some(format!("\\frac{{{n}}}{{{den}}}"))
 }
 
 /// `s` with the meridiem of clock times written `AM` / `PM`: `8:45 P.M.` → `8:45 PM.` (its

@@ -206,7 +206,8 @@ fn gcd(mut a: i128, mut b: i128) -> i128 {
 }
 
 impl Rat {
-    fn new(n: i128, d: i128) -> Option<Rat> {
+    /// `n/d` in lowest terms with a positive denominator (None when `d` is 0).
+    pub(crate) fn new(n: i128, d: i128) -> Option<Rat> {
         if d == 0 {
             return None;
         }

@@ -293,7 +293,7 @@ pub fn choose_route(env: Option<&str>) -> Route {
         }
         _ => {}
     }
-    let (found, tried) = find();
+    let (mut found, tried) = find();
     if found.is_empty() {
         return Route::Rounded(format!("no bf16 GEMM found ({})", tried.join("; ")));
     }
@@ -315,11 +315,7 @@ pub fn choose_route(env: Option<&str>) -> Route {
         .zip(&rates)
         .map(|(label, &gflops)| crate::cpu::blas_choice::Measured { label, gflops })
         .collect();
-    let line = measured
-        .iter()
-        .map(|m| format!("{} {:.1}", m.label, m.gflops))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let line = crate::cpu::blas_choice::rates_line(&measured);
     let chosen = crate::cpu::blas_choice::pick(&measured, 0);
     let margin = (crate::cpu::blas_choice::MARGIN - 1.0) * 100.0;
     let why = if chosen == 0 {
@@ -330,7 +326,6 @@ pub fn choose_route(env: Option<&str>) -> Route {
             measured[0].label
         )
     };
-    let mut found = found;
     if chosen < found.len() {
         Route::Library(found.swap_remove(chosen), why)
     } else {
