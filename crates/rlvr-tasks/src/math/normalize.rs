@@ -19,11 +19,6 @@
 /// Longer answers are compared as normalized strings only.
 pub const MAX_ANSWER_CHARS: usize = 2_000;
 
-/// Unit names of two letters that the parser reads as words (longer names are words anyway).
-pub const UNITS: &[&str] = &[
-    "cm", "mm", "km", "ft", "in", "kg", "mg", "ml", "hr", "lb", "mi",
-];
-
 /// The canonical text form of an answer (delimiters, separators and whitespace removed).
 pub fn normalize(answer: &str) -> String {
     prepare(&clock_times(answer))

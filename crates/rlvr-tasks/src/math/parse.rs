@@ -31,7 +31,7 @@
 //! Decisions (each made once, here):
 //! - a run of letters in math is a product of one-letter variables (`xy` = x·y), except
 //!   function names (`sin`, `sqrt`, `ln`, ...), `pi`, `inf`, `and`/`or`, unit names
-//!   ([`super::normalize::UNITS`]) and runs of three or more letters, which are words
+//!   ([`UNITS`]) and runs of three or more letters, which are words
 //!   (`odd`, `yuan`); `e` is Euler's number, `i` the imaginary unit;
 //! - `(a, b)` / `[a, b)` with two or more items are tuples or intervals (bracket kinds kept);
 //!   one item in brackets is a group; `\{..\}` is a set; `{a, b}` (plain braces holding a
@@ -50,6 +50,11 @@ use std::fmt;
 
 pub use super::lex::RelOp;
 use super::lex::Tok;
+
+/// Unit names of two letters that the parser reads as words (longer names are words anyway).
+pub const UNITS: &[&str] = &[
+    "cm", "mm", "km", "ft", "in", "kg", "mg", "ml", "hr", "lb", "mi",
+];
 
 /// Deepest nesting the parser follows.
 pub const MAX_DEPTH: usize = 48;
@@ -760,7 +765,7 @@ impl Parser {
             "inf" | "infty" | "infinity" => return self.node(Expr::Const(Const::Inf)),
             _ => {}
         }
-        if l.len() >= 3 || (l.len() == 2 && super::normalize::UNITS.contains(&lower.as_str())) {
+        if l.len() >= 3 || (l.len() == 2 && UNITS.contains(&lower.as_str())) {
             return self.node(Expr::Word(l));
         }
         // one letter (a longer run is re-read one letter at a time)
