@@ -62,11 +62,11 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use half::bf16;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::split::{for_each_part, Out, Part, Shape};
 use super::{settled, sgemm_on, Operand, Product};
+use scratch::{Pool, Pooled};
 
 /// The environment variable that picks the bf16 GEMM (module docs).
 pub const BF16_ENV: &str = "RLVR_BLAS_BF16";
@@ -398,24 +398,20 @@ fn to_bf16_value(x: f32) -> f32 {
     bf16::from_f32(x).to_f32()
 }
 
+/// Kept buffers for the operands' copies ([`scratch`]): bf16 bits for the libraries, bf16
+/// values in f32 for the rounded route.
+static BITS: Pool<u16> = Pool::new();
+static VALUES: Pool<f32> = Pool::new();
+
 /// The operand `x`, stored `rows x cols` in rows of `x.ld`, converted element by element by
-/// `f` into a contiguous copy (rows of `cols`), rows in parallel on the calling rayon pool.
-fn pack<T: Copy + Default + Send>(
+/// `f` into a contiguous copy (rows of `cols`) in a kept buffer of `pool`.
+fn pack<T: Copy + Send + 'static>(
+    pool: &'static Pool<T>,
     x: &Operand<'_>,
     (rows, cols): (usize, usize),
     f: impl Fn(f32) -> T + Sync,
-) -> Vec<T> {
-    let mut out = vec![T::default(); rows * cols];
-    out.par_chunks_mut(cols)
-        .enumerate()
-        .with_min_len(64)
-        .for_each(|(i, row)| {
-            let src = &x.data[i * x.ld..i * x.ld + cols];
-            for (o, &v) in row.iter_mut().zip(src) {
-                *o = f(v);
-            }
-        });
-    out
+) -> Pooled<T> {
+    pool.take(rows * cols).fill(x, (rows, cols), f)
 }
 
 /// The rounded route: operands rounded to bf16 values in f32, multiplied by the run's f32
@@ -426,8 +422,8 @@ fn rounded_product(p: Product<'_>, c: &mut [f32], ldc: usize) {
     }
     let [m, n, k] = p.dims;
     let (sa, sb) = (p.a.stored(m, k), p.b.stored(k, n));
-    let a = pack(&p.a, sa, to_bf16_value);
-    let b = pack(&p.b, sb, to_bf16_value);
+    let a = pack(&VALUES, &p.a, sa, to_bf16_value);
+    let b = pack(&VALUES, &p.b, sb, to_bf16_value);
     let product = Product {
         dims: p.dims,
         a: Operand {
@@ -470,8 +466,8 @@ fn library_product(g: &Bf16Gemm, p: Product<'_>, c: &mut [f32], ldc: usize) {
     }
     let [m, n, k] = p.dims;
     let (sa, sb) = (p.a.stored(m, k), p.b.stored(k, n));
-    let a = pack(&p.a, sa, to_bf16_bits);
-    let b = pack(&p.b, sb, to_bf16_bits);
+    let a = pack(&BITS, &p.a, sa, to_bf16_bits);
+    let b = pack(&BITS, &p.b, sb, to_bf16_bits);
     let (lda, ldb) = (sa.1, sb.1);
     let shape = Shape {
         dims: p.dims,
@@ -531,6 +527,8 @@ fn library_product(g: &Bf16Gemm, p: Product<'_>, c: &mut [f32], ldc: usize) {
         }
     });
 }
+
+mod scratch;
 
 #[cfg(test)]
 mod tests;
