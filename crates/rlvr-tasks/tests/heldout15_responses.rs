@@ -1,0 +1,213 @@
+//! A fifteenth held-out measurement of the checker against math-verify, on competition-style
+//! problems with free-form answers whose answer key writes fractions, radicals, unions of
+//! intervals, sets, points, labelled and two-part answers and sentences ("sufficient but not
+//! necessary condition", "The speed of the bus is 16 km/h, and the speed of the car is 48 km/h."):
+//! 700 real responses from a public project that no other fixture uses
+//! (tests/fixtures/heldout15_responses.jsonl, rebuilt from its source by
+//! scripts/tasks/build_heldout15_responses.py): the evaluation runs committed to
+//! lchen001/pricing-reversal (MIT) by "The Price Reversal Phenomenon", eight chat and reasoning
+//! models of 2026 (Claude Haiku 4.5, Claude Opus 4.6 with thinking, Gemini 3 Flash and 3.1 Pro
+//! previews, GPT-5 mini, GPT-5.2 high, Kimi K2.5, MiniMax-M2.5) on LiveMathBench and AIME, told to
+//! end on a `\boxed{}` answer. Every LiveMathBench response with a gold other than a plain integer
+//! (462), and seeded draws of 150 with an integer gold and 88 AIME responses. Each line records
+//! math-verify 0.9.0's verdict. Nothing in `crates/rlvr-tasks/src` was changed for this set: it
+//! measures, it does not tune.
+//!
+//! Graded by hand (tests/fixtures/heldout15_responses_labels.jsonl, under the policy of
+//! real_responses_labels.jsonl) on 2026-12-07, against the checker of commit ca65dc2 (the frozen
+//! release binary runs/checker-frozen15/rlvr): all 29 responses where rlvr and math-verify
+//! disagree, a seeded random sample of 100 of the 543 `both-right` and of 100 of the 128
+//! `both-wrong`.
+//!
+//! - `figures_of_record`: rlvr right on 13 of the 29 disagreements (44.8%; math-verify on 16);
+//!   whole set 88.9% [83.2%, 90.9%] for rlvr, 89.4% [83.6%, 91.3%] for math-verify; no false
+//!   positive of rlvr in the 229 graded (at most 7.4 per 200 over the whole set at 95%, the bound
+//!   of a 100-case sample of 543 both-right; math-verify 3: a wrong constant, a gold-defect
+//!   sentence, a truncated response); 48 of the 100 sampled `both-wrong` are right (misses of both: sentence and
+//!   `\text{}` answers, an angle in degrees for a gold in radians, option texts, two-part and
+//!   labelled answers, floor and ceiling forms); the bar does not hold (the disagreements: rlvr
+//!   misses `\pm\frac{1}{n!}` against `\pm 1/n!`, `\text{sampling survey}` against the plain words,
+//!   and two-part answers written as labelled equations).
+//! - `the_current_checker_on_the_fifteenth_held_out_set`: today's checker gives the frozen binary's
+//!   verdicts on every line, so its figures are the same. A checker change that makes an ungraded
+//!   disagreement fails it (it names the ids) until it is graded and added to the labels under
+//!   stratum `regraded-after-fix`; one that moves a figure fails it too: update docs/checker.md
+//!   ("A fifteenth held-out set").
+//!
+//! `cargo test -p rlvr-tasks --test heldout15_responses -- --nocapture` prints the figures.
+
+use std::collections::HashMap;
+
+#[path = "common/heldout.rs"]
+mod heldout;
+
+use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+
+/// Sizes of the strata when the set was graded; together they are the whole set.
+const DISAGREE_SIZE: usize = 29;
+const BOTH_RIGHT_SIZE: usize = 543;
+const BOTH_WRONG_SIZE: usize = 128;
+const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
+
+/// The set and its labels, checked for shape.
+fn load() -> (Vec<Response>, HashMap<usize, Label>) {
+    let (responses, labels) = heldout::load_set(
+        (
+            "heldout15_responses.jsonl",
+            include_str!("fixtures/heldout15_responses.jsonl"),
+        ),
+        (
+            "heldout15_responses_labels.jsonl",
+            include_str!("fixtures/heldout15_responses_labels.jsonl"),
+        ),
+        DISAGREE_SIZE,
+        SIZES,
+        700,
+        &["pricing-reversal"],
+    );
+    assert!(
+        responses.iter().all(|r| r.choices.is_none()),
+        "no question lists lettered options: no line has choices"
+    );
+    (responses, labels)
+}
+
+const BOTH_RIGHT: Stratum = Stratum {
+    size: 543,
+    sampled: 100,
+    right: 100,
+};
+const BOTH_WRONG: Stratum = Stratum {
+    size: 128,
+    sampled: 100,
+    right: 52,
+};
+
+/// The measurement of record (docs/checker.md, "A fifteenth held-out set"): rlvr's verdict then is
+/// its stratum's, so these figures hold for every later checker.
+#[test]
+fn figures_of_record() {
+    let (responses, mut labels) = load();
+    labels.retain(|_, l| l.stratum != REGRADED);
+    let n = responses.len();
+    let heldout::Record {
+        rlvr,
+        math_verify,
+        graded_fp,
+        fp_whole_hi,
+        bar,
+    } = heldout::record(
+        "fifteenth held-out set (2026-12-07)",
+        &responses,
+        &labels,
+        SIZES,
+    );
+    assert_eq!(labels.len(), 229);
+    assert_eq!(
+        rlvr,
+        Strata {
+            disagree: Counts {
+                right: 13,
+                false_pos: 0,
+                false_neg: 16
+            },
+            both_right: BOTH_RIGHT,
+            both_wrong: BOTH_WRONG,
+        }
+    );
+    assert_eq!(
+        math_verify,
+        Strata {
+            disagree: Counts {
+                right: 16,
+                false_pos: 3,
+                false_neg: 10
+            },
+            both_right: BOTH_RIGHT,
+            both_wrong: BOTH_WRONG,
+        }
+    );
+    assert_eq!(graded_fp, (0, 3));
+    assert_eq!(rlvr.accuracy(n).map(pct), ["88.9%", "83.2%", "90.9%"]);
+    assert_eq!(
+        math_verify.accuracy(n).map(pct),
+        ["89.4%", "83.6%", "91.3%"]
+    );
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "7.4");
+    assert!(
+        !bar,
+        "the bar does not hold on the fifteenth held-out set: 13 of 29 disagreements right (no \
+         false positive in 229 graded)"
+    );
+}
+
+/// Today's checker on the same fixed strata, and on every response where it and math-verify
+/// disagree now (all of them graded).
+#[test]
+fn the_current_checker_on_the_fifteenth_held_out_set() {
+    let (responses, labels) = load();
+    let n = responses.len();
+    let cur = heldout::current(&responses, &labels, SIZES);
+    // by source and benchmark ("pricing-reversal:livemathbench", "pricing-reversal:aime")
+    let by_benchmark = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
+        let parts: Vec<&str> = r.source.split(':').collect();
+        match parts.as_slice() {
+            [source, benchmark, ..] => format!("{source}:{benchmark}"),
+            _ => r.source.clone(),
+        }
+    });
+    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_benchmark);
+    let heldout::Current {
+        strata: s,
+        disagreements: current,
+        math_verify: current_mv,
+        false_positives: fp_all,
+        false_positive_rate_hi: fp_whole_hi,
+        ..
+    } = cur;
+    // The current checker (commit ca65dc2's rules) gives the frozen binary's verdicts on all 700
+    // lines: no disagreement needed regrading.
+    assert_eq!(labels.len(), 229);
+    assert_eq!(
+        s,
+        Strata {
+            disagree: Counts {
+                right: 13,
+                false_pos: 0,
+                false_neg: 16
+            },
+            both_right: BOTH_RIGHT,
+            both_wrong: BOTH_WRONG,
+        }
+    );
+    assert_eq!(s.accuracy(n).map(pct), ["88.9%", "83.2%", "90.9%"]);
+    assert_eq!(fp_all, 0);
+    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "7.4");
+    assert_eq!(
+        current,
+        Counts {
+            right: 13,
+            false_pos: 0,
+            false_neg: 16
+        }
+    );
+    assert_eq!(
+        current_mv,
+        Counts {
+            right: 16,
+            false_pos: 3,
+            false_neg: 10
+        }
+    );
+    let expected: std::collections::BTreeMap<String, (usize, usize)> =
+        [("pricing-reversal:livemathbench", (13, 29))]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+    assert_eq!(by_benchmark, expected);
+    assert!(
+        !bar,
+        "the bar does not hold: 13 of 29 current disagreements right (no false positive in 229 \
+         graded)"
+    );
+}
