@@ -28,8 +28,11 @@
 //!   labelled answers, floor and ceiling forms); the bar does not hold (the disagreements: rlvr
 //!   misses `\pm\frac{1}{n!}` against `\pm 1/n!`, `\text{sampling survey}` against the plain words,
 //!   and two-part answers written as labelled equations).
-//! - `the_current_checker_on_the_fifteenth_held_out_set`: today's checker gives the frozen binary's
-//!   verdicts on every line, so its figures are the same. A checker change that makes an ungraded
+//! - `the_current_checker_on_the_fifteenth_held_out_set`: today's checker, after the rules written
+//!   from this set (factorials of a variable, answers in words, degrees against radians, spacing
+//!   commands): 31 of 37 current disagreements (5 of them graded under `regraded-after-fix`), no
+//!   false positive in 234 graded, whole set 92.7% [87.0%, 94.5%]; the bar still fails (no longer
+//!   a held-out measurement). A checker change that makes an ungraded
 //!   disagreement fails it (it names the ids) until it is graded and added to the labels under
 //!   stratum `regraded-after-fix`; one that moves a figure fails it too: update docs/checker.md
 //!   ("A fifteenth held-out set").
@@ -165,49 +168,56 @@ fn the_current_checker_on_the_fifteenth_held_out_set() {
         false_positive_rate_hi: fp_whole_hi,
         ..
     } = cur;
-    // The current checker (commit ca65dc2's rules) gives the frozen binary's verdicts on all 700
-    // lines: no disagreement needed regrading.
-    assert_eq!(labels.len(), 229);
+    // After the rules written from this set (2026-12-07: factorials of a variable through the
+    // Gamma function, answers in words, degrees against a gold in radians, spacing commands in
+    // unparsed answers), 5 unsampled both-wrong responses became disagreements with math-verify,
+    // graded under `regraded-after-fix` (all right); 10 of the disagreements and 17 of the sampled
+    // both-wrong misses are now right. No longer a held-out measurement: these figures move with
+    // the checker (update docs/checker.md, "A fifteenth held-out set").
+    assert_eq!(labels.len(), 234);
     assert_eq!(
         s,
         Strata {
             disagree: Counts {
-                right: 13,
+                right: 23,
                 false_pos: 0,
-                false_neg: 16
+                false_neg: 6
             },
             both_right: BOTH_RIGHT,
-            both_wrong: BOTH_WRONG,
+            both_wrong: Stratum {
+                right: 65,
+                ..BOTH_WRONG
+            },
         }
     );
-    assert_eq!(s.accuracy(n).map(pct), ["88.9%", "83.2%", "90.9%"]);
+    assert_eq!(s.accuracy(n).map(pct), ["92.7%", "87.0%", "94.5%"]);
     assert_eq!(fp_all, 0);
     assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "7.4");
     assert_eq!(
         current,
         Counts {
-            right: 13,
+            right: 31,
             false_pos: 0,
-            false_neg: 16
+            false_neg: 6
         }
     );
     assert_eq!(
         current_mv,
         Counts {
-            right: 16,
+            right: 6,
             false_pos: 3,
-            false_neg: 10
+            false_neg: 28
         }
     );
     let expected: std::collections::BTreeMap<String, (usize, usize)> =
-        [("pricing-reversal:livemathbench", (13, 29))]
+        [("pricing-reversal:livemathbench", (31, 37))]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
     assert_eq!(by_benchmark, expected);
     assert!(
         !bar,
-        "the bar does not hold: 13 of 29 current disagreements right (no false positive in 229 \
+        "the bar does not hold: 31 of 37 current disagreements right (no false positive in 234 \
          graded)"
     );
 }

@@ -5,7 +5,9 @@
 //!   word loses its word factors (`10\text{ cm}^2` → 10, `10 square units` → 10,
 //!   `0.06 \text{ yuan}` → 0.06); a lone word stays (a text answer);
 //! - a **degree sign** on a whole answer is dropped (`90^\circ` → 90); inside an
-//!   expression it means ×π/180 (`\sin(90^\circ - x)` = `\cos x`);
+//!   expression it means ×π/180 (`\sin(90^\circ - x)` = `\cos x`), and so it does on a whole
+//!   answer that is otherwise unequal to a constant gold naming π (`45^\circ` ~ `\frac{\pi}{4}`:
+//!   the same angle in radians; `45^\circ` is not `\frac{\pi}{3}`);
 //! - **`±`** is expanded into its alternatives (`1 \pm \sqrt2` → the list `1+\sqrt2,
 //!   1-\sqrt2`; at most 8), inside lists and sets flattened into their elements.
 //!
@@ -112,7 +114,31 @@ pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
             return eq(&g, &prepare_tree(&q), 0).map(|_| "unit after the number dropped");
         }
     }
-    eq(&g, &p, 0)
+    let verdict = eq(&g, &p, 0);
+    // an angle in degrees against a gold in radians (`45^\circ` against `\frac{\pi}{4}`): the
+    // degree sign, dropped above for golds written in degrees, means ×π/180 here
+    if let (Err(_), Expr::Degrees(_)) = (verdict, strip_units(answer)) {
+        if mentions_pi(&g) && !has_vars(&g) {
+            BUDGET.with(|b| b.set(MAX_COMPARISONS));
+            let degrees = strip_units(answer);
+            return eq(&g, &degrees, 0)
+                .map(|_| "degrees against a gold in radians")
+                .or(verdict);
+        }
+    }
+    verdict
+}
+
+/// Whether `e` names π through signs, sums, products, quotients and powers (a constant in
+/// radians: `\frac{\pi}{4}`, `\frac{3\pi}{2}`, `2\pi - 1`).
+fn mentions_pi(e: &Expr) -> bool {
+    match e {
+        Expr::Const(Const::Pi) => true,
+        Expr::Neg(x) => mentions_pi(x),
+        Expr::Div(a, b) | Expr::Pow(a, b) => mentions_pi(a) || mentions_pi(b),
+        Expr::Add(xs) | Expr::Mul(xs) => xs.iter().any(mentions_pi),
+        _ => false,
+    }
 }
 
 /// Single letters read as units after a number (`40m`, `12 km/h`, `9.8 m/s^2`) when the

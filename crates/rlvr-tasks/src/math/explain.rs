@@ -235,19 +235,80 @@ fn unevaluated(e: &Expr) -> bool {
 /// (`4:30 \text{ p.m.}` is `\text{4:30 p.m.}`): the commands and braces removed, then the
 /// clock times' meridiems written alike ([`super::normalize::clock_times`]: the `p.m.` that a
 /// `\text{ }` kept apart from its time is joined to it only here), a final period dropped.
+/// Whether `gold` and `answer` are both answers in words alone and say the same words
+/// (`\text{sampling survey}` against `sampling survey`; `\text{necessary and sufficient}`
+/// against `necessary and sufficient condition`): their [`word_answer`]s are equal. Words are
+/// read where the parser would see a product of words or a list joined by "and"; this
+/// compares them as the sentence they are, in order (`sufficient but not necessary` is not
+/// `necessary but not sufficient`).
+fn same_words(gold: &str, answer: &str) -> bool {
+    match (word_answer(gold), word_answer(answer)) {
+        (Some(g), Some(a)) => g == a,
+        _ => false,
+    }
+}
+
+/// The words of an answer written in words alone, lowercased, or `None` when it holds anything
+/// but letters (of any script), spaces, punctuation, brackets, dollar signs and emphasis, once
+/// the text wrappers (`\text`, `\textbf`, `\textit`, `\textnormal`, `\mathrm`, `\mbox`) are
+/// removed (a digit, an operator, a relation, another command: mathematics), or a word of one
+/// letter other than the article "a" (a variable or an option letter). The punctuation and
+/// brackets separate words. A leading article ("a", "an", "the") and a
+/// closing "condition" are dropped: the noun of a blank such as "a ( ) condition", which the
+/// answer may leave to the question. At least one word of three letters or more is needed.
+fn word_answer(s: &str) -> Option<Vec<String>> {
+    let mut t = s.to_lowercase();
+    for cmd in [
+        "\\textnormal",
+        "\\textbf",
+        "\\textit",
+        "\\text",
+        "\\mathrm",
+        "\\mbox",
+    ] {
+        t = t.replace(cmd, " ");
+    }
+    let allowed = |c: char| {
+        c.is_alphabetic() || c.is_whitespace() || ".,;:!?'\"()[]{}$*-–，。、：；“”（）".contains(c)
+    };
+    if !t.chars().all(allowed) {
+        return None;
+    }
+    let mut words: Vec<String> = t
+        .split(|c: char| !c.is_alphabetic() && c != '\'')
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    if words.len() > 1 && ["a", "an", "the"].contains(&words[0].as_str()) {
+        words.remove(0);
+    }
+    if words.len() > 1 && matches!(words.last().map(String::as_str), Some("condition")) {
+        words.pop();
+    }
+    let ok = words.iter().any(|w| w.chars().count() >= 3)
+        && words.iter().all(|w| w.chars().count() >= 2 || w == "a");
+    ok.then_some(words)
+}
+
 fn same_text(a: &str, b: &str) -> bool {
     let plain = |s: &str| {
         let mut t = s.to_lowercase();
         for cmd in ["\\textnormal", "\\textbf", "\\text", "\\mathrm", "\\mbox"] {
             t = t.replace(cmd, "");
         }
+        // spacing commands (`\,n=1\,` against `n = 1`) and dollar signs
+        for space in ["\\qquad", "\\quad", "\\,", "\\;", "\\:", "\\!", "\\ ", "$"] {
+            t = t.replace(space, "");
+        }
         let t = t.replace(['{', '}'], "");
         let t: String = super::normalize::clock_times(&t)
             .to_lowercase()
             .split_whitespace()
             .collect();
-        // a sentence's period (`\text{4:30 p.m.}` against `4:30 PM`)
-        t.trim_end_matches('.').to_string()
+        // a sentence's period (`\text{4:30 p.m.}` against `4:30 PM`), and the backslash left
+        // of a closing spacing command whose punctuation the normalization took (`\,`)
+        t.trim_end_matches(['.', '\\']).to_string()
     };
     !a.is_empty() && (a.to_lowercase() == b.to_lowercase() || plain(a) == plain(b))
 }
@@ -310,13 +371,17 @@ fn equivalent_as_written(gold: &str, answer: &str) -> Result<String, String> {
     verdict((&gold, &tree(&gold)), (answer, &tree(answer)))
 }
 
-/// The verdict on a gold and an answer, each with its tree: [`decide`] where both parse;
+/// The verdict on a gold and an answer, each with its tree: two answers in words alone that
+/// say the same words are equal ([`same_words`]); else [`decide`] where both parse;
 /// against a gold that is a relation sign alone, [`completed_comparison`]; else only the same
 /// text matches (an answer that does not parse, or a gold).
 fn verdict(
     (gold, gold_tree): (&str, &Result<Expr, String>),
     (answer, answer_tree): (&str, &Result<Expr, String>),
 ) -> Result<String, String> {
+    if same_words(gold, answer) {
+        return Ok("same words".into());
+    }
     let sign = || gold_tree.is_err().then(|| relation_sign(gold)).flatten();
     match (gold_tree, answer_tree, sign()) {
         (Ok(g), Ok(p), _) => decide(g, p).map(str::to_string).map_err(str::to_string),

@@ -128,15 +128,7 @@ pub fn eval(e: &Expr, var: &dyn Fn(&str) -> Option<C>) -> Option<C> {
                 Func::Factorial => C::new(factorial(real(x)?)?, 0.0),
                 Func::Binom => {
                     let (n, k) = (real(x)?, real(eval(args.get(1)?, var)?)?);
-                    if n.fract() != 0.0 || k.fract() != 0.0 || k < 0.0 || !(0.0..=1e4).contains(&n)
-                    {
-                        return None;
-                    }
-                    let mut r = 1.0;
-                    for j in 0..(k as u32) {
-                        r = r * (n - j as f64) / (j as f64 + 1.0);
-                    }
-                    C::new(r, 0.0)
+                    C::new(binomial(n, k)?, 0.0)
                 }
             }
         }
@@ -151,11 +143,42 @@ fn real(x: C) -> Option<f64> {
     (x.im.abs() <= 1e-12 * x.re.abs().max(1.0)).then_some(x.re)
 }
 
+/// `n!`: the product `1·2·…·n` for a whole `n` from 0 to 170 (past which f64 overflows), and
+/// `Γ(n + 1)` for any other real `n` where it is finite. The Gamma function gives an expression
+/// with the factorial of a variable (`\pm\frac{1}{n!}`) a value at the comparison's real sample
+/// points, where the variable is not whole; at whole numbers the two agree, so two expressions
+/// equal at every real point are equal at every whole one.
 fn factorial(n: f64) -> Option<f64> {
-    if n < 0.0 || n.fract() != 0.0 || n > 170.0 {
+    if n.fract() == 0.0 {
+        if !(0.0..=170.0).contains(&n) {
+            return None;
+        }
+        return Some((1..=n as u32).map(f64::from).product());
+    }
+    let g = libm::tgamma(n + 1.0);
+    g.is_finite().then_some(g)
+}
+
+/// `\binom{n}{k}`: the product `n(n−1)…(n−k+1)/k!` for whole `0 ≤ k` and `0 ≤ n ≤ 10⁴`, and
+/// `Γ(n+1) / (Γ(k+1) Γ(n−k+1))` for other real arguments of magnitude at most 170 where the three
+/// are finite (sample points of a variable; at whole numbers the same value).
+fn binomial(n: f64, k: f64) -> Option<f64> {
+    if n.fract() == 0.0 && k.fract() == 0.0 {
+        if k < 0.0 || !(0.0..=1e4).contains(&n) {
+            return None;
+        }
+        let mut r = 1.0;
+        for j in 0..(k as u32) {
+            r = r * (n - j as f64) / (j as f64 + 1.0);
+        }
+        return Some(r);
+    }
+    if n.abs() > 170.0 || k.abs() > 170.0 {
         return None;
     }
-    Some((1..=n as u32).map(f64::from).product())
+    let [a, b, c] = [n + 1.0, k + 1.0, n - k + 1.0].map(libm::tgamma);
+    let r = a / (b * c);
+    (a.is_finite() && b.is_finite() && c.is_finite() && r.is_finite()).then_some(r)
 }
 
 fn pow(a: C, b: C) -> Option<C> {

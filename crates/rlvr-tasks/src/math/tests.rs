@@ -1289,3 +1289,102 @@ fn a_bracketed_word_on_the_last_line() {
     assert!(!verify("no", r).correct);
     assert!(verify("No", "17 = 1 * 17 ... so 18 = 2 * 9.\n[No].").correct);
 }
+
+/// `response` scored right (or wrong) against `gold`.
+fn right(gold: &str, response: &str) {
+    assert!(
+        verify(gold, response).correct,
+        "expected {response:?} right for {gold:?}"
+    );
+}
+fn wrong(gold: &str, response: &str) {
+    assert!(
+        !verify(gold, response).correct,
+        "expected {response:?} wrong for {gold:?}"
+    );
+}
+
+/// The factorial and binomial of a variable have values at the real sample points (through the
+/// Gamma function), so expressions built from them compare as expressions; at whole numbers the
+/// values are the products, as before.
+#[test]
+fn factorials_of_a_variable() {
+    right("\\pm 1/n!", "\\boxed{\\pm\\dfrac{1}{n!}}");
+    right("$\\pm 1/n!$", "\\boxed{\\frac{1}{n!}, -\\frac{1}{n!}}");
+    right("$\\pm 1/n!$", "\\boxed{x=\\pm\\frac1{n!}}");
+    wrong("$\\pm 1/n!$", "\\boxed{\\pm\\frac{1}{(n+1)!}}");
+    wrong("1/n!", "\\boxed{\\pm\\frac{1}{n!}}");
+    right("n!", "\\boxed{n \\cdot (n-1)!}");
+    wrong("n!", "\\boxed{(n-1)!}");
+    right("\\binom{2n}{n}", "\\boxed{\\frac{(2n)!}{(n!)^2}}");
+    wrong("\\binom{2n}{n}", "\\boxed{\\frac{(2n)!}{n!(n+1)!}}");
+    right("\\binom{n}{2}", "\\boxed{\\frac{n(n-1)}{2}}");
+    // whole numbers: the exact products
+    right("120", "\\boxed{5!}");
+    right("10", "\\boxed{\\binom{5}{2}}");
+    wrong("121", "\\boxed{5!}");
+}
+
+/// Two answers in words alone say the same thing when their words agree in order, wrappers,
+/// punctuation, a leading article and the blank's closing noun "condition" aside.
+#[test]
+fn answers_in_words() {
+    right("sampling survey", "\\boxed{\\text{sampling survey}}");
+    right(
+        "sampling survey",
+        "So it is \\boxed{\\textbf{A Sampling Survey}}",
+    );
+    right(
+        "sufficient but not necessary condition",
+        "\\boxed{\\text{sufficient but not necessary}}",
+    );
+    right(
+        "necessary and sufficient condition",
+        "\\boxed{necessary and sufficient}",
+    );
+    right(
+        "necessary and sufficient condition",
+        "\\boxed{\\text{necessary and sufficient condition}}",
+    );
+    // order and negation matter
+    wrong(
+        "sufficient but not necessary condition",
+        "\\boxed{\\text{necessary but not sufficient}}",
+    );
+    wrong(
+        "necessary and sufficient condition",
+        "\\boxed{\\text{neither necessary nor sufficient}}",
+    );
+    wrong("sampling survey", "\\boxed{\\text{census}}");
+    // mathematics is not words: letters that are variables or option letters, digits
+    wrong("A, C", "\\boxed{\\text{A, C, D}}");
+    wrong("in x", "\\boxed{\\text{in y}}");
+    wrong("necessary condition", "\\boxed{\\text{2 necessary}}");
+}
+
+/// An angle in degrees answers a gold in radians (the degree sign means ×π/180), only when
+/// the values agree.
+#[test]
+fn degrees_against_radians() {
+    right("\\frac{\\pi}{4}", "\\boxed{45^\\circ}");
+    right("$\\frac{3\\pi}{4}$", "The angle is \\boxed{135°}.");
+    right("\\frac{\\pi}{4}", "\\boxed{\\frac{\\pi}{4}}");
+    wrong("\\frac{\\pi}{3}", "\\boxed{45^\\circ}");
+    wrong("\\frac{\\pi}{4}", "\\boxed{45}");
+    // a gold in degrees: the sign is dropped as before
+    right("45", "\\boxed{45^\\circ}");
+    wrong("45", "\\boxed{\\frac{\\pi}{4}}");
+}
+
+/// Spacing commands do not make two unparsed answers differ.
+#[test]
+fn spacing_in_unparsed_answers() {
+    right(
+        "$n = 1 \\text{ or } n \\equiv 2$ \\pmod{4}$",
+        "\\boxed{\\,n=1\\text{ or }n\\equiv2\\pmod4\\,}",
+    );
+    wrong(
+        "$n = 1 \\text{ or } n \\equiv 2$ \\pmod{4}$",
+        "\\boxed{\\,n=1\\text{ or }n\\equiv3\\pmod4\\,}",
+    );
+}
