@@ -829,6 +829,9 @@ fn rel_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
             }
         }
     }
+    if !has_vars(g) && !has_vars(p) {
+        return constant_relations_eq((gm, gops), (pm, pops));
+    }
     if let (Some(a), Some(b)) = (interval_of(g), interval_of(p)) {
         return eq(&a, &b, d)
             .map(|_| "inequalities define the same interval")
@@ -882,6 +885,110 @@ fn rel_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
         }
     }
     Err("different relations")
+}
+
+/// Two relations between constants (`19 - 8 \times 28 = -205`, `\frac34 > \frac23`): statements
+/// about numbers, not equations to solve, so the values of their sides decide nothing (every
+/// true equation has the same value on both sides, and a difference of zero is proportional to
+/// any other). Equal when the answer's relation holds and it is written with the gold's numbers
+/// in the gold's order (the same expression, or other operators in the same blanks: the gold's
+/// `4 - 17 / 1 = -13` and a true `4 - 17 \times 1 = -13`), read straight or, for two sides,
+/// with the sides swapped and the relation flipped (`\frac23 < \frac34`); a true statement
+/// with other numbers (`22 + 16 + 6 + 21 + 41 = 106` for `22 \times 16 - 6 \times 21 + 9 \cdot
+/// ... = 106`) is another answer.
+fn constant_relations_eq(
+    (gm, gops): (&[Expr], &[RelOp]),
+    (pm, pops): (&[Expr], &[RelOp]),
+) -> Verdict {
+    let literals = |members: &[Expr]| -> Vec<String> {
+        let mut out = Vec::new();
+        for m in members {
+            number_literals(m, &mut out);
+        }
+        out
+    };
+    let holds = constant_relation_holds(pm, pops)
+        .ok_or("a relation between constants that does not hold")?;
+    if !holds {
+        return Err("a relation between constants that does not hold");
+    }
+    let gold = literals(gm);
+    let straight = gops == pops && literals(pm) == gold;
+    let swapped = || {
+        let flipped: Vec<RelOp> = pops.iter().rev().map(|o| o.flip()).collect();
+        let rev: Vec<Expr> = pm.iter().rev().cloned().collect();
+        gops == flipped.as_slice() && literals(&rev) == gold
+    };
+    if !gold.is_empty() && (straight || swapped()) {
+        Ok("the same numbers in a relation that holds")
+    } else {
+        Err("a relation between other numbers")
+    }
+}
+
+/// The number literals of `e` in reading order, as their exact values where they have one
+/// (`0.50` and `0.5` alike), else as written.
+fn number_literals(e: &Expr, out: &mut Vec<String>) {
+    if out.len() > MAX_ITEMS {
+        return;
+    }
+    match e {
+        Expr::Num(n) => out.push(match exact(e) {
+            Some(r) => format!("{}/{}", r.0, r.1),
+            None => n.text.clone(),
+        }),
+        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => number_literals(x, out),
+        Expr::Div(a, b) | Expr::Pow(a, b) => {
+            number_literals(a, out);
+            number_literals(b, out);
+        }
+        Expr::PlusMinus(a, b, _) => {
+            if let Some(a) = a {
+                number_literals(a, out);
+            }
+            number_literals(b, out);
+        }
+        Expr::Add(xs)
+        | Expr::Mul(xs)
+        | Expr::Func(_, xs)
+        | Expr::Apply(_, xs)
+        | Expr::Tuple(_, _, xs)
+        | Expr::Set(xs)
+        | Expr::Braces(xs)
+        | Expr::List(xs)
+        | Expr::Ratio(xs)
+        | Expr::SetOp(_, xs) => xs.iter().for_each(|x| number_literals(x, out)),
+        Expr::Rel(xs, _) => xs.iter().for_each(|x| number_literals(x, out)),
+        Expr::Matrix(rows) => rows.iter().flatten().for_each(|x| number_literals(x, out)),
+        Expr::Var(_) | Expr::Word(_) | Expr::Const(_) | Expr::Ellipsis | Expr::EmptySet => {}
+    }
+}
+
+/// Whether a chain of relations between constants holds (each link, within
+/// [`super::numeric::REL_TOL`] for `=`); None when a member has no value or a link is not an
+/// order or equality.
+fn constant_relation_holds(members: &[Expr], ops: &[RelOp]) -> Option<bool> {
+    let none = |_: &str| None;
+    let values: Vec<C> = members
+        .iter()
+        .map(|m| eval(m, &none))
+        .collect::<Option<_>>()?;
+    let mut all = true;
+    for (w, op) in values.windows(2).zip(ops) {
+        let (a, b) = (w[0], w[1]);
+        let real = |x: C| (x.im.abs() <= 1e-12 * x.re.abs().max(1.0)).then_some(x.re);
+        let ok = match op {
+            RelOp::Eq | RelOp::Approx => close(a, b),
+            RelOp::Ne => !close(a, b),
+            RelOp::Lt => real(a)? < real(b)? && !close(a, b),
+            RelOp::Gt => real(a)? > real(b)? && !close(a, b),
+            RelOp::Le => real(a)? <= real(b)? || close(a, b),
+            RelOp::Ge => real(a)? >= real(b)? || close(a, b),
+            _ => return None,
+        };
+        all &= ok;
+    }
+    Some(all)
 }
 
 fn diff(a: &Expr, b: &Expr) -> Expr {

@@ -1388,3 +1388,32 @@ fn spacing_in_unparsed_answers() {
         "\\boxed{\\,n=1\\text{ or }n\\equiv3\\pmod4\\,}",
     );
 }
+
+/// A relation between constants is a statement about numbers: right when it holds and uses the
+/// gold's numbers in the gold's order (any operators in the same blanks, sides swapped with the
+/// relation flipped); a true statement with other numbers is another answer (the value of its
+/// sides, or a difference of zero, decides nothing).
+#[test]
+fn relations_between_constants() {
+    right(
+        "19 - 8 * 28 = -205",
+        "FINAL ANSWER:\n<answer>\n19 - 8 \\times 28 = -205\n</answer>",
+    );
+    right("4 - 17 / 1 = -13", "\\boxed{4 - 17 * 1 = -13}");
+    right("\\frac34 > \\frac23", "\\boxed{\\frac23 < \\frac34}");
+    // other numbers, or a false statement
+    wrong(
+        "22 + 16 * 6 - 21 + 9 = 106",
+        "<answer>22 + 16 + 6 + 21 + 41 = 106</answer>",
+    );
+    wrong(
+        "18 * 10 - 12 + 1 * 23 = 191",
+        "<answer>18 * 10 + 12 - 1 = 191</answer>",
+    );
+    wrong("4 - 17 / 1 = -13", "\\boxed{1 + 1 = 2}");
+    wrong("4 - 17 / 1 = -13", "\\boxed{4 + 17 * 1 = -13}");
+    wrong("\\frac34 > \\frac23", "\\boxed{\\frac34 < \\frac23}");
+    // equations in a variable are still compared as equations
+    right("2x + 1 = 7", "\\boxed{4x + 2 = 14}");
+    wrong("2x + 1 = 7", "\\boxed{2x + 1 = 9}");
+}
