@@ -37,109 +37,71 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout11_responses -- --nocapture` prints the figures.
 
-use std::collections::HashMap;
-
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+use heldout::{Counts, CurrentFigures, MathVerify, RecordFigures, Sample, Set};
 
-/// Sizes of the strata when the set was graded (the labels file's header says how the samples
-/// were drawn); together they are the whole set.
-const DISAGREE_SIZE: usize = 20;
-const BOTH_RIGHT_SIZE: usize = 43;
-const BOTH_WRONG_SIZE: usize = 437;
-const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
-
-/// The set and its labels, checked for shape.
-fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load_set(
-        (
-            "heldout11_responses.jsonl",
-            include_str!("fixtures/heldout11_responses.jsonl"),
-        ),
-        (
-            "heldout11_responses_labels.jsonl",
-            include_str!("fixtures/heldout11_responses_labels.jsonl"),
-        ),
-        DISAGREE_SIZE,
-        SIZES,
-        500,
-        &["physics"],
-    );
-    assert!(
-        responses.iter().all(|r| r.choices.is_none()),
-        "free-form answers: no line has choices"
-    );
-    (responses, labels)
-}
+/// The set; the strata are as they were when it was graded (the labels file's header says how
+/// the samples were drawn).
+const SET: Set = Set {
+    name: "eleventh held-out set",
+    graded_on: "2026-12-07",
+    responses: (
+        "heldout11_responses.jsonl",
+        include_str!("fixtures/heldout11_responses.jsonl"),
+    ),
+    labels: (
+        "heldout11_responses_labels.jsonl",
+        include_str!("fixtures/heldout11_responses_labels.jsonl"),
+    ),
+    total: 500,
+    sources: &["physics"],
+    disagree: 20,
+    both_right: Sample {
+        size: 43,
+        sampled: 43,
+    },
+    both_wrong: Sample {
+        size: 437,
+        sampled: 100,
+    },
+    shape: |responses| {
+        assert!(
+            heldout::free_form(responses),
+            "free-form answers: no line has choices"
+        )
+    },
+};
 
 /// The measurement of record (docs/checker.md, "An eleventh held-out set"): rlvr's verdict then is
 /// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on `disagree`),
 /// so these figures hold for every later checker.
 #[test]
 fn figures_of_record() {
-    let (responses, mut labels) = load();
-    labels.retain(|_, l| l.stratum != REGRADED);
-    let n = responses.len();
-    let heldout::Record {
-        rlvr,
-        math_verify,
-        graded_fp,
-        fp_whole_hi,
-        bar,
-    } = heldout::record(
-        "eleventh held-out set (2026-12-07)",
-        &responses,
-        &labels,
-        SIZES,
-    );
-    assert_eq!(labels.len(), 163);
-    let both_right = Stratum {
-        size: 43,
-        sampled: 43,
-        right: 43,
-    };
-    let both_wrong = Stratum {
-        size: 437,
-        sampled: 100,
-        right: 85,
-    };
-    assert_eq!(
-        rlvr,
-        Strata {
+    heldout::check_record(
+        &SET,
+        &RecordFigures {
+            graded: 163,
             disagree: Counts {
                 right: 8,
                 false_pos: 3,
-                false_neg: 9
+                false_neg: 9,
             },
-            both_right,
-            both_wrong,
-        }
-    );
-    assert_eq!(
-        math_verify,
-        Strata {
-            disagree: Counts {
+            math_verify: Counts {
                 right: 12,
                 false_pos: 3,
-                false_neg: 5
+                false_neg: 5,
             },
-            both_right,
-            both_wrong,
-        }
-    );
-    assert_eq!(graded_fp, (3, 3));
-    assert_eq!(rlvr.accuracy(n).map(pct), ["84.5%", "75.1%", "90.0%"]);
-    assert_eq!(
-        math_verify.accuracy(n).map(pct),
-        ["85.3%", "75.9%", "90.8%"]
-    );
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.0");
-    assert!(
-        !bar,
-        "the bar does not hold on the eleventh held-out set: 8 of 20 disagreements right (40%), \
-         3 false positives in 163 graded"
+            both_right: 43,
+            both_wrong: 85,
+            false_positives: (3, 3),
+            accuracy: ["84.5%", "75.1%", "90.0%"],
+            math_verify_accuracy: ["85.3%", "75.9%", "90.8%"],
+            fp_per_200: "3.0",
+            // 8 of 20 disagreements right (40%), 3 false positives in 163 graded
+            bar: false,
+        },
     );
 }
 
@@ -147,94 +109,54 @@ fn figures_of_record() {
 /// disagree now (all of them graded).
 #[test]
 fn the_current_checker_on_the_eleventh_held_out_set() {
-    let (responses, labels) = load();
-    let n = responses.len();
-    let cur = heldout::current(&responses, &labels, SIZES);
-    // by source and model run (the source's first two fields: the directory names the model)
-    let by_source = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
-        let parts: Vec<&str> = r.source.split(':').collect();
-        match parts.as_slice() {
-            [source, model, ..] => format!("{source}:{model}"),
-            _ => r.source.clone(),
-        }
-    });
-    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_source);
-    let heldout::Current {
-        strata: s,
-        disagreements: current,
-        math_verify: current_mv,
-        false_positives: fp_all,
-        false_positive_rate_hi: fp_whole_hi,
-        ..
-    } = cur;
-    let acc = s.accuracy(n);
-
     // The figures, as measured on 2026-12-07 after the rules written from this set's false
     // positives (small constants compared relatively; one label with two constants is two
     // answers; boxed displays joined by "or" are a hedge; docs/checker.md, "An eleventh held-out set"): no longer held out. A checker change
     // that moves one fails here: update the docs and these figures.
-    assert_eq!(labels.len(), 163);
-    assert_eq!(
-        s,
-        Strata {
+    heldout::check_current(
+        &SET,
+        &CurrentFigures {
+            graded: 163,
             disagree: Counts {
                 right: 11,
                 false_pos: 0,
-                false_neg: 9
+                false_neg: 9,
             },
-            both_right: Stratum {
-                size: 43,
-                sampled: 43,
-                right: 43
+            both_right: 43,
+            both_wrong: 85,
+            accuracy: ["85.1%", "75.7%", "90.6%"],
+            false_positives: 0,
+            fp_per_200: "1.8",
+            current: Counts {
+                right: 8,
+                false_pos: 0,
+                false_neg: 9,
             },
-            both_wrong: Stratum {
-                size: 437,
-                sampled: 100,
-                right: 85
-            },
-        }
-    );
-    assert_eq!(acc.map(pct), ["85.1%", "75.7%", "90.6%"]);
-    assert_eq!(fp_all, 0);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "1.8");
-    assert_eq!(
-        current,
-        Counts {
-            right: 8,
-            false_pos: 0,
-            false_neg: 9
-        }
-    );
-    assert_eq!(
-        current_mv,
-        Counts {
-            right: 9,
-            false_pos: 3,
-            false_neg: 5
-        }
-    );
-    let expected: std::collections::BTreeMap<String, (usize, usize)> = [
-        ("physics:Aria_outputs", (1, 1)),
-        ("physics:CohereForAI_c4ai-command-r-v01", (2, 2)),
-        ("physics:DeepSeek_R1_Distill_Qwen_32B_outputs", (0, 1)),
-        ("physics:InternVL2_5_38B_AWQ_outputs", (0, 1)),
-        ("physics:Llama_3.3_70B_Instruct_AWQ_output", (1, 1)),
-        ("physics:Mathstral_7B_v0.1_output", (0, 2)),
-        ("physics:Qwen2.5_32B_Instruct_output", (0, 1)),
-        ("physics:Qwen2.5_72B_Instruct_outputs", (1, 1)),
-        ("physics:c4ai-command-r-08-2024_outputs", (0, 1)),
-        ("physics:deepseek-r1_together_output", (1, 1)),
-        ("physics:gemini-1.5-pro_self_reflect", (1, 1)),
-        ("physics:gemma_2_9b_it_output", (0, 1)),
-        ("physics:gpt-4o_output", (1, 2)),
-        ("physics:gpt-4o_self_reflect", (0, 1)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    assert_eq!(by_source, expected);
-    assert!(
-        !bar,
-        "the bar does not hold: 8 of 17 current disagreements right, no false positive in 163 graded"
+            current_math_verify: MathVerify::Counts(Counts {
+                right: 9,
+                false_pos: 3,
+                false_neg: 5,
+            }),
+            // by source and model run (the source's first two fields: the directory names the model)
+            key: |r| heldout::source_fields(r, &[0, 1]),
+            groups: Some(&[
+                ("physics:Aria_outputs", (1, 1)),
+                ("physics:CohereForAI_c4ai-command-r-v01", (2, 2)),
+                ("physics:DeepSeek_R1_Distill_Qwen_32B_outputs", (0, 1)),
+                ("physics:InternVL2_5_38B_AWQ_outputs", (0, 1)),
+                ("physics:Llama_3.3_70B_Instruct_AWQ_output", (1, 1)),
+                ("physics:Mathstral_7B_v0.1_output", (0, 2)),
+                ("physics:Qwen2.5_32B_Instruct_output", (0, 1)),
+                ("physics:Qwen2.5_72B_Instruct_outputs", (1, 1)),
+                ("physics:c4ai-command-r-08-2024_outputs", (0, 1)),
+                ("physics:deepseek-r1_together_output", (1, 1)),
+                ("physics:gemini-1.5-pro_self_reflect", (1, 1)),
+                ("physics:gemma_2_9b_it_output", (0, 1)),
+                ("physics:gpt-4o_output", (1, 2)),
+                ("physics:gpt-4o_self_reflect", (0, 1)),
+            ]),
+            // 8 of 17 current disagreements right, no false positive in 163 graded
+            bar: false,
+        },
     );
 }

@@ -29,108 +29,70 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout14_responses -- --nocapture` prints the figures.
 
-use std::collections::HashMap;
-
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+use heldout::{Counts, CurrentFigures, MathVerify, RecordFigures, Sample, Set};
 
-/// Sizes of the strata when the set was graded; together they are the whole set.
-const DISAGREE_SIZE: usize = 79;
-const BOTH_RIGHT_SIZE: usize = 126;
-const BOTH_WRONG_SIZE: usize = 295;
-const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
-
-/// The set and its labels, checked for shape.
-fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load_set(
-        (
-            "heldout14_responses.jsonl",
-            include_str!("fixtures/heldout14_responses.jsonl"),
-        ),
-        (
-            "heldout14_responses_labels.jsonl",
-            include_str!("fixtures/heldout14_responses_labels.jsonl"),
-        ),
-        DISAGREE_SIZE,
-        SIZES,
-        500,
-        &["llmdrift"],
-    );
-    assert!(
-        responses.iter().all(|r| r.choices.is_none()),
-        "no question lists options: no line has choices"
-    );
-    (responses, labels)
-}
-
-const BOTH_RIGHT: Stratum = Stratum {
-    size: 126,
-    sampled: 100,
-    right: 99,
-};
-const BOTH_WRONG: Stratum = Stratum {
-    size: 295,
-    sampled: 100,
-    right: 58,
+/// The set; the strata are as they were when it was graded (the labels file's header says how
+/// the samples were drawn).
+const SET: Set = Set {
+    name: "fourteenth held-out set",
+    graded_on: "2026-12-08",
+    responses: (
+        "heldout14_responses.jsonl",
+        include_str!("fixtures/heldout14_responses.jsonl"),
+    ),
+    labels: (
+        "heldout14_responses_labels.jsonl",
+        include_str!("fixtures/heldout14_responses_labels.jsonl"),
+    ),
+    total: 500,
+    sources: &["llmdrift"],
+    disagree: 79,
+    both_right: Sample {
+        size: 126,
+        sampled: 100,
+    },
+    both_wrong: Sample {
+        size: 295,
+        sampled: 100,
+    },
+    shape: |responses| {
+        assert!(
+            heldout::free_form(responses),
+            "no question lists options: no line has choices"
+        )
+    },
 };
 
 /// The measurement of record (docs/checker.md, "A fourteenth held-out set"): rlvr's verdict then is
 /// its stratum's, so these figures hold for every later checker.
 #[test]
 fn figures_of_record() {
-    let (responses, mut labels) = load();
-    labels.retain(|_, l| l.stratum != REGRADED);
-    let n = responses.len();
-    let heldout::Record {
-        rlvr,
-        math_verify,
-        graded_fp,
-        fp_whole_hi,
-        bar,
-    } = heldout::record(
-        "fourteenth held-out set (2026-12-08)",
-        &responses,
-        &labels,
-        SIZES,
-    );
-    assert_eq!(labels.len(), 279);
-    assert_eq!(
-        rlvr,
-        Strata {
+    heldout::check_record(
+        &SET,
+        &RecordFigures {
+            graded: 279,
             disagree: Counts {
                 right: 79,
                 false_pos: 0,
-                false_neg: 0
+                false_neg: 0,
             },
-            both_right: BOTH_RIGHT,
-            both_wrong: BOTH_WRONG,
-        }
-    );
-    assert_eq!(
-        math_verify,
-        Strata {
-            disagree: Counts {
+            math_verify: Counts {
                 right: 0,
                 false_pos: 0,
-                false_neg: 79
+                false_neg: 79,
             },
-            both_right: BOTH_RIGHT,
-            both_wrong: BOTH_WRONG,
-        }
-    );
-    assert_eq!(graded_fp, (1, 1));
-    assert_eq!(rlvr.accuracy(n).map(pct), ["75.0%", "67.0%", "81.3%"]);
-    assert_eq!(
-        math_verify.accuracy(n).map(pct),
-        ["59.2%", "51.2%", "65.5%"]
-    );
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.3");
-    assert!(
-        bar,
-        "the bar holds on the fourteenth held-out set: 79 of 79 disagreements right, 1 false \
-         positive in 279 graded"
+            both_right: 99,
+            both_wrong: 58,
+            false_positives: (1, 1),
+            accuracy: ["75.0%", "67.0%", "81.3%"],
+            math_verify_accuracy: ["59.2%", "51.2%", "65.5%"],
+            fp_per_200: "3.3",
+            // 79 of 79 disagreements right, 1 false positive in 279 graded
+            bar: true,
+        },
     );
 }
 
@@ -138,74 +100,40 @@ fn figures_of_record() {
 /// disagree now (all of them graded).
 #[test]
 fn the_current_checker_on_the_fourteenth_held_out_set() {
-    let (responses, labels) = load();
-    let n = responses.len();
-    let cur = heldout::current(&responses, &labels, SIZES);
-    // by source and task ("llmdrift:prime", "llmdrift:happy")
-    let by_task = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
-        let parts: Vec<&str> = r.source.split(':').collect();
-        match parts.as_slice() {
-            [source, task, ..] => format!("{source}:{task}"),
-            _ => r.source.clone(),
-        }
-    });
-    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_task);
-    let heldout::Current {
-        strata: s,
-        disagreements: current,
-        math_verify: current_mv,
-        false_positives: fp_all,
-        false_positive_rate_hi: fp_whole_hi,
-        ..
-    } = cur;
     // After the rule that a last line of one bracketed word is the answer (`[Yes]`, `[No]`), 39
     // unsampled both-wrong responses became disagreements with math-verify, graded under
     // `regraded-after-fix` (all right); 24 of the sampled both-wrong are now right too. No longer a
     // held-out measurement: these figures move with the checker (update docs/checker.md, "A
     // fourteenth held-out set").
-    assert_eq!(labels.len(), 318);
-    assert_eq!(
-        s,
-        Strata {
+    heldout::check_current(
+        &SET,
+        &CurrentFigures {
+            graded: 318,
             disagree: Counts {
                 right: 79,
                 false_pos: 0,
-                false_neg: 0
+                false_neg: 0,
             },
-            both_right: BOTH_RIGHT,
-            both_wrong: Stratum {
-                right: 82,
-                ..BOTH_WRONG
+            both_right: 99,
+            both_wrong: 82,
+            accuracy: ["89.1%", "81.8%", "93.5%"],
+            false_positives: 1,
+            fp_per_200: "3.3",
+            current: Counts {
+                right: 142,
+                false_pos: 0,
+                false_neg: 0,
             },
-        }
-    );
-    assert_eq!(s.accuracy(n).map(pct), ["89.1%", "81.8%", "93.5%"]);
-    assert_eq!(fp_all, 1);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.3");
-    assert_eq!(
-        current,
-        Counts {
-            right: 142,
-            false_pos: 0,
-            false_neg: 0
-        }
-    );
-    assert_eq!(
-        current_mv,
-        Counts {
-            right: 0,
-            false_pos: 0,
-            false_neg: 142
-        }
-    );
-    let expected: std::collections::BTreeMap<String, (usize, usize)> =
-        [("llmdrift:prime", (142, 142))]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-    assert_eq!(by_task, expected);
-    assert!(
-        bar,
-        "the bar holds: 142 of 142 current disagreements right, 1 false positive in 318 graded"
+            current_math_verify: MathVerify::Counts(Counts {
+                right: 0,
+                false_pos: 0,
+                false_neg: 142,
+            }),
+            // by source and task ("llmdrift:prime", "llmdrift:happy")
+            key: |r| heldout::source_fields(r, &[0, 1]),
+            groups: Some(&[("llmdrift:prime", (142, 142))]),
+            // 142 of 142 current disagreements right, 1 false positive in 318 graded
+            bar: true,
+        },
     );
 }

@@ -30,173 +30,111 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout3_responses -- --nocapture` prints the figures.
 
-use std::collections::{BTreeMap, HashMap};
-
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+use heldout::{Counts, CurrentFigures, MathVerify, RecordFigures, Sample, Set};
 
-/// Sizes of the strata when the set was graded (the labels file's header says how the samples
-/// were drawn); together they are the whole set.
-const DISAGREE_SIZE: usize = 72;
-const BOTH_RIGHT_SIZE: usize = 505;
-const BOTH_WRONG_SIZE: usize = 183;
-const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
-
-/// The set and its labels, checked for shape.
-fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load_set(
-        (
-            "heldout3_responses.jsonl",
-            include_str!("fixtures/heldout3_responses.jsonl"),
-        ),
-        (
-            "heldout3_responses_labels.jsonl",
-            include_str!("fixtures/heldout3_responses_labels.jsonl"),
-        ),
-        DISAGREE_SIZE,
-        SIZES,
-        760,
-        &["bbh", "meta-prompting"],
-    );
-    (responses, labels)
-}
+/// The set; the strata are as they were when it was graded (the labels file's header says how
+/// the samples were drawn).
+const SET: Set = Set {
+    name: "third held-out set",
+    graded_on: "2026-12-07",
+    responses: (
+        "heldout3_responses.jsonl",
+        include_str!("fixtures/heldout3_responses.jsonl"),
+    ),
+    labels: (
+        "heldout3_responses_labels.jsonl",
+        include_str!("fixtures/heldout3_responses_labels.jsonl"),
+    ),
+    total: 760,
+    sources: &["bbh", "meta-prompting"],
+    disagree: 72,
+    both_right: Sample {
+        size: 505,
+        sampled: 147,
+    },
+    both_wrong: Sample {
+        size: 183,
+        sampled: 53,
+    },
+    shape: |_| {},
+};
 
 /// The measurement of record (docs/checker.md, "A third held-out set"): rlvr's verdict then is
 /// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on
 /// `disagree`), so these figures hold for every later checker.
 #[test]
 fn figures_of_record() {
-    let (responses, mut labels) = load();
-    labels.retain(|_, l| l.stratum != REGRADED);
-    let n = responses.len();
-    let heldout::Record {
-        rlvr,
-        math_verify,
-        graded_fp,
-        fp_whole_hi,
-        bar,
-    } = heldout::record(
-        "third held-out set (2026-12-07)",
-        &responses,
-        &labels,
-        SIZES,
-    );
-    assert_eq!(labels.len(), 272);
-    assert_eq!(
-        rlvr,
-        Strata {
+    heldout::check_record(
+        &SET,
+        &RecordFigures {
+            graded: 272,
             disagree: Counts {
                 right: 25,
                 false_pos: 0,
-                false_neg: 47
+                false_neg: 47,
             },
-            both_right: Stratum {
-                size: 505,
-                sampled: 147,
-                right: 147
+            math_verify: Counts {
+                right: 47,
+                false_pos: 0,
+                false_neg: 25,
             },
-            both_wrong: Stratum {
-                size: 183,
-                sampled: 53,
-                right: 48
-            },
-        }
+            both_right: 147,
+            both_wrong: 48,
+            false_positives: (0, 0),
+            accuracy: ["91.5%", "86.3%", "92.9%"],
+            math_verify_accuracy: ["94.4%", "89.2%", "95.8%"],
+            fp_per_200: "4.4",
+            bar: false,
+        },
     );
-    assert_eq!(
-        math_verify.disagree,
-        Counts {
-            right: 47,
-            false_pos: 0,
-            false_neg: 25
-        }
-    );
-    assert_eq!(graded_fp, (0, 0));
-    assert_eq!(rlvr.accuracy(n).map(pct), ["91.5%", "86.3%", "92.9%"]);
-    assert_eq!(
-        math_verify.accuracy(n).map(pct),
-        ["94.4%", "89.2%", "95.8%"]
-    );
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "4.4");
-    assert!(!bar, "the bar does not hold on the third held-out set");
 }
 
 /// Today's checker on the same fixed strata, and on every response where it and math-verify
 /// disagree now (all of them graded).
 #[test]
 fn the_current_checker_on_the_third_held_out_set() {
-    let (responses, labels) = load();
-    let n = responses.len();
-    let cur = heldout::current(&responses, &labels, SIZES);
-    let by_task = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
-        let mut parts = r.source.split(':');
-        let source = parts.next().unwrap_or("");
-        let task = parts.nth(1).unwrap_or("");
-        format!("{source}:{task}")
-    });
-    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_task);
-    let heldout::Current {
-        strata: s,
-        disagreements: current,
-        math_verify: current_mv,
-        false_positives: fp_all,
-        false_positive_rate_hi: fp_whole_hi,
-        ..
-    } = cur;
-    let acc = s.accuracy(n);
-
     // The figures, as measured on 2026-12-07 after the rules this set's misses prompted
     // (a sentence in any language states its one number, words in any script, the danda;
     // docs/checker.md, "A third held-out set"). A checker change that moves one fails here:
     // update the docs and these figures.
-    assert_eq!(labels.len(), 272);
-    assert_eq!(
-        s,
-        Strata {
+    heldout::check_current(
+        &SET,
+        &CurrentFigures {
+            graded: 272,
             disagree: Counts {
                 right: 68,
                 false_pos: 0,
-                false_neg: 4
+                false_neg: 4,
             },
-            both_right: Stratum {
-                size: 505,
-                sampled: 147,
-                right: 147
+            both_right: 147,
+            both_wrong: 48,
+            accuracy: ["97.2%", "91.9%", "98.6%"],
+            false_positives: 0,
+            fp_per_200: "4.4",
+            current: Counts {
+                right: 25,
+                false_pos: 0,
+                false_neg: 4,
             },
-            both_wrong: Stratum {
-                size: 183,
-                sampled: 53,
-                right: 48
-            },
-        }
+            current_math_verify: MathVerify::Right(4),
+            // by source and task (the source's first and third fields)
+            key: |r| heldout::source_fields(r, &[0, 2]),
+            // no disagreement on the bbh responses
+            groups: Some(&[
+                ("meta-prompting:MGSM_DE", (4, 5)),
+                ("meta-prompting:MGSM_ES", (3, 3)),
+                ("meta-prompting:MGSM_FR", (4, 4)),
+                ("meta-prompting:MGSM_JA", (3, 5)),
+                ("meta-prompting:MGSM_RU", (2, 2)),
+                ("meta-prompting:MGSM_SW", (4, 4)),
+                ("meta-prompting:MGSM_TE", (1, 2)),
+                ("meta-prompting:MGSM_TH", (3, 3)),
+                ("meta-prompting:MGSM_ZH", (1, 1)),
+            ]),
+            bar: false,
+        },
     );
-    assert_eq!(acc.map(pct), ["97.2%", "91.9%", "98.6%"]);
-    assert_eq!(fp_all, 0);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "4.4");
-    assert_eq!(
-        current,
-        Counts {
-            right: 25,
-            false_pos: 0,
-            false_neg: 4
-        }
-    );
-    assert_eq!(current_mv.right, 4);
-    let expected: BTreeMap<String, (usize, usize)> = [
-        ("MGSM_DE", (4, 5)),
-        ("MGSM_ES", (3, 3)),
-        ("MGSM_FR", (4, 4)),
-        ("MGSM_JA", (3, 5)),
-        ("MGSM_RU", (2, 2)),
-        ("MGSM_SW", (4, 4)),
-        ("MGSM_TE", (1, 2)),
-        ("MGSM_TH", (3, 3)),
-        ("MGSM_ZH", (1, 1)),
-    ]
-    .into_iter()
-    .map(|(task, v)| (format!("meta-prompting:{task}"), v))
-    .collect();
-    assert_eq!(by_task, expected, "no disagreement on the bbh responses");
-    assert!(!bar);
 }

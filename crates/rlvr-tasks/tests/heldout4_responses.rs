@@ -27,169 +27,104 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout4_responses -- --nocapture` prints the figures.
 
-use std::collections::{BTreeMap, HashMap};
-
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+use heldout::{Counts, CurrentFigures, MathVerify, RecordFigures, Sample, Set};
 
-/// Sizes of the strata when the set was graded (the labels file's header says how the samples
-/// were drawn); together they are the whole set.
-const DISAGREE_SIZE: usize = 145;
-const BOTH_RIGHT_SIZE: usize = 19;
-const BOTH_WRONG_SIZE: usize = 503;
-const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
-
-/// The set and its labels, checked for shape.
-fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load_set(
-        (
-            "heldout4_responses.jsonl",
-            include_str!("fixtures/heldout4_responses.jsonl"),
-        ),
-        (
-            "heldout4_responses_labels.jsonl",
-            include_str!("fixtures/heldout4_responses_labels.jsonl"),
-        ),
-        DISAGREE_SIZE,
-        SIZES,
-        667,
-        &["agieval", "mr-gsm8k"],
-    );
-    (responses, labels)
-}
+/// The set; the strata are as they were when it was graded (the labels file's header says how
+/// the samples were drawn).
+const SET: Set = Set {
+    name: "fourth held-out set",
+    graded_on: "2026-12-07",
+    responses: (
+        "heldout4_responses.jsonl",
+        include_str!("fixtures/heldout4_responses.jsonl"),
+    ),
+    labels: (
+        "heldout4_responses_labels.jsonl",
+        include_str!("fixtures/heldout4_responses_labels.jsonl"),
+    ),
+    total: 667,
+    sources: &["agieval", "mr-gsm8k"],
+    disagree: 145,
+    both_right: Sample {
+        size: 19,
+        sampled: 7,
+    },
+    both_wrong: Sample {
+        size: 503,
+        sampled: 193,
+    },
+    shape: |_| {},
+};
 
 /// The measurement of record (docs/checker.md, "A fourth held-out set"): rlvr's verdict then is
 /// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on
 /// `disagree`), so these figures hold for every later checker.
 #[test]
 fn figures_of_record() {
-    let (responses, mut labels) = load();
-    labels.retain(|_, l| l.stratum != REGRADED);
-    let n = responses.len();
-    let heldout::Record {
-        rlvr,
-        math_verify,
-        graded_fp,
-        fp_whole_hi,
-        bar,
-    } = heldout::record(
-        "fourth held-out set (2026-12-07)",
-        &responses,
-        &labels,
-        SIZES,
-    );
-    assert_eq!(labels.len(), 345);
-    assert_eq!(
-        rlvr,
-        Strata {
+    heldout::check_record(
+        &SET,
+        &RecordFigures {
+            graded: 345,
             disagree: Counts {
                 right: 144,
                 false_pos: 1,
-                false_neg: 0
+                false_neg: 0,
             },
-            both_right: Stratum {
-                size: 19,
-                sampled: 7,
-                right: 7
+            math_verify: Counts {
+                right: 1,
+                false_pos: 30,
+                false_neg: 114,
             },
-            both_wrong: Stratum {
-                size: 503,
-                sampled: 193,
-                right: 193
-            },
-        }
+            both_right: 7,
+            both_wrong: 193,
+            false_positives: (1, 30),
+            accuracy: ["99.9%", "96.7%", "99.9%"],
+            math_verify_accuracy: ["78.4%", "75.3%", "78.4%"],
+            fp_per_200: "2.7",
+            bar: true,
+        },
     );
-    assert_eq!(
-        math_verify.disagree,
-        Counts {
-            right: 1,
-            false_pos: 30,
-            false_neg: 114
-        }
-    );
-    assert_eq!(graded_fp, (1, 30));
-    assert_eq!(rlvr.accuracy(n).map(pct), ["99.9%", "96.7%", "99.9%"]);
-    assert_eq!(
-        math_verify.accuracy(n).map(pct),
-        ["78.4%", "75.3%", "78.4%"]
-    );
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "2.7");
-    assert!(bar, "the bar holds on the fourth held-out set");
 }
 
 /// Today's checker on the same fixed strata, and on every response where it and math-verify
 /// disagree now (all of them graded).
 #[test]
 fn the_current_checker_on_the_fourth_held_out_set() {
-    let (responses, labels) = load();
-    let n = responses.len();
-    let cur = heldout::current(&responses, &labels, SIZES);
-    let by_task = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
-        let mut parts = r.source.split(':');
-        let source = parts.next().unwrap_or("");
-        let task = parts.next().unwrap_or("");
-        format!("{source}:{task}")
-    });
-    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_task);
-    let heldout::Current {
-        strata: s,
-        disagreements: current,
-        math_verify: current_mv,
-        false_positives: fp_all,
-        false_positive_rate_hi: fp_whole_hi,
-        ..
-    } = cur;
-    let acc = s.accuracy(n);
-
     // The figures, as measured on 2026-12-07 with the checker after the third held-out set's rules (docs/checker.md, "A
     // fourth held-out set"). A checker change that moves one fails here: update the docs and
     // these figures.
-    assert_eq!(labels.len(), 345);
-    assert_eq!(
-        s,
-        Strata {
+    heldout::check_current(
+        &SET,
+        &CurrentFigures {
+            graded: 345,
             disagree: Counts {
                 right: 144,
                 false_pos: 1,
-                false_neg: 0
+                false_neg: 0,
             },
-            both_right: Stratum {
-                size: 19,
-                sampled: 7,
-                right: 7
+            both_right: 7,
+            both_wrong: 193,
+            accuracy: ["99.9%", "96.7%", "99.9%"],
+            false_positives: 1,
+            fp_per_200: "2.7",
+            current: Counts {
+                right: 144,
+                false_pos: 1,
+                false_neg: 0,
             },
-            both_wrong: Stratum {
-                size: 503,
-                sampled: 193,
-                right: 193
-            },
-        }
+            current_math_verify: MathVerify::Right(1),
+            // by source and task (the source's first two fields)
+            key: |r| heldout::source_fields(r, &[0, 1]),
+            // no disagreement on the mr-gsm8k responses
+            groups: Some(&[
+                ("agieval:gaokao/mathcloze", (0, 1)),
+                ("agieval:gaokao/mathqa", (25, 25)),
+                ("agieval:sat/math", (119, 119)),
+            ]),
+            bar: true,
+        },
     );
-    assert_eq!(acc.map(pct), ["99.9%", "96.7%", "99.9%"]);
-    assert_eq!(fp_all, 1);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "2.7");
-    assert_eq!(
-        current,
-        Counts {
-            right: 144,
-            false_pos: 1,
-            false_neg: 0
-        }
-    );
-    assert_eq!(current_mv.right, 1);
-    let expected: BTreeMap<String, (usize, usize)> = [
-        ("agieval:gaokao/mathcloze", (0, 1)),
-        ("agieval:gaokao/mathqa", (25, 25)),
-        ("agieval:sat/math", (119, 119)),
-    ]
-    .into_iter()
-    .map(|(task, v)| (task.to_string(), v))
-    .collect();
-    assert_eq!(
-        by_task, expected,
-        "no disagreement on the mr-gsm8k responses"
-    );
-    assert!(bar);
 }

@@ -30,140 +30,85 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout5_responses -- --nocapture` prints the figures.
 
-use std::collections::HashMap;
-
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+use heldout::{Counts, CurrentFigures, MathVerify, RecordFigures, Sample, Set};
 
-/// Sizes of the strata when the set was graded (the labels file's header says how the samples
-/// were drawn); together they are the whole set.
-const DISAGREE_SIZE: usize = 0;
-const BOTH_RIGHT_SIZE: usize = 380;
-const BOTH_WRONG_SIZE: usize = 320;
-const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
-
-/// The set and its labels, checked for shape.
-fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load_set(
-        (
-            "heldout5_responses.jsonl",
-            include_str!("fixtures/heldout5_responses.jsonl"),
-        ),
-        (
-            "heldout5_responses_labels.jsonl",
-            include_str!("fixtures/heldout5_responses_labels.jsonl"),
-        ),
-        DISAGREE_SIZE,
-        SIZES,
-        700,
-        &["autorace", "autorace-dbrx"],
-    );
-    assert!(
-        responses.iter().all(|r| r.choices.is_none()),
-        "free-form answers only"
-    );
-    (responses, labels)
-}
+/// The set; the strata are as they were when it was graded (the labels file's header says how
+/// the samples were drawn).
+const SET: Set = Set {
+    name: "fifth held-out set",
+    graded_on: "2026-12-07",
+    responses: (
+        "heldout5_responses.jsonl",
+        include_str!("fixtures/heldout5_responses.jsonl"),
+    ),
+    labels: (
+        "heldout5_responses_labels.jsonl",
+        include_str!("fixtures/heldout5_responses_labels.jsonl"),
+    ),
+    total: 700,
+    sources: &["autorace", "autorace-dbrx"],
+    disagree: 0,
+    both_right: Sample {
+        size: 380,
+        sampled: 109,
+    },
+    both_wrong: Sample {
+        size: 320,
+        sampled: 91,
+    },
+    shape: |responses| assert!(heldout::free_form(responses), "free-form answers only"),
+};
 
 /// The measurement of record (docs/checker.md, "A fifth held-out set"): rlvr's verdict then is
 /// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on
 /// `disagree`), so these figures hold for every later checker.
 #[test]
 fn figures_of_record() {
-    let (responses, mut labels) = load();
-    labels.retain(|_, l| l.stratum != REGRADED);
-    let n = responses.len();
-    let heldout::Record {
-        rlvr,
-        math_verify,
-        graded_fp,
-        fp_whole_hi,
-        bar,
-    } = heldout::record(
-        "fifth held-out set (2026-12-07)",
-        &responses,
-        &labels,
-        SIZES,
-    );
-    assert_eq!(labels.len(), 200);
-    assert_eq!(
-        rlvr,
-        Strata {
+    heldout::check_record(
+        &SET,
+        &RecordFigures {
+            graded: 200,
             disagree: Counts::default(),
-            both_right: Stratum {
-                size: 380,
-                sampled: 109,
-                right: 109
-            },
-            both_wrong: Stratum {
-                size: 320,
-                sampled: 91,
-                right: 91
-            },
-        }
+            // no disagreements: the same figures as rlvr's
+            math_verify: Counts::default(),
+            both_right: 109,
+            both_wrong: 91,
+            false_positives: (0, 0),
+            accuracy: ["100.0%", "95.2%", "100.0%"],
+            math_verify_accuracy: ["100.0%", "95.2%", "100.0%"],
+            fp_per_200: "4.8",
+            bar: true,
+        },
     );
-    assert_eq!(math_verify, rlvr, "no disagreements: the same figures");
-    assert_eq!(graded_fp, (0, 0));
-    assert_eq!(rlvr.accuracy(n).map(pct), ["100.0%", "95.2%", "100.0%"]);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "4.8");
-    assert!(bar, "the bar holds on the fifth held-out set");
 }
 
 /// Today's checker on the same fixed strata, and on every response where it and math-verify
 /// disagree now (all of them graded).
 #[test]
 fn the_current_checker_on_the_fifth_held_out_set() {
-    let (responses, labels) = load();
-    let n = responses.len();
-    let cur = heldout::current(&responses, &labels, SIZES);
-    let by_task = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
-        let mut parts = r.source.split(':');
-        let source = parts.next().unwrap_or("");
-        let task = parts.next().unwrap_or("");
-        format!("{source}:{task}")
-    });
-    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_task);
-    let heldout::Current {
-        strata: s,
-        disagreements: current,
-        math_verify: current_mv,
-        false_positives: fp_all,
-        false_positive_rate_hi: fp_whole_hi,
-        ..
-    } = cur;
-    let acc = s.accuracy(n);
-
     // The figures, as measured on 2026-12-07 with the checker after the peer suites' open forms (boxes per root, Greek letters, approximations) (docs/checker.md, "A
     // fifth held-out set"). A checker change that moves one fails here: update the docs and these
     // figures.
-    assert_eq!(labels.len(), 200);
-    assert_eq!(
-        s,
-        Strata {
+    heldout::check_current(
+        &SET,
+        &CurrentFigures {
+            graded: 200,
             disagree: Counts::default(),
-            both_right: Stratum {
-                size: 380,
-                sampled: 109,
-                right: 109
-            },
-            both_wrong: Stratum {
-                size: 320,
-                sampled: 91,
-                right: 91
-            },
-        }
+            both_right: 109,
+            both_wrong: 91,
+            accuracy: ["100.0%", "95.2%", "100.0%"],
+            false_positives: 0,
+            fp_per_200: "4.8",
+            // no disagreement with math-verify
+            current: Counts::default(),
+            current_math_verify: MathVerify::Counts(Counts::default()),
+            // by source and task (the source's first two fields)
+            key: |r| heldout::source_fields(r, &[0, 1]),
+            groups: Some(&[]),
+            bar: true,
+        },
     );
-    assert_eq!(acc.map(pct), ["100.0%", "95.2%", "100.0%"]);
-    assert_eq!(fp_all, 0);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "4.8");
-    assert_eq!(
-        current,
-        Counts::default(),
-        "no disagreement with math-verify"
-    );
-    assert_eq!(current_mv, Counts::default());
-    assert!(by_task.is_empty());
-    assert!(bar);
 }

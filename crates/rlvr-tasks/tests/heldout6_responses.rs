@@ -32,118 +32,76 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout6_responses -- --nocapture` prints the figures.
 
-use std::collections::HashMap;
-
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+use heldout::{Counts, CurrentFigures, MathVerify, RecordFigures, Sample, Set};
 
-/// Sizes of the strata when the set was graded (the labels file's header says how the samples
-/// were drawn); together they are the whole set.
-const DISAGREE_SIZE: usize = 52;
-const BOTH_RIGHT_SIZE: usize = 334;
-const BOTH_WRONG_SIZE: usize = 564;
-const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
-
-/// The set and its labels, checked for shape.
-fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load_set(
-        (
-            "heldout6_responses.jsonl",
-            include_str!("fixtures/heldout6_responses.jsonl"),
-        ),
-        (
-            "heldout6_responses_labels.jsonl",
-            include_str!("fixtures/heldout6_responses_labels.jsonl"),
-        ),
-        DISAGREE_SIZE,
-        SIZES,
-        950,
-        &["prime", "simple-evals-ru"],
-    );
-    assert!(
-        responses.iter().all(|r| r.choices.is_none()),
-        "no options field: free-form answers (a letter gold names an option written in the problem)"
-    );
-    assert!(
-        responses.iter().all(|r| r
-            .gold
-            .trim()
-            .trim_start_matches('-')
-            .parse::<u64>()
-            .is_err()),
-        "no gold is a plain integer"
-    );
-    (responses, labels)
-}
+/// The set; the strata are as they were when it was graded (the labels file's header says how
+/// the samples were drawn).
+const SET: Set = Set {
+    name: "sixth held-out set",
+    graded_on: "2026-12-07",
+    responses: (
+        "heldout6_responses.jsonl",
+        include_str!("fixtures/heldout6_responses.jsonl"),
+    ),
+    labels: (
+        "heldout6_responses_labels.jsonl",
+        include_str!("fixtures/heldout6_responses_labels.jsonl"),
+    ),
+    total: 950,
+    sources: &["prime", "simple-evals-ru"],
+    disagree: 52,
+    both_right: Sample {
+        size: 334,
+        sampled: 100,
+    },
+    both_wrong: Sample {
+        size: 564,
+        sampled: 100,
+    },
+    shape: |responses| {
+        assert!(
+            heldout::free_form(responses),
+            "no options field: free-form answers (a letter gold names an option written in the problem)"
+        );
+        assert_eq!(
+            heldout::plain_integers(responses),
+            0,
+            "no gold is a plain integer"
+        );
+    },
+};
 
 /// The measurement of record (docs/checker.md, "A sixth held-out set"): rlvr's verdict then is
 /// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on
 /// `disagree`), so these figures hold for every later checker.
 #[test]
 fn figures_of_record() {
-    let (responses, mut labels) = load();
-    labels.retain(|_, l| l.stratum != REGRADED);
-    let n = responses.len();
-    let heldout::Record {
-        rlvr,
-        math_verify,
-        graded_fp,
-        fp_whole_hi,
-        bar,
-    } = heldout::record(
-        "sixth held-out set (2026-12-07)",
-        &responses,
-        &labels,
-        SIZES,
-    );
-    assert_eq!(labels.len(), 252);
-    let both_right = Stratum {
-        size: 334,
-        sampled: 100,
-        right: 100,
-    };
-    let both_wrong = Stratum {
-        size: 564,
-        sampled: 100,
-        right: 95,
-    };
-    assert_eq!(
-        rlvr,
-        Strata {
+    heldout::check_record(
+        &SET,
+        &RecordFigures {
+            graded: 252,
             disagree: Counts {
                 right: 45,
                 false_pos: 4,
-                false_neg: 3
+                false_neg: 3,
             },
-            both_right,
-            both_wrong,
-        }
-    );
-    assert_eq!(
-        math_verify,
-        Strata {
-            disagree: Counts {
+            math_verify: Counts {
                 right: 7,
                 false_pos: 0,
-                false_neg: 45
+                false_neg: 45,
             },
-            both_right,
-            both_wrong,
-        }
-    );
-    assert_eq!(graded_fp, (4, 0));
-    assert_eq!(rlvr.accuracy(n).map(pct), ["96.3%", "90.2%", "98.1%"]);
-    assert_eq!(
-        math_verify.accuracy(n).map(pct),
-        ["92.3%", "86.2%", "94.1%"]
-    );
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "4.2");
-    assert!(
-        !bar,
-        "the bar does not hold on the sixth held-out set: 86.5% right on the disagreements, \
-         3.2 false positives per 200 graded"
+            both_right: 100,
+            both_wrong: 95,
+            false_positives: (4, 0),
+            accuracy: ["96.3%", "90.2%", "98.1%"],
+            math_verify_accuracy: ["92.3%", "86.2%", "94.1%"],
+            fp_per_200: "4.2",
+            // 86.5% right on the disagreements, 3.2 false positives per 200 graded
+            bar: false,
+        },
     );
 }
 
@@ -151,83 +109,53 @@ fn figures_of_record() {
 /// disagree now (all of them graded).
 #[test]
 fn the_current_checker_on_the_sixth_held_out_set() {
-    let (responses, labels) = load();
-    let n = responses.len();
-    let cur = heldout::current(&responses, &labels, SIZES);
-    // by source, and for prime by data set (its second field is the model)
-    let by_source = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
-        let parts: Vec<&str> = r.source.split(':').collect();
-        match parts.as_slice() {
-            ["prime", _model, data, ..] => format!("prime:{data}"),
-            [source, ..] => source.to_string(),
-            [] => String::new(),
-        }
-    });
-    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_source);
-    let heldout::Current {
-        strata: s,
-        disagreements: current,
-        math_verify: current_mv,
-        false_positives: fp_all,
-        false_positive_rate_hi: fp_whole_hi,
-        ..
-    } = cur;
-    let acc = s.accuracy(n);
-
     // The figures, as measured on 2026-12-07 with the checker after this set's rules (a
     // function of numbers left unevaluated, a list gold against a tuple, set-builder intervals,
     // `\text{Answer: }`, a decimal comma before a lone 0, a function under another variable's
     // name, then the ninth set's glued Greek letters; docs/checker.md, "A sixth held-out set"):
     // no longer held out. A checker change that moves one fails here: update the docs
     // and these figures.
-    assert_eq!(labels.len(), 255);
-    assert_eq!(
-        s,
-        Strata {
+    heldout::check_current(
+        &SET,
+        &CurrentFigures {
+            graded: 255,
             disagree: Counts {
                 right: 51,
                 false_pos: 0,
-                false_neg: 1
+                false_neg: 1,
             },
-            both_right: Stratum {
-                size: 334,
-                sampled: 100,
-                right: 100
+            both_right: 100,
+            both_wrong: 97,
+            accuracy: ["98.1%", "92.5%", "99.4%"],
+            false_positives: 0,
+            fp_per_200: "3.4",
+            current: Counts {
+                right: 50,
+                false_pos: 0,
+                false_neg: 1,
             },
-            both_wrong: Stratum {
-                size: 564,
-                sampled: 100,
-                right: 97
+            current_math_verify: MathVerify::Counts(Counts {
+                right: 1,
+                false_pos: 0,
+                false_neg: 50,
+            }),
+            // by source, and for prime by data set (its second field is the model)
+            key: |r| {
+                heldout::source_fields(
+                    r,
+                    if r.source.starts_with("prime:") {
+                        &[0, 2]
+                    } else {
+                        &[0]
+                    },
+                )
             },
-        }
+            groups: Some(&[
+                ("prime:minerva_math", (9, 10)),
+                ("prime:olympiadbench", (1, 1)),
+                ("simple-evals-ru", (40, 40)),
+            ]),
+            bar: true,
+        },
     );
-    assert_eq!(acc.map(pct), ["98.1%", "92.5%", "99.4%"]);
-    assert_eq!(fp_all, 0);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.4");
-    assert_eq!(
-        current,
-        Counts {
-            right: 50,
-            false_pos: 0,
-            false_neg: 1
-        }
-    );
-    assert_eq!(
-        current_mv,
-        Counts {
-            right: 1,
-            false_pos: 0,
-            false_neg: 50
-        }
-    );
-    let expected: std::collections::BTreeMap<String, (usize, usize)> = [
-        ("prime:minerva_math", (9, 10)),
-        ("prime:olympiadbench", (1, 1)),
-        ("simple-evals-ru", (40, 40)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    assert_eq!(by_source, expected);
-    assert!(bar);
 }

@@ -32,122 +32,80 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout7_responses -- --nocapture` prints the figures.
 
-use std::collections::HashMap;
-
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+use heldout::{Counts, CurrentFigures, MathVerify, RecordFigures, Sample, Set};
 
-/// Sizes of the strata when the set was graded (the labels file's header says how the samples
-/// were drawn); together they are the whole set.
-const DISAGREE_SIZE: usize = 84;
-const BOTH_RIGHT_SIZE: usize = 316;
-const BOTH_WRONG_SIZE: usize = 498;
-const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
-
-/// The set and its labels, checked for shape.
-fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load_set(
-        (
-            "heldout7_responses.jsonl",
-            include_str!("fixtures/heldout7_responses.jsonl"),
-        ),
-        (
-            "heldout7_responses_labels.jsonl",
-            include_str!("fixtures/heldout7_responses_labels.jsonl"),
-        ),
-        DISAGREE_SIZE,
-        SIZES,
-        898,
-        &["hardmath", "owm-evals"],
-    );
-    assert!(
-        responses.iter().all(|r| r.choices.is_none()),
-        "no options field: free-form answers"
-    );
-    assert!(
-        responses.iter().all(|r| r
-            .gold
-            .trim()
-            .trim_start_matches('-')
-            .parse::<u64>()
-            .is_err()),
-        "no gold is a plain integer"
-    );
-    assert!(
-        responses.iter().all(|r| !r.gold.contains("**")),
-        "no gold in SymPy's power syntax (the builder leaves those out)"
-    );
-    (responses, labels)
-}
+/// The set; the strata are as they were when it was graded (the labels file's header says how
+/// the samples were drawn).
+const SET: Set = Set {
+    name: "seventh held-out set",
+    graded_on: "2026-12-07",
+    responses: (
+        "heldout7_responses.jsonl",
+        include_str!("fixtures/heldout7_responses.jsonl"),
+    ),
+    labels: (
+        "heldout7_responses_labels.jsonl",
+        include_str!("fixtures/heldout7_responses_labels.jsonl"),
+    ),
+    total: 898,
+    sources: &["hardmath", "owm-evals"],
+    disagree: 84,
+    both_right: Sample {
+        size: 316,
+        sampled: 100,
+    },
+    both_wrong: Sample {
+        size: 498,
+        sampled: 100,
+    },
+    shape: |responses| {
+        assert!(
+            heldout::free_form(responses),
+            "no options field: free-form answers"
+        );
+        assert_eq!(
+            heldout::plain_integers(responses),
+            0,
+            "no gold is a plain integer"
+        );
+        assert!(
+            responses.iter().all(|r| !r.gold.contains("**")),
+            "no gold in SymPy's power syntax (the builder leaves those out)"
+        );
+    },
+};
 
 /// The measurement of record (docs/checker.md, "A seventh held-out set"): rlvr's verdict then is
 /// its stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on
 /// `disagree`), so these figures hold for every later checker.
 #[test]
 fn figures_of_record() {
-    let (responses, mut labels) = load();
-    labels.retain(|_, l| l.stratum != REGRADED);
-    let n = responses.len();
-    let heldout::Record {
-        rlvr,
-        math_verify,
-        graded_fp,
-        fp_whole_hi,
-        bar,
-    } = heldout::record(
-        "seventh held-out set (2026-12-07)",
-        &responses,
-        &labels,
-        SIZES,
-    );
-    assert_eq!(labels.len(), 284);
-    let both_right = Stratum {
-        size: 316,
-        sampled: 100,
-        right: 100,
-    };
-    let both_wrong = Stratum {
-        size: 498,
-        sampled: 100,
-        right: 98,
-    };
-    assert_eq!(
-        rlvr,
-        Strata {
+    heldout::check_record(
+        &SET,
+        &RecordFigures {
+            graded: 284,
             disagree: Counts {
                 right: 82,
                 false_pos: 0,
-                false_neg: 2
+                false_neg: 2,
             },
-            both_right,
-            both_wrong,
-        }
-    );
-    assert_eq!(
-        math_verify,
-        Strata {
-            disagree: Counts {
+            math_verify: Counts {
                 right: 2,
                 false_pos: 2,
-                false_neg: 80
+                false_neg: 80,
             },
-            both_right,
-            both_wrong,
-        }
-    );
-    assert_eq!(graded_fp, (0, 2));
-    assert_eq!(rlvr.accuracy(n).map(pct), ["98.7%", "93.6%", "99.5%"]);
-    assert_eq!(
-        math_verify.accuracy(n).map(pct),
-        ["89.8%", "84.7%", "90.6%"]
-    );
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.4");
-    assert!(
-        bar,
-        "the bar holds on the seventh held-out set: 97.6% right on the disagreements, \
-         no false positive in 284 graded"
+            both_right: 100,
+            both_wrong: 98,
+            false_positives: (0, 2),
+            accuracy: ["98.7%", "93.6%", "99.5%"],
+            math_verify_accuracy: ["89.8%", "84.7%", "90.6%"],
+            fp_per_200: "3.4",
+            // 97.6% right on the disagreements, no false positive in 284 graded
+            bar: true,
+        },
     );
 }
 
@@ -155,80 +113,50 @@ fn figures_of_record() {
 /// disagree now (all of them graded).
 #[test]
 fn the_current_checker_on_the_seventh_held_out_set() {
-    let (responses, labels) = load();
-    let n = responses.len();
-    let cur = heldout::current(&responses, &labels, SIZES);
-    // by source, and for hardmath by subset (its second field)
-    let by_source = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
-        let parts: Vec<&str> = r.source.split(':').collect();
-        match parts.as_slice() {
-            ["hardmath", subset, ..] => format!("hardmath:{subset}"),
-            [source, ..] => source.to_string(),
-            [] => String::new(),
-        }
-    });
-    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_source);
-    let heldout::Current {
-        strata: s,
-        disagreements: current,
-        math_verify: current_mv,
-        false_positives: fp_all,
-        false_positive_rate_hi: fp_whole_hi,
-        ..
-    } = cur;
-    let acc = s.accuracy(n);
-
     // The figures, as measured on 2026-12-07 with the checker after the sixth set's rules (the
     // checker of record: no rule has been written from this set; docs/checker.md, "A seventh
     // held-out set"). A checker change that moves one fails here: update the docs and these
     // figures.
-    assert_eq!(labels.len(), 284);
-    assert_eq!(
-        s,
-        Strata {
+    heldout::check_current(
+        &SET,
+        &CurrentFigures {
+            graded: 284,
             disagree: Counts {
                 right: 82,
                 false_pos: 0,
-                false_neg: 2
+                false_neg: 2,
             },
-            both_right: Stratum {
-                size: 316,
-                sampled: 100,
-                right: 100
+            both_right: 100,
+            both_wrong: 98,
+            accuracy: ["98.7%", "93.6%", "99.5%"],
+            false_positives: 0,
+            fp_per_200: "3.4",
+            current: Counts {
+                right: 82,
+                false_pos: 0,
+                false_neg: 2,
             },
-            both_wrong: Stratum {
-                size: 498,
-                sampled: 100,
-                right: 98
+            current_math_verify: MathVerify::Counts(Counts {
+                right: 2,
+                false_pos: 2,
+                false_neg: 80,
+            }),
+            // by source, and for hardmath by subset (its second field)
+            key: |r| {
+                heldout::source_fields(
+                    r,
+                    if r.source.starts_with("hardmath:") {
+                        &[0, 1]
+                    } else {
+                        &[0]
+                    },
+                )
             },
-        }
+            groups: Some(&[
+                ("hardmath:nondimensionalization_symbolic", (78, 80)),
+                ("owm-evals", (4, 4)),
+            ]),
+            bar: true,
+        },
     );
-    assert_eq!(acc.map(pct), ["98.7%", "93.6%", "99.5%"]);
-    assert_eq!(fp_all, 0);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "3.4");
-    assert_eq!(
-        current,
-        Counts {
-            right: 82,
-            false_pos: 0,
-            false_neg: 2
-        }
-    );
-    assert_eq!(
-        current_mv,
-        Counts {
-            right: 2,
-            false_pos: 2,
-            false_neg: 80
-        }
-    );
-    let expected: std::collections::BTreeMap<String, (usize, usize)> = [
-        ("hardmath:nondimensionalization_symbolic", (78, 80)),
-        ("owm-evals", (4, 4)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    assert_eq!(by_source, expected);
-    assert!(bar);
 }

@@ -43,137 +43,92 @@
 //!
 //! `cargo test -p rlvr-tasks --test heldout9_responses -- --nocapture` prints the figures.
 
-use std::collections::HashMap;
-
 #[path = "common/heldout.rs"]
 mod heldout;
 
-use heldout::{pct, Counts, Label, Response, Strata, Stratum, REGRADED};
+use heldout::{Counts, CurrentFigures, MathVerify, RecordFigures, Sample, Set};
 
-/// Sizes of the strata when the set was graded (the labels file's header says how the samples
-/// were drawn); together they are the whole set.
-const DISAGREE_SIZE: usize = 74;
-const BOTH_RIGHT_SIZE: usize = 591;
-const BOTH_WRONG_SIZE: usize = 283;
-const SIZES: (usize, usize) = (BOTH_RIGHT_SIZE, BOTH_WRONG_SIZE);
-
-/// The set and its labels, checked for shape.
-fn load() -> (Vec<Response>, HashMap<usize, Label>) {
-    let (responses, labels) = heldout::load_set(
-        (
-            "heldout9_responses.jsonl",
-            include_str!("fixtures/heldout9_responses.jsonl"),
-        ),
-        (
-            "heldout9_responses_labels.jsonl",
-            include_str!("fixtures/heldout9_responses_labels.jsonl"),
-        ),
-        DISAGREE_SIZE,
-        SIZES,
-        948,
-        &["mip", "realcritic"],
-    );
-    assert!(
-        responses.iter().all(|r| r.choices.is_none()),
-        "no options field: free-form answers"
-    );
-    let plain_integers = responses
-        .iter()
-        .filter(|r| {
-            let g = r.gold.trim();
-            let digits = g.strip_prefix('-').unwrap_or(g);
-            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-        })
-        .count();
-    assert_eq!(
-        plain_integers, 260,
-        "every gold other than a plain integer, and 260 plain integers drawn (about a quarter)"
-    );
-    let by_source = |prefix: &str| {
-        responses
-            .iter()
-            .filter(|r| r.source.starts_with(prefix))
-            .count()
-    };
-    assert_eq!(
-        by_source("mip:"),
-        500,
-        "MiP-Overthinking's normal responses"
-    );
-    assert_eq!(
-        by_source("realcritic:o1-mini:"),
-        140,
-        "RealCritic's o1-mini"
-    );
-    (responses, labels)
-}
+/// The set; the strata are as they were when it was graded (the labels file's header says how
+/// the samples were drawn).
+const SET: Set = Set {
+    name: "ninth held-out set",
+    graded_on: "2026-12-07",
+    responses: (
+        "heldout9_responses.jsonl",
+        include_str!("fixtures/heldout9_responses.jsonl"),
+    ),
+    labels: (
+        "heldout9_responses_labels.jsonl",
+        include_str!("fixtures/heldout9_responses_labels.jsonl"),
+    ),
+    total: 948,
+    sources: &["mip", "realcritic"],
+    disagree: 74,
+    both_right: Sample {
+        size: 591,
+        sampled: 100,
+    },
+    both_wrong: Sample {
+        size: 283,
+        sampled: 100,
+    },
+    shape: |responses| {
+        assert!(
+            heldout::free_form(responses),
+            "no options field: free-form answers"
+        );
+        assert_eq!(
+            heldout::plain_integers(responses),
+            260,
+            "every gold other than a plain integer, and 260 plain integers drawn (about a quarter)"
+        );
+        let by_source = |prefix: &str| {
+            responses
+                .iter()
+                .filter(|r| r.source.starts_with(prefix))
+                .count()
+        };
+        assert_eq!(
+            by_source("mip:"),
+            500,
+            "MiP-Overthinking's normal responses"
+        );
+        assert_eq!(
+            by_source("realcritic:o1-mini:"),
+            140,
+            "RealCritic's o1-mini"
+        );
+    },
+};
 
 /// The measurement of record (docs/checker.md, "A ninth held-out set"): rlvr's verdict then is its
 /// stratum's (right on `both-right`, wrong on `both-wrong`, math-verify's opposite on `disagree`),
 /// so these figures hold for every later checker.
 #[test]
 fn figures_of_record() {
-    let (responses, mut labels) = load();
-    labels.retain(|_, l| l.stratum != REGRADED);
-    let n = responses.len();
-    let heldout::Record {
-        rlvr,
-        math_verify,
-        graded_fp,
-        fp_whole_hi,
-        bar,
-    } = heldout::record(
-        "ninth held-out set (2026-12-07)",
-        &responses,
-        &labels,
-        SIZES,
-    );
-    assert_eq!(labels.len(), 274);
-    let both_right = Stratum {
-        size: 591,
-        sampled: 100,
-        right: 100,
-    };
-    let both_wrong = Stratum {
-        size: 283,
-        sampled: 100,
-        right: 80,
-    };
-    assert_eq!(
-        rlvr,
-        Strata {
+    heldout::check_record(
+        &SET,
+        &RecordFigures {
+            graded: 274,
             disagree: Counts {
                 right: 61,
                 false_pos: 0,
-                false_neg: 13
+                false_neg: 13,
             },
-            both_right,
-            both_wrong,
-        }
-    );
-    assert_eq!(
-        math_verify,
-        Strata {
-            disagree: Counts {
+            math_verify: Counts {
                 right: 13,
                 false_pos: 1,
-                false_neg: 60
+                false_neg: 60,
             },
-            both_right,
-            both_wrong,
-        }
-    );
-    assert_eq!(graded_fp, (0, 1));
-    assert_eq!(rlvr.accuracy(n).map(pct), ["92.7%", "86.6%", "94.9%"]);
-    assert_eq!(
-        math_verify.accuracy(n).map(pct),
-        ["87.6%", "81.5%", "89.8%"]
-    );
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "6.0");
-    assert!(
-        !bar,
-        "the bar does not hold on the ninth held-out set: 61 of 74 disagreements right (82.4%), \
-         though no false positive in 274 graded"
+            both_right: 100,
+            both_wrong: 80,
+            false_positives: (0, 1),
+            accuracy: ["92.7%", "86.6%", "94.9%"],
+            math_verify_accuracy: ["87.6%", "81.5%", "89.8%"],
+            fp_per_200: "6.0",
+            // 61 of 74 disagreements right (82.4%), though no false positive in 274 graded
+            bar: false,
+        },
     );
 }
 
@@ -181,93 +136,53 @@ fn figures_of_record() {
 /// disagree now (all of them graded).
 #[test]
 fn the_current_checker_on_the_ninth_held_out_set() {
-    let (responses, labels) = load();
-    let n = responses.len();
-    let cur = heldout::current(&responses, &labels, SIZES);
-    // by source and model (the source's first two fields)
-    let by_source = heldout::groups(&responses, &labels, &cur.verdicts, |r| {
-        let parts: Vec<&str> = r.source.split(':').collect();
-        match parts.as_slice() {
-            [source, model, ..] => format!("{source}:{model}"),
-            _ => r.source.clone(),
-        }
-    });
-    let bar = heldout::print_current(n, labels.len(), DISAGREE_SIZE, &cur, &by_source);
-    let heldout::Current {
-        strata: s,
-        disagreements: current,
-        math_verify: current_mv,
-        false_positives: fp_all,
-        false_positive_rate_hi: fp_whole_hi,
-        ..
-    } = cur;
-    let acc = s.accuracy(n);
-
     // The figures, as measured on 2026-12-07 after the rules written from this set's misses
     // (Unicode superscripts, subscripts and spaces; list numbers; a scoring rule's "answer is
     // worth"; a closing display on its own lines; glued Greek letters in golds; docs/checker.md,
     // "A ninth held-out set"): no longer held out. A checker change that moves one fails here:
     // update the docs and these figures.
-    assert_eq!(labels.len(), 274);
-    assert_eq!(
-        s,
-        Strata {
+    heldout::check_current(
+        &SET,
+        &CurrentFigures {
+            graded: 274,
             disagree: Counts {
                 right: 69,
                 false_pos: 0,
-                false_neg: 5
+                false_neg: 5,
             },
-            both_right: Stratum {
-                size: 591,
-                sampled: 100,
-                right: 100
+            both_right: 100,
+            both_wrong: 81,
+            accuracy: ["93.8%", "87.8%", "96.0%"],
+            false_positives: 0,
+            fp_per_200: "6.0",
+            current: Counts {
+                right: 62,
+                false_pos: 0,
+                false_neg: 5,
             },
-            both_wrong: Stratum {
-                size: 283,
-                sampled: 100,
-                right: 81
-            },
-        }
-    );
-    assert_eq!(acc.map(pct), ["93.8%", "87.8%", "96.0%"]);
-    assert_eq!(fp_all, 0);
-    assert_eq!(format!("{:.1}", 200.0 * fp_whole_hi), "6.0");
-    assert_eq!(
-        current,
-        Counts {
-            right: 62,
-            false_pos: 0,
-            false_neg: 5
-        }
-    );
-    assert_eq!(
-        current_mv,
-        Counts {
-            right: 5,
-            false_pos: 1,
-            false_neg: 61
-        }
-    );
-    let expected: std::collections::BTreeMap<String, (usize, usize)> = [
-        ("mip:Gemma227", (7, 7)),
-        ("mip:Limo", (5, 5)),
-        ("mip:gpt3_5", (0, 1)),
-        ("mip:o1", (6, 7)),
-        ("mip:o1mini_medium", (1, 1)),
-        ("mip:o3mini_medium", (6, 6)),
-        ("realcritic:Llama-3.1-70B-Instruct", (2, 2)),
-        ("realcritic:Qwen2-Math-1.5B-Instruct", (2, 2)),
-        ("realcritic:Qwen2.5-7B-Instruct", (1, 1)),
-        ("realcritic:Qwen2.5-Math-1.5B-Instruct", (4, 4)),
-        ("realcritic:Qwen2.5-Math-72B-Instruct", (22, 24)),
-        ("realcritic:o1-mini", (6, 7)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    assert_eq!(by_source, expected);
-    assert!(
-        !bar,
-        "the bar does not hold today either: 62 of 67 current disagreements right"
+            current_math_verify: MathVerify::Counts(Counts {
+                right: 5,
+                false_pos: 1,
+                false_neg: 61,
+            }),
+            // by source and model (the source's first two fields)
+            key: |r| heldout::source_fields(r, &[0, 1]),
+            groups: Some(&[
+                ("mip:Gemma227", (7, 7)),
+                ("mip:Limo", (5, 5)),
+                ("mip:gpt3_5", (0, 1)),
+                ("mip:o1", (6, 7)),
+                ("mip:o1mini_medium", (1, 1)),
+                ("mip:o3mini_medium", (6, 6)),
+                ("realcritic:Llama-3.1-70B-Instruct", (2, 2)),
+                ("realcritic:Qwen2-Math-1.5B-Instruct", (2, 2)),
+                ("realcritic:Qwen2.5-7B-Instruct", (1, 1)),
+                ("realcritic:Qwen2.5-Math-1.5B-Instruct", (4, 4)),
+                ("realcritic:Qwen2.5-Math-72B-Instruct", (22, 24)),
+                ("realcritic:o1-mini", (6, 7)),
+            ]),
+            // not today either: 62 of 67 current disagreements right
+            bar: false,
+        },
     );
 }

@@ -1,7 +1,12 @@
-//! What the held-out measurements (tests/heldout_responses.rs, tests/heldout2_responses.rs) share:
-//! the line formats of a held-out set and its labels, rlvr's verdict on a line, and the stratified
-//! estimate of whole-set accuracy from every graded disagreement with math-verify and a seeded
-//! random sample of each agreement stratum.
+//! What the held-out measurements (tests/heldout_responses.rs, tests/heldout2_responses.rs, ...)
+//! share: the line formats of a held-out set and its labels, rlvr's verdict on a line, and the
+//! stratified estimate of whole-set accuracy from every graded disagreement with math-verify and a
+//! seeded random sample of each agreement stratum.
+//!
+//! A set's test file states its set as a [`Set`] (fixtures, size, sources, fixed strata, its own
+//! checks of shape) and its figures as a [`RecordFigures`] and a [`CurrentFigures`]; its two tests
+//! call [`check_record`] and [`check_current`], which load the set, compute, print and assert
+//! every figure, a failure naming the set and the figure.
 //!
 //! Included by those tests with `#[path = "common/heldout.rs"] mod heldout;` (not through
 //! `common/mod.rs`, so the other tests that use `common` do not compile it); each uses a part.
@@ -482,23 +487,334 @@ pub fn load_set(
     total: usize,
     sources: &[&str],
 ) -> (Vec<Response>, HashMap<usize, Label>) {
+    let name = responses.0;
     let (responses, labels) = load(
         responses,
         labels,
         &[DISAGREE, BOTH_RIGHT, BOTH_WRONG, REGRADED],
     );
-    assert_eq!(responses.len(), total, "responses in the set");
+    assert_eq!(responses.len(), total, "{name}: responses in the set");
     assert_eq!(
         disagree_size + sizes.0 + sizes.1,
         responses.len(),
-        "the strata cover the set"
+        "{name}: the strata cover the set"
     );
     assert_eq!(
         source_names(&responses),
         sources
             .iter()
             .copied()
-            .collect::<std::collections::BTreeSet<&str>>()
+            .collect::<std::collections::BTreeSet<&str>>(),
+        "{name}: the sources of the set"
     );
     (responses, labels)
+}
+
+/// An agreement stratum when the set was graded: its size, and how many of it were drawn by the
+/// seeded sample and graded by hand.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub size: usize,
+    pub sampled: usize,
+}
+
+/// A held-out set, as its test file states it.
+pub struct Set {
+    /// What failures and the printed figures call it: "second held-out set".
+    pub name: &'static str,
+    /// When it was graded by hand (the heading of its figures of record).
+    pub graded_on: &'static str,
+    /// The responses' fixture: its file name and its text.
+    pub responses: (&'static str, &'static str),
+    /// The labels' fixture: its file name and its text.
+    pub labels: (&'static str, &'static str),
+    /// How many responses it holds.
+    pub total: usize,
+    /// The sources they come from (each response's `source` up to its first `:`).
+    pub sources: &'static [&'static str],
+    /// The fixed strata, as they were when the set was graded (together they are the whole
+    /// set; the labels file's header says how the samples were drawn): the disagreements (all
+    /// graded), and the two agreement strata.
+    pub disagree: usize,
+    pub both_right: Sample,
+    pub both_wrong: Sample,
+    /// The set's own checks of its responses (options, golds, how many of a kind), run whenever
+    /// it is loaded; `|_| {}` where it has none.
+    pub shape: fn(&[Response]),
+}
+
+impl Set {
+    /// The set and its labels, checked for shape ([`load_set`], then the set's own checks).
+    pub fn load(&self) -> (Vec<Response>, HashMap<usize, Label>) {
+        let (responses, labels) = load_set(
+            self.responses,
+            self.labels,
+            self.disagree,
+            self.sizes(),
+            self.total,
+            self.sources,
+        );
+        (self.shape)(&responses);
+        (responses, labels)
+    }
+
+    /// The agreement strata's sizes: (both-right, both-wrong).
+    pub fn sizes(&self) -> (usize, usize) {
+        (self.both_right.size, self.both_wrong.size)
+    }
+
+    /// Asserts `got`, a checker's figures over the fixed strata, against its stated counts on
+    /// the disagreement stratum, its right answers on each agreement stratum's sample
+    /// (both-right, both-wrong) and its whole-set accuracy; `what` names the set, the test and
+    /// the checker in a failure.
+    #[track_caller]
+    fn check_strata(
+        &self,
+        what: &str,
+        got: &Strata,
+        disagree: Counts,
+        (both_right, both_wrong): (usize, usize),
+        accuracy: [&str; 3],
+    ) {
+        assert_eq!(got.disagree, disagree, "{what} on the disagreement stratum");
+        assert_eq!(
+            got.both_right,
+            stratum(self.both_right, both_right),
+            "{what} on the both-right sample"
+        );
+        assert_eq!(
+            got.both_wrong,
+            stratum(self.both_wrong, both_wrong),
+            "{what} on the both-wrong sample"
+        );
+        assert_eq!(
+            got.accuracy(self.total).map(pct),
+            accuracy,
+            "{what}: whole-set accuracy"
+        );
+    }
+}
+
+/// A fixed agreement stratum with a checker right on `right` of its sample.
+fn stratum(sample: Sample, right: usize) -> Stratum {
+    Stratum {
+        size: sample.size,
+        sampled: sample.sampled,
+        right,
+    }
+}
+
+/// The figures of record of a set ([`record`]), as its test states them: from the labels (the
+/// re-graded left out), the fixed strata and math-verify's verdicts alone.
+pub struct RecordFigures {
+    /// How many responses were graded by hand when the set was graded.
+    pub graded: usize,
+    /// rlvr on the disagreement stratum (its verdict then: math-verify's opposite).
+    pub disagree: Counts,
+    /// math-verify on the disagreement stratum.
+    pub math_verify: Counts,
+    /// How many of the both-right stratum's sample rlvr was right on (math-verify too: it
+    /// said the same).
+    pub both_right: usize,
+    /// How many of the both-wrong stratum's sample rlvr was right on (math-verify too).
+    pub both_wrong: usize,
+    /// False positives among the graded: (rlvr, math-verify).
+    pub false_positives: (usize, usize),
+    /// rlvr's whole-set accuracy, estimated: estimate, lower and upper bound (95%), as
+    /// percentages to a tenth.
+    pub accuracy: [&'static str; 3],
+    /// math-verify's.
+    pub math_verify_accuracy: [&'static str; 3],
+    /// The upper bound (95%) of rlvr's whole-set false positives per 200, to a tenth.
+    pub fp_per_200: &'static str,
+    /// Whether the bar holds (>= 95% right on the disagreements, <= 1 false positive per 200
+    /// graded).
+    pub bar: bool,
+}
+
+/// math-verify on today's disagreements, as a set's test states it.
+pub enum MathVerify {
+    /// Its counts.
+    Counts(Counts),
+    /// Its right answers alone.
+    Right(usize),
+}
+
+/// Today's checker's figures on a set ([`current`]), as its test states them.
+pub struct CurrentFigures {
+    /// How many responses are graded by hand (the re-graded included).
+    pub graded: usize,
+    /// rlvr on the disagreement stratum.
+    pub disagree: Counts,
+    /// How many of the both-right stratum's sample rlvr is right on.
+    pub both_right: usize,
+    /// How many of the both-wrong stratum's sample rlvr is right on.
+    pub both_wrong: usize,
+    /// rlvr's whole-set accuracy, estimated: estimate, lower and upper bound (95%).
+    pub accuracy: [&'static str; 3],
+    /// rlvr's false positives over every graded response.
+    pub false_positives: usize,
+    /// The upper bound (95%) of rlvr's whole-set false positives per 200, to a tenth.
+    pub fp_per_200: &'static str,
+    /// rlvr on every response where it and math-verify disagree today (all of them graded).
+    pub current: Counts,
+    /// math-verify on the same responses.
+    pub current_math_verify: MathVerify,
+    /// The key today's disagreements are counted by (see [`source_fields`]).
+    pub key: fn(&Response) -> String,
+    /// rlvr's (right, total) on today's disagreements by `key`, every key with one; `None`
+    /// where the set states none (they are printed all the same).
+    pub groups: Option<&'static [(&'static str, (usize, usize))]>,
+    /// Whether the bar holds (>= 95% right on today's disagreements, <= 1 false positive per
+    /// 200 graded).
+    pub bar: bool,
+}
+
+/// The fields `which` of a response's source (its `:`-separated parts), joined by `:`; the
+/// whole source where it has fewer.
+pub fn source_fields(r: &Response, which: &[usize]) -> String {
+    let fields: Vec<&str> = r.source.split(':').collect();
+    which
+        .iter()
+        .map(|&i| fields.get(i).copied())
+        .collect::<Option<Vec<&str>>>()
+        .map_or_else(|| r.source.clone(), |f| f.join(":"))
+}
+
+/// Whether no response lists options (free-form answers only).
+pub fn free_form(responses: &[Response]) -> bool {
+    responses.iter().all(|r| r.choices.is_none())
+}
+
+/// How many responses have a gold that is a plain integer (digits, a leading `-` allowed).
+pub fn plain_integers(responses: &[Response]) -> usize {
+    responses
+        .iter()
+        .filter(|r| {
+            let g = r.gold.trim();
+            let digits = g.strip_prefix('-').unwrap_or(g);
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+        })
+        .count()
+}
+
+/// What a failed `bar` assertion says: the bar's terms and the figures it was judged on.
+fn bar_figures(bar: bool, disagreements: Counts, false_positives: usize, graded: usize) -> String {
+    format!(
+        "the bar (>= 95% right on the disagreements, <= 1 false positive per 200 graded) {}: \
+         {} of {} disagreements right, {false_positives} false positives in {graded} graded",
+        if bar { "holds" } else { "does not hold" },
+        disagreements.right,
+        disagreements.total()
+    )
+}
+
+/// A whole-set false-positive rate, per 200 to a tenth.
+fn per_200(rate: f64) -> String {
+    format!("{:.1}", 200.0 * rate)
+}
+
+/// The figures of record of `set` ([`record`], which prints them): asserts each of `want`, a
+/// failure naming the set and the figure.
+#[track_caller]
+pub fn check_record(set: &Set, want: &RecordFigures) {
+    let (responses, mut labels) = set.load();
+    labels.retain(|_, l| l.stratum != REGRADED);
+    let heading = format!("{} ({})", set.name, set.graded_on);
+    let got = record(&heading, &responses, &labels, set.sizes());
+    let of = format!("{}, figures of record", set.name);
+    assert_eq!(labels.len(), want.graded, "{of}: responses graded");
+    let samples = (want.both_right, want.both_wrong);
+    set.check_strata(
+        &format!("{of}: rlvr"),
+        &got.rlvr,
+        want.disagree,
+        samples,
+        want.accuracy,
+    );
+    set.check_strata(
+        &format!("{of}: math-verify"),
+        &got.math_verify,
+        want.math_verify,
+        samples,
+        want.math_verify_accuracy,
+    );
+    assert_eq!(
+        got.graded_fp, want.false_positives,
+        "{of}: false positives among the graded (rlvr, math-verify)"
+    );
+    assert_eq!(
+        per_200(got.fp_whole_hi),
+        want.fp_per_200,
+        "{of}: rlvr's whole-set false positives per 200 (upper bound)"
+    );
+    assert_eq!(
+        got.bar,
+        want.bar,
+        "{of}: {}",
+        bar_figures(got.bar, got.rlvr.disagree, got.graded_fp.0, labels.len())
+    );
+}
+
+/// Today's checker on `set` ([`current`] and [`print_current`], which print its figures, with
+/// today's disagreements by `want.key`): asserts each of `want`, a failure naming the set and the
+/// figure. Returns the set, its labels and the figures, for checks of the set's own.
+#[track_caller]
+pub fn check_current(
+    set: &Set,
+    want: &CurrentFigures,
+) -> (Vec<Response>, HashMap<usize, Label>, Current) {
+    let (responses, labels) = set.load();
+    let cur = current(&responses, &labels, set.sizes());
+    let by_key = groups(&responses, &labels, &cur.verdicts, want.key);
+    let bar = print_current(set.total, labels.len(), set.disagree, &cur, &by_key);
+    let of = format!("{}, current checker", set.name);
+    assert_eq!(labels.len(), want.graded, "{of}: responses graded");
+    set.check_strata(
+        &format!("{of}: rlvr"),
+        &cur.strata,
+        want.disagree,
+        (want.both_right, want.both_wrong),
+        want.accuracy,
+    );
+    assert_eq!(
+        cur.false_positives, want.false_positives,
+        "{of}: false positives among the graded"
+    );
+    assert_eq!(
+        per_200(cur.false_positive_rate_hi),
+        want.fp_per_200,
+        "{of}: whole-set false positives per 200 (upper bound)"
+    );
+    assert_eq!(
+        cur.disagreements, want.current,
+        "{of}: rlvr on today's disagreements with math-verify"
+    );
+    match want.current_math_verify {
+        MathVerify::Counts(counts) => assert_eq!(
+            cur.math_verify, counts,
+            "{of}: math-verify on today's disagreements"
+        ),
+        MathVerify::Right(right) => assert_eq!(
+            cur.math_verify.right, right,
+            "{of}: math-verify's right answers on today's disagreements"
+        ),
+    }
+    if let Some(expected) = want.groups {
+        let expected: std::collections::BTreeMap<String, (usize, usize)> = expected
+            .iter()
+            .map(|&(key, counts)| (key.to_string(), counts))
+            .collect();
+        assert_eq!(
+            by_key, expected,
+            "{of}: rlvr's (right, total) on today's disagreements by key"
+        );
+    }
+    assert_eq!(
+        bar,
+        want.bar,
+        "{of}: {}",
+        bar_figures(bar, cur.disagreements, cur.false_positives, labels.len())
+    );
+    (responses, labels, cur)
 }
