@@ -107,7 +107,7 @@ impl Rule {
     /// How `rlvr verify --explain` names the rule.
     pub fn describe(self) -> &'static str {
         match self {
-            Rule::AnswerTag => "answer tags (<answer>...</answer>)",
+            Rule::AnswerTag => "answer tags (<answer>...</answer>, <final>...</final>)",
             Rule::Boxed => "last \\boxed{}",
             Rule::AnswerAfterBox => "final answer statement after the last \\boxed{}",
             Rule::AnswerStatement => "answer statement (\"the answer is\", \"Answer:\")",
@@ -298,25 +298,37 @@ fn stacked_answer(text: &str, pos: usize, previous: Option<(usize, Rule)>) -> Op
 }
 
 /// The answer held in answer tags (`<answer>5</answer>`: DeepSeek-R1-Zero's format, and the
-/// prompts of Reasoning Gym and most RLVR recipes that ask for it): the content of the last
-/// `<answer>` tag (any case) up to its `</answer>`, read as a response of its own (a box, a
+/// prompts of Reasoning Gym and most RLVR recipes that ask for it; `<final>...</final>` and
+/// `<final_answer>...</final_answer>`, [`ANSWER_TAGS`], as other prompts name them): the content
+/// of the last such tag (any case) up to its closing tag, read as a response of its own (a box, a
 /// statement or a bare value inside it), whatever the text before it holds. A closed pair
 /// decides: a content with no answer in it is the content itself when it is one short line,
 /// else no answer (a refusal stays a refusal). An unclosed tag (the response ends inside it)
 /// decides only when an answer is found in it. None when there is no tag, or the last pair is
 /// empty (an instruction echoed: "put it in <answer> </answer> tags").
 fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
-    const OPEN: &str = "<answer>";
-    const CLOSE: &str = "</answer>";
     // case-insensitive searches over the bytes (no lowercased copy of the response)
     let bytes = text.as_bytes();
-    let start = bytes
-        .windows(OPEN.len())
-        .rposition(|w| w.eq_ignore_ascii_case(OPEN.as_bytes()))?
-        + OPEN.len();
+    let last = |pat: &str, within: &[u8]| {
+        within
+            .windows(pat.len())
+            .rposition(|w| w.eq_ignore_ascii_case(pat.as_bytes()))
+    };
+    // the last opening tag of any of the names, and its own closing tag after it
+    let opened = ANSWER_TAGS
+        .iter()
+        .filter_map(|name| {
+            let open = format!("<{name}>");
+            last(&open, bytes).map(|p| (p + open.len(), *name))
+        })
+        .max_by_key(|(p, _)| *p);
+    let Some((start, name)) = opened else {
+        return unopened_tag(text);
+    };
+    let close_tag = format!("</{name}>");
     let close = bytes[start..]
-        .windows(CLOSE.len())
-        .position(|w| w.eq_ignore_ascii_case(CLOSE.as_bytes()))
+        .windows(close_tag.len())
+        .position(|w| w.eq_ignore_ascii_case(close_tag.as_bytes()))
         .map(|e| start + e);
     let inner = text[start..close.unwrap_or(text.len())].trim();
     if inner.is_empty() {
@@ -340,6 +352,37 @@ fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
             )
         }
     }
+}
+
+/// The names of the tags that hold an answer ([`tagged_answer`]): `<answer>`, and `<final>` and
+/// `<final_answer>` as other prompts ask for them.
+pub const ANSWER_TAGS: [&str; 3] = ["answer", "final_answer", "final"];
+
+/// A closing answer tag with no opening tag (`9</final>`: the model dropped the opening one):
+/// the answer is the rest of the closing tag's line before it, when that holds an answer.
+fn unopened_tag(text: &str) -> Option<Result<Extracted, NoAnswer>> {
+    let bytes = text.as_bytes();
+    let (end, _) = ANSWER_TAGS
+        .iter()
+        .filter_map(|name| {
+            let close = format!("</{name}>");
+            bytes
+                .windows(close.len())
+                .rposition(|w| w.eq_ignore_ascii_case(close.as_bytes()))
+                .map(|p| (p, *name))
+        })
+        .max_by_key(|(p, _)| *p)?;
+    let line_start = text[..end].rfind('\n').map_or(0, |n| n + 1);
+    let line = text[line_start..end].trim();
+    if line.is_empty() || line.chars().count() > BARE_ANSWER_CHARS {
+        return None;
+    }
+    extract_with_rule(line).ok().map(|e| {
+        Ok(Extracted {
+            answer: e.answer,
+            rule: Rule::AnswerTag,
+        })
+    })
 }
 
 /// Answer markers of `text` (byte offset after the marker, kind), the last one first.

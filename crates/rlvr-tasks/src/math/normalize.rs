@@ -30,7 +30,8 @@ pub fn normalize(answer: &str) -> String {
 /// The answer text handed to the lexer (rules in the module docs).
 pub fn prepare(answer: &str) -> String {
     let s: String = answer.trim().chars().take(MAX_ANSWER_CHARS).collect();
-    let s = clean_inline(&s).replace('$', " ");
+    let s = without_trailing_series_dots(&s);
+    let s = clean_inline(s).replace('$', " ");
     let s = s.replace("\\(", " ").replace("\\)", " ");
     // an answer that opens with "approximately" is its value (`\approx 3.14` → 3.14)
     let t = s.trim_start();
@@ -68,6 +69,21 @@ pub fn prepare(answer: &str) -> String {
         return joined;
     }
     t.to_string()
+}
+
+/// `s` without a closing `+ ...` that marks the rest of a series (`1 - \frac{7}{2x} + \dots`,
+/// `+ .....`, `+ \cdots`, `+ …`): the leading terms a question asks for are the answer, so a
+/// gold and an answer compare on those terms whether either writes the dots.
+fn without_trailing_series_dots(s: &str) -> &str {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\s*\+\s*(?:\.{2,}|…|\\[lc]?dots\b)[\s.$)\\\]]*$")
+            .expect("static regex compiles")
+    });
+    match re.find(s) {
+        Some(m) if m.start() > 0 => &s[..m.start()],
+        _ => s,
+    }
 }
 
 /// Strips markdown bold, math delimiters at the ends and trailing sentence punctuation.
@@ -187,8 +203,28 @@ pub fn clock_times(s: &str) -> std::borrow::Cow<'_, str> {
     })
 }
 
+/// The ASCII digit of a decimal digit of another script (Arabic-Indic `٣`, Devanagari `३`,
+/// Bengali `৩`, Thai `๓`, fullwidth `３`, ...: the zero of each block of ten in
+/// [`DIGIT_ZEROS`]), so that `৭/৯` reads as `7/9`.
+fn digit(c: char) -> Option<char> {
+    let u = c as u32;
+    DIGIT_ZEROS
+        .iter()
+        .find(|&&z| (z..z + 10).contains(&u))
+        .and_then(|&z| char::from_digit(u - z, 10))
+}
+
+/// The zeros of the Unicode blocks of ten decimal digits read as digits ([`unicode_math`]):
+/// Arabic-Indic, Extended Arabic-Indic, Devanagari, Bengali, Gurmukhi, Gujarati, Oriya, Tamil,
+/// Telugu, Kannada, Malayalam, Thai, Lao, Tibetan, Myanmar, Khmer, Mongolian, fullwidth.
+const DIGIT_ZEROS: [u32; 18] = [
+    0x0660, 0x06F0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66, 0x0E50,
+    0x0ED0, 0x0F20, 0x1040, 0x17E0, 0x1810, 0xFF10,
+];
+
 /// `s` with the Unicode spellings of math that chat and reasoning models write outside `$..$`
-/// rewritten as the lexer reads them: a run of superscript digits (and `⁻`, `⁺`) is an exponent
+/// rewritten as the lexer reads them: the decimal digits of other scripts are ASCII digits
+/// (`৭/৯` → `7/9`, `３` → `3`); a run of superscript digits (and `⁻`, `⁺`) is an exponent
 /// (`(2/3)³` → `(2/3)^{3}`, `10⁻²` → `10^{-2}`), a run of subscript digits a subscript (`a₁` →
 /// `a_{1}`), and the no-break and thin spaces (U+00A0, U+2007, U+2009, U+202F and the other
 /// fixed-width spaces U+2000-U+200A) plain spaces (`took\u{202f}2 more` → `took 2 more`). `−`, `×`,
@@ -220,9 +256,9 @@ pub fn unicode_math(s: &str) -> std::borrow::Cow<'_, str> {
         matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}')
     }
     if s.is_ascii()
-        || !s
-            .chars()
-            .any(|c| space(c) || superscript(c).is_some() || subscript(c).is_some())
+        || !s.chars().any(|c| {
+            space(c) || superscript(c).is_some() || subscript(c).is_some() || digit(c).is_some()
+        })
     {
         return std::borrow::Cow::Borrowed(s);
     }
@@ -234,7 +270,7 @@ pub fn unicode_math(s: &str) -> std::borrow::Cow<'_, str> {
         } else if subscript(c).is_some() {
             (subscript, '_')
         } else {
-            out.push(if space(c) { ' ' } else { c });
+            out.push(if space(c) { ' ' } else { digit(c).unwrap_or(c) });
             continue;
         };
         // the run of marks that `c` opens, as one group

@@ -1417,3 +1417,56 @@ fn relations_between_constants() {
     right("2x + 1 = 7", "\\boxed{4x + 2 = 14}");
     wrong("2x + 1 = 7", "\\boxed{2x + 1 = 9}");
 }
+
+/// Tags named `final` and `final_answer` hold the answer as `answer` tags do; a closing tag
+/// whose opening tag was dropped closes its line's answer.
+#[test]
+fn final_answer_tags() {
+    right("-620", "S = 31/2 (2a + 30d) = -620\n\n<final>-620</final>");
+    right("1771", "... = 1771\n\n<FINAL>\n1771\n</FINAL>");
+    right("7", "<final_answer>\\boxed{7}</final_answer>");
+    wrong("-620", "so -620 is the sum?\n<final>620</final>");
+    // the last tag of any of the names decides
+    right("5", "<answer>3</answer> checking again... <final>5</final>");
+    wrong("3", "<answer>3</answer> checking again... <final>5</final>");
+    // a closing tag without its opening one
+    right("9", "the sum of the digits is 9\n9</final>");
+    wrong("9", "the sum of the digits is 9\n8</final>");
+}
+
+/// Decimal digits of other scripts are digits: Bengali, Devanagari, Arabic-Indic, Thai,
+/// fullwidth.
+#[test]
+fn digits_of_other_scripts() {
+    right("\\frac{7}{9}", "<final>৭/৯</final>");
+    right("4", "<final>৪</final>");
+    right("2,125", "জনি মোট ২১২৫টি ব্লক তুলেছিল। The answer is ২১২৫.");
+    right("36", "The answer is ३६.");
+    right("25", "The answer is ٢٥.");
+    right("12", "The answer is ๑๒.");
+    right("12", "答案是 １２");
+    wrong("4", "<final>৫</final>");
+}
+
+/// A closing `+ ...` that marks the rest of a series is not part of the compared answer: the
+/// leading terms asked for are.
+#[test]
+fn the_rest_of_a_series() {
+    let gold = "1-\\frac{7}{2x}+\\frac{21}{4x^2}-\\frac{35}{8x^3}+.....";
+    right(
+        gold,
+        "<final>1 - \\frac{7}{2x} + \\frac{21}{4x^2} - \\frac{35}{8x^3}</final>",
+    );
+    right(
+        gold,
+        "\\boxed{1 - \\frac{7}{2x} + \\frac{21}{4x^2} - \\frac{35}{8x^3} + \\cdots}",
+    );
+    wrong(
+        gold,
+        "\\boxed{1 - \\frac{7}{2x} + \\frac{21}{4x^2} + \\cdots}",
+    );
+    right(
+        "1 + x + \\frac{x^2}{2} + \\dots",
+        "\\boxed{1 + x + \\frac{x^2}{2} + \\ldots}",
+    );
+}
