@@ -51,6 +51,7 @@ pub mod normalize;
 pub mod numeric;
 pub mod parse;
 pub mod refusal;
+pub mod restated;
 pub mod span;
 pub mod special_tokens;
 mod text;
@@ -76,12 +77,33 @@ pub fn verify(gold: &str, response: &str) -> Score {
 }
 
 /// Scores `response` against a problem: [`verify_with_choices`] with its options when it has
-/// some ([`Problem::choices`](crate::Problem::choices)), else [`verify`]. Every math score
-/// with a problem at hand (training rewards, `rlvr eval`) goes through here.
+/// some ([`Problem::choices`](crate::Problem::choices)), else [`verify`], except that an answer
+/// restating the question's own expression instead of working it out (`(x+1)^2` for "Expand
+/// $(x+1)^2$") is wrong ([`restated`]). Every math score with a problem at hand (training
+/// rewards, `rlvr eval`) goes through here.
 pub fn verify_problem(problem: &crate::Problem, response: &str) -> Score {
     match &problem.choices {
         Some(choices) => verify_with_choices(&problem.answer, response, choices),
-        None => verify(&problem.answer, response),
+        None => {
+            let score = verify(&problem.answer, response);
+            match &score.extracted {
+                Some(answer)
+                    if score.correct
+                        && restated::restates_question(
+                            &gold_answer(&problem.answer),
+                            answer,
+                            &problem.question(),
+                        ) =>
+                {
+                    Score::binary(
+                        false,
+                        score.extracted.clone(),
+                        "the question's own expression restated, not worked out",
+                    )
+                }
+                _ => score,
+            }
+        }
     }
 }
 
