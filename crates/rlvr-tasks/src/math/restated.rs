@@ -7,7 +7,7 @@
 //! an answer is wrong.
 //!
 //! The answer restates the question when, in the text forms the comparison reads
-//! ([`super::normalize`]: delimiters, spaces and sentence punctuation aside):
+//! ([`mod@super::normalize`]: delimiters, spaces and sentence punctuation aside):
 //! * it equals a whole piece of the question: a math span (`$..$`, `$$..$$`, `\(..\)`,
 //!   `\[..\]`; not one of several listed together as candidates, `$10^{-16}$, $10^{-24}$ or
 //!   $10^{-32}$`, which the answer may pick), a line or a clause of it (split at `:`, `;`, `?`, `，`, `：`, sentence ends), or
