@@ -354,7 +354,7 @@ fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
     }
 }
 
-/// The names of the tags that hold an answer ([`tagged_answer`]): `<answer>`, and `<final>` and
+/// The names of the tags that hold an answer (the last such tag's content is read as the response): `<answer>`, and `<final>` and
 /// `<final_answer>` as other prompts ask for them.
 pub const ANSWER_TAGS: [&str; 3] = ["answer", "final_answer", "final"];
 
