@@ -354,8 +354,9 @@ fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
     }
 }
 
-/// The names of the tags that hold an answer (the last such tag's content is read as the response): `<answer>`, and `<final>` and
-/// `<final_answer>` as other prompts ask for them.
+/// The names of the tags that hold an answer (the last such tag's content is read as a
+/// response of its own): `<answer>`, and `<final>` and `<final_answer>` as other prompts ask
+/// for them.
 pub const ANSWER_TAGS: [&str; 3] = ["answer", "final_answer", "final"];
 
 /// A closing answer tag with no opening tag (`9</final>`: the model dropped the opening one):
