@@ -181,12 +181,20 @@ def _gold_text(gold: Any) -> str:
     raise ValueError(f"gold must be a string or a number, got {type(gold).__name__}")
 
 
-def verify(gold: Any, response: Any, choices: Optional[Sequence[str]] = None) -> Verdict:
+def verify(
+    gold: Any,
+    response: Any,
+    choices: Optional[Sequence[str]] = None,
+    question: Optional[str] = None,
+) -> Verdict:
     """rlvr's math answer checker: extract the final answer of ``response`` (boxes,
     ``####``, ``Answer:`` lines, ...) and compare it with ``gold`` (a ``\\boxed{}`` gold is
     unwrapped). Numbers are accepted as gold (``str(gold)``). ``choices``: the problem's
     options, in letter order, for multiple choice: the right option's letter or its text is
-    accepted, whichever of the two the gold is, and nothing else (docs/checker.md)."""
+    accepted, whichever of the two the gold is, and nothing else (docs/checker.md).
+    ``question``: the problem's text; with it, an answer that restates the question's own
+    expression instead of working it out (``(x+1)^2`` for "Expand $(x+1)^2$") is wrong, as in
+    rlvr's training rewards."""
     gold = _gold_text(gold)
     if not isinstance(response, str):
         raise ValueError(f"response must be a string, got {type(response).__name__}")
@@ -194,7 +202,9 @@ def verify(gold: Any, response: Any, choices: Optional[Sequence[str]] = None) ->
         if isinstance(choices, str) or not all(isinstance(c, str) for c in choices):
             raise ValueError("choices must be a list of strings (the options, in letter order)")
         choices = list(choices)
-    return Verdict(*_rlvr.verify(gold, response, choices))
+    if question is not None and not isinstance(question, str):
+        raise ValueError(f"question must be a string, got {type(question).__name__}")
+    return Verdict(*_rlvr.verify(gold, response, choices, question))
 
 
 _GOLD_COLUMNS = ("answer", "solution", "gold", "ground_truth")
@@ -257,6 +267,11 @@ def math_reward(completions: list, **kwargs: Any) -> list:
     readers read them (a list of strings in letter order, ARC's ``{"text", "label"}`` object,
     AQuA's self-labelled ``A)21``); the right option's letter or its text is then accepted, and
     nothing else, as in rlvr's own runs (:func:`verify` with ``choices``).
+
+    The prompts (TRL passes them as ``prompts``: strings, or conversations whose last user
+    message is the question) are the questions: an answer restating the question's own
+    expression instead of working it out scores 0.0, as in rlvr's own runs (:func:`verify` with
+    ``question``).
     """
     for col in _GOLD_COLUMNS:
         if kwargs.get(col) is not None:
@@ -273,11 +288,29 @@ def math_reward(completions: list, **kwargs: Any) -> list:
             break
     if len(options) != len(completions):
         raise ValueError(f"length mismatch: completions has {len(completions)} entries, the {col} column has {len(options)}")
+    prompts = kwargs.get("prompts")
+    if prompts is None:
+        prompts = [None] * len(completions)
+    elif len(prompts) != len(completions):
+        raise ValueError(f"length mismatch: completions has {len(completions)} entries, prompts has {len(prompts)}")
     rewards = []
-    for i, (g, c, o) in enumerate(zip(golds, completions, options)):
+    for i, (g, c, o, p) in enumerate(zip(golds, completions, options, prompts)):
         choices, g = _read_choices(f"{col}[{i}]", o, g)
-        rewards.append(verify(g, _completion_text(c), choices).reward)
+        rewards.append(verify(g, _completion_text(c), choices, _prompt_text(p)).reward)
     return rewards
+
+
+def _prompt_text(p: Any) -> Optional[str]:
+    """The question of a TRL prompt: the string itself, or the content of a conversation's last
+    user message (its last message when none is the user's); None when there is none."""
+    if p is None or isinstance(p, str):
+        return p
+    if isinstance(p, (list, tuple)):
+        msgs = [m for m in p if isinstance(m, dict)]
+        users = [m for m in msgs if m.get("role") == "user"]
+        last = (users or msgs)[-1:] if (users or msgs) else []
+        return str(last[0].get("content", "")) if last else None
+    return None
 
 
 def _extra_info_choices(extra_info: Any, gold: Any) -> tuple:
@@ -299,7 +332,12 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     ``reward_kwargs``, accepted and unused). A multiple-choice row's options at
     ``extra_info["choices"]`` (as ``rlvr export data`` writes them) are used: the right
     option's letter or its text is accepted, as in rlvr's own runs (:func:`verify` with
-    ``choices``)."""
+    ``choices``). A question at ``extra_info["question"]`` (where verl's own preprocessing
+    scripts write it) is used as :func:`verify` uses ``question``: an answer restating the
+    question's own expression scores 0."""
     choices, ground_truth = _extra_info_choices(extra_info, ground_truth)
-    v = verify(ground_truth, solution_str, choices)
+    question = extra_info.get("question") if hasattr(extra_info, "get") else None
+    if not isinstance(question, str):
+        question = None
+    v = verify(ground_truth, solution_str, choices, question)
     return {"score": v.reward, "acc": v.correct, "pred": v.extracted or ""}

@@ -146,9 +146,29 @@ def test_verify_and_reward_functions():
     assert rlvr.verify("15 km", "The answer is (B).", opts).correct
     with pytest.raises(ValueError, match="choices"):
         rlvr.verify("B", "(B)", "ABC")
+    # with the question: an answer restating the question's own expression is not worked out
+    q = "Expand $(x+1)^2$."
+    assert rlvr.verify("x^2+2x+1", "\\boxed{(x+1)^2}").correct
+    v = rlvr.verify("x^2+2x+1", "\\boxed{(x+1)^2}", question=q)
+    assert not v.correct and "restated" in v.reason
+    assert rlvr.verify("x^2+2x+1", "\\boxed{x^2 + 2x + 1}", question=q).correct
+    with pytest.raises(ValueError, match="question"):
+        rlvr.verify("1", "1", question=3)
     assert rlvr.math_reward(["\\boxed{2}", "\\boxed{3}"], answer=["2", "2"]) == [1.0, 0.0]
     conv = [[{"role": "assistant", "content": "The answer is \\boxed{7}."}]]
     assert rlvr.math_reward(conv, solution=["7"]) == [1.0]
+    # TRL's prompts are the questions: a restated expression scores 0
+    done = ["\\boxed{(x+1)^2}", "\\boxed{x^2+2x+1}"]
+    assert rlvr.math_reward(done, answer=["x^2+2x+1"] * 2) == [1.0, 1.0]
+    asked = ["Expand $(x+1)^2$."] * 2
+    assert rlvr.math_reward(done, answer=["x^2+2x+1"] * 2, prompts=asked) == [0.0, 1.0]
+    chat = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Expand $(x+1)^2$."}]] * 2
+    assert rlvr.math_reward(done, answer=["x^2+2x+1"] * 2, prompts=chat) == [0.0, 1.0]
+    # verl: the question at extra_info["question"], as verl's preprocessing writes it
+    info = {"question": "Expand $(x+1)^2$.", "split": "train"}
+    assert rlvr.compute_score("math", done[0], "x^2+2x+1", info)["score"] == 0.0
+    assert rlvr.compute_score("math", done[1], "x^2+2x+1", info)["score"] == 1.0
+    assert rlvr.compute_score("math", done[0], "x^2+2x+1", {"split": "train"})["score"] == 1.0
     with pytest.raises(ValueError, match="gold answer"):
         rlvr.math_reward(["1"], prompt=["q"])
     s = rlvr.compute_score("math500", "\\boxed{x^2}", "x^2")

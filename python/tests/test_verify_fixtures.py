@@ -62,7 +62,7 @@ def test_same_verdict_extraction_and_reason_as_the_cli(fixture):
     for line, expected in zip(lines, cli):
         case = json.loads(line)
         gold = case["gold"] if isinstance(case["gold"], str) else str(case["gold"])
-        v = rlvr.verify(gold, case["response"], case.get("choices"))
+        v = rlvr.verify(gold, case["response"], case.get("choices"), case.get("problem"))
         assert (v.correct, v.extracted, v.reason) == (expected["correct"], expected["extracted"], expected["reason"]), case
         agree_with_label += case["id"] in labels and v.correct == labels[case["id"]]
     # the labelled cases (all of them, or the held-out sets' graded sample): the checker agrees

@@ -55,6 +55,11 @@ pub struct Args {
     /// lines; a line without it is scored without options.
     #[arg(long, default_value = "choices")]
     choices_field: String,
+    /// Field holding the problem's question in --jsonl lines: with it, an answer that restates
+    /// the question's own expression instead of working it out is wrong, as in training
+    /// (`rlvr_tasks::math::verify_asked`); a line without it is scored without the question.
+    #[arg(long, default_value = "problem")]
+    question_field: String,
     /// Also add "extracted" and "reason" to each --jsonl line.
     #[arg(long)]
     details: bool,
@@ -198,9 +203,20 @@ fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
             ))
         }
     };
+    let question = match obj.get(&args.question_field) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(format!("field `{}` must be a string", args.question_field)),
+    };
     let mut e = rlvr_tasks::math::explain(&gold, &response);
-    if let Some(choices) = choices.filter(|c| !c.is_empty()) {
-        let s = rlvr_tasks::math::verify_with_choices(&gold, &response, &choices);
+    let choices = choices.filter(|c| !c.is_empty());
+    if choices.is_some() || question.is_some() {
+        let s = rlvr_tasks::math::verify_asked(
+            &gold,
+            &response,
+            choices.as_deref(),
+            question.as_deref(),
+        );
         (e.correct, e.extracted, e.rule) = (s.correct, s.extracted, s.reason);
     }
     let mut added = vec![("correct", Value::Bool(e.correct))];
@@ -250,6 +266,7 @@ mod tests {
             gold_field: "gold".into(),
             response_field: "response".into(),
             choices_field: "choices".into(),
+            question_field: "problem".into(),
             details,
             explain: false,
         }

@@ -222,18 +222,18 @@ fn diagnostics_json(
 
 /// rlvr's math answer checker: `(correct, extracted answer or None, reason)`, exactly what
 /// `rlvr verify --gold G --response TEXT` prints; with the problem's options, multiple choice
-/// (`rlvr_tasks::math::verify_with_choices`, as `rlvr verify --jsonl` with a `choices` field).
+/// (`rlvr_tasks::math::verify_with_choices`, as `rlvr verify --jsonl` with a `choices` field);
+/// with its question, an answer restating the question's own expression is wrong
+/// (`rlvr_tasks::math::verify_asked`, as a `problem` field of `rlvr verify --jsonl`).
 #[pyfunction]
-#[pyo3(signature = (gold, response, choices=None))]
+#[pyo3(signature = (gold, response, choices=None, question=None))]
 fn verify(
     gold: &str,
     response: &str,
     choices: Option<Vec<String>>,
+    question: Option<String>,
 ) -> (bool, Option<String>, String) {
-    let s = match choices {
-        Some(c) => rlvr_tasks::math::verify_with_choices(gold, response, &c),
-        None => rlvr_tasks::math::verify(gold, response),
-    };
+    let s = rlvr_tasks::math::verify_asked(gold, response, choices.as_deref(), question.as_deref());
     (s.correct, s.extracted, s.reason)
 }
 

@@ -76,36 +76,46 @@ pub fn verify(gold: &str, response: &str) -> Score {
     Score::binary(e.correct, e.extracted, e.rule)
 }
 
-/// Scores `response` against a problem: [`verify_with_choices`] with its options when it has
-/// some ([`Problem::choices`](crate::Problem::choices)), else [`verify`], except that an answer
-/// restating the question's own expression instead of working it out (`(x+1)^2` for "Expand
-/// $(x+1)^2$") is wrong ([`restated`]). Every math score with a problem at hand (training
-/// rewards, `rlvr eval`) goes through here.
+/// Scores `response` against a problem: [`verify_asked`] with its gold, its options when it has
+/// some ([`Problem::choices`](crate::Problem::choices)) and its question. Every math score with
+/// a problem at hand (training rewards, `rlvr eval`) goes through here.
 pub fn verify_problem(problem: &crate::Problem, response: &str) -> Score {
-    match &problem.choices {
-        Some(choices) => verify_with_choices(&problem.answer, response, choices),
-        None => {
-            let score = verify(&problem.answer, response);
-            match &score.extracted {
-                Some(answer)
-                    if score.correct
-                        && restated::restates_question(
-                            &gold_answer(&problem.answer),
-                            answer,
-                            &problem.question(),
-                        ) =>
-                {
-                    Score::binary(
-                        false,
-                        score.extracted.clone(),
-                        "the question's own expression restated, not worked out",
-                    )
-                }
-                _ => score,
-            }
+    verify_asked(
+        &problem.answer,
+        response,
+        problem.choices.as_deref(),
+        Some(&problem.question()),
+    )
+}
+
+/// Scores `response` against `gold`: [`verify_with_choices`] with options (non-empty), else
+/// [`verify`], except that, with the `question` at hand, an answer that restates the question's
+/// own expression instead of working it out (`(x+1)^2` for "Expand $(x+1)^2$") is wrong
+/// ([`restated`]). `rlvr verify --jsonl` (a line's `problem` field) and Python's
+/// `rlvr.verify(..., question=...)` score through here.
+pub fn verify_asked(
+    gold: &str,
+    response: &str,
+    choices: Option<&[String]>,
+    question: Option<&str>,
+) -> Score {
+    if let Some(choices) = choices.filter(|c| !c.is_empty()) {
+        return verify_with_choices(gold, response, choices);
+    }
+    let score = verify(gold, response);
+    match (&score.extracted, question) {
+        (Some(answer), Some(question))
+            if score.correct
+                && restated::restates_question(&gold_answer(gold), answer, question) =>
+        {
+            Score::binary(false, score.extracted.clone(), RESTATED)
         }
+        _ => score,
     }
 }
+
+/// The reason of an answer that restates the question ([`verify_asked`]).
+pub const RESTATED: &str = "the question's own expression restated, not worked out";
 
 /// Whether two answers (not responses: no extraction) are equivalent.
 pub fn equivalent(gold: &str, answer: &str) -> bool {

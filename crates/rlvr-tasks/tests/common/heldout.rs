@@ -25,6 +25,10 @@ pub struct Response {
     pub response: String,
     pub choices: Option<Vec<String>>,
     pub math_verify: bool,
+    /// The problem's text (cut to its first characters by some builders), as the checker
+    /// takes the question.
+    #[serde(default)]
+    pub problem: String,
 }
 
 /// A hand-graded line of a labels file.
@@ -112,12 +116,11 @@ pub fn load(
     (responses, labels)
 }
 
-/// rlvr's verdict, as `rlvr verify --jsonl` gives it: with the options when the line has them.
+/// rlvr's verdict, as `rlvr verify --jsonl` gives it: with the options when the line has them,
+/// and with its problem's text (`math::verify_asked`, as training scores a response).
 pub fn verdict(r: &Response) -> bool {
-    match &r.choices {
-        Some(c) if !c.is_empty() => math::verify_with_choices(&r.gold, &r.response, c).correct,
-        _ => math::verify(&r.gold, &r.response).correct,
-    }
+    let question = (!r.problem.is_empty()).then_some(r.problem.as_str());
+    math::verify_asked(&r.gold, &r.response, r.choices.as_deref(), question).correct
 }
 
 /// Two-sided 97.5% normal quantile: two strata at 97.5% each cover jointly at least 95%.
