@@ -126,10 +126,13 @@ def test_exported_data_loads_with_verl_s_rl_dataset(binary, tmp_path):
     assert row["prompt"][0]["role"] == "user"
     assert "x^2 = 9" in row["prompt"][0]["content"] and "Answer:" in row["prompt"][0]["content"]  # dapo template
     assert row["extra_info"]["split"] == "test"
+    # the question, where compute_score reads it (an answer restating it scores 0)
+    assert row["extra_info"]["question"] == row["prompt"][0]["content"]
     item = ds[1]
     assert item["raw_prompt"][0]["content"] == row["prompt"][0]["content"]
     # verl scores it with rlvr's checker, given the ground truth as verl passes it
     assert rlvr.compute_score(row["data_source"], "so Answer: 3", row["reward_model"]["ground_truth"])["score"] == 1.0
+    assert rlvr.compute_score(row["data_source"], "so Answer: 3", "3", row["extra_info"])["score"] == 1.0
 
 
 @pytest.mark.parametrize("engine, example", [("verl", "dapo17k-qwen3-1.7b.verl.sh"), ("trl", "dapo17k-qwen3-1.7b.trl.py")])

@@ -7,7 +7,11 @@
 //! | `data_source` | string | the preset or file the problem comes from |
 //! | `ability` | string | `math` or `code` |
 //! | `reward_model` | `{ground_truth, style}` | the gold answer (code: the tests as JSON), `style = "rule"` |
-//! | `extra_info` | `{id, index, split[, choices]}` | rlvr's problem id, the row index, `train` or `test`; a multiple-choice problem's options |
+//! | `extra_info` | `{id, index, split, question[, choices]}` | rlvr's problem id, the row index, `train` or `test`, the question (the prompt's last user message); a multiple-choice problem's options |
+//!
+//! `extra_info.question` is where verl's own preprocessing scripts put the question:
+//! `rlvr.compute_score` reads it, so that an answer restating the question's own expression
+//! scores 0 as in rlvr's own runs (`rlvr_tasks::math::verify_asked`).
 //!
 //! `extra_info.choices` (a list of strings, option A first) is there only for options: a
 //! parquet file without multiple-choice problems has no such column, and in one with some,
@@ -46,6 +50,19 @@ pub struct VerlRow {
     pub choices: Option<Vec<String>>,
 }
 
+impl VerlRow {
+    /// The question: the content of the prompt's last `user` message (its last message when
+    /// none is the user's; empty for an empty prompt), as [`crate::Prompt::text`] reads it.
+    pub fn question(&self) -> &str {
+        self.prompt
+            .iter()
+            .rev()
+            .find(|m| m.role == "user")
+            .or(self.prompt.last())
+            .map_or("", |m| m.content.as_str())
+    }
+}
+
 /// The parquet schema of the layout (3-level lists, as pyarrow writes them); `extra_info`
 /// ends with [`CHOICES_FIELD`] when some row has options.
 const SCHEMA_HEAD: &str = "
@@ -67,7 +84,8 @@ message schema {
   required group extra_info {
     required binary id (STRING);
     required int64 index;
-    required binary split (STRING);";
+    required binary split (STRING);
+    required binary question (STRING);";
 
 /// `extra_info.choices`: null for a row without options.
 const CHOICES_FIELD: &str = "
@@ -180,14 +198,16 @@ fn write_parquet(path: &Path, file: File, rows: &[VerlRow]) -> Result<(), DataEr
         }
     }
     let strings = |f: &dyn Fn(&VerlRow) -> &str| rows.iter().map(|r| bytes(f(r))).collect();
-    // leaves 2 to 8 but 7: data_source, ability, ground_truth, style, id, (index), split
-    let flat: [Vec<ByteArray>; 6] = [
+    // leaves 2 to 9 but 7: data_source, ability, ground_truth, style, id, (index), split,
+    // question
+    let flat: [Vec<ByteArray>; 7] = [
         strings(&|r| &r.data_source),
         strings(&|r| &r.ability),
         strings(&|r| &r.ground_truth),
         rows.iter().map(|_| bytes("rule")).collect(),
         strings(&|r| &r.id),
         strings(&|r| &r.split),
+        strings(&|r| r.question()),
     ];
     let index: Vec<i64> = (0..rows.len() as i64).collect();
     let mut rg = writer.next_row_group().map_err(|e| io_error(path, e))?;
@@ -204,9 +224,9 @@ fn write_parquet(path: &Path, file: File, rows: &[VerlRow]) -> Result<(), DataEr
                 .typed::<ByteArrayType>()
                 .write_batch(&flat[leaf - 2], None, None),
             7 => col.typed::<Int64Type>().write_batch(&index, None, None),
-            8 => col
+            8 | 9 => col
                 .typed::<ByteArrayType>()
-                .write_batch(&flat[5], None, None),
+                .write_batch(&flat[leaf - 3], None, None),
             _ => col.typed::<ByteArrayType>().write_batch(
                 &choices,
                 Some(&choice_def),
@@ -224,7 +244,12 @@ fn write_parquet(path: &Path, file: File, rows: &[VerlRow]) -> Result<(), DataEr
 
 /// A JSON line's `extra_info`: `choices` only for a row with options.
 fn extra_info(r: &VerlRow, index: usize) -> serde_json::Value {
-    let mut info = serde_json::json!({"id": r.id, "index": index, "split": r.split});
+    let mut info = serde_json::json!({
+        "id": r.id,
+        "index": index,
+        "split": r.split,
+        "question": r.question(),
+    });
     if let Some(c) = &r.choices {
         info["choices"] = serde_json::json!(c);
     }
@@ -360,6 +385,53 @@ mod tests {
         );
     }
 
+    /// `extra_info.question` holds the prompt's last user message, in both formats, where
+    /// `rlvr.compute_score` reads it.
+    #[test]
+    fn the_question_is_at_extra_info_question() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let dir = tempfile::tempdir().unwrap();
+        let rows = rows();
+        let want: Vec<String> = rows.iter().map(|r| r.question().to_string()).collect();
+        assert_eq!(want[0], "1+1? ünïcode");
+        let jsonl = dir.path().join("q.jsonl");
+        write(&jsonl, &rows).unwrap();
+        let got: Vec<String> = std::fs::read_to_string(&jsonl)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["extra_info"]["question"].as_str().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(got, want);
+        let pq = dir.path().join("q.parquet");
+        write(&pq, &rows).unwrap();
+        let reader = SerializedFileReader::new(File::open(&pq).unwrap()).unwrap();
+        let got: Vec<String> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|row| {
+                let row = row.unwrap();
+                let info = row
+                    .get_column_iter()
+                    .find(|(name, _)| name.as_str() == "extra_info")
+                    .map(|(_, f)| f.to_string())
+                    .unwrap();
+                info
+            })
+            .collect();
+        for (info, q) in got.iter().zip(&want) {
+            let quoted = serde_json::to_string(q).unwrap();
+            assert!(
+                info.contains(&format!("question: {quoted}")),
+                "{info} lacks {quoted}"
+            );
+        }
+        // a system message first: the user's message is the question
+        assert_eq!(rows[1].question(), "x^2=4, x>0");
+    }
+
     #[test]
     fn without_options_there_is_no_choices_column() {
         let dir = tempfile::tempdir().unwrap();
@@ -377,7 +449,8 @@ mod tests {
                 "reward_model.style",
                 "extra_info.id",
                 "extra_info.index",
-                "extra_info.split"
+                "extra_info.split",
+                "extra_info.question"
             ]
         );
         let ds = load_file(&path, &FieldMap::verl()).unwrap();
