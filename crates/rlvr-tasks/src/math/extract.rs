@@ -411,10 +411,13 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
         keep_last(&mut stmts, m.end(), Rule::AnswerStatement);
     }
     // the same statement in the languages models answer in: Chinese `答案是` / `答案：` and
-    // the `【答案】` heading, Spanish, Portuguese, Italian, French, German, Russian
+    // the `【答案】` heading, Spanish, Portuguese, Italian, French, German, Russian; and, with
+    // a colon or the language's "is", Japanese, Korean, Hindi, Bengali, Arabic, Turkish,
+    // Finnish, Lithuanian, Kazakh, Ukrainian, Dutch, Polish, Indonesian, Vietnamese, Thai,
+    // Swahili
     let foreign = regex_cached(
         &FOREIGN_STATEMENT_RE,
-        r"(?i)(?:【\s*(?:最终)?答案\s*】|答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:(?:est|es|é|è)\b|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет))",
+        r"(?i)(?:【\s*(?:最终)?答案\s*】|答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:(?:est|es|é|è)\b|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет)|答え\s*(?:は|[:：])|정답\s*(?:은|는)?\s*[:：]|답\s*[:：]|(?:उत्तर|উত্তর)\s*(?:है\s*)?[:：]|(?:الإجابة|الجواب)\s*(?:هي|هو|[:：])|\b(?:cevap|yanıt)\s*[:：]|\bvastaus\s*(?:on\b|[:：])|\batsakymas\s*(?:yra\b|[:：])|жауап\s*[:：]|відповідь\s*[:：]|\bantwoord\s*(?:is\b|[:：])|\bodpowied[źz]\s*(?:to\b|[:：])|\bjawaban(?:nya)?\s*(?:adalah\b|[:：])|đáp án\s*(?:là\b|[:：])|คำตอบ\s*(?:คือ|[:：])|\bjibu\s*(?:ni\b|[:：]))",
     );
     for m in foreign.find_iter(text) {
         keep_last(&mut stmts, m.end(), Rule::AnswerStatement);

@@ -1470,3 +1470,41 @@ fn the_rest_of_a_series() {
         "\\boxed{1 + x + \\frac{x^2}{2} + \\ldots}",
     );
 }
+
+/// The answer statement in more of the languages models answer in, with a colon or the
+/// language's "is": the value after it is the answer, not the working's last number.
+#[test]
+fn answer_statements_in_more_languages() {
+    // each statement is followed by a sentence with another number, which the last-number
+    // fallback would take
+    for (gold, response) in [
+        ("4", "৮ - ৪ = ৪। উত্তর: ৪। এটি ২ ধাপে পাওয়া গেছে।"),
+        ("12", "3×4 を計算します。答え：12。2 段階で求めました。"),
+        ("12", "3×4를 계산합니다. 정답: 12. 2단계로 구했습니다."),
+        ("12", "3 × 4 की गणना। उत्तर: 12। यह 2 चरणों में मिला।"),
+        ("12", "بحساب 3 × 4 الإجابة هي 12. وجدناها في 2 خطوات."),
+        ("7", "3 + 4 = 7. Cevap: 7. 2 adımda bulundu."),
+        ("7", "Lasketaan 3 + 4. Vastaus on 7. Löydetty 2 vaiheessa."),
+        (
+            "7",
+            "Skaičiuojame 3 + 4. Atsakymas: 7. Rasta per 2 žingsnius.",
+        ),
+        ("7", "3 + 4 есептейміз. Жауап: 7. 2 қадамда табылды."),
+        ("7", "Рахуємо 3 + 4. Відповідь: 7. Знайдено за 2 кроки."),
+        (
+            "7",
+            "We tellen 3 + 4. Het antwoord is 7. Gevonden in 2 stappen.",
+        ),
+        ("7", "Liczymy 3 + 4. Odpowiedź: 7. Znaleziono w 2 krokach."),
+        (
+            "7",
+            "Kita hitung 3 + 4. Jawabannya adalah 7. Ditemukan dalam 2 langkah.",
+        ),
+        ("7", "Ta tính 3 + 4. Đáp án là 7. Tìm được trong 2 bước."),
+        ("7", "คำนวณ 3 + 4 คำตอบคือ 7 พบใน 2 ขั้นตอน"),
+        ("7", "Tunahesabu 3 + 4. Jibu ni 7. Imepatikana kwa hatua 2."),
+    ] {
+        right(gold, response);
+        wrong("2", response);
+    }
+}
