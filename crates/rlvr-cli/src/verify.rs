@@ -208,16 +208,16 @@ fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(format!("field `{}` must be a string", args.question_field)),
     };
+    // `rlvr_tasks::math::verify_asked`, with the explanation of the one comparison
     let mut e = rlvr_tasks::math::explain(&gold, &response);
-    let choices = choices.filter(|c| !c.is_empty());
-    if choices.is_some() || question.is_some() {
-        let s = rlvr_tasks::math::verify_asked(
-            &gold,
-            &response,
-            choices.as_deref(),
-            question.as_deref(),
-        );
+    if let Some(choices) = choices.filter(|c| !c.is_empty()) {
+        let s = rlvr_tasks::math::verify_with_choices(&gold, &response, &choices);
         (e.correct, e.extracted, e.rule) = (s.correct, s.extracted, s.reason);
+    } else if let (true, Some(answer), Some(question)) = (e.correct, &e.extracted, &question) {
+        if rlvr_tasks::math::restated::restates_question(&e.gold, answer, question) {
+            e.correct = false;
+            e.rule = rlvr_tasks::math::RESTATED.to_string();
+        }
     }
     let mut added = vec![("correct", Value::Bool(e.correct))];
     if args.details || args.explain {

@@ -307,6 +307,10 @@ fn stacked_answer(text: &str, pos: usize, previous: Option<(usize, Rule)>) -> Op
 /// decides only when an answer is found in it. None when there is no tag, or the last pair is
 /// empty (an instruction echoed: "put it in <answer> </answer> tags").
 fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
+    // no tag without a `<` (one fast scan before the per-name searches)
+    if !text.contains('<') {
+        return None;
+    }
     // case-insensitive searches over the bytes (no lowercased copy of the response)
     let bytes = text.as_bytes();
     let last = |pat: &str, within: &[u8]| {
@@ -417,7 +421,7 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
     // Swahili
     let foreign = regex_cached(
         &FOREIGN_STATEMENT_RE,
-        r"(?i)(?:【\s*(?:最终)?答案\s*】|答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:(?:est|es|é|è)\b|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет)|答え\s*(?:は|[:：])|정답\s*(?:은|는)?\s*[:：]|답\s*[:：]|(?:उत्तर|উত্তর)\s*(?:है\s*)?[:：]|(?:الإجابة|الجواب)\s*(?:هي|هو|[:：])|\b(?:cevap|yanıt)\s*[:：]|\bvastaus\s*(?:on\b|[:：])|\batsakymas\s*(?:yra\b|[:：])|жауап\s*[:：]|відповідь\s*[:：]|\bantwoord\s*(?:is\b|[:：])|\bodpowied[źz]\s*(?:to\b|[:：])|\bjawaban(?:nya)?\s*(?:adalah\b|[:：])|đáp án\s*(?:là\b|[:：])|คำตอบ\s*(?:คือ|[:：])|\bjibu\s*(?:ni\b|[:：]))",
+        r"(?i)(?:【\s*(?:最终)?答案\s*】|答案\s*(?:是|为|為|[:：])|(?:respuesta|resposta|risposta|réponse|reponse)(?:\s+(?:final|finale|correcta|correcte|correta|corretta))?\s*(?:(?:est|es)(?-u:\b)|[éè]\s|[:：])|antwort\s*(?:ist|lautet|[:：])|ответ\s*(?:[:：]|—|-|равен|будет)|答え\s*(?:は|[:：])|정답\s*(?:은|는)?\s*[:：]|답\s*[:：]|(?:उत्तर|উত্তর)\s*(?:है\s*)?[:：]|(?:الإجابة|الجواب)\s*(?:هي|هو|[:：])|(?-u:\b)(?:cevap|yanıt)\s*[:：]|(?-u:\b)vastaus\s*(?:on(?-u:\b)|[:：])|(?-u:\b)atsakymas\s*(?:yra(?-u:\b)|[:：])|жауап\s*[:：]|відповідь\s*[:：]|(?-u:\b)antwoord\s*(?:is(?-u:\b)|[:：])|(?-u:\b)odpowied[źz]\s*(?:to(?-u:\b)|[:：])|(?-u:\b)jawaban(?:nya)?\s*(?:adalah(?-u:\b)|[:：])|đáp án\s*(?:là|[:：])|คำตอบ\s*(?:คือ|[:：])|(?-u:\b)jibu\s*(?:ni(?-u:\b)|[:：]))",
     );
     for m in foreign.find_iter(text) {
         keep_last(&mut stmts, m.end(), Rule::AnswerStatement);

@@ -33,19 +33,24 @@ pub const MAX_PIECES: usize = 512;
 /// Whether `answer` (extracted from a response) restates an expression of `question` instead
 /// of answering it (module docs); `gold` is the gold answer as compared.
 pub fn restates_question(gold: &str, answer: &str, question: &str) -> bool {
+    let wanted = normalize(answer);
+    let n = wanted.len();
+    if wanted.chars().count() < 3 || question.is_empty() {
+        return false;
+    }
+    // the text match first (cheap: pieces far shorter or longer than the answer cannot
+    // normalize to it), the parses only when a piece matches
+    let matched = pieces(question)
+        .into_iter()
+        .filter(|piece| piece.len() >= n / 2 && piece.len() <= 4 * n + 64)
+        .any(|piece| normalize(piece) == wanted);
+    if !matched {
+        return false;
+    }
     let Ok(tree) = parse(&prepare(answer)) else {
         return false;
     };
-    if !to_work_out(&tree) || parse(&prepare(gold)).is_ok_and(|g| g == tree) {
-        return false;
-    }
-    let wanted = normalize(answer);
-    if wanted.chars().count() < 3 {
-        return false;
-    }
-    pieces(question)
-        .into_iter()
-        .any(|piece| normalize(piece) == wanted)
+    to_work_out(&tree) && parse(&prepare(gold)).map_or(true, |g| g != tree)
 }
 
 /// An operation or a function: something a question can ask to be worked out.
