@@ -511,31 +511,12 @@ fn has_vars(e: &Expr) -> bool {
 
 fn vars(e: &Expr, out: &mut Vec<String>) {
     match e {
-        Expr::Var(n) if !out.contains(n) && out.len() < 16 => out.push(n.clone()),
-        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => vars(x, out),
-        Expr::Div(a, b) | Expr::Pow(a, b) => {
-            vars(a, out);
-            vars(b, out);
-        }
-        Expr::PlusMinus(a, b, _) => {
-            if let Some(a) = a {
-                vars(a, out);
+        Expr::Var(n) => {
+            if !out.contains(n) && out.len() < 16 {
+                out.push(n.clone());
             }
-            vars(b, out);
         }
-        Expr::Add(xs)
-        | Expr::Mul(xs)
-        | Expr::Func(_, xs)
-        | Expr::Apply(_, xs)
-        | Expr::Tuple(_, _, xs)
-        | Expr::Set(xs)
-        | Expr::Braces(xs)
-        | Expr::Rel(xs, _)
-        | Expr::SetOp(_, xs)
-        | Expr::List(xs)
-        | Expr::Ratio(xs) => xs.iter().for_each(|x| vars(x, out)),
-        Expr::Matrix(rows) => rows.iter().flatten().for_each(|x| vars(x, out)),
-        _ => {}
+        e => e.children().into_iter().for_each(|c| vars(c, out)),
     }
 }
 
@@ -937,30 +918,10 @@ fn number_literals(e: &Expr, out: &mut Vec<String>) {
             Some(r) => format!("{}/{}", r.0, r.1),
             None => n.text.clone(),
         }),
-        Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => number_literals(x, out),
-        Expr::Div(a, b) | Expr::Pow(a, b) => {
-            number_literals(a, out);
-            number_literals(b, out);
-        }
-        Expr::PlusMinus(a, b, _) => {
-            if let Some(a) = a {
-                number_literals(a, out);
-            }
-            number_literals(b, out);
-        }
-        Expr::Add(xs)
-        | Expr::Mul(xs)
-        | Expr::Func(_, xs)
-        | Expr::Apply(_, xs)
-        | Expr::Tuple(_, _, xs)
-        | Expr::Set(xs)
-        | Expr::Braces(xs)
-        | Expr::List(xs)
-        | Expr::Ratio(xs)
-        | Expr::SetOp(_, xs) => xs.iter().for_each(|x| number_literals(x, out)),
-        Expr::Rel(xs, _) => xs.iter().for_each(|x| number_literals(x, out)),
-        Expr::Matrix(rows) => rows.iter().flatten().for_each(|x| number_literals(x, out)),
-        Expr::Var(_) | Expr::Word(_) | Expr::Const(_) | Expr::Ellipsis | Expr::EmptySet => {}
+        e => e
+            .children()
+            .into_iter()
+            .for_each(|c| number_literals(c, out)),
     }
 }
 

@@ -211,6 +211,36 @@ pub enum Expr {
     EmptySet,
 }
 
+impl Expr {
+    /// The direct subexpressions, in reading order (none for a leaf: a number, a variable, a
+    /// word, a constant, `...`, the empty set).
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Neg(x) | Expr::Percent(x) | Expr::Degrees(x) => vec![x],
+            Expr::Div(a, b) | Expr::Pow(a, b) => vec![a, b],
+            Expr::PlusMinus(a, b, _) => a.iter().map(|a| &**a).chain([&**b]).collect(),
+            Expr::Add(xs)
+            | Expr::Mul(xs)
+            | Expr::Func(_, xs)
+            | Expr::Apply(_, xs)
+            | Expr::Tuple(_, _, xs)
+            | Expr::Set(xs)
+            | Expr::Braces(xs)
+            | Expr::Rel(xs, _)
+            | Expr::SetOp(_, xs)
+            | Expr::List(xs)
+            | Expr::Ratio(xs) => xs.iter().collect(),
+            Expr::Matrix(rows) => rows.iter().flatten().collect(),
+            Expr::Num(_)
+            | Expr::Var(_)
+            | Expr::Word(_)
+            | Expr::Const(_)
+            | Expr::Ellipsis
+            | Expr::EmptySet => Vec::new(),
+        }
+    }
+}
+
 /// Parses prepared answer text into a tree; Err says where it stopped.
 pub fn parse(text: &str) -> Result<Expr, String> {
     let toks = super::lex::lex(text).ok_or("too long or unbalanced \\text")?;
