@@ -307,9 +307,8 @@ def _prompt_text(p: Any) -> Optional[str]:
         return p
     if isinstance(p, (list, tuple)):
         msgs = [m for m in p if isinstance(m, dict)]
-        users = [m for m in msgs if m.get("role") == "user"]
-        last = (users or msgs)[-1:] if (users or msgs) else []
-        return str(last[0].get("content", "")) if last else None
+        pool = [m for m in msgs if m.get("role") == "user"] or msgs
+        return str(pool[-1].get("content", "")) if pool else None
     return None
 
 

@@ -57,7 +57,7 @@ pub struct Args {
     choices_field: String,
     /// Field holding the problem's question in --jsonl lines: with it, an answer that restates
     /// the question's own expression instead of working it out is wrong, as in training
-    /// (`rlvr_tasks::math::verify_asked`); a line without it is scored without the question.
+    /// (`rlvr_tasks::math::explain_asked`); a line without it is scored without the question.
     #[arg(long, default_value = "problem")]
     question_field: String,
     /// Also add "extracted" and "reason" to each --jsonl line.
@@ -208,17 +208,8 @@ fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(format!("field `{}` must be a string", args.question_field)),
     };
-    // `rlvr_tasks::math::verify_asked`, with the explanation of the one comparison
-    let mut e = rlvr_tasks::math::explain(&gold, &response);
-    if let Some(choices) = choices.filter(|c| !c.is_empty()) {
-        let s = rlvr_tasks::math::verify_with_choices(&gold, &response, &choices);
-        (e.correct, e.extracted, e.rule) = (s.correct, s.extracted, s.reason);
-    } else if let (true, Some(answer), Some(question)) = (e.correct, &e.extracted, &question) {
-        if rlvr_tasks::math::restated::restates_question(&e.gold, answer, question) {
-            e.correct = false;
-            e.rule = rlvr_tasks::math::RESTATED.to_string();
-        }
-    }
+    let e =
+        rlvr_tasks::math::explain_asked(&gold, &response, choices.as_deref(), question.as_deref());
     let mut added = vec![("correct", Value::Bool(e.correct))];
     if args.details || args.explain {
         added.push(("extracted", e.extracted.map_or(Value::Null, Value::String)));

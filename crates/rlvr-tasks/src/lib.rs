@@ -64,14 +64,19 @@ impl Prompt {
     pub fn text(&self) -> &str {
         match self {
             Prompt::Text(t) => t,
-            Prompt::Chat(msgs) => msgs
-                .iter()
-                .rev()
-                .find(|m| m.role == "user")
-                .or(msgs.last())
-                .map_or("", |m| m.content.as_str()),
+            Prompt::Chat(msgs) => last_user_message(msgs),
         }
     }
+}
+
+/// The content of the last `user` message of a conversation (of its last message when none has
+/// that role; empty for no message): the question a chat prompt asks.
+pub fn last_user_message(msgs: &[ChatMessage]) -> &str {
+    msgs.iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .or(msgs.last())
+        .map_or("", |m| m.content.as_str())
 }
 
 /// One problem: a prompt and its reference.

@@ -51,15 +51,10 @@ pub struct VerlRow {
 }
 
 impl VerlRow {
-    /// The question: the content of the prompt's last `user` message (its last message when
-    /// none is the user's; empty for an empty prompt), as [`crate::Prompt::text`] reads it.
+    /// The question: the content of the prompt's last `user` message
+    /// ([`crate::last_user_message`], as [`crate::Prompt::text`] reads it).
     pub fn question(&self) -> &str {
-        self.prompt
-            .iter()
-            .rev()
-            .find(|m| m.role == "user")
-            .or(self.prompt.last())
-            .map_or("", |m| m.content.as_str())
+        crate::last_user_message(&self.prompt)
     }
 }
 

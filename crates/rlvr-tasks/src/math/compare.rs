@@ -78,7 +78,9 @@
 
 use num_complex::Complex64 as C;
 
-use super::numeric::{close, decimal_matches, eval, exact, same_constant, significant_digits};
+use super::numeric::{
+    close, decimal_matches, eval, exact, real, same_constant, significant_digits,
+};
 use super::parse::{Const, Expr, Func, RelOp, SetOp};
 
 /// Element comparisons one call may make.
@@ -117,10 +119,10 @@ pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
     let verdict = eq(&g, &p, 0);
     // an angle in degrees against a gold in radians (`45^\circ` against `\frac{\pi}{4}`): the
     // degree sign, dropped above for golds written in degrees, means ×π/180 here
-    if let (Err(_), Expr::Degrees(_)) = (verdict, strip_units(answer)) {
-        if mentions_pi(&g) && !has_vars(&g) {
+    if verdict.is_err() && mentions_pi(&g) && !has_vars(&g) {
+        let degrees = strip_units(answer);
+        if matches!(degrees, Expr::Degrees(_)) {
             BUDGET.with(|b| b.set(MAX_COMPARISONS));
-            let degrees = strip_units(answer);
             return eq(&g, &degrees, 0)
                 .map(|_| "degrees against a gold in radians")
                 .or(verdict);
@@ -937,7 +939,6 @@ fn constant_relation_holds(members: &[Expr], ops: &[RelOp]) -> Option<bool> {
     let mut all = true;
     for (w, op) in values.windows(2).zip(ops) {
         let (a, b) = (w[0], w[1]);
-        let real = |x: C| (x.im.abs() <= 1e-12 * x.re.abs().max(1.0)).then_some(x.re);
         let ok = match op {
             RelOp::Eq | RelOp::Approx => close(a, b),
             RelOp::Ne => !close(a, b),

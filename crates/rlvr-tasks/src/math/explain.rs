@@ -231,10 +231,10 @@ fn unevaluated(e: &Expr) -> bool {
     }
 }
 
-/// Same normalized text, ignoring case and the text commands around words
-/// (`4:30 \text{ p.m.}` is `\text{4:30 p.m.}`): the commands and braces removed, then the
-/// clock times' meridiems written alike ([`super::normalize::clock_times`]: the `p.m.` that a
-/// `\text{ }` kept apart from its time is joined to it only here), a final period dropped.
+/// The commands that wrap text in an answer (`\\text{...}`), longest first so that none leaves
+/// a piece of another.
+const TEXT_WRAPPERS: [&str; 5] = ["\\textnormal", "\\textbf", "\\text", "\\mathrm", "\\mbox"];
+
 /// Whether `gold` and `answer` are both answers in words alone and say the same words
 /// (`\text{sampling survey}` against `sampling survey`; `\text{necessary and sufficient}`
 /// against `necessary and sufficient condition`): their [`word_answer`]s are equal. Words are
@@ -257,15 +257,9 @@ fn same_words(gold: &str, answer: &str) -> bool {
 /// closing "condition" are dropped: the noun of a blank such as "a ( ) condition", which the
 /// answer may leave to the question. At least one word of three letters or more is needed.
 fn word_answer(s: &str) -> Option<Vec<String>> {
-    let mut t = s.to_lowercase();
-    for cmd in [
-        "\\textnormal",
-        "\\textbf",
-        "\\textit",
-        "\\text",
-        "\\mathrm",
-        "\\mbox",
-    ] {
+    // `\\textit` before the others, which would leave its `it`
+    let mut t = s.to_lowercase().replace("\\textit", " ");
+    for cmd in TEXT_WRAPPERS {
         t = t.replace(cmd, " ");
     }
     let allowed = |c: char| {
@@ -291,10 +285,15 @@ fn word_answer(s: &str) -> Option<Vec<String>> {
     ok.then_some(words)
 }
 
+/// Same normalized text, ignoring case and the text commands around words
+/// (`4:30 \text{ p.m.}` is `\text{4:30 p.m.}`): the commands, spacing commands, dollar signs
+/// and braces removed, then the
+/// clock times' meridiems written alike ([`super::normalize::clock_times`]: the `p.m.` that a
+/// `\text{ }` kept apart from its time is joined to it only here), a final period dropped.
 fn same_text(a: &str, b: &str) -> bool {
     let plain = |s: &str| {
         let mut t = s.to_lowercase();
-        for cmd in ["\\textnormal", "\\textbf", "\\text", "\\mathrm", "\\mbox"] {
+        for cmd in TEXT_WRAPPERS {
             t = t.replace(cmd, "");
         }
         // spacing commands (`\,n=1\,` against `n = 1`) and dollar signs

@@ -311,26 +311,14 @@ fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
     if !text.contains('<') {
         return None;
     }
-    // case-insensitive searches over the bytes (no lowercased copy of the response)
-    let bytes = text.as_bytes();
-    let last = |pat: &str, within: &[u8]| {
-        within
-            .windows(pat.len())
-            .rposition(|w| w.eq_ignore_ascii_case(pat.as_bytes()))
-    };
     // the last opening tag of any of the names, and its own closing tag after it
-    let opened = ANSWER_TAGS
-        .iter()
-        .filter_map(|name| {
-            let open = format!("<{name}>");
-            last(&open, bytes).map(|p| (p + open.len(), *name))
-        })
-        .max_by_key(|(p, _)| *p);
-    let Some((start, name)) = opened else {
+    let Some((open, name)) = last_answer_tag(text, "<") else {
         return unopened_tag(text);
     };
+    let start = open + name.len() + 2;
     let close_tag = format!("</{name}>");
-    let close = bytes[start..]
+    // case-insensitive search over the bytes (no lowercased copy of the response)
+    let close = text.as_bytes()[start..]
         .windows(close_tag.len())
         .position(|w| w.eq_ignore_ascii_case(close_tag.as_bytes()))
         .map(|e| start + e);
@@ -363,20 +351,27 @@ fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
 /// for them.
 pub const ANSWER_TAGS: [&str; 3] = ["answer", "final_answer", "final"];
 
+/// The byte offset and name of the last tag of [`ANSWER_TAGS`] that `lead` opens (`<` for an
+/// opening tag `<answer>`, `</` for a closing one), any case, searched over the bytes (no
+/// lowercased copy of the response).
+fn last_answer_tag(text: &str, lead: &str) -> Option<(usize, &'static str)> {
+    let bytes = text.as_bytes();
+    ANSWER_TAGS
+        .iter()
+        .filter_map(|name| {
+            let tag = format!("{lead}{name}>");
+            bytes
+                .windows(tag.len())
+                .rposition(|w| w.eq_ignore_ascii_case(tag.as_bytes()))
+                .map(|p| (p, *name))
+        })
+        .max_by_key(|(p, _)| *p)
+}
+
 /// A closing answer tag with no opening tag (`9</final>`: the model dropped the opening one):
 /// the answer is the rest of the closing tag's line before it, when that holds an answer.
 fn unopened_tag(text: &str) -> Option<Result<Extracted, NoAnswer>> {
-    let bytes = text.as_bytes();
-    let (end, _) = ANSWER_TAGS
-        .iter()
-        .filter_map(|name| {
-            let close = format!("</{name}>");
-            bytes
-                .windows(close.len())
-                .rposition(|w| w.eq_ignore_ascii_case(close.as_bytes()))
-                .map(|p| (p, *name))
-        })
-        .max_by_key(|(p, _)| *p)?;
+    let (end, _) = last_answer_tag(text, "</")?;
     let line_start = text[..end].rfind('\n').map_or(0, |n| n + 1);
     let line = text[line_start..end].trim();
     if line.is_empty() || line.chars().count() > BARE_ANSWER_CHARS {

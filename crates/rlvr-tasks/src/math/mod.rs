@@ -91,8 +91,8 @@ pub fn verify_problem(problem: &crate::Problem, response: &str) -> Score {
 /// Scores `response` against `gold`: [`verify_with_choices`] with options (non-empty), else
 /// [`verify`], except that, with the `question` at hand, an answer that restates the question's
 /// own expression instead of working it out (`(x+1)^2` for "Expand $(x+1)^2$") is wrong
-/// ([`restated`]). `rlvr verify --jsonl` (a line's `problem` field) and Python's
-/// `rlvr.verify(..., question=...)` score through here.
+/// ([`restated`]). Python's `rlvr.verify(..., question=...)` scores through here, and
+/// `rlvr verify --jsonl` through [`explain_asked`].
 pub fn verify_asked(
     gold: &str,
     response: &str,
@@ -102,16 +102,31 @@ pub fn verify_asked(
     if let Some(choices) = choices.filter(|c| !c.is_empty()) {
         return verify_with_choices(gold, response, choices);
     }
-    let score = verify(gold, response);
-    match (&score.extracted, question) {
-        (Some(answer), Some(question))
-            if score.correct
-                && restated::restates_question(&gold_answer(gold), answer, question) =>
-        {
-            Score::binary(false, score.extracted.clone(), RESTATED)
+    let e = explain_asked(gold, response, None, question);
+    Score::binary(e.correct, e.extracted, e.rule)
+}
+
+/// [`verify_asked`]'s verdict with its explanation ([`explain()`]): with options, the verdict,
+/// extraction and rule of [`verify_with_choices`] (the trees stay those of the plain
+/// comparison); else the plain explanation, wrong with the rule [`RESTATED`] when the answer
+/// restates the question.
+pub fn explain_asked(
+    gold: &str,
+    response: &str,
+    choices: Option<&[String]>,
+    question: Option<&str>,
+) -> Explanation {
+    let mut e = explain(gold, response);
+    if let Some(choices) = choices.filter(|c| !c.is_empty()) {
+        let s = verify_with_choices(gold, response, choices);
+        (e.correct, e.extracted, e.rule) = (s.correct, s.extracted, s.reason);
+    } else if let (true, Some(answer), Some(question)) = (e.correct, &e.extracted, question) {
+        if restated::restates_question(&e.gold, answer, question) {
+            e.correct = false;
+            e.rule = RESTATED.to_string();
         }
-        _ => score,
     }
+    e
 }
 
 /// The reason of an answer that restates the question ([`verify_asked`]).

@@ -139,7 +139,8 @@ pub fn eval(e: &Expr, var: &dyn Fn(&str) -> Option<C>) -> Option<C> {
     (v.re.is_finite() && v.im.is_finite()).then_some(v)
 }
 
-fn real(x: C) -> Option<f64> {
+/// The real part of `x` when its imaginary part is negligible (f64 rounding).
+pub(crate) fn real(x: C) -> Option<f64> {
     (x.im.abs() <= 1e-12 * x.re.abs().max(1.0)).then_some(x.re)
 }
 

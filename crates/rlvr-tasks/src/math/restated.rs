@@ -10,8 +10,8 @@
 //! ([`mod@super::normalize`]: delimiters, spaces and sentence punctuation aside):
 //! * it equals a whole piece of the question: a math span (`$..$`, `$$..$$`, `\(..\)`,
 //!   `\[..\]`; not one of several listed together as candidates, `$10^{-16}$, $10^{-24}$ or
-//!   $10^{-32}$`, which the answer may pick), a line or a clause of it (split at `:`, `;`, `?`, `，`, `：`, sentence ends), or
-//!   one side of an `=` in one of those (`Let $f(x) = (x+1)^2$. Expand f(x).` restates
+//!   $10^{-32}$`, which the answer may pick), a line or a clause of it (split at `:`, `;`, `?`,
+//!   `，`, `：`, sentence ends), or one side of an `=` in one of those (`Let $f(x) = (x+1)^2$. Expand f(x).` restates
 //!   `(x+1)^2`);
 //! * it is an expression to work out (an operation or a function: not a bare number, letter or
 //!   negated number) of at least three characters;
