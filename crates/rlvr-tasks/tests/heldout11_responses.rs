@@ -113,27 +113,28 @@ fn the_current_checker_on_the_eleventh_held_out_set() {
     // positives (small constants compared relatively; one label with two constants is two
     // answers; boxed displays joined by "or" are a hedge; docs/checker.md, "An eleventh held-out set"): no longer held out. A checker change
     // that moves one fails here: update the docs and these figures.
+    // Since the four readings of the grading policy (2026-12-07, docs/checker.md): #21 and #462 (variables in another case) right.
     heldout::check_current(
         &SET,
         &CurrentFigures {
             graded: 163,
             disagree: Counts {
-                right: 11,
+                right: 13,
                 false_pos: 0,
-                false_neg: 9,
+                false_neg: 7,
             },
             both_right: 43,
             both_wrong: 85,
-            accuracy: ["85.1%", "75.7%", "90.6%"],
+            accuracy: ["85.5%", "76.1%", "91.0%"],
             false_positives: 0,
             fp_per_200: "1.8",
             current: Counts {
                 right: 8,
                 false_pos: 0,
-                false_neg: 9,
+                false_neg: 7,
             },
             current_math_verify: MathVerify::Counts(Counts {
-                right: 9,
+                right: 7,
                 false_pos: 3,
                 false_neg: 5,
             }),
@@ -142,7 +143,6 @@ fn the_current_checker_on_the_eleventh_held_out_set() {
             groups: Some(&[
                 ("physics:Aria_outputs", (1, 1)),
                 ("physics:CohereForAI_c4ai-command-r-v01", (2, 2)),
-                ("physics:DeepSeek_R1_Distill_Qwen_32B_outputs", (0, 1)),
                 ("physics:InternVL2_5_38B_AWQ_outputs", (0, 1)),
                 ("physics:Llama_3.3_70B_Instruct_AWQ_output", (1, 1)),
                 ("physics:Mathstral_7B_v0.1_output", (0, 2)),
@@ -153,9 +153,8 @@ fn the_current_checker_on_the_eleventh_held_out_set() {
                 ("physics:gemini-1.5-pro_self_reflect", (1, 1)),
                 ("physics:gemma_2_9b_it_output", (0, 1)),
                 ("physics:gpt-4o_output", (1, 2)),
-                ("physics:gpt-4o_self_reflect", (0, 1)),
             ]),
-            // 8 of 17 current disagreements right, no false positive in 163 graded
+            // 8 of 15 current disagreements right, no false positive in 163 graded
             bar: false,
         },
     );

@@ -114,10 +114,11 @@ fn the_current_checker_on_the_eighth_held_out_set() {
     // quoted answer is what its quotes hold: #304, `The final answer is "even".`; docs/checker.md,
     // "An eighth held-out set"). A checker change that moves one fails here: update the docs and
     // these figures.
+    // Since the four readings of the grading policy (2026-12-07, docs/checker.md): #184 (an identity ending on the gold) right and graded.
     heldout::check_current(
         &SET,
         &CurrentFigures {
-            graded: 217,
+            graded: 218,
             disagree: Counts {
                 right: 16,
                 false_pos: 0,
@@ -129,22 +130,22 @@ fn the_current_checker_on_the_eighth_held_out_set() {
             false_positives: 0,
             fp_per_200: "2.9",
             current: Counts {
-                right: 18,
+                right: 19,
                 false_pos: 0,
                 false_neg: 0,
             },
             current_math_verify: MathVerify::Counts(Counts {
                 right: 0,
                 false_pos: 6,
-                false_neg: 12,
+                false_neg: 13,
             }),
             // by model and prompt (the source's second and third fields)
             key: |r| heldout::source_fields(r, &[1, 2]),
             groups: Some(&[
-                ("rho-math-1b-v0.1:cot", (4, 4)),
-                ("rho-math-7b-v0.1:cot", (8, 8)),
                 ("rho-math-1b-interpreter-v0.1:tora", (3, 3)),
+                ("rho-math-1b-v0.1:cot", (5, 5)),
                 ("rho-math-7b-interpreter-v0.1:tora", (3, 3)),
+                ("rho-math-7b-v0.1:cot", (8, 8)),
             ]),
             bar: true,
         },

@@ -108,6 +108,74 @@ fn spend() -> bool {
 
 /// Compares a gold tree with an answer tree.
 pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
+    let verdict = compare_one(gold, answer);
+    if verdict.is_ok() {
+        return verdict;
+    }
+    // alternatives that each equal the gold (`\frac{\pi}{4} \text{ or } 45°`, `x = 2` or
+    // `x = \frac{4}{2}`): one answer in several notations, not a hedge (policy rule 13)
+    if let Expr::List(items) = answer {
+        let single = !matches!(
+            prepare_tree(gold),
+            Expr::List(_) | Expr::Set(_) | Expr::Braces(_)
+        );
+        if single
+            && (2..=8).contains(&items.len())
+            && items.iter().all(|x| compare_one(gold, x).is_ok())
+        {
+            return Ok("each alternative equals the gold");
+        }
+    }
+    // the gold's variables written in another case (`2\sqrt{km}` for `2\sqrt{Km}`, `v_0` for
+    // `V_0`): the problem's variables in another notation (policy rule 14)
+    let (g, p) = (prepare_tree(gold), prepare_tree(answer));
+    if let Some(renamed) = case_renamed(&g, &p) {
+        BUDGET.with(|b| b.set(MAX_COMPARISONS));
+        if eq(&g, &renamed, 0).is_ok() {
+            return Ok("the gold's variables written in another case");
+        }
+    }
+    verdict
+}
+
+/// `answer` with each variable the gold does not use renamed to the gold's variable of the
+/// same name up to case and subscript marks (`k` → `K`, `v_0` → `V_0`, `V_{0}` → `V_0`); None
+/// when no variable needs renaming, when a name matches none or several of the gold's, when
+/// the gold or the answer holds two variables with one such name (`k` and `K` both: two
+/// variables), or when the target is already the answer's.
+fn case_renamed(gold: &Expr, answer: &Expr) -> Option<Expr> {
+    let fold = |n: &str| -> String {
+        n.chars()
+            .filter(|c| !matches!(c, '_' | '{' | '}'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let (mut gv, mut pv) = (Vec::new(), Vec::new());
+    vars(gold, &mut gv);
+    vars(answer, &mut pv);
+    let distinct = |names: &[String]| {
+        let mut folded: Vec<String> = names.iter().map(|n| fold(n)).collect();
+        folded.sort();
+        folded.windows(2).all(|w| w[0] != w[1])
+    };
+    if gv.is_empty() || !distinct(&gv) || !distinct(&pv) {
+        return None;
+    }
+    let mut renamed = answer.clone();
+    let mut any = false;
+    for name in pv.iter().filter(|n| !gv.contains(n)) {
+        let target = gv.iter().find(|g| fold(g) == fold(name))?;
+        if pv.contains(target) {
+            return None;
+        }
+        renamed = rename(&renamed, name, target);
+        any = true;
+    }
+    any.then_some(renamed)
+}
+
+/// One gold tree against one answer tree (see [`compare`]).
+fn compare_one(gold: &Expr, answer: &Expr) -> Verdict {
     BUDGET.with(|b| b.set(MAX_COMPARISONS));
     let g = prepare_tree(gold);
     let p = prepare_tree(answer);
@@ -483,6 +551,26 @@ fn chain_value(e: &Expr) -> Option<&Expr> {
     (!has_vars(v) && !matches!(v, Expr::Rel(..) | Expr::List(_))).then_some(v)
 }
 
+/// The final side `v` of an identity `E = ... = v` whose members are all equal as
+/// expressions (`(1-3x)^5 = 1 - 15x + 90x^2 - ...`, `x^2 + 5x + 6 = (x+2)(x+3)`): the
+/// question's expression worked out, `v` the result. None for an equation to solve (`2x + 1 =
+/// 7`), a label's value (which [`labelled`] reads) or a side that cannot be evaluated
+/// (`f(\frac{1}{x}) = 2x`).
+fn identity_value(e: &Expr, d: usize) -> Option<&Expr> {
+    let Expr::Rel(members, ops) = e else {
+        return None;
+    };
+    let (v, rest) = members.split_last()?;
+    if rest.is_empty()
+        || !ops.iter().all(|o| *o == RelOp::Eq)
+        || !has_vars(v)
+        || matches!(v, Expr::Rel(..) | Expr::List(_))
+    {
+        return None;
+    }
+    rest.iter().all(|m| eq(m, v, d).is_ok()).then_some(v)
+}
+
 /// `v ≈ a` (`\pi \approx 3.14`, `\frac{1}{3} \approx 0.333`): a value with no variable and
 /// its approximation, the chain holding only `≈`.
 fn approximated(e: &Expr) -> Option<(&Expr, &Expr)> {
@@ -596,6 +684,9 @@ fn eq(g: &Expr, p: &Expr, depth: usize) -> Verdict {
             if matches!(p, Expr::Rel(..)) {
                 if let Some(v) = chain_value(p) {
                     return eq(g, v, d).map(|_| "equation chain resolved to its final value");
+                }
+                if let Some(v) = identity_value(p, d) {
+                    return eq(g, v, d).map(|_| "an identity resolved to its final side");
                 }
                 // a value and its approximation (`\pi \approx 3.14`): either is the answer
                 if let Some((exact, approx)) = approximated(p) {

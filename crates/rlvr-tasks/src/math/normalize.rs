@@ -72,12 +72,13 @@ pub fn prepare(answer: &str) -> String {
 }
 
 /// `s` without a closing `+ ...` that marks the rest of a series (`1 - \frac{7}{2x} + \dots`,
-/// `+ .....`, `+ \cdots`, `+ …`): the leading terms a question asks for are the answer, so a
-/// gold and an answer compare on those terms whether either writes the dots.
+/// `+ .....`, `+ \cdots`, `+ …`, the marks repeated: `+ \dots\dots\dots`): the leading terms a
+/// question asks for are the answer, so a gold and an answer compare on those terms whether
+/// either writes the dots.
 fn without_trailing_series_dots(s: &str) -> &str {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"\s*\+\s*(?:\.{2,}|…|\\[lc]?dots\b)[\s.$)\\\]]*$")
+        regex::Regex::new(r"\s*\+\s*(?:(?:\.{2,}|…|\\[lc]?dots\b)\s*)+[\s.$)\\\]]*$")
             .expect("static regex compiles")
     });
     match re.find(s) {

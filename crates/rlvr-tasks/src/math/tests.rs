@@ -1469,6 +1469,11 @@ fn the_rest_of_a_series() {
         "1 + x + \\frac{x^2}{2} + \\dots",
         "\\boxed{1 + x + \\frac{x^2}{2} + \\ldots}",
     );
+    // the marks repeated (a textbook key's `+ \dots\dots\dots`)
+    let gold = "1 - 14x^2 + 84x^4 - 280x^6 + \\dots\\dots\\dots";
+    right(gold, "<final>1 - 14x^2 + 84x^4 - 280x^6</final>");
+    right(gold, "\\boxed{1 - 14x^{2} + 84x^{4} - 280x^{6} + \\cdots}");
+    wrong(gold, "<final>1 - 14x^2 + 84x^4 + 280x^6</final>");
 }
 
 /// The answer statement in more of the languages models answer in, with a colon or the
@@ -1507,4 +1512,61 @@ fn answer_statements_in_more_languages() {
         right(gold, response);
         wrong("2", response);
     }
+}
+
+/// One answer in several notations joined by "or" is not a hedge when every alternative equals
+/// the gold (policy rule 13); alternatives of which one differs still are.
+#[test]
+fn alternatives_that_each_equal_the_gold() {
+    right(
+        "\\frac{\\pi}{4}",
+        "\\boxed{\\frac{\\pi}{4} \\text{ or } 45°}",
+    );
+    right(
+        "\\frac{\\pi}{4}",
+        "\\boxed{45^\\circ \\text{ or } \\frac{\\pi}{4}}",
+    );
+    right("2", "\\boxed{x = 2 \\text{ or } x = \\frac{4}{2}}");
+    wrong(
+        "\\frac{\\pi}{4}",
+        "\\boxed{\\frac{\\pi}{4} \\text{ or } 60°}",
+    );
+    wrong("2", "\\boxed{2 \\text{ or } 3}");
+    // a gold of several values is not answered by one of them written twice
+    wrong("2, 3", "\\boxed{2 \\text{ or } 2}");
+}
+
+/// The gold's variables written in another case (`k`, `l` for the problem's `K`, `L`) are the
+/// same variables (policy rule 14); a variable that matches none of the gold's, or a gold that
+/// uses both cases of one letter, is not renamed.
+#[test]
+fn variables_in_another_case() {
+    right("\\frac{K-1}{L}", "\\boxed{\\frac{k-1}{l}}");
+    right(
+        "\\pi R^2 \\left(1 + \\frac{2GM}{V_0^2 R}\\right)",
+        "\\boxed{\\pi R^2 \\left(1 + \\frac{2 G M}{R v_0^2}\\right)}",
+    );
+    wrong("\\frac{K-1}{L}", "\\boxed{\\frac{k+1}{l}}");
+    wrong("k + K", "\\boxed{2k}");
+    wrong("\\frac{K-1}{L}", "\\boxed{\\frac{k-1}{m}}");
+}
+
+/// An identity `E = v` that works out the question's expression reads as its final side `v`
+/// when every side is equal as an expression; an equation to solve does not.
+#[test]
+fn an_identity_read_by_its_final_side() {
+    let gold = "1-15x+90x^2-270x^3+405x^4-243x^5";
+    right(
+        gold,
+        "<final>(1-3x)^5 = 1 - 15x + 90x^2 - 270x^3 + 405x^4 - 243x^5</final>",
+    );
+    right("15x - 80", "$$19x - 4x + 1 - 81 = 15x - 80.$$");
+    right("(x+2)(x+3)", "\\boxed{x^2 + 5x + 6 = (x+2)(x+3)}");
+    // a false identity (the sides differ) is not the answer
+    wrong(
+        gold,
+        "<final>(1-3x)^5 = 1 - 15x + 90x^2 - 270x^3 + 405x^4 - 240x^5</final>",
+    );
+    wrong("15x - 80", "\\boxed{19x - 4x + 1 - 81 = 15x - 79}");
+    wrong("2x + 1", "\\boxed{x^2 = 2x + 1}");
 }
