@@ -113,7 +113,8 @@ fn the_current_checker_on_the_eleventh_held_out_set() {
     // positives (small constants compared relatively; one label with two constants is two
     // answers; boxed displays joined by "or" are a hedge; docs/checker.md, "An eleventh held-out set"): no longer held out. A checker change
     // that moves one fails here: update the docs and these figures.
-    // Since the four readings of the grading policy (2026-12-07, docs/checker.md): #21 and #462 (variables in another case) right.
+    // Since the rules of docs/checker.md, "Readings of the grading policy and the question"
+    // (2026-12-07): #21 and #462 (variables in another case) right.
     heldout::check_current(
         &SET,
         &CurrentFigures {

@@ -116,7 +116,8 @@ fn the_current_checker_on_the_fifteenth_held_out_set() {
     // graded under `regraded-after-fix` (all right); 10 of the disagreements and 17 of the sampled
     // both-wrong misses are now right. No longer a held-out measurement: these figures move with
     // the checker (update docs/checker.md, "A fifteenth held-out set").
-    // Since the four readings of the grading policy (2026-12-07, docs/checker.md): #46 (one angle in two notations) right.
+    // Since the rules of docs/checker.md, "Readings of the grading policy and the question"
+    // (2026-12-07): #46 (one angle in two notations) right.
     heldout::check_current(
         &SET,
         &CurrentFigures {

@@ -140,7 +140,8 @@ fn the_current_checker_on_the_seventeenth_held_out_set() {
     // the question's polynomial restated, its expression unexpanded, two parts in the wrong
     // order). No longer a held-out measurement: these figures move with the checker (update
     // docs/checker.md, "A seventeenth held-out set").
-    // Since the four readings of the grading policy (2026-12-07, docs/checker.md): 8 responses (identities, repeated series dots) right, #222 graded.
+    // Since the rules of docs/checker.md, "Readings of the grading policy and the question"
+    // (2026-12-07): 8 responses (identities, repeated series dots) right, #222 graded.
     heldout::check_current(
         &SET,
         &CurrentFigures {

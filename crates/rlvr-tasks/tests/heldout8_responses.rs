@@ -114,7 +114,8 @@ fn the_current_checker_on_the_eighth_held_out_set() {
     // quoted answer is what its quotes hold: #304, `The final answer is "even".`; docs/checker.md,
     // "An eighth held-out set"). A checker change that moves one fails here: update the docs and
     // these figures.
-    // Since the four readings of the grading policy (2026-12-07, docs/checker.md): #184 (an identity ending on the gold) right and graded.
+    // Since the rules of docs/checker.md, "Readings of the grading policy and the question"
+    // (2026-12-07): #184 (an identity ending on the gold) right and graded.
     heldout::check_current(
         &SET,
         &CurrentFigures {

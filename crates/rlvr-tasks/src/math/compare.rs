@@ -139,10 +139,10 @@ pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
 }
 
 /// `answer` with each variable the gold does not use renamed to the gold's variable of the
-/// same name up to case and subscript marks (`k` → `K`, `v_0` → `V_0`, `V_{0}` → `V_0`); None
-/// when no variable needs renaming, when a name matches none or several of the gold's, when
+/// same name up to case and subscript marks (`k` → `K`, `v_0` → `V_0`, `V_{0}` → `V_0`; a
+/// variable that matches none, a label `y =`, stays); None when no variable is renamed, or when
 /// the gold or the answer holds two variables with one such name (`k` and `K` both: two
-/// variables), or when the target is already the answer's.
+/// variables).
 fn case_renamed(gold: &Expr, answer: &Expr) -> Option<Expr> {
     let fold = |n: &str| -> String {
         n.chars()
@@ -164,12 +164,11 @@ fn case_renamed(gold: &Expr, answer: &Expr) -> Option<Expr> {
     let mut renamed = answer.clone();
     let mut any = false;
     for name in pv.iter().filter(|n| !gv.contains(n)) {
-        let target = gv.iter().find(|g| fold(g) == fold(name))?;
-        if pv.contains(target) {
-            return None;
+        // the answer has no variable of the target's folded name but this one (`distinct`)
+        if let Some(target) = gv.iter().find(|g| fold(g) == fold(name)) {
+            renamed = rename(&renamed, name, target);
+            any = true;
         }
-        renamed = rename(&renamed, name, target);
-        any = true;
     }
     any.then_some(renamed)
 }

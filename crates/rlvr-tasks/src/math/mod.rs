@@ -117,6 +117,15 @@ pub fn explain_asked(
     question: Option<&str>,
 ) -> Explanation {
     let mut e = explain(gold, response);
+    if let (false, Some(listed)) = (e.correct, question.and_then(|q| comma_listed_gold(gold, q))) {
+        let again = explain(&listed, response);
+        if again.correct {
+            e = Explanation {
+                rule: format!("{} (the question separates values by commas)", again.rule),
+                ..again
+            };
+        }
+    }
     if let Some(choices) = choices.filter(|c| !c.is_empty()) {
         let s = verify_with_choices(gold, response, choices);
         (e.correct, e.extracted, e.rule) = (s.correct, s.extracted, s.reason);
@@ -127,6 +136,25 @@ pub fn explain_asked(
         }
     }
     e
+}
+
+/// `gold` read as a list when the question asks for values separated by commas ("Enter all the
+/// solutions, separated by commas") and the gold is integers joined by bare commas that would
+/// otherwise read as digit groups (`45,135` → `45, 135`; without such a question `45,135` is
+/// 45135, [`normalize()`]); None otherwise.
+fn comma_listed_gold(gold: &str, question: &str) -> Option<String> {
+    static ASKS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static GOLD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let asks = ASKS.get_or_init(|| {
+        regex::Regex::new(r"(?i)separated by commas|comma[- ]separated|separate[ds]? (?:\w+ ){0,3}(?:with|by) commas")
+            .expect("static regex compiles")
+    });
+    let numbers = GOLD.get_or_init(|| {
+        regex::Regex::new(r"^[+-]?\d+(?:,[+-]?\d+)+$").expect("static regex compiles")
+    });
+    let g = gold_answer(gold);
+    let g = g.trim().trim_matches('$').trim();
+    (numbers.is_match(g) && asks.is_match(question)).then(|| g.replace(',', ", "))
 }
 
 /// The reason of an answer that restates the question ([`verify_asked`]).

@@ -1549,6 +1549,11 @@ fn variables_in_another_case() {
     wrong("\\frac{K-1}{L}", "\\boxed{\\frac{k+1}{l}}");
     wrong("k + K", "\\boxed{2k}");
     wrong("\\frac{K-1}{L}", "\\boxed{\\frac{k-1}{m}}");
+    // a label the gold does not name stays, and is dropped as usual
+    right(
+        "cx^{-2}-\\frac{\\cos(2x)}{2x^{2}}",
+        "\\boxed{y = -\\frac{1}{2x^2}\\cos(2x) + \\frac{C}{x^2}}",
+    );
 }
 
 /// An identity `E = v` that works out the question's expression reads as its final side `v`
@@ -1569,4 +1574,30 @@ fn an_identity_read_by_its_final_side() {
     );
     wrong("15x - 80", "\\boxed{19x - 4x + 1 - 81 = 15x - 79}");
     wrong("2x + 1", "\\boxed{x^2 = 2x + 1}");
+}
+
+/// A gold of integers joined by bare commas (`45,135`) is a list when the question asks for
+/// values separated by commas; without such a question it stays one number with digit groups.
+#[test]
+fn a_comma_list_the_question_asks_for() {
+    use super::verify_asked;
+    let asks = "Enter the possible values of $\\angle C,$ in degrees, separated by commas.";
+    let score = |gold: &str, response: &str, question: Option<&str>| {
+        verify_asked(gold, response, None, question).correct
+    };
+    assert!(score("45,135", "\\boxed{45, 135}", Some(asks)));
+    assert!(score("45,135", "\\boxed{135, 45}", Some(asks)));
+    assert!(!score("45,135", "\\boxed{45}", Some(asks)));
+    assert!(!score("45,135", "\\boxed{45, 135}", None));
+    assert!(!score(
+        "45,135",
+        "\\boxed{45, 135}",
+        Some("What is the total?")
+    ));
+    // a number with digit groups is still that number without the question's request
+    assert!(score(
+        "45,135",
+        "\\boxed{45135}",
+        Some("What is the total?")
+    ));
 }
