@@ -142,27 +142,29 @@ fn the_current_checker_on_the_seventeenth_held_out_set() {
     // docs/checker.md, "A seventeenth held-out set").
     // Since the rules of docs/checker.md, "Readings of the grading policy and the question"
     // (2026-12-07): 8 responses (identities, repeated series dots) right, #222 graded.
+    // Since the rules of docs/checker.md, "Rules from the eighteenth set" (2026-12-07): #115 (a
+    // template placeholder after the working) right.
     heldout::check_current(
         &SET,
         &CurrentFigures {
             graded: 313,
             disagree: Counts {
-                right: 75,
+                right: 76,
                 false_pos: 7,
-                false_neg: 21,
+                false_neg: 20,
             },
             both_right: 54,
             both_wrong: 85,
-            accuracy: ["83.6%", "75.2%", "89.0%"],
+            accuracy: ["83.8%", "75.3%", "89.1%"],
             false_positives: 15,
             fp_per_200: "6.3",
             current: Counts {
                 right: 76,
                 false_pos: 4,
-                false_neg: 22,
+                false_neg: 21,
             },
             current_math_verify: MathVerify::Counts(Counts {
-                right: 26,
+                right: 25,
                 false_pos: 6,
                 false_neg: 70,
             }),
@@ -170,14 +172,14 @@ fn the_current_checker_on_the_seventeenth_held_out_set() {
             key: |r| heldout::source_fields(r, &[0, 1]),
             groups: Some(&[
                 ("mathmist:Bangla", (7, 14)),
-                ("mathmist:English", (9, 13)),
+                ("mathmist:English", (9, 12)),
                 ("mathmist:Finnish", (13, 17)),
                 ("mathmist:French", (15, 16)),
                 ("mathmist:Kazakh", (12, 15)),
                 ("mathmist:Lithuanian", (10, 13)),
                 ("mathmist:Turkish", (10, 14)),
             ]),
-            // 76 of 102 current disagreements right, 15 false positives in 313 graded
+            // 76 of 101 current disagreements right, 15 false positives in 313 graded
             bar: false,
         },
     );

@@ -130,6 +130,9 @@ pub enum NoAnswer {
     /// The final line restates how the question wants its answer coded
     /// ([`super::instruction`]).
     Instruction,
+    /// The response opens its thinking (`<think>`) and never closes it: cut while working,
+    /// before any final answer.
+    InThinking,
 }
 
 impl NoAnswer {
@@ -147,6 +150,10 @@ impl NoAnswer {
             NoAnswer::Refusal => "no answer found: the response declines to answer".into(),
             NoAnswer::Instruction => {
                 "no answer found: the final line restates the question's instruction".into()
+            }
+            NoAnswer::InThinking => {
+                "no answer found: the response ends inside its thinking (`<think>` never closed)"
+                    .into()
             }
         }
     }
@@ -177,6 +184,9 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
     let text = super::normalize::currency_signs(text.as_ref());
     let text = super::normalize::unicode_math(text.as_ref());
     let text = text.as_ref();
+    if ends_in_thinking(text) {
+        return Err(NoAnswer::InThinking);
+    }
     if let Some(tagged) = tagged_answer(text) {
         return tagged;
     }
@@ -245,6 +255,8 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
             return Ok(a);
         }
     }
+    // a closing template line (`Final Answer: [Numeric result]`) is not the final line
+    let text = without_closing_templates(text);
     let trimmed = text.trim();
     if !trimmed.is_empty()
         && !trimmed.contains('\n')
@@ -346,6 +358,22 @@ fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
     }
 }
 
+/// Whether `text` opens a thinking block (`<think>`, any case) and does not close it after its
+/// last opening: a reasoning model cut at its token budget while thinking has committed to no
+/// final answer (policy rule 6), whatever values its working holds.
+fn ends_in_thinking(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let last = |tag: &[u8]| {
+        bytes
+            .windows(tag.len())
+            .rposition(|w| w.eq_ignore_ascii_case(tag))
+    };
+    match last(b"<think>") {
+        Some(open) => last(b"</think>").is_none_or(|close| close < open),
+        None => false,
+    }
+}
+
 /// The names of the tags that hold an answer (the last such tag's content is read as a
 /// response of its own): `<answer>`, and `<final>` and `<final_answer>` as other prompts ask
 /// for them.
@@ -443,10 +471,75 @@ fn markers(text: &str) -> Vec<(usize, Rule)> {
         let at = last_line + end[last_line..].find("A:").unwrap_or(0) + 2;
         out.push((at, Rule::AnswerStatement));
     }
+    out.retain(|&(p, _)| !placeholder_after(text, p));
     out.sort_by_key(|&(p, r)| (std::cmp::Reverse(p), r == Rule::AnswerStatement));
     out.dedup_by_key(|(p, _)| *p);
     out.truncate(MAX_MARKERS);
     out
+}
+
+/// `text` without the lines at its end that are an answer marker and a placeholder only
+/// ([`placeholder_after`]: `**"Answer: [num]"**`, `Final Answer: [Numeric result]`): a
+/// prompt's template copied after the working, whose last line is then the final line.
+fn without_closing_templates(mut text: &str) -> &str {
+    loop {
+        let end = text.trim_end();
+        let start = end.rfind('\n').map_or(0, |n| n + 1);
+        let line = &end[start..];
+        let template = markers(line).is_empty()
+            && line.contains(['<', '[', '{'])
+            && placeholder_line(line);
+        if !template || start == 0 {
+            return text;
+        }
+        text = &end[..start];
+    }
+}
+
+/// Whether `line` is an answer marker followed by a placeholder and nothing else but
+/// emphasis, quotes and punctuation.
+fn placeholder_line(line: &str) -> bool {
+    let marker = regex_cached(
+        &TEMPLATE_LINE_RE,
+        r#"(?i)^[ \t*"'`#>-]*(?:final[ \t]+)?(?:answer|####)[ \t*"'`]*[:：=]?"#,
+    );
+    let Some(m) = marker.find(line) else {
+        return false;
+    };
+    if !placeholder_after(line, m.end()) {
+        return false;
+    }
+    let rest = &line[m.end()..];
+    let close = rest.find(['>', ']', '}']).map_or(rest.len(), |i| i + 1);
+    rest[close..]
+        .chars()
+        .all(|c| matches!(c, ' ' | '\t' | '*' | '"' | '\'' | '`' | '.' | '。'))
+}
+
+/// Whether the marker ending at `pos` is followed by a template's placeholder, not an answer:
+/// a prompt's format line echoed or copied (`#### <number>`, `Answer: [num]`, `Final Answer:
+/// [Numeric result]` on the next line, `the answer is {your answer}`, `the final answer is
+/// "Answer: [num]"`): a bracketed run of at most 40 letters,
+/// spaces, `_` and `-` naming what goes there (a word such as "number", "answer", "result",
+/// "value", "your"). A bracketed answer (`[Yes]`, `<5>`) is no placeholder.
+fn placeholder_after(text: &str, pos: usize) -> bool {
+    let placeholder = regex_cached(
+        &PLACEHOLDER_RE,
+        r#"(?i)^[\s*"'`]*(?:(?:final[ \t]+)?answer[ \t*"'`]*[:：=][\s*"'`]*)?[<\[{]([a-z][a-z _-]{0,39})[>\]}]"#,
+    );
+    let names = regex_cached(
+        &PLACEHOLDER_NAME_RE,
+        r"(?i)\b(?:numbers?|num|answer|result|value|your|final|integer|digits?|expression|letter|option|choice|here|placeholder)\b",
+    );
+    let rest = text.get(pos..).unwrap_or("");
+    // the next 64 characters at most
+    let head = rest
+        .char_indices()
+        .nth(64)
+        .map_or(rest, |(i, _)| &rest[..i]);
+    placeholder
+        .captures(head)
+        .is_some_and(|c| names.is_match(&c[1]))
 }
 
 /// Whether the answer statement at `start..end` speaks of answers in general, as a problem's
@@ -738,6 +831,9 @@ static BOX_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static FINAL_STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static QUANTIFIED_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static PLACEHOLDER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static TEMPLATE_LINE_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static PLACEHOLDER_NAME_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static HEADER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static ANSWER_MATH_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static FOREIGN_STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();

@@ -282,6 +282,71 @@ fn announces_more_work(line: &str) -> bool {
     MORE_WORK.iter().any(|p| lower.starts_with(p))
 }
 
+/// Units and measure words written after a number in Chinese and Japanese answers (money,
+/// counts, lengths, areas, weights, times, ages), read as units by [`cjk_end_value`].
+pub const CJK_UNITS: &[&str] = &[
+    "元",
+    "美元",
+    "块",
+    "块钱",
+    "円",
+    "个",
+    "個",
+    "人",
+    "名",
+    "位",
+    "只",
+    "本",
+    "张",
+    "辆",
+    "条",
+    "件",
+    "棵",
+    "头",
+    "页",
+    "瓶",
+    "杯",
+    "盒",
+    "袋",
+    "箱",
+    "支",
+    "颗",
+    "朵",
+    "枚",
+    "匹",
+    "次",
+    "天",
+    "日",
+    "周",
+    "年",
+    "月",
+    "岁",
+    "小时",
+    "時間",
+    "分钟",
+    "分",
+    "秒",
+    "米",
+    "厘米",
+    "毫米",
+    "千米",
+    "公里",
+    "英里",
+    "英尺",
+    "克",
+    "千克",
+    "公斤",
+    "磅",
+    "升",
+    "毫升",
+    "度",
+    "平方米",
+    "立方米",
+    "平方厘米",
+    "立方厘米",
+    "平方英尺",
+];
+
 /// The value a line of Chinese text ends on: the expression after its last CJK character,
 /// sentence punctuation dropped (`因此，$a = 1$。` → `a = 1`; `解方程得到n=8.` → `n=8`;
 /// `故选 B` → `B`). Values joined by 或/或者 (or), 和/与/及 (and) or `、` stay together as
@@ -294,6 +359,22 @@ pub fn cjk_end_value(line: &str) -> Option<String> {
     if !t.chars().any(is_cjk) {
         return None;
     }
+    // a unit or measure word after the value (`129200 美元`, `5 个`, `12 天`): the value ends
+    // the line (only the words of [`CJK_UNITS`]: `x=3 不成立`, "does not hold", is no unit)
+    let unit = t
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_cjk(c))
+        .last();
+    let t = match unit {
+        Some((i, _))
+            if CJK_UNITS.contains(&&t[i..])
+                && t[..i].trim_end().ends_with(|c: char| c.is_ascii_digit()) =>
+        {
+            t[..i].trim_end()
+        }
+        _ => t,
+    };
     // the start of the trailing value, and the connectors inside it (byte range, reading)
     let mut start = 0;
     let mut connectors: Vec<(usize, usize, &str)> = Vec::new();
@@ -620,6 +701,13 @@ mod tests {
             Some("t=2, t=-3")
         );
         assert_eq!(cjk_end_value("所以取值为 1、2").as_deref(), Some("1, 2"));
+        // a unit or measure word after the value
+        assert_eq!(
+            cjk_end_value("因此，两所房子的总价值为 129200 美元。").as_deref(),
+            Some("129200")
+        );
+        assert_eq!(cjk_end_value("所以他还剩 5 个").as_deref(), Some("5"));
+        assert_eq!(cjk_end_value("所以 x=3 不成立。"), None);
         // a line that ends in text, or holds no CJK, has no such value
         assert_eq!(cjk_end_value("所以 $x=3$ 不成立。"), None);
         assert_eq!(cjk_end_value("So x = 3."), None);

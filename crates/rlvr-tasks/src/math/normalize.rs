@@ -31,7 +31,7 @@ pub fn normalize(answer: &str) -> String {
 pub fn prepare(answer: &str) -> String {
     let s: String = answer.trim().chars().take(MAX_ANSWER_CHARS).collect();
     let s = without_trailing_series_dots(&s);
-    let s = clean_inline(s).replace('$', " ");
+    let s = without_currency_signs(&clean_inline(s).replace('$', " "));
     let s = s.replace("\\(", " ").replace("\\)", " ");
     // an answer that opens with "approximately" is its value (`\approx 3.14` → 3.14)
     let t = s.trim_start();
@@ -47,6 +47,7 @@ pub fn prepare(answer: &str) -> String {
     // → `-2 \le x < 1`, which the comparison reads as the interval `[-2, 1)`)
     let s = set_builder_condition(&s).unwrap_or(s);
     let s = join_digit_groups(&s);
+    let s = arithmetic_digit_groups(&s).unwrap_or(s);
     let t = s.trim();
     if whole_number_with_separators(t) {
         return t.replace([',', ' '], "");
@@ -69,6 +70,28 @@ pub fn prepare(answer: &str) -> String {
         return joined;
     }
     t.to_string()
+}
+
+/// Currency signs other than `$` (dropped with the math delimiters) written as spaces: `€66`,
+/// `66 €`, `£5`, `₹120`, `₨66`, `৳50`, `¥3`, `\euro 5`, `\pounds 5`, `\textsterling`: an
+/// amount is its number (`$` amounts compare so already).
+pub const CURRENCY_SIGNS: &[char] = &[
+    '€', '£', '¥', '₹', '₨', '৳', '₩', '₽', '₺', '₦', '฿', '₫', '₱', '₪', '₴', '₸', '₡', '₲', '₵',
+    '¢',
+];
+
+fn without_currency_signs(s: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let out = s.replace(CURRENCY_SIGNS, " ");
+    if !out.contains('\\') {
+        return out;
+    }
+    // the command alone, not the start of a longer one
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\\(?:texteuro|euro|textsterling|pounds|textyen|yen)([^A-Za-z]|$)")
+            .expect("static regex compiles")
+    });
+    re.replace_all(&out, " ${1}").into_owned()
 }
 
 /// `s` without a closing `+ ...` that marks the rest of a series (`1 - \frac{7}{2x} + \dots`,
@@ -94,6 +117,10 @@ pub fn clean_inline(s: &str) -> String {
     loop {
         let before = t;
         t = t.trim_end_matches(['.', ',', ';', ':', '。']).trim();
+        // a closing quote whose opening one is not in the answer (`₨66."` of `"Answer: ₨66."`)
+        if t.ends_with(['"', '”']) && t.matches(['"', '“', '”']).count() % 2 == 1 {
+            t = t[..t.len() - t.chars().last().map_or(0, char::len_utf8)].trim();
+        }
         t = t.trim_matches('*').trim();
         if let Some(x) = t.strip_prefix("$$").and_then(|x| x.strip_suffix("$$")) {
             t = x.trim();
@@ -413,6 +440,54 @@ fn whole_number_with_separators(t: &str) -> bool {
     false
 }
 
+/// `s` with its digit-group commas removed when it is arithmetic on numbers written with them
+/// (`53,200 + 76,000 = 129,200` → `53200 + 76000 = 129200`): every comma of `s` sits between a
+/// group of one to three digits (or a previous group) and exactly three digits, outside any
+/// bracket, and `s` holds an operator (`+`, `-` after a number, `=`, `×`, `*`, `/`). None
+/// otherwise: `1, 234` and `1,23` are lists, `(1,234)` a pair, a lone `1,234` is read by
+/// [`whole_number_with_separators`].
+fn arithmetic_digit_groups(s: &str) -> Option<String> {
+    if !s.contains(',') {
+        return None;
+    }
+    let b = s.as_bytes();
+    let mut depth = 0i32;
+    let mut operator = false;
+    let mut commas = Vec::new();
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            '+' | '=' | '×' | '*' | '/' => operator = true,
+            '-' if s[..i].trim_end().ends_with(|p: char| p.is_ascii_digit()) => operator = true,
+            ',' => {
+                let before = s[..i].bytes().rev().take_while(u8::is_ascii_digit).count();
+                let after = b[i + 1..].iter().take_while(|x| x.is_ascii_digit()).count();
+                // the group before: 1-3 digits after a non-digit, or 3 after another comma
+                let lead = i - before;
+                let group_ok = match lead.checked_sub(1).map(|j| b[j]) {
+                    Some(b',') => before == 3,
+                    Some(b'.') => false,
+                    _ => (1..=3).contains(&before),
+                };
+                if depth != 0 || after != 3 || !group_ok {
+                    return None;
+                }
+                commas.push(i);
+            }
+            _ => {}
+        }
+    }
+    if !operator {
+        return None;
+    }
+    let mut out = s.to_string();
+    for &i in commas.iter().rev() {
+        out.remove(i);
+    }
+    Some(out)
+}
+
 /// Removes `{,}`, `,\!`, `{,\!}` and `\,` between a digit and exactly three digits.
 fn join_digit_groups(s: &str) -> String {
     const SEPS: &[&str] = &[
@@ -528,6 +603,16 @@ mod tests {
         assert_eq!(prepare("1,000.5"), "1000.5");
         assert_eq!(prepare("1 000"), "1000");
         assert_eq!(prepare("32, 349"), "32, 349");
+        // digit groups in arithmetic on numbers written with them
+        assert_eq!(
+            prepare("53,200 + 76,000 = 129,200"),
+            "53200 + 76000 = 129200"
+        );
+        assert_eq!(prepare("1,234,567 - 1,000"), "1234567 - 1000");
+        assert_eq!(prepare("(1,234) + 5"), "(1,234) + 5");
+        assert_eq!(prepare("1, 234 + 5"), "1, 234 + 5");
+        assert_eq!(prepare("1,23 + 5"), "1,23 + 5");
+        assert_eq!(prepare("2.5,000 + 1"), "2.5,000 + 1");
         assert_eq!(prepare("1,23"), "1,23");
         assert_eq!(prepare("(1,234)"), "(1,234)");
         assert_eq!(prepare("$\\frac12$."), "\\frac12");

@@ -1601,3 +1601,74 @@ fn a_comma_list_the_question_asks_for() {
         Some("What is the total?")
     ));
 }
+
+/// A prompt's answer template copied into the response (`#### <number>`, `Answer: [num]`) is no
+/// answer marker: the answer is found as if it were not there. A bracketed answer is an answer.
+#[test]
+fn template_placeholders_are_no_answers() {
+    let chat = "请逐步解答，最后一行写 \"#### <number>\"。\n问题：Erika 有多少钱？\n\
+                Erika 花了 $30，还剩 $90。\n因此，Erika 的钱包里原本有 $120。";
+    right("120", chat);
+    right("30", "The class has 30 students.\n**\"Answer: [num]\"**");
+    right(
+        "1771",
+        "So S_23 = 23 x 77 = 1771.\nFinal Answer: [Numeric result]",
+    );
+    right(
+        "1771",
+        "\\[ S_{23} = 23 \\times 77 = 1771 \\]\n\nFinal Answer:\n[Numeric result]",
+    );
+    right("7", "The answer is {your answer}. We found 7.");
+    // an answer in brackets is an answer
+    right("yes", "Is 7 prime? Answer: [Yes]");
+    right(
+        "5",
+        "End with a line \"#### <number>\".\nWe add 3 and 2: 3 + 2 = 5.\n#### 5",
+    );
+    wrong(
+        "4",
+        "End with a line \"#### <number>\".\nWe add 3 and 2: 3 + 2 = 5.\n#### 5",
+    );
+}
+
+/// An amount with a currency sign other than `$` is its number, the sign before or after it.
+#[test]
+fn amounts_in_other_currencies() {
+    right("66", "Answer: ₨66.");
+    right("66", "The answer is €66.");
+    right("66", "\\boxed{66€}");
+    right("12.50", "The total is £12.50. The answer is £12.50");
+    right("120", "উত্তর: ৳১২০");
+    right("300", "\\boxed{\\yen 300}");
+    right("5", "\\boxed{5 \\euro}");
+    wrong("66", "The answer is €67.");
+}
+
+/// A response cut inside its thinking (`<think>` opened, never closed) has no final answer,
+/// whatever values its working reaches; a closed block is read as before.
+#[test]
+fn a_response_cut_inside_its_thinking() {
+    wrong("24", "<think>\nFour rows of six: 4 x 6, that's 24.\nI don");
+    wrong(
+        "24",
+        "<think>\nSo the answer is \\boxed{24}. Let me double-check the rows",
+    );
+    right(
+        "24",
+        "<think>\nFour rows of six: 24.\n</think>\nThe answer is \\boxed{24}.",
+    );
+    right("24", "Four rows of six.\n</think>\n\\boxed{24}");
+}
+
+/// A quoted answer line keeps its value when the statement cuts it inside the quotes.
+#[test]
+fn a_quoted_answer_line() {
+    right(
+        "66",
+        "3. Conclusion:\n   \"Answer: ₨66.\"\n\nThat settles it.",
+    );
+    right(
+        "30",
+        "So 30 students.\nSo, the final answer is **\"Answer: [num]\"**.",
+    );
+}
