@@ -112,13 +112,11 @@ pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
     if verdict.is_ok() {
         return verdict;
     }
+    let g = prepare_tree(gold);
     // alternatives that each equal the gold (`\frac{\pi}{4} \text{ or } 45°`, `x = 2` or
     // `x = \frac{4}{2}`): one answer in several notations, not a hedge (policy rule 13)
     if let Expr::List(items) = answer {
-        let single = !matches!(
-            prepare_tree(gold),
-            Expr::List(_) | Expr::Set(_) | Expr::Braces(_)
-        );
+        let single = !matches!(g, Expr::List(_) | Expr::Set(_) | Expr::Braces(_));
         if single
             && (2..=8).contains(&items.len())
             && items.iter().all(|x| compare_one(gold, x).is_ok())
@@ -128,7 +126,7 @@ pub fn compare(gold: &Expr, answer: &Expr) -> Verdict {
     }
     // the gold's variables written in another case (`2\sqrt{km}` for `2\sqrt{Km}`, `v_0` for
     // `V_0`): the problem's variables in another notation (policy rule 14)
-    let (g, p) = (prepare_tree(gold), prepare_tree(answer));
+    let p = prepare_tree(answer);
     if let Some(renamed) = case_renamed(&g, &p) {
         BUDGET.with(|b| b.set(MAX_COMPARISONS));
         if eq(&g, &renamed, 0).is_ok() {

@@ -486,9 +486,8 @@ fn without_closing_templates(mut text: &str) -> &str {
         let end = text.trim_end();
         let start = end.rfind('\n').map_or(0, |n| n + 1);
         let line = &end[start..];
-        let template = markers(line).is_empty()
-            && line.contains(['<', '[', '{'])
-            && placeholder_line(line);
+        let template =
+            markers(line).is_empty() && line.contains(['<', '[', '{']) && placeholder_line(line);
         if !template || start == 0 {
             return text;
         }
