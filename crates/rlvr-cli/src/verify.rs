@@ -57,7 +57,8 @@ pub struct Args {
     choices_field: String,
     /// Field holding the problem's question in --jsonl lines: with it, an answer that restates
     /// the question's own expression instead of working it out is wrong, as in training
-    /// (`rlvr_tasks::math::explain_asked`); a line without it is scored without the question.
+    /// (`rlvr_tasks::math::explain_asked`); a line without it, or with a number there (the
+    /// problem index `rlvr eval --out` writes under `problem`), is scored without the question.
     #[arg(long, default_value = "problem")]
     question_field: String,
     /// Also add "extracted" and "reason" to each --jsonl line.
@@ -204,9 +205,15 @@ fn check_line(line: &str, args: &Args) -> std::result::Result<String, String> {
         }
     };
     let question = match obj.get(&args.question_field) {
-        None | Some(Value::Null) => None,
+        // a number is a problem index (`rlvr eval --out`'s `problem`), not a question
+        None | Some(Value::Null) | Some(Value::Number(_)) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(format!("field `{}` must be a string", args.question_field)),
+        Some(_) => {
+            return Err(format!(
+                "field `{}` must be a string (the question) or a number (a problem index)",
+                args.question_field
+            ))
+        }
     };
     let e =
         rlvr_tasks::math::explain_asked(&gold, &response, choices.as_deref(), question.as_deref());
@@ -330,5 +337,26 @@ mod tests {
         assert!(check_line(r#"{"gold": [1], "response": "1"}"#, &a)
             .unwrap_err()
             .contains("`gold`"));
+        assert!(
+            check_line(r#"{"gold": "1", "response": "1", "problem": {}}"#, &a)
+                .unwrap_err()
+                .contains("`problem` must be a string (the question) or a number")
+        );
+    }
+
+    /// `rlvr eval --out`'s lines score as they are: their `problem` is the problem's index, not
+    /// its question.
+    #[test]
+    fn eval_output_lines_score_without_a_question() {
+        let mut a = args(false);
+        a.gold_field = "answer".into();
+        let line = r#"{"answer":"2052","correct":false,"problem":0,"response":"76 * 27 = 2052"}"#;
+        let correct = |line: &str| {
+            let out: Value = serde_json::from_str(&check_line(line, &a).unwrap()).unwrap();
+            out["correct"].clone()
+        };
+        assert_eq!(correct(line), Value::Bool(true));
+        let gamed = r#"{"answer":"2052","correct":true,"problem":1,"response":"1740 = 76 * 27"}"#;
+        assert_eq!(correct(gamed), Value::Bool(false));
     }
 }

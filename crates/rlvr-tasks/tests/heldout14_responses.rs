@@ -105,6 +105,9 @@ fn the_current_checker_on_the_fourteenth_held_out_set() {
     // `regraded-after-fix` (all right); 24 of the sampled both-wrong are now right too. No longer a
     // held-out measurement: these figures move with the checker (update docs/checker.md, "A
     // fourteenth held-out set").
+    // Since an equation answering a number must hold (2026-12-07, docs/checker.md, "An equation
+    // answering a number must hold"): #339, `1^2 + 4^2 + 5^2 = 1` cut at the token limit, its
+    // false positive, is wrong.
     heldout::check_current(
         &SET,
         &CurrentFigures {
@@ -114,25 +117,25 @@ fn the_current_checker_on_the_fourteenth_held_out_set() {
                 false_pos: 0,
                 false_neg: 0,
             },
-            both_right: 99,
+            both_right: 100,
             both_wrong: 82,
-            accuracy: ["89.1%", "81.8%", "93.5%"],
-            false_positives: 1,
-            fp_per_200: "3.3",
+            accuracy: ["89.4%", "82.2%", "93.5%"],
+            false_positives: 0,
+            fp_per_200: "2.4",
             current: Counts {
-                right: 142,
+                right: 143,
                 false_pos: 0,
                 false_neg: 0,
             },
             current_math_verify: MathVerify::Counts(Counts {
                 right: 0,
-                false_pos: 0,
+                false_pos: 1,
                 false_neg: 142,
             }),
             // by source and task ("llmdrift:prime", "llmdrift:happy")
             key: |r| heldout::source_fields(r, &[0, 1]),
-            groups: Some(&[("llmdrift:prime", (142, 142))]),
-            // 142 of 142 current disagreements right, 1 false positive in 318 graded
+            groups: Some(&[("llmdrift:happy", (1, 1)), ("llmdrift:prime", (142, 142))]),
+            // 143 of 143 current disagreements right, no false positive in 318 graded
             bar: true,
         },
     );

@@ -126,10 +126,20 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
 /// `\sin 30^\circ` against `\frac12`) is not the value, against a gold that is a constant
 /// written without one: the question asked for the value. A gold that holds such a function
 /// (`\ln 2`, `\log_2 3`) is compared as before.
+///
+/// An equation answering a number is held to the same: its numbers must agree with each other
+/// (`1740 = 76 * 27` is false, whatever `76 * 27` is), and one of them must be a value, not
+/// only a computation (`x = 76 * 27`). A policy trained against a checker that read such an
+/// equation by its last side learned to write the question's product after any number.
 fn decide(gold: &Expr, answer: &Expr) -> Result<&'static str, &'static str> {
     let rule = compare(gold, answer)?;
     if is_number_tree(gold) && unevaluated(answer) {
         return Err("a computation written out, not its value");
+    }
+    if is_number_tree(gold) {
+        if let Some(why) = equation_of_numbers_fault(answer) {
+            return Err(why);
+        }
     }
     if closed_constant(gold) && function_of_numbers(final_value(answer)) {
         return Err("a function of numbers left unevaluated, not its value");
@@ -210,23 +220,90 @@ fn is_number_tree(e: &Expr) -> bool {
 /// Whether `e` adds or multiplies numbers (and nothing but numbers and fractions of them):
 /// arithmetic left to do.
 fn unevaluated(e: &Expr) -> bool {
-    fn literal(e: &Expr) -> bool {
-        match e {
-            _ if is_number_tree(e) => true,
-            Expr::Neg(x) => literal(x),
-            Expr::Div(a, b) => literal(a) && literal(b),
-            Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(literal),
-            _ => false,
-        }
-    }
     let mixed_number = |xs: &[Expr]| {
         matches!(xs, [Expr::Num(_), Expr::Div(a, b)]
             if matches!(**a, Expr::Num(_)) && matches!(**b, Expr::Num(_)))
     };
+    // `3 \times 10^8`, `1.5 \cdot 10^{-3}`: a value in scientific notation
+    let scientific = |xs: &[Expr]| {
+        matches!(xs, [m, Expr::Pow(b, _)]
+            if is_number_tree(m) && matches!(&**b, Expr::Num(n) if n.text == "10"))
+    };
     match e {
         Expr::Neg(x) => unevaluated(x),
         Expr::Add(xs) if mixed_number(xs) => false,
-        Expr::Add(xs) | Expr::Mul(xs) => xs.len() >= 2 && xs.iter().all(literal),
+        Expr::Mul(xs) if scientific(xs) => false,
+        Expr::Add(xs) | Expr::Mul(xs) => {
+            (xs.len() >= 2 && xs.iter().all(arithmetic)) || xs.iter().any(unevaluated)
+        }
+        // a computation inside a fraction or a power (`\frac{76 \cdot 27}{1}`, `(76 \cdot 27)^1`)
+        Expr::Div(a, b) | Expr::Pow(a, b) => unevaluated(a) || unevaluated(b),
+        _ => false,
+    }
+}
+
+/// Numbers and the arithmetic of numbers: literals, signs, fractions, sums, products and
+/// powers of them (`76 * 27`, `\frac{3}{4}`, `2^{10} + 1`).
+fn arithmetic(e: &Expr) -> bool {
+    match e {
+        _ if is_number_tree(e) => true,
+        Expr::Neg(x) => arithmetic(x),
+        Expr::Div(a, b) | Expr::Pow(a, b) => arithmetic(a) && arithmetic(b),
+        Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(arithmetic),
+        _ => false,
+    }
+}
+
+/// Why an equation (`=` only) answering a number is no answer: two of its sides that are
+/// arithmetic of numbers disagree (`1740 = 76 * 27`; a decimal side agrees with a value that
+/// rounds to it, `x = \frac{1}{3} = 0.333`), or every such side is a computation written out
+/// (`x = 76 * 27`). None when it is no such equation or holds (`76 * 27 = 2052`, `2052 = 76 *
+/// 27`, `x = 3 + 4 = 7`); sides with variables or functions (`x`, `f(2)`, `\binom{8}{3}`) are
+/// not checked.
+fn equation_of_numbers_fault(answer: &Expr) -> Option<&'static str> {
+    let Expr::Rel(members, ops) = answer else {
+        return None;
+    };
+    if !ops.iter().all(|o| *o == RelOp::Eq) || members.len() > 8 {
+        return None;
+    }
+    let sides: Vec<&Expr> = members.iter().filter(|m| arithmetic(m)).collect();
+    let (first, rest) = sides.split_first()?;
+    if rest.iter().any(|m| !sides_agree(first, m)) {
+        return Some("an equation between numbers that does not hold");
+    }
+    sides
+        .iter()
+        .all(|m| unevaluated(m))
+        .then_some("a computation written out, not its value")
+}
+
+/// The number of decimal places of a decimal literal (`-0.333` → 3; none for `3`, `1e5`).
+fn decimal_places(e: &Expr) -> Option<i32> {
+    match e {
+        Expr::Num(n) if n.is_decimal() && !n.text.contains(['e', 'E']) => {
+            n.text.split_once('.').map(|(_, f)| f.len() as i32)
+        }
+        Expr::Neg(x) => decimal_places(x),
+        _ => None,
+    }
+}
+
+/// Whether two sides made of numbers have the same value: exactly, or a decimal side as the
+/// other's value rounded to that decimal's places. Sides without an exact value (too large)
+/// are taken to agree.
+fn sides_agree(a: &Expr, b: &Expr) -> bool {
+    let (Some(x), Some(y)) = (super::numeric::exact(a), super::numeric::exact(b)) else {
+        return true;
+    };
+    if x == y {
+        return true;
+    }
+    let rounded =
+        |d: f64, places: i32, v: f64| (d - v).abs() <= 0.5 * 10f64.powi(-places) * (1.0 + 1e-9);
+    match (decimal_places(a), decimal_places(b)) {
+        (Some(p), _) => rounded(x.to_f64(), p, y.to_f64()),
+        (_, Some(p)) => rounded(y.to_f64(), p, x.to_f64()),
         _ => false,
     }
 }

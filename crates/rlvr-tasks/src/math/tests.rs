@@ -1672,3 +1672,31 @@ fn a_quoted_answer_line() {
         "So 30 students.\nSo, the final answer is **\"Answer: [num]\"**.",
     );
 }
+
+/// An equation answering a number must hold between its numbers, and state a value: a policy
+/// trained against a checker that read `1740 = 76 * 27` by its last side (the question's product,
+/// evaluated) learned to write the product after any number and scored 1.0 on 2-digit
+/// multiplication. Found in a real-model training run (EXPERIMENTS.md).
+#[test]
+fn an_equation_answering_a_number_must_hold_and_state_a_value() {
+    // the gamed form: any number, then the question's computation
+    wrong("2052", "1740 = 76 * 27");
+    wrong("2052", "The answer is 1740 = 76 * 27.");
+    wrong("50", "13 = 34 + 16");
+    wrong("2052", "\\boxed{2000 = 76 \\times 27}");
+    // a computation with a label, or inside a fraction or power, is no value either
+    wrong("2052", "x = 76 * 27");
+    wrong("2052", "\\boxed{\\frac{76 \\cdot 27}{1}}");
+    wrong("2052", "\\boxed{(76 \\cdot 27)^1}");
+    // equations that hold and state the value
+    right("2052", "76 * 27 = 2052");
+    right("2052", "2052 = 76 * 27");
+    right("7", "x = 3 + 4 = 7");
+    right("0.333", "x = \\frac{1}{3} = 0.333");
+    right("56", "\\binom{8}{3} = 56");
+    right("14", "f(2) = 14");
+    // values that are no computation
+    right("300000000", "\\boxed{3 \\times 10^8}");
+    right("1024", "\\boxed{2^{10}}");
+    right("2.5", "\\boxed{2 \\frac{1}{2}}");
+}
