@@ -6,7 +6,7 @@ use std::fmt;
 use super::compare::compare;
 use super::extract::{extract_boxed, extract_with_rule, BARE_ANSWER_CHARS};
 use super::normalize::{normalize, prepare, MAX_ANSWER_CHARS};
-use super::parse::{parse, Expr, Func, RelOp};
+use super::parse::{parse, Const, Expr, Func, RelOp};
 use super::text::{head, is_prose};
 
 /// The verdict on one (gold, response) pair with its reasons.
@@ -136,8 +136,8 @@ fn decide(gold: &Expr, answer: &Expr) -> Result<&'static str, &'static str> {
     if is_number_tree(gold) && unevaluated(answer) {
         return Err("a computation written out, not its value");
     }
-    if is_number_tree(gold) {
-        if let Some(why) = equation_of_numbers_fault(answer) {
+    if !has_variable(gold) {
+        if let Some(why) = equation_of_numbers_fault(gold, answer) {
             return Err(why);
         }
     }
@@ -254,28 +254,54 @@ fn arithmetic(e: &Expr) -> bool {
     }
 }
 
-/// Why an equation (`=` only) answering a number is no answer: two of its sides that are
-/// arithmetic of numbers disagree (`1740 = 76 * 27`; a decimal side agrees with a value that
-/// rounds to it, `x = \frac{1}{3} = 0.333`), or every such side is a computation written out
-/// (`x = 76 * 27`). None when it is no such equation or holds (`76 * 27 = 2052`, `2052 = 76 *
-/// 27`, `x = 3 + 4 = 7`); sides with variables or functions (`x`, `f(2)`, `\binom{8}{3}`) are
-/// not checked.
-fn equation_of_numbers_fault(answer: &Expr) -> Option<&'static str> {
+/// Why an equation or approximation answering a constant is no answer (`None`: it answers as
+/// [`compare`] reads it):
+/// - an equation (`=` only) whose constant sides disagree (`1740 = 76 * 27`, `5 = 2\sqrt{2}`):
+///   it does not hold, whatever its last side is (a decimal side agrees with a value that rounds
+///   to it: `x = \frac{1}{3} = 0.333`, `\sqrt{2} = 1.414`);
+/// - against a gold that is a number, a relation (`=`, `≈`) whose sides made of numbers are all
+///   computations (`x = 76 * 27`), or none of whose stated values is the gold
+///   (`1740 \approx 76 * 27`, `76 \times 27 \approx 2050` for 2052): the answer is the value it
+///   states, not a computation the checker evaluates.
+///
+/// Sides with variables or functions the checker cannot evaluate (`x`, `f(2)`) are not checked:
+/// `x = 3 + 4 = 7`, `f(2) = 14`, `\binom{8}{3} = 56`, `2052 = 76 * 27` answer.
+fn equation_of_numbers_fault(gold: &Expr, answer: &Expr) -> Option<&'static str> {
     let Expr::Rel(members, ops) = answer else {
         return None;
     };
-    if !ops.iter().all(|o| *o == RelOp::Eq) || members.len() > 8 {
+    if !ops.iter().all(|o| matches!(o, RelOp::Eq | RelOp::Approx)) || members.len() > 8 {
         return None;
     }
-    let sides: Vec<&Expr> = members.iter().filter(|m| arithmetic(m)).collect();
-    let (first, rest) = sides.split_first()?;
-    if rest.iter().any(|m| !sides_agree(first, m)) {
-        return Some("an equation between numbers that does not hold");
-    }
-    sides
+    let none = |_: &str| None;
+    // a lone `e` or `i` opening the chain is a label (`e = \sqrt{\frac{11}{6}}`, an
+    // eccentricity), not Euler's number
+    let label = |k: usize, m: &Expr| k == 0 && matches!(m, Expr::Const(Const::E | Const::I));
+    let constants: Vec<&Expr> = members
         .iter()
-        .all(|m| unevaluated(m))
-        .then_some("a computation written out, not its value")
+        .enumerate()
+        .filter(|&(k, m)| {
+            !label(k, m) && !has_variable(m) && super::numeric::eval(m, &none).is_some()
+        })
+        .map(|(_, m)| m)
+        .collect();
+    if let Some((first, rest)) = constants.split_first() {
+        if ops.iter().all(|o| *o == RelOp::Eq) && rest.iter().any(|m| !sides_agree(first, m)) {
+            return Some("an equation between numbers that does not hold");
+        }
+    }
+    if !is_number_tree(gold) {
+        return None;
+    }
+    let numbers: Vec<&Expr> = members.iter().filter(|m| arithmetic(m)).collect();
+    if numbers.is_empty() {
+        return None;
+    }
+    let values: Vec<&Expr> = numbers.into_iter().filter(|m| !unevaluated(m)).collect();
+    if values.is_empty() {
+        return Some("a computation written out, not its value");
+    }
+    (!values.iter().any(|v| compare(gold, v).is_ok())).then_some("the value it states is not the gold")
 }
 
 /// The number of decimal places of a decimal literal (`-0.333` → 3; none for `3`, `1e5`).
@@ -289,21 +315,24 @@ fn decimal_places(e: &Expr) -> Option<i32> {
     }
 }
 
-/// Whether two sides made of numbers have the same value: exactly, or a decimal side as the
-/// other's value rounded to that decimal's places. Sides without an exact value (too large)
-/// are taken to agree.
+/// Whether two constant sides of an equation have the same value: as [`compare`] reads them
+/// (either way round), or a decimal side as the other's value rounded to that decimal's places
+/// (`\frac{1}{3} = 0.333`, `\sqrt{2} = 1.414`).
 fn sides_agree(a: &Expr, b: &Expr) -> bool {
-    let (Some(x), Some(y)) = (super::numeric::exact(a), super::numeric::exact(b)) else {
-        return true;
-    };
-    if x == y {
+    if compare(a, b).is_ok() || compare(b, a).is_ok() {
         return true;
     }
-    let rounded =
-        |d: f64, places: i32, v: f64| (d - v).abs() <= 0.5 * 10f64.powi(-places) * (1.0 + 1e-9);
+    let none = |_: &str| None;
+    let value = |e: &Expr| super::numeric::eval(e, &none).filter(|v| v.im == 0.0).map(|v| v.re);
+    let (Some(x), Some(y)) = (value(a), value(b)) else {
+        return false;
+    };
+    let rounded = |d: f64, places: i32, v: f64| {
+        (d - v).abs() <= 0.5 * 10f64.powi(-places) * (1.0 + 1e-9)
+    };
     match (decimal_places(a), decimal_places(b)) {
-        (Some(p), _) => rounded(x.to_f64(), p, y.to_f64()),
-        (_, Some(p)) => rounded(y.to_f64(), p, x.to_f64()),
+        (Some(p), _) => rounded(x, p, y),
+        (_, Some(p)) => rounded(y, p, x),
         _ => false,
     }
 }

@@ -1693,8 +1693,28 @@ fn an_equation_answering_a_number_must_hold_and_state_a_value() {
     right("2052", "2052 = 76 * 27");
     right("7", "x = 3 + 4 = 7");
     right("0.333", "x = \\frac{1}{3} = 0.333");
+    // a lone `e` opening the chain is a label (an eccentricity), not Euler's number
+    right(
+        "\\frac{\\sqrt{66}}{6}",
+        "\\boxed{e=\\sqrt{\\dfrac{11}{6}}=\\dfrac{\\sqrt{66}}{6}}",
+    );
     right("56", "\\binom{8}{3} = 56");
     right("14", "f(2) = 14");
+    // an approximation is read by the value it states, not by the computation beside it
+    wrong("2052", "1740 \\approx 76 * 27");
+    wrong("2052", "76 \\times 27 \\approx 2050");
+    right("2052", "76 \\times 27 \\approx 2052");
+    right("3.14", "\\pi \\approx 3.14");
+    // a false equation between other constants is no answer either
+    wrong("2\\sqrt{2}", "\\boxed{5 = 2\\sqrt{2}}");
+    right("2\\sqrt{2}", "\\boxed{\\sqrt{8} = 2\\sqrt{2}}");
+    right("\\sqrt{2}", "\\boxed{\\sqrt{2} \\approx 1.414}");
+    right("0.333", "x = \\frac{1}{3} = 0.333");
+    // a lone `e` opening the chain is a label (an eccentricity), not Euler's number
+    right(
+        "\\frac{\\sqrt{66}}{6}",
+        "\\boxed{e=\\sqrt{\\dfrac{11}{6}}=\\dfrac{\\sqrt{66}}{6}}",
+    );
     // values that are no computation
     right("300000000", "\\boxed{3 \\times 10^8}");
     right("1024", "\\boxed{2^{10}}");
