@@ -133,11 +133,11 @@ pub fn explain(gold: &str, response: &str) -> Explanation {
 /// equation by its last side learned to write the question's product after any number.
 fn decide(gold: &Expr, answer: &Expr) -> Result<&'static str, &'static str> {
     let rule = compare(gold, answer)?;
-    if is_number_tree(gold) && unevaluated(answer) {
+    if is_number_tree(gold) && states_no_value(answer) {
         return Err("a computation written out, not its value");
     }
     if !has_variable(gold) {
-        if let Some(why) = equation_of_numbers_fault(gold, answer) {
+        if let Some(why) = relation_fault(gold, answer) {
             return Err(why);
         }
     }
@@ -239,6 +239,33 @@ fn unevaluated(e: &Expr) -> bool {
         // a computation inside a fraction or a power (`\frac{76 \cdot 27}{1}`, `(76 \cdot 27)^1`)
         Expr::Div(a, b) | Expr::Pow(a, b) => unevaluated(a) || unevaluated(b),
         _ => false,
+    }
+}
+
+/// Whether `e` states no value, only computations: a computation written out
+/// ([`unevaluated`]), a relation whose sides made of numbers all are (`x = 76 * 27 = 76 * 27`),
+/// or a list, set or tuple of such (`76 * 27 or 76 * 27`, `\{76 \times 27\}`).
+fn states_no_value(e: &Expr) -> bool {
+    match e {
+        Expr::Rel(members, _) => {
+            let mut numbers = members.iter().filter(|m| arithmetic(m)).peekable();
+            numbers.peek().is_some() && numbers.all(unevaluated)
+        }
+        Expr::List(xs) | Expr::Set(xs) | Expr::Braces(xs) | Expr::Tuple(_, _, xs) => {
+            !xs.is_empty() && xs.iter().all(states_no_value)
+        }
+        e => unevaluated(e),
+    }
+}
+
+/// [`equation_of_numbers_fault`] of the answer, or of any item of a list or set it gives
+/// (`1740 = 76 * 27 or 1740 = 76 * 27`).
+fn relation_fault(gold: &Expr, answer: &Expr) -> Option<&'static str> {
+    match answer {
+        Expr::List(xs) | Expr::Set(xs) | Expr::Braces(xs) => {
+            xs.iter().find_map(|x| relation_fault(gold, x))
+        }
+        _ => equation_of_numbers_fault(gold, answer),
     }
 }
 

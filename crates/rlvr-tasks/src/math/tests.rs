@@ -1700,6 +1700,13 @@ fn an_equation_answering_a_number_must_hold_and_state_a_value() {
     );
     right("56", "\\binom{8}{3} = 56");
     right("14", "f(2) = 14");
+    // nor is a list or set of computations, or of false equations
+    wrong("2052", "76 * 27 or 76 * 27");
+    wrong("2052", "\\boxed{76 \\times 27, 76 \\times 27}");
+    wrong("2052", "\\boxed{\\{76 \\times 27\\}}");
+    wrong("2052", "1740 = 76 * 27 or 1740 = 76 * 27");
+    wrong("2052", "76 * 27 = 76 * 27");
+    right("2052", "2052, or 76 * 27");
     // an approximation is read by the value it states, not by the computation beside it
     wrong("2052", "1740 \\approx 76 * 27");
     wrong("2052", "76 \\times 27 \\approx 2050");
