@@ -417,7 +417,7 @@ fn unopened_tag(text: &str) -> Option<Result<Extracted, NoAnswer>> {
 fn markers(text: &str) -> Vec<(usize, Rule)> {
     let statement = regex_cached(
         &STATEMENT_RE,
-        r#"(?i)\b(?:answers?|(?:correct|best|right)[ \t]+(?:option|choice|answer[ \t]+choice))(?:[ \t]+(?:to|for|of)[ \t]+(?:this|the)[ \t]+(?:question|problem))?(?:\*\*|")?[ \t]*(?:(?:is|are|would be|will be|should be|might be|could be|may be)\b|[:：=])"#,
+        r#"(?i)\b(?:answers?|(?:correct|best|right)[ \t]+(?:option|choice|answer[ \t]+choice)|my[ \t]+(?:final[ \t]+)?(?:response|reply)|final[ \t]+(?:response|reply))(?:[ \t]+(?:to|for|of)[ \t]+(?:this|the)[ \t]+(?:question|problem))?(?:\*\*|")?[ \t]*(?:(?:is|are|would be|will be|should be|might be|could be|may be)(?:[ \t]+just)?\b|[:：=])"#,
     );
     let header = regex_cached(
         &HEADER_RE,

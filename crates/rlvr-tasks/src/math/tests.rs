@@ -1727,3 +1727,20 @@ fn an_equation_answering_a_number_must_hold_and_state_a_value() {
     right("1024", "\\boxed{2^{10}}");
     right("2.5", "\\boxed{2 \\frac{1}{2}}");
 }
+
+/// A reasoning model's thinking returned as its reply states its answer as what its response
+/// should be ("My response should be just: 144"), then closes with remarks: that statement is
+/// the answer.
+#[test]
+fn a_reply_that_says_what_it_should_be() {
+    let trace = "The user asks for 12 times 12. Let me do the math: 12 × 12 = 144.\n\
+                 My response should be just: 144\n\
+                 Finally, as an AI, I should respond helpfully and accurately.";
+    right("144", trace);
+    wrong("145", trace);
+    right(
+        "56088",
+        "So, 123 × 456 = 56088. Okay, confirmed.\nSo, my final response should be the number \
+         56088, boxed.\nI'll make sure the output is clean.",
+    );
+}
