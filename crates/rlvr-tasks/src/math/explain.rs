@@ -328,7 +328,8 @@ fn equation_of_numbers_fault(gold: &Expr, answer: &Expr) -> Option<&'static str>
     if values.is_empty() {
         return Some("a computation written out, not its value");
     }
-    (!values.iter().any(|v| compare(gold, v).is_ok())).then_some("the value it states is not the gold")
+    (!values.iter().any(|v| compare(gold, v).is_ok()))
+        .then_some("the value it states is not the gold")
 }
 
 /// The number of decimal places of a decimal literal (`-0.333` → 3; none for `3`, `1e5`).
@@ -350,13 +351,16 @@ fn sides_agree(a: &Expr, b: &Expr) -> bool {
         return true;
     }
     let none = |_: &str| None;
-    let value = |e: &Expr| super::numeric::eval(e, &none).filter(|v| v.im == 0.0).map(|v| v.re);
+    let value = |e: &Expr| {
+        super::numeric::eval(e, &none)
+            .filter(|v| v.im == 0.0)
+            .map(|v| v.re)
+    };
     let (Some(x), Some(y)) = (value(a), value(b)) else {
         return false;
     };
-    let rounded = |d: f64, places: i32, v: f64| {
-        (d - v).abs() <= 0.5 * 10f64.powi(-places) * (1.0 + 1e-9)
-    };
+    let rounded =
+        |d: f64, places: i32, v: f64| (d - v).abs() <= 0.5 * 10f64.powi(-places) * (1.0 + 1e-9);
     match (decimal_places(a), decimal_places(b)) {
         (Some(p), _) => rounded(x, p, y),
         (_, Some(p)) => rounded(y, p, x),
