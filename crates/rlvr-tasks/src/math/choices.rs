@@ -131,12 +131,15 @@ pub fn strip_labels<S: AsRef<str>>(choices: &[S]) -> Vec<String> {
 /// comparison of answers reads lists order-free and drops units, which options made of
 /// words do not allow (`False, True` is not `True, False`).
 fn matching(answer: &str, choices: &[&str]) -> Vec<usize> {
+    let symbol = relation_symbol(answer);
     choices
         .iter()
         .enumerate()
         .filter(|(_, c)| {
             !c.trim().is_empty()
-                && if has_word(c) || has_word(answer) {
+                && if symbol.is_some() || relation_symbol(c).is_some() {
+                    symbol == relation_symbol(c)
+                } else if has_word(c) || has_word(answer) {
                     same_text(c, answer)
                 } else {
                     equivalent_reason(c, answer).is_ok()
@@ -144,6 +147,27 @@ fn matching(answer: &str, choices: &[&str]) -> Vec<usize> {
         })
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The relation an option or answer that is only a relation sign names, however it is written
+/// (`$\geq$`, `\ge`, `≥`, `>=` are one; `$=$`, `<`, `\neq`): IneqMath-style options that ask
+/// which sign fills a blank. None for any other text.
+fn relation_symbol(s: &str) -> Option<&'static str> {
+    let t: String = s
+        .replace("\\(", "")
+        .replace("\\)", "")
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '$')
+        .collect();
+    Some(match t.as_str() {
+        "\\ge" | "\\geq" | "\\geqslant" | "≥" | ">=" => "≥",
+        "\\le" | "\\leq" | "\\leqslant" | "≤" | "<=" => "≤",
+        "\\ne" | "\\neq" | "≠" | "!=" => "≠",
+        "=" => "=",
+        "<" | "\\lt" => "<",
+        ">" | "\\gt" => ">",
+        _ => return None,
+    })
 }
 
 /// The options with the same text as option `i` (and `i` itself).
@@ -203,9 +227,16 @@ fn labelled_option(answer: &str, choices: &[&str]) -> Option<usize> {
     };
     let i = (letter as u8 - b'A') as usize;
     let option = *choices.get(i)?;
-    let rest = t[at..]
-        .trim_start_matches([' ', ',', ':', '.', ')', '='])
-        .trim();
+    // the option's value after the letter (`(C) 27`, `C: 27`, `(B) = 5`); a relation sign is
+    // the value itself (`(C) =`, `(B) \ge`)
+    let after = t[at..].trim_start_matches([' ', ',']).trim();
+    let rest = if relation_symbol(after).is_some() {
+        after
+    } else {
+        after
+            .trim_start_matches([' ', ',', ':', '.', ')', '='])
+            .trim()
+    };
     let value = rest
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))

@@ -267,6 +267,15 @@ pub fn extract_with_rule(response: &str) -> Result<Extracted, NoAnswer> {
         if super::refusal::is_refusal(trimmed) {
             return Err(NoAnswer::Refusal); // `条件不足，无法确定答案。`
         }
+        // a computation and its value joined by "is" or "equals" (`5/6 of 30 is 25.`, `x is 5`):
+        // the value after the last such word
+        let copula = regex_cached(&BARE_COPULA_RE, r"(?i)\s(?:is|equals|are)\s");
+        if let Some(m) = copula.find_iter(trimmed).last() {
+            let stated = super::span::statement_answer(&trimmed[m.end()..]);
+            if let Some(a) = found(stated, Rule::BareResponse) {
+                return Ok(a);
+            }
+        }
         if let Some(a) = found(clean_inline(trimmed), Rule::BareResponse) {
             return Ok(a);
         }
@@ -832,6 +841,7 @@ static STATEMENT_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::ne
 static QUANTIFIED_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static PLACEHOLDER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static TEMPLATE_LINE_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+static BARE_COPULA_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static PLACEHOLDER_NAME_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static HEADER_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
 static ANSWER_MATH_RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();

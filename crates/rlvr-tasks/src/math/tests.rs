@@ -1744,3 +1744,37 @@ fn a_reply_that_says_what_it_should_be() {
          56088, boxed.\nI'll make sure the output is clean.",
     );
 }
+
+/// Options that are only a relation sign (which sign fills the blank) are named however the sign
+/// is written: `\ge` for the option `$\geq$`.
+#[test]
+fn options_that_are_relation_signs() {
+    use super::verify_with_choices;
+    let choices = [
+        "$\\leq$",
+        "$\\geq$",
+        "$=$",
+        "$<$",
+        "$>$",
+        "None of the above",
+    ];
+    let score = |gold: &str, response: &str| verify_with_choices(gold, response, &choices).correct;
+    assert!(score(
+        "B",
+        "Hence the relation is \\ge.\n\nThe answer is (B) $\\ge$."
+    ));
+    assert!(score("C", "The answer is (C) $=$."));
+    assert!(score("B", "The answer is $\\geq$."));
+    assert!(!score("B", "The answer is (A) $\\le$."));
+    assert!(!score("B", "The answer is $\\le$."));
+}
+
+/// A one-line response that joins a computation and its value with "is" or "equals" answers with
+/// the value.
+#[test]
+fn a_bare_line_with_is() {
+    right("25", "5/6 of 30 is 25.");
+    right("5", "x is 5");
+    right("56", "7 times 8 equals 56");
+    wrong("25", "5/6 of 30 is 24.");
+}
