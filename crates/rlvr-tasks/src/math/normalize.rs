@@ -117,6 +117,13 @@ pub fn clean_inline(s: &str) -> String {
     loop {
         let before = t;
         t = t.trim_end_matches(['.', ',', ';', ':', '。']).trim();
+        // a leading `=` left by "is = 4" or "total = **4**" cut at the sign
+        if let Some(x) = t
+            .strip_prefix('=')
+            .filter(|x| !x.trim().is_empty() && !x.starts_with('='))
+        {
+            t = x.trim();
+        }
         // a closing quote whose opening one is not in the answer (`₨66."` of `"Answer: ₨66."`)
         if t.ends_with(['"', '”']) && t.matches(['"', '“', '”']).count() % 2 == 1 {
             t = t[..t.len() - t.chars().last().map_or(0, char::len_utf8)].trim();

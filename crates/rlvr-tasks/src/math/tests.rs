@@ -1775,6 +1775,7 @@ fn options_that_are_relation_signs() {
 fn a_bare_line_with_is() {
     right("25", "5/6 of 30 is 25.");
     right("5", "x is 5");
+    right("4", "So the total is = **4**");
     right("56", "7 times 8 equals 56");
     wrong("25", "5/6 of 30 is 24.");
 }
