@@ -119,3 +119,23 @@ def test_a_bad_keep_file_is_refused_by_key(tmp_path, toml, message):
     r = _run("save", tmp_path)
     assert r.returncode != 0 and message in r.stderr, r.stderr
     assert "sweep.toml" in r.stderr
+
+
+def test_eval_samples_are_kept_when_a_run_has_them_and_must_agree(sweep):
+    """A run's eval-samples.jsonl (its evaluations' samples, written by builds from 2026-12-08)
+    is kept and put back with it; a run of an older build, without one, is kept as before; a
+    second copy whose samples differ is refused."""
+    d, keep = sweep
+    samples = '{"step": 0, "problem": 0, "answer": "5", "response": "2 + 3 = 5", "correct": true}\n'
+    (d / "token-mean-s1/eval-samples.jsonl").write_text(samples)
+    r = _run("save", keep)
+    assert r.returncode == 0, r.stderr
+    assert (keep / "token-mean-s1/eval-samples.jsonl").read_text() == samples
+    assert not (keep / "balanced-s1/eval-samples.jsonl").exists()
+    shutil.rmtree(d)
+    r = _run("restore", keep)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (d / "token-mean-s1/eval-samples.jsonl").read_text() == samples
+    (d / "token-mean-s1/eval-samples.jsonl").write_text(samples.replace("true", "false"))
+    r = _run("save", keep)
+    assert r.returncode != 0 and "disagrees" in r.stderr, r.stdout + r.stderr

@@ -14,7 +14,8 @@
 #                     commit, in a worktree under runs/), `command` (the sweep's arguments)
 #   sweep-config.toml, sweep-overrides.txt   the sweep's pinned config (written by rlvr sweep)
 #   <cell>/           per finished run: config.toml, metrics.jsonl, host.jsonl, train.log,
-#                     sweep.done (no checkpoint: a finished run does not need one)
+#                     sweep.done, eval-samples.jsonl (its evaluations' samples, so a later
+#                     checker can score them again; no checkpoint: a finished run needs none)
 #
 # `save` copies every finished cell not yet kept and refuses one kept with different files (the
 # same run computed twice must agree: docs/determinism.md), then removes the checkpoints of the
@@ -41,7 +42,11 @@ case "$dir" in /* | *..*) die "$keep/sweep.toml: dir = \"$dir\" must be a path i
 commit=$(field commit)
 [[ "$commit" =~ ^[0-9a-f]{40}$ ]] || die "$keep/sweep.toml: commit = \"$commit\" is not a full commit hash"
 
-run_files=(config.toml metrics.jsonl host.jsonl train.log sweep.done)
+run_files=(config.toml metrics.jsonl host.jsonl train.log sweep.done eval-samples.jsonl)
+# eval-samples.jsonl (every in-run evaluation's samples, for scoring again by a later checker) is
+# written by builds from 2026-12-08 on; a run of an older build has none
+optional_files=(eval-samples.jsonl)
+optional() { local f; for f in "${optional_files[@]}"; do [ "$1" = "$f" ] && return 0; done; return 1; }
 pinned_files=(sweep-config.toml sweep-overrides.txt)
 
 # The cells (relative paths) that hold a finished run under $1.
@@ -53,7 +58,10 @@ finished_cells() {
 copy_cell() { # from to
     mkdir -p "$2"
     for f in "${run_files[@]}"; do
-        [ -f "$1/$f" ] || die "$1/$f: missing from a finished run"
+        if [ ! -f "$1/$f" ]; then
+            optional "$f" && continue
+            die "$1/$f: missing from a finished run"
+        fi
         cp "$1/$f" "$2/$f"
     done
 }
@@ -77,7 +85,10 @@ def strip(path):
 sys.exit(0 if strip(sys.argv[1]) == strip(sys.argv[2]) else 1)
 PY
                 ;;
-            *) cmp -s "$1/$f" "$2/$f" || return 1 ;;
+            *)
+                if optional "$f" && [ ! -f "$1/$f" ] && [ ! -f "$2/$f" ]; then continue; fi
+                cmp -s "$1/$f" "$2/$f" || return 1
+                ;;
         esac
     done
 }

@@ -22,6 +22,8 @@ use serde::Deserialize;
 pub const CONFIG_FILE: &str = "config.toml";
 /// One [`crate::metrics::MetricsLine`] a line.
 pub const METRICS_FILE: &str = "metrics.jsonl";
+/// Every in-run evaluation's samples, one JSON line each (see [`RunDir::eval_samples`]).
+pub const EVAL_SAMPLES_FILE: &str = "eval-samples.jsonl";
 /// The machine of each start or resume.
 pub const HOST_FILE: &str = "host.jsonl";
 /// Held while a process trains the run.
@@ -54,6 +56,13 @@ impl RunDir {
     /// `<run>/metrics.jsonl`.
     pub fn metrics(&self) -> PathBuf {
         self.0.join(METRICS_FILE)
+    }
+
+    /// `<run>/eval-samples.jsonl`: each in-run evaluation's samples (step, dataset, problem,
+    /// sample, gold answer, response, verdict), so a later checker can score a run's
+    /// evaluations again (`rlvr verify --jsonl FILE --gold-field answer`).
+    pub fn eval_samples(&self) -> PathBuf {
+        self.0.join(EVAL_SAMPLES_FILE)
     }
 
     /// `<run>/host.jsonl`.

@@ -56,7 +56,13 @@ impl MetricsWriter {
     /// on a failure (a full disk) the file cut back to its length before, so that no torn line
     /// is left for a reader or a resume.
     pub fn write(&mut self, line: &MetricsLine) -> std::io::Result<()> {
-        let mut text = serde_json::to_string(line).map_err(std::io::Error::other)?;
+        self.write_json(line)
+    }
+
+    /// Writes any serializable value as one line (with a `step` field, to be dropped on a
+    /// resume as [`MetricsWriter::open`] drops lines), whole or not at all.
+    pub fn write_json<T: serde::Serialize>(&mut self, value: &T) -> std::io::Result<()> {
+        let mut text = serde_json::to_string(value).map_err(std::io::Error::other)?;
         text.push('\n');
         crate::tensorboard::append_whole(&mut self.file, text.as_bytes())
     }

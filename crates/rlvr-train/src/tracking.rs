@@ -99,6 +99,7 @@ pub fn tensorboard_dir(run_dir: &Path, tensorboard_env: Option<OsString>) -> Pat
 /// The run's metric sinks.
 pub struct Tracking {
     metrics: MetricsWriter,
+    eval_samples: MetricsWriter,
     tensorboard: Option<EventWriter>,
 }
 
@@ -115,6 +116,9 @@ impl Tracking {
         let path = RunDir::new(run_dir).metrics();
         let metrics =
             MetricsWriter::open(&path, resumed_at).map_err(|e| TrainError::io(&path, e))?;
+        let path = RunDir::new(run_dir).eval_samples();
+        let eval_samples =
+            MetricsWriter::open(&path, resumed_at).map_err(|e| TrainError::io(&path, e))?;
         let tensorboard = match tensorboard {
             None => None,
             Some(dir) => {
@@ -128,8 +132,35 @@ impl Tracking {
         };
         Ok(Self {
             metrics,
+            eval_samples,
             tensorboard,
         })
+    }
+
+    /// Writes an evaluation's samples to `eval-samples.jsonl`, one line each: `step`,
+    /// `dataset`, `problem` (its index in the evaluation), `sample`, `answer` (the gold),
+    /// `response`, `correct`.
+    pub fn log_eval_samples(
+        &mut self,
+        step: usize,
+        task: &crate::task::Task,
+        r: &crate::eval::EvalResult,
+    ) -> Result<(), TrainError> {
+        for (n, s) in r.samples.iter().enumerate() {
+            let line = serde_json::json!({
+                "step": step,
+                "dataset": r.dataset,
+                "problem": s.problem,
+                "sample": n % r.k.max(1),
+                "answer": task.problems.get(s.problem).map(|p| p.answer.as_str()),
+                "response": s.text,
+                "correct": s.correct,
+            });
+            self.eval_samples
+                .write_json(&line)
+                .map_err(|e| TrainError::io(self.eval_samples.path(), e))?;
+        }
+        Ok(())
     }
 
     /// The event file, when TensorBoard is on.

@@ -577,6 +577,57 @@ fn stop_and_resume_matches(dtype: &str) -> Fixture {
     fx
 }
 
+/// Each in-run evaluation writes its samples to `eval-samples.jsonl` (so a later checker can
+/// score a run's evaluations again), and a resumed run rewrites the steps it redoes: the file of
+/// a run stopped and resumed equals the uninterrupted run's.
+#[test]
+fn eval_samples_are_written_and_resume_exactly() {
+    let fx = Fixture::new();
+    let data = format!("eval.datasets=[{:?}]", fx.data.display().to_string());
+    let evals = [
+        "trainer.save_freq=0",
+        data.as_str(),
+        "eval.test_freq=2",
+        "eval.k=2",
+        "eval.before_train=true",
+    ];
+    train(&options(&fx, "full", &evals)).unwrap();
+    let mut first = options(&fx, "split", &evals);
+    first.stop_after = Some(3);
+    train(&first).unwrap();
+    let run_dir = fx.root.join("runs/split");
+    train(&TrainOptions {
+        resume: Some(run_dir.clone()),
+        quiet: true,
+        ..TrainOptions::default()
+    })
+    .unwrap();
+    let read = |dir: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(rlvr_core::run_dir::RunDir::new(dir).eval_samples())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let full = read(&fx.root.join("runs/full"));
+    assert_eq!(read(&run_dir), full, "a resumed run's samples differ");
+    let steps: std::collections::BTreeSet<u64> =
+        full.iter().map(|l| l["step"].as_u64().unwrap()).collect();
+    assert_eq!(steps.into_iter().collect::<Vec<_>>(), [0, 2, 4, 6]);
+    // every evaluation the same problems, 2 samples each, each with its gold, response and
+    // verdict
+    let at = |step: u64| full.iter().filter(|l| l["step"] == step).count();
+    assert!(at(0) > 0 && at(0) % 2 == 0, "{}", at(0));
+    assert!([2, 4, 6].iter().all(|&s| at(s) == at(0)));
+    for l in &full {
+        assert!(l["answer"].is_string() && l["response"].is_string(), "{l}");
+        assert!(
+            l["correct"].is_boolean() && l["sample"].as_u64().unwrap() < 2,
+            "{l}"
+        );
+    }
+}
+
 /// A training set with no prompt left after the length filter is a user-input error that
 /// names the file, says how many prompts were too long and which key to raise; an empty file
 /// says so.

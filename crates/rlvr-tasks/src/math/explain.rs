@@ -271,12 +271,21 @@ fn relation_fault(gold: &Expr, answer: &Expr) -> Option<&'static str> {
 
 /// Numbers and the arithmetic of numbers: literals, signs, fractions, sums, products and
 /// powers of them (`76 * 27`, `\frac{3}{4}`, `2^{10} + 1`).
+///
+/// A function of such numbers whose value is a whole number is one too (`|76|`, `\lceil 76
+/// \rceil`, `\sqrt{76^2}`): wrapping a factor in it does not make a computation a value;
+/// `\sqrt{3}` (irrational) stays a value, so `2\sqrt{3}` is no computation.
 fn arithmetic(e: &Expr) -> bool {
     match e {
         _ if is_number_tree(e) => true,
         Expr::Neg(x) => arithmetic(x),
         Expr::Div(a, b) | Expr::Pow(a, b) => arithmetic(a) && arithmetic(b),
         Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(arithmetic),
+        Expr::Func(_, args) if args.iter().all(arithmetic) => {
+            let none = |_: &str| None;
+            super::numeric::eval(e, &none)
+                .is_some_and(|v| v.im == 0.0 && v.re.is_finite() && v.re == v.re.round())
+        }
         _ => false,
     }
 }

@@ -1707,6 +1707,11 @@ fn an_equation_answering_a_number_must_hold_and_state_a_value() {
     wrong("2052", "1740 = 76 * 27 or 1740 = 76 * 27");
     wrong("2052", "76 * 27 = 76 * 27");
     right("2052", "2052, or 76 * 27");
+    // a factor wrapped in a function of whole value is still a computation
+    wrong("2052", "\\boxed{|76| \\times 27}");
+    wrong("2052", "\\boxed{\\sqrt{76^2} \\cdot 27}");
+    wrong("2052", "\\boxed{\\lceil 76 \\rceil \\cdot 27}");
+    right("3.46410161514", "\\boxed{2\\sqrt{3}}");
     // an approximation is read by the value it states, not by the computation beside it
     wrong("2052", "1740 \\approx 76 * 27");
     wrong("2052", "76 \\times 27 \\approx 2050");

@@ -45,6 +45,7 @@ pub(super) fn run_evals(
         })?;
         pb.finish_and_clear();
         writer.log(&MetricsLine::Eval(r.line(step)))?;
+        writer.log_eval_samples(step, task, &r)?;
         ui.println(format!(
             "eval step {step:>4} {}: mean@{k} = {:.3}, pass@{k} = {:.3} on {} ({:.1}s)",
             r.dataset,

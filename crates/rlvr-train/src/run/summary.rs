@@ -253,7 +253,7 @@ impl RunSummary {
             self.wall_s, t.setup_s, t.warm_start_s, t.rollout_s, t.reward_s, t.train_s, t.eval_s, t.checkpoint_s
         );
         s += &format!(
-            "files: {}/ (metrics.jsonl, config.toml, host.jsonl, checkpoint/ in Hugging Face layout)\n",
+            "files: {}/ (metrics.jsonl, eval-samples.jsonl, config.toml, host.jsonl, checkpoint/ in Hugging Face layout)\n",
             self.run_dir.display()
         );
         s
