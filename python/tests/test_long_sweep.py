@@ -1,5 +1,6 @@
 """scripts/train/long-sweep.sh: a sweep's finished runs kept in the repository and put back on the
 next machine, never overwritten by a disagreeing copy."""
+import gzip
 import json
 import os
 import pathlib
@@ -123,15 +124,20 @@ def test_a_bad_keep_file_is_refused_by_key(tmp_path, toml, message):
 
 def test_eval_samples_are_kept_when_a_run_has_them_and_must_agree(sweep):
     """A run's eval-samples.jsonl (its evaluations' samples, written by builds from 2026-12-08)
-    is kept and put back with it; a run of an older build, without one, is kept as before; a
+    is kept gzipped and put back with it; a run of an older build, without one, is kept as before; a
     second copy whose samples differ is refused."""
     d, keep = sweep
     samples = '{"step": 0, "problem": 0, "answer": "5", "response": "2 + 3 = 5", "correct": true}\n'
     (d / "token-mean-s1/eval-samples.jsonl").write_text(samples)
     r = _run("save", keep)
     assert r.returncode == 0, r.stderr
-    assert (keep / "token-mean-s1/eval-samples.jsonl").read_text() == samples
-    assert not (keep / "balanced-s1/eval-samples.jsonl").exists()
+    packed = keep / "token-mean-s1/eval-samples.jsonl.gz"
+    assert gzip.decompress(packed.read_bytes()).decode() == samples
+    # gzip -n: no file name (FLG.FNAME unset) and no time (MTIME zero) in the header, so the same
+    # samples pack to the same bytes whenever and wherever they are kept
+    head = packed.read_bytes()[:8]
+    assert head[3] & 0x08 == 0 and head[4:8] == b"\0\0\0\0", head
+    assert not (keep / "balanced-s1/eval-samples.jsonl.gz").exists()
     shutil.rmtree(d)
     r = _run("restore", keep)
     assert r.returncode == 0, r.stdout + r.stderr

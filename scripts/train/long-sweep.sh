@@ -14,8 +14,8 @@
 #                     commit, in a worktree under runs/), `command` (the sweep's arguments)
 #   sweep-config.toml, sweep-overrides.txt   the sweep's pinned config (written by rlvr sweep)
 #   <cell>/           per finished run: config.toml, metrics.jsonl, host.jsonl, train.log,
-#                     sweep.done, eval-samples.jsonl (its evaluations' samples, so a later
-#                     checker can score them again; no checkpoint: a finished run needs none)
+#                     sweep.done, eval-samples.jsonl.gz (its evaluations' samples, gzipped, so a
+#                     later checker can score them again; no checkpoint: a finished run needs none)
 #
 # `save` copies every finished cell not yet kept and refuses one kept with different files (the
 # same run computed twice must agree: docs/determinism.md), then removes the checkpoints of the
@@ -55,14 +55,35 @@ finished_cells() {
     (cd "$1" && find . -name sweep.done -type f -printf '%h\n' | sed 's|^\./||' | sort)
 }
 
-copy_cell() { # from to
+# eval-samples.jsonl is kept gzipped (`eval-samples.jsonl.gz`, `gzip -n`: no name or time in it,
+# so the same file compresses to the same bytes): a real model's run writes some 700 kB of it.
+packed() { [ "$1" = eval-samples.jsonl ]; }
+
+keep_cell() { # from (a sweep cell) to (a kept cell)
     mkdir -p "$2"
     for f in "${run_files[@]}"; do
         if [ ! -f "$1/$f" ]; then
             optional "$f" && continue
             die "$1/$f: missing from a finished run"
         fi
-        cp "$1/$f" "$2/$f"
+        if packed "$f"; then
+            gzip -n -c "$1/$f" >"$2/$f.gz"
+        else
+            cp "$1/$f" "$2/$f"
+        fi
+    done
+}
+
+put_back_cell() { # from (a kept cell) to (a sweep cell)
+    mkdir -p "$2"
+    for f in "${run_files[@]}"; do
+        if packed "$f" && [ -f "$1/$f.gz" ]; then
+            gunzip -c "$1/$f.gz" >"$2/$f"
+        elif [ -f "$1/$f" ]; then
+            cp "$1/$f" "$2/$f"
+        elif ! optional "$f"; then
+            die "$1/$f: missing from a kept run"
+        fi
     done
 }
 
@@ -86,7 +107,13 @@ sys.exit(0 if strip(sys.argv[1]) == strip(sys.argv[2]) else 1)
 PY
                 ;;
             *)
-                if optional "$f" && [ ! -f "$1/$f" ] && [ ! -f "$2/$f" ]; then continue; fi
+                if packed "$f"; then
+                    # $1 is the sweep's cell, $2 the kept one (gzipped)
+                    if [ ! -f "$1/$f" ] && [ ! -f "$2/$f.gz" ]; then continue; fi
+                    [ -f "$1/$f" ] && [ -f "$2/$f.gz" ] || return 1
+                    gunzip -c "$2/$f.gz" | cmp -s "$1/$f" - || return 1
+                    continue
+                fi
                 cmp -s "$1/$f" "$2/$f" || return 1
                 ;;
         esac
@@ -111,7 +138,7 @@ case $action in
                 same_files "$dir/$cell" "$keep/$cell" \
                     || die "$cell: finished here with other results than the kept run ($keep/$cell): the same run computed twice disagrees"
             else
-                copy_cell "$dir/$cell" "$keep/$cell"
+                keep_cell "$dir/$cell" "$keep/$cell"
                 echo "long-sweep: kept $cell"
                 n=$((n + 1))
             fi
@@ -142,7 +169,7 @@ case $action in
             if [ -d "$dir/$cell" ] && [ -n "$(ls -A "$dir/$cell")" ]; then
                 die "$dir/$cell: a run is in progress there; finish or remove it before restoring the kept one"
             fi
-            copy_cell "$keep/$cell" "$dir/$cell"
+            put_back_cell "$keep/$cell" "$dir/$cell"
             n=$((n + 1))
         done < <(finished_cells "$keep")
         echo "long-sweep: $n finished run(s) restored into $dir"
