@@ -1297,11 +1297,34 @@ fn scalar_eq(g: &Expr, p: &Expr, d: usize) -> Verdict {
     }
 }
 
+const SCIENTIFIC_ROUNDED: &str = "a gold in scientific notation is the value rounded";
+
+/// Whether `g` is a decimal written in scientific notation (`4.6e-24`, `2.7778e-6`: how a
+/// physics or chemistry key writes a measured value) with at least two significant digits, and
+/// `v` rounded to that many significant digits is `d`, its value: such a key is rounded (policy
+/// rule 10), so an answer that states the value more precisely (`4.57 \times 10^{-24}`,
+/// `\frac{1}{360000}`) is right. Plain decimals keep the stricter reading of
+/// [`super::numeric::decimal_matches`] (`0.33` does not stand for 1/3).
+fn scientific_gold_rounds(g: &Expr, d: f64, v: f64) -> bool {
+    let Some(t) = decimal_literal(g).filter(|t| t.contains(['e', 'E'])) else {
+        return false;
+    };
+    let digits = significant_digits(t);
+    if digits < 2 || v == 0.0 || !d.is_finite() || !v.is_finite() {
+        return false;
+    }
+    let unit = 10f64.powf(v.abs().log10().floor() - digits as f64 + 1.0);
+    (d - v).abs() <= 0.5 * unit * (1.0 + 1e-9)
+}
+
 fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
     let one_decimal = decimal_literal(g).is_some() != decimal_literal(p).is_some();
     if let (Some(a), Some(b)) = (exact(g), exact(p)) {
         if a == b {
             return Ok("same exact value");
+        }
+        if scientific_gold_rounds(g, a.to_f64(), b.to_f64()) {
+            return Ok(SCIENTIFIC_ROUNDED);
         }
         // a gold printed at double precision (a float's repr: 15 or more significant digits,
         // `186253.57700000002`) stands for the double it prints: an answer whose value is that
@@ -1344,6 +1367,9 @@ fn constant_eq(g: &Expr, p: &Expr) -> Verdict {
     }
     if same_constant(a, b) {
         return Ok("same value");
+    }
+    if a.im == 0.0 && b.im == 0.0 && scientific_gold_rounds(g, a.re, b.re) {
+        return Ok(SCIENTIFIC_ROUNDED);
     }
     let dec = |x: &Expr, other: &Expr, xv: C, ov: C| -> bool {
         match decimal_literal(x) {

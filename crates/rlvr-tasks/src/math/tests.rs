@@ -1784,3 +1784,18 @@ fn a_bare_line_with_is() {
     right("56", "7 times 8 equals 56");
     wrong("25", "5/6 of 30 is 24.");
 }
+
+/// A key in scientific notation is a rounded measurement (policy rule 10): an answer that states
+/// the value more precisely is right; one that differs at the key's precision, or is coarser, is
+/// not, and plain decimal keys keep their strict reading.
+#[test]
+fn a_key_in_scientific_notation_is_rounded() {
+    right("4.6e-24", "\\boxed{4.57 \\times 10^{-24} \\text{ m}}");
+    right("2.7778e-6", "\\boxed{\\frac{1}{360000}}");
+    right("2.7778e-6", "The answer is 2.77778e-6.");
+    wrong("4.6e-24", "\\boxed{4.4 \\times 10^{-24}}");
+    wrong("2.7778e-6", "The answer is 2.8e-6.");
+    // one significant digit, or a plain decimal: no rounding read
+    wrong("5e-3", "The answer is 0.0046.");
+    wrong("0.33", "\\boxed{\\frac{1}{3}}");
+}
