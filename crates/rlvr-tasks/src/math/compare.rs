@@ -1310,11 +1310,7 @@ fn scientific_gold_rounds(g: &Expr, d: f64, v: f64) -> bool {
         return false;
     };
     let digits = significant_digits(t);
-    if digits < 2 || v == 0.0 || !d.is_finite() || !v.is_finite() {
-        return false;
-    }
-    let unit = 10f64.powf(v.abs().log10().floor() - digits as f64 + 1.0);
-    (d - v).abs() <= 0.5 * unit * (1.0 + 1e-9)
+    digits >= 2 && super::numeric::rounds_to_digits(d, digits, v)
 }
 
 fn constant_eq(g: &Expr, p: &Expr) -> Verdict {

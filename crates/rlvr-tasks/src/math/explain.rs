@@ -282,9 +282,7 @@ fn arithmetic(e: &Expr) -> bool {
         Expr::Div(a, b) | Expr::Pow(a, b) => arithmetic(a) && arithmetic(b),
         Expr::Add(xs) | Expr::Mul(xs) => xs.iter().all(arithmetic),
         Expr::Func(_, args) if args.iter().all(arithmetic) => {
-            let none = |_: &str| None;
-            super::numeric::eval(e, &none)
-                .is_some_and(|v| v.im == 0.0 && v.re.is_finite() && v.re == v.re.round())
+            real_value(e).is_some_and(|v| v.is_finite() && v == v.round())
         }
         _ => false,
     }
@@ -309,7 +307,6 @@ fn equation_of_numbers_fault(gold: &Expr, answer: &Expr) -> Option<&'static str>
     if !ops.iter().all(|o| matches!(o, RelOp::Eq | RelOp::Approx)) || members.len() > 8 {
         return None;
     }
-    let none = |_: &str| None;
     // a lone `e` or `i` opening the chain is a label (`e = \sqrt{\frac{11}{6}}`, an
     // eccentricity), not Euler's number
     let label = |k: usize, m: &Expr| k == 0 && matches!(m, Expr::Const(Const::E | Const::I));
@@ -317,7 +314,7 @@ fn equation_of_numbers_fault(gold: &Expr, answer: &Expr) -> Option<&'static str>
         .iter()
         .enumerate()
         .filter(|&(k, m)| {
-            !label(k, m) && !has_variable(m) && super::numeric::eval(m, &none).is_some()
+            !label(k, m) && !has_variable(m) && super::numeric::eval(m, &|_| None).is_some()
         })
         .map(|(_, m)| m)
         .collect();
@@ -359,22 +356,21 @@ fn sides_agree(a: &Expr, b: &Expr) -> bool {
     if compare(a, b).is_ok() || compare(b, a).is_ok() {
         return true;
     }
-    let none = |_: &str| None;
-    let value = |e: &Expr| {
-        super::numeric::eval(e, &none)
-            .filter(|v| v.im == 0.0)
-            .map(|v| v.re)
-    };
-    let (Some(x), Some(y)) = (value(a), value(b)) else {
+    let (Some(x), Some(y)) = (real_value(a), real_value(b)) else {
         return false;
     };
-    let rounded =
-        |d: f64, places: i32, v: f64| (d - v).abs() <= 0.5 * 10f64.powi(-places) * (1.0 + 1e-9);
     match (decimal_places(a), decimal_places(b)) {
-        (Some(p), _) => rounded(x, p, y),
-        (_, Some(p)) => rounded(y, p, x),
+        (Some(p), _) => super::numeric::rounds_to_places(x, p, y),
+        (_, Some(p)) => super::numeric::rounds_to_places(y, p, x),
         _ => false,
     }
+}
+
+/// The real value of a constant tree (None with a variable, or a non-real value).
+fn real_value(e: &Expr) -> Option<f64> {
+    super::numeric::eval(e, &|_| None)
+        .filter(|v| v.im == 0.0)
+        .map(|v| v.re)
 }
 
 /// The commands that wrap text in an answer (`\\text{...}`), longest first so that none leaves

@@ -371,6 +371,10 @@ fn tagged_answer(text: &str) -> Option<Result<Extracted, NoAnswer>> {
 /// last opening: a reasoning model cut at its token budget while thinking has committed to no
 /// final answer (policy rule 6), whatever values its working holds.
 fn ends_in_thinking(text: &str) -> bool {
+    // no tag without a `<` (one fast scan, as in `tagged_answer`)
+    if !text.contains('<') {
+        return false;
+    }
     let bytes = text.as_bytes();
     let last = |tag: &[u8]| {
         bytes
@@ -527,9 +531,9 @@ fn placeholder_line(line: &str) -> bool {
 /// Whether the marker ending at `pos` is followed by a template's placeholder, not an answer:
 /// a prompt's format line echoed or copied (`#### <number>`, `Answer: [num]`, `Final Answer:
 /// [Numeric result]` on the next line, `the answer is {your answer}`, `the final answer is
-/// "Answer: [num]"`): a bracketed run of at most 40 letters,
-/// spaces, `_` and `-` naming what goes there (a word such as "number", "answer", "result",
-/// "value", "your"). A bracketed answer (`[Yes]`, `<5>`) is no placeholder.
+/// "Answer: [num]"`): a bracketed run of at most 40 letters, spaces, `_` and `-` naming what
+/// goes there (a word such as "number", "answer", "result", "value", "your"). A bracketed
+/// answer (`[Yes]`, `<5>`) is no placeholder.
 fn placeholder_after(text: &str, pos: usize) -> bool {
     let placeholder = regex_cached(
         &PLACEHOLDER_RE,

@@ -145,13 +145,11 @@ pub fn explain_asked(
 fn comma_listed_gold(gold: &str, question: &str) -> Option<String> {
     static ASKS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static GOLD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let asks = ASKS.get_or_init(|| {
-        regex::Regex::new(r"(?i)separated by commas|comma[- ]separated|separate[ds]? (?:\w+ ){0,3}(?:with|by) commas")
-            .expect("static regex compiles")
-    });
-    let numbers = GOLD.get_or_init(|| {
-        regex::Regex::new(r"^[+-]?\d+(?:,[+-]?\d+)+$").expect("static regex compiles")
-    });
+    let asks = text::regex_cached(
+        &ASKS,
+        r"(?i)separated by commas|comma[- ]separated|separate[ds]? (?:\w+ ){0,3}(?:with|by) commas",
+    );
+    let numbers = text::regex_cached(&GOLD, r"^[+-]?\d+(?:,[+-]?\d+)+$");
     let g = gold_answer(gold);
     let g = g.trim().trim_matches('$').trim();
     (numbers.is_match(g) && asks.is_match(question)).then(|| g.replace(',', ", "))

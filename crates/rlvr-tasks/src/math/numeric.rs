@@ -328,11 +328,27 @@ pub fn significant_digits(text: &str) -> usize {
 /// A decimal `d` (written with `digits` significant digits) against an exact value `v`:
 /// whether `d` is `v` rounded to that many significant digits (see the module docs).
 pub fn decimal_matches(d: f64, digits: usize, v: f64) -> bool {
-    if digits < MIN_DECIMAL_DIGITS || !d.is_finite() || !v.is_finite() || v == 0.0 {
+    digits >= MIN_DECIMAL_DIGITS && rounds_to_digits(d, digits, v)
+}
+
+/// Whether `v` rounded to `digits` significant digits is `d` (within half a unit of `d`'s last
+/// digit, as `v`'s magnitude places it), with no floor on `digits`.
+pub fn rounds_to_digits(d: f64, digits: usize, v: f64) -> bool {
+    if !d.is_finite() || !v.is_finite() || v == 0.0 {
         return false;
     }
-    let mag = v.abs().log10().floor();
-    let unit = 10f64.powf(mag - digits as f64 + 1.0);
+    let unit = 10f64.powf(v.abs().log10().floor() - digits as f64 + 1.0);
+    within_half(d, v, unit)
+}
+
+/// Whether `v` rounded to `places` decimal places is `d`.
+pub fn rounds_to_places(d: f64, places: i32, v: f64) -> bool {
+    d.is_finite() && v.is_finite() && within_half(d, v, 10f64.powi(-places))
+}
+
+/// `|d - v|` at most half of `unit` (with a relative slack of 1e-9 for the binary rounding of
+/// the decimal itself).
+fn within_half(d: f64, v: f64, unit: f64) -> bool {
     (d - v).abs() <= 0.5 * unit * (1.0 + 1e-9)
 }
 
