@@ -61,7 +61,8 @@
 //! on the host, `P b + 2 P u + master` (`grpo.rs`), restored on a non-finite step.
 //!
 //! Rollout: the KV cache of one generation call at full length,
-//! `S (T) L 2 kvd b` for `S = generation_batch_size * num_generations` sequences, plus their
+//! `S (T) L 2 kvd b` for `S = min(generation_batch_size, train_batch_size) * num_generations`
+//! sequences, plus their
 //! sampling logits `S V u 2` (the larger of rollout and evaluation generation is planned).
 //!
 //! Peaks: training the larger of `weights + master + optimizer + reference + max(gradients +
@@ -107,22 +108,28 @@ pub struct PlanInputs {
 
 impl PlanInputs {
     /// From a config: `N` is `ppo_max_token_len_per_gpu` with `use_dynamic_bsz` (or one
-    /// sequence if longer), else `ppo_micro_batch_size * T`; the generation call is the larger
-    /// of the rollout's (`generation_batch_size * num_generations` sequences of `T` tokens) and
-    /// the evaluation's (`eval.batch_size * eval.k` of `max_prompt_length +
-    /// eval.max_response_length`).
+    /// sequence if longer), else `ppo_micro_batch_size * T`, and never more than a whole
+    /// mini-batch at full length (`ppo_mini_batch_size * num_generations * T`: a micro-batch
+    /// is a piece of one); the generation call is the larger of the rollout's
+    /// (`min(generation_batch_size, train_batch_size) * num_generations` sequences of `T`
+    /// tokens: a round samples `train_batch_size` prompts, in calls of at most
+    /// `generation_batch_size`) and the evaluation's (`eval.batch_size * eval.k` of
+    /// `max_prompt_length + eval.max_response_length`).
     pub fn from_config(cfg: &TrainConfig) -> Self {
         let a = &cfg.algorithm;
         let t = cfg.data.max_prompt_length + cfg.rollout.max_response_length;
+        let g = cfg.rollout.num_generations;
+        let mini_batch = a.ppo_mini_batch_size.max(1) * g * t;
         let n = if a.use_dynamic_bsz {
-            a.ppo_max_token_len_per_gpu.max(t)
+            a.ppo_max_token_len_per_gpu.min(mini_batch).max(t)
         } else {
-            a.ppo_micro_batch_size * t
+            (a.ppo_micro_batch_size * t).min(mini_batch)
         };
-        let rollout = (
-            cfg.rollout.generation_batch_size * cfg.rollout.num_generations,
-            t,
-        );
+        let call = cfg
+            .rollout
+            .generation_batch_size
+            .min(cfg.trainer.train_batch_size);
+        let rollout = (call * g, t);
         let eval = (
             cfg.eval.batch_size * cfg.eval.k,
             cfg.data.max_prompt_length + cfg.eval_max_tokens(),
@@ -684,9 +691,36 @@ mod tests {
             500,
             "one sequence"
         );
-        // generation: 64 prompts x 8 = 512 sequences of 500 against eval 64 x 4 = 256
-        assert_eq!((i.gen_seqs, i.gen_tokens), (512, 500));
+        // generation: a round's 16 prompts x 8 = 128 sequences of 500 (calls of up to 64
+        // prompts) against eval 64 x 4 = 256 of 100 + 400
+        assert_eq!((i.gen_seqs, i.gen_tokens), (256, 500));
+        cfg.eval.k = 1;
+        assert_eq!(PlanInputs::from_config(&cfg).gen_seqs, 128);
+        cfg.trainer.train_batch_size = 256;
+        assert_eq!(
+            PlanInputs::from_config(&cfg).gen_seqs,
+            512,
+            "calls of 64 x 8"
+        );
         assert_eq!(i.dtype_bytes, 4);
+    }
+
+    #[test]
+    fn a_micro_batch_is_at_most_a_whole_mini_batch() {
+        let mut cfg = TrainConfig::default();
+        cfg.data.max_prompt_length = 100;
+        cfg.rollout.max_response_length = 400;
+        cfg.rollout.num_generations = 8;
+        cfg.algorithm.ppo_mini_batch_size = 2; // 16 sequences of 500 tokens
+        cfg.algorithm.ppo_micro_batch_size = 128;
+        assert_eq!(PlanInputs::from_config(&cfg).micro_tokens, 16 * 500);
+        cfg.algorithm.ppo_micro_batch_size = 5;
+        assert_eq!(PlanInputs::from_config(&cfg).micro_tokens, 5 * 500);
+        cfg.algorithm.use_dynamic_bsz = true;
+        cfg.algorithm.ppo_max_token_len_per_gpu = 100_000;
+        assert_eq!(PlanInputs::from_config(&cfg).micro_tokens, 16 * 500);
+        cfg.algorithm.ppo_max_token_len_per_gpu = 3000;
+        assert_eq!(PlanInputs::from_config(&cfg).micro_tokens, 3000);
     }
 
     #[test]

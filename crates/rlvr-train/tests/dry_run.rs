@@ -93,3 +93,105 @@ fn bad_config_key_is_named_in_dry_run() {
         "{msg}"
     );
 }
+
+/// The real SmolLM2-135M-Instruct of `scripts/real-model.sh` (`RLVR_REAL_MODEL`; skipped
+/// without it, a failure under `CI=true`).
+fn real_model() -> Option<PathBuf> {
+    let dir = std::env::var("RLVR_REAL_MODEL")
+        .map_err(|_| "RLVR_REAL_MODEL is not set (scripts/real-model.sh prints it)".to_string())
+        .map(PathBuf::from)
+        .and_then(|d| {
+            if d.join("config.json").is_file() {
+                Ok(d)
+            } else {
+                Err(format!("{}/config.json does not exist", d.display()))
+            }
+        });
+    rlvr_test_support::or_skip(dir, "the real model (SmolLM2-135M-Instruct)")
+}
+
+/// GiB on the plan line that starts with `label` (`  peak: training (checkpointing off)   6.77 GiB`).
+fn plan_gib(text: &str, label: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no `{label}` line:\n{text}"));
+    let mut words = line.split_whitespace().rev();
+    assert_eq!(words.next(), Some("GiB"), "{line}");
+    words.next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn real_model_configs_pass_dry_run() {
+    let Some(model) = real_model() else { return };
+    // (file, train data line, eval data line, a prompt's question, most GiB a training
+    // micro-batch may plan with checkpointing off)
+    let cases = [
+        (
+            "configs/smollm2-arith.toml",
+            "train data: arith:ops=+*,digits=1-2,terms=2,n=3000: 3000 problems",
+            "eval data: arith:ops=+*,digits=1-2,terms=2,split=test,n=100: 100 problems",
+            "What is ",
+            f64::INFINITY,
+        ),
+        (
+            "configs/smollm2-arith-rules.toml",
+            "train data: arith:ops=+*,digits=1-2,terms=2,n=3000: 3000 problems",
+            "eval data: arith:ops=+*,digits=1-2,terms=2,split=test,n=100: 100 problems",
+            "What is ",
+            f64::INFINITY,
+        ),
+        (
+            // the distinct stories of one-digit amounts outside the held-out tenth
+            "configs/smollm2-arith-words.toml",
+            "train data: arith:ops=+-,digits=1,terms=2-3,words=true,n=3000: 1271 problems",
+            "eval data: arith:ops=+-,digits=1,terms=2-3,words=true,split=test,n=100: 100 problems",
+            " now?<|im_end|>",
+            7.0,
+        ),
+    ];
+    for (file, train, eval, question, most_gib) in cases {
+        let mut out = Vec::new();
+        let opts = TrainOptions {
+            config: Some(repo(file)),
+            overrides: vec![format!("model.path={}", model.display())],
+            ..TrainOptions::default()
+        };
+        dry_run(&opts, &mut out).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("30 layers, hidden 576, vocab 49152"),
+            "{file}:\n{text}"
+        );
+        assert!(text.contains(train), "{file}: {train}\n{text}");
+        assert!(text.contains(eval), "{file}: {eval}\n{text}");
+        // the question in the model's own chat template, its system prompt included
+        assert!(
+            text.contains("<|im_start|>system\nYou are a helpful AI assistant named SmolLM"),
+            "{file}:\n{text}"
+        );
+        assert!(text.contains("<|im_start|>user\n"), "{file}:\n{text}");
+        assert!(text.contains(question), "{file}: {question}\n{text}");
+        assert!(text.contains("<|im_start|>assistant\n"), "{file}:\n{text}");
+        let peak = plan_gib(&text, "peak: training (checkpointing off)");
+        assert!(peak <= most_gib, "{file}: plans {peak} GiB\n{text}");
+        assert!(text.trim_end().ends_with("dry run: ok"), "{file}:\n{text}");
+    }
+}
+
+#[test]
+fn every_shipped_config_is_listed_in_the_configs_readme() {
+    let readme = std::fs::read_to_string(repo("configs/README.md")).unwrap();
+    let mut n = 0;
+    for entry in std::fs::read_dir(repo("configs")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".toml") {
+            n += 1;
+            assert!(
+                readme.contains(&format!("| `{name}` |")),
+                "configs/{name} is not in configs/README.md's table"
+            );
+        }
+    }
+    assert!(n >= 6, "{n} configs");
+}
