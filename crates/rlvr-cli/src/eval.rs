@@ -87,9 +87,12 @@ pub struct Args {
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
-    /// Write every sample to this JSON-lines file: problem index, id, data_source, sample
-    /// index, gold answer, response, tokens, truncated, correct, and the verifier's verdict:
-    /// reward, scorer (math, code, testbed), reason (for code: tests passed, first failure).
+    /// Write every sample to this JSON-lines file: problem index, id, data_source, question
+    /// (the text asked, options included), choices (a multiple-choice problem's options),
+    /// sample index, gold answer, response, tokens, truncated, correct, and the verifier's
+    /// verdict: reward, scorer (math, code, testbed), reason (for code: tests passed, first
+    /// failure). `rlvr verify --jsonl FILE --gold-field answer --question-field question`
+    /// scores a math problem's lines again as the evaluation did.
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -177,6 +180,8 @@ fn write_samples(path: &Path, task: &Task, r: &EvalResult) -> std::io::Result<()
             "problem": s.problem,
             "id": problem.id,
             "data_source": problem.data_source,
+            "question": problem.question(),
+            "choices": problem.choices,
             "sample": n % r.k,
             "answer": problem.answer,
             "response": s.text,

@@ -116,12 +116,16 @@ fn eval_metrics_agree_with_samples_and_are_reproducible() {
         assert_eq!(s["data_source"], "testbed");
         // testbed ids spell the terms, whose sum is the gold answer
         let id = s["id"].as_str().unwrap();
-        let sum: u64 = id
-            .split('-')
-            .skip(1)
-            .map(|t| t.parse::<u64>().unwrap())
-            .sum();
+        let terms: Vec<&str> = id.split('-').skip(1).collect();
+        let sum: u64 = terms.iter().map(|t| t.parse::<u64>().unwrap()).sum();
         assert_eq!(s["answer"].as_str().unwrap(), sum.to_string(), "{id}");
+        // the question asked, as the testbed writes it ("Add: 7 9 5 =")
+        assert_eq!(
+            s["question"].as_str().unwrap(),
+            format!("Add: {} =", terms.join(" ")),
+            "{id}"
+        );
+        assert!(s["choices"].is_null(), "{s}");
         assert!(s["tokens"].as_u64().unwrap() <= 48);
     }
 

@@ -59,8 +59,9 @@ impl RunDir {
     }
 
     /// `<run>/eval-samples.jsonl`: each in-run evaluation's samples (step, dataset, problem,
-    /// sample, gold answer, response, verdict), so a later checker can score a run's
-    /// evaluations again (`rlvr verify --jsonl FILE --gold-field answer`).
+    /// question, choices, sample, gold answer, response, verdict), so a later checker can
+    /// score a run's evaluations again (`rlvr verify --jsonl FILE --gold-field answer
+    /// --question-field question`).
     pub fn eval_samples(&self) -> PathBuf {
         self.0.join(EVAL_SAMPLES_FILE)
     }

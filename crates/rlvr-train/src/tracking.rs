@@ -138,8 +138,11 @@ impl Tracking {
     }
 
     /// Writes an evaluation's samples to `eval-samples.jsonl`, one line each: `step`,
-    /// `dataset`, `problem` (its index in the evaluation), `sample`, `answer` (the gold),
-    /// `response`, `correct`.
+    /// `dataset`, `problem` (its index in the evaluation), `question` (the text asked, options
+    /// included), `choices` (a multiple-choice problem's options, else null), `sample`,
+    /// `answer` (the gold), `response`, `correct`: what `rlvr verify --jsonl FILE --gold-field
+    /// answer --question-field question` needs to score a math problem's samples again as the
+    /// run did.
     pub fn log_eval_samples(
         &mut self,
         step: usize,
@@ -147,12 +150,15 @@ impl Tracking {
         r: &crate::eval::EvalResult,
     ) -> Result<(), TrainError> {
         for (n, s) in r.samples.iter().enumerate() {
+            let problem = task.problems.get(s.problem);
             let line = serde_json::json!({
                 "step": step,
                 "dataset": r.dataset,
                 "problem": s.problem,
+                "question": problem.map(|p| p.question()),
+                "choices": problem.and_then(|p| p.choices.as_ref()),
                 "sample": n % r.k.max(1),
-                "answer": task.problems.get(s.problem).map(|p| p.answer.as_str()),
+                "answer": problem.map(|p| p.answer.as_str()),
                 "response": s.text,
                 "correct": s.correct,
             });

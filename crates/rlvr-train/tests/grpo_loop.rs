@@ -619,12 +619,28 @@ fn eval_samples_are_written_and_resume_exactly() {
     let at = |step: u64| full.iter().filter(|l| l["step"] == step).count();
     assert!(at(0) > 0 && at(0) % 2 == 0, "{}", at(0));
     assert!([2, 4, 6].iter().all(|&s| at(s) == at(0)));
+    let asked: Vec<String> = std::fs::read_to_string(&fx.data)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["problem"].to_string())
+        .collect();
     for l in &full {
         assert!(l["answer"].is_string() && l["response"].is_string(), "{l}");
         assert!(
             l["correct"].is_boolean() && l["sample"].as_u64().unwrap() < 2,
             "{l}"
         );
+        // the question asked, so the file alone scores the sample again as the run did
+        assert!(l["choices"].is_null(), "{l}");
+        let question = l["question"].as_str().unwrap();
+        assert!(asked.contains(&l["question"].to_string()), "{l}");
+        let again = rlvr_tasks::math::verify_asked(
+            l["answer"].as_str().unwrap(),
+            l["response"].as_str().unwrap(),
+            None,
+            Some(question),
+        );
+        assert_eq!(Some(again.correct), l["correct"].as_bool(), "{l}");
     }
 }
 
