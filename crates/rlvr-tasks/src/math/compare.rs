@@ -313,12 +313,43 @@ fn has_word(e: &Expr) -> bool {
     }
 }
 
+/// Words of arithmetic: between two numbers they are an operation, not a unit.
+const OPERATION_WORDS: &[&str] = &[
+    "times",
+    "plus",
+    "minus",
+    "over",
+    "by",
+    "multiplied",
+    "divided",
+    "add",
+    "added",
+    "subtract",
+    "subtracted",
+    "less",
+    "more",
+    "and",
+    "of",
+];
+
+/// `e` without the words that name its unit (`5 \text{ cm}` is 5, `3 \times 10^8 \text{ m/s}`
+/// is `3 \times 10^8`). A word of arithmetic between two of the product's other factors is an
+/// operation (`76 times 27`, `34 plus 16`): such a product is kept as it is, with no value, so
+/// the question's arithmetic restated in words is not its value.
 fn strip_units(e: &Expr) -> Expr {
     match e {
         Expr::Mul(xs) => {
             let kept: Vec<Expr> = xs.iter().filter(|x| !wordish(x)).cloned().collect();
             if kept.is_empty() || kept.len() == xs.len() || kept.iter().any(has_word) {
                 return e.clone();
+            }
+            let first = xs.iter().position(|x| !wordish(x));
+            let last = xs.iter().rposition(|x| !wordish(x));
+            if let (Some(a), Some(b)) = (first, last) {
+                let operation = |x: &Expr| matches!(x, Expr::Word(w) if OPERATION_WORDS.contains(&w.to_lowercase().as_str()));
+                if xs[a..=b].iter().any(operation) {
+                    return e.clone();
+                }
             }
             if kept.len() == 1 {
                 kept.into_iter().next().expect("one")

@@ -539,6 +539,17 @@ fn a_computation_written_out_is_not_its_value() {
     wrong("12", "\\boxed{2 \\cdot 6}");
     wrong("-12", "\\boxed{-(2 \\cdot 6)}");
     no("10", "9+1");
+    // in words: a word of arithmetic between two numbers is an operation, not a unit the
+    // comparison may drop (the bare "76 times 27" read as 76 * 27, 2052)
+    wrong("2052", "76 times 27");
+    wrong("2052", "**76 Times 27.**");
+    wrong("544", "34 plus 16");
+    wrong("50", "34 plus 16");
+    wrong("9", "27 over 3");
+    // a unit after the value stays a unit
+    ok("2052", "2052 apples");
+    ok("2052", "$2052 \\text{ apples}$");
+    ok("18", "2 times 9 equals 18");
     // the value, or a chain that ends in it
     ok("1561", "76 + 27 * 55 = 1561");
     ok("56", "The answer is 56.");
