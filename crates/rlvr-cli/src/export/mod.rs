@@ -71,9 +71,10 @@ enum What {
         /// the user message.
         #[arg(long, default_value = "raw")]
         prompt_template: String,
-        /// `extra_info.split`: `train` or `test`.
-        #[arg(long, default_value = "train")]
-        split: String,
+        /// `extra_info.split`: `train` or `test` (default: `test` for the held-out side of
+        /// the arithmetic family, `arith:...,split=test`; else `train`).
+        #[arg(long)]
+        split: Option<String>,
         /// Data directory with local copies of presets (else RLVR_DATA_DIR, else the hub).
         #[arg(long)]
         data_dir: Option<PathBuf>,
@@ -116,6 +117,9 @@ pub fn run(args: Args) -> Result<()> {
                     BadInput(format!("--format {format:?}: the one layout is `verl`")).into(),
                 );
             }
+            let held_out =
+                matches!(rlvr_tasks::arith::ArithSpec::parse(&name), Some(Ok(s)) if s.test);
+            let split = split.unwrap_or_else(|| if held_out { "test" } else { "train" }.into());
             if split != "train" && split != "test" {
                 return Err(BadInput(format!("--split {split:?}: expected train or test")).into());
             }
