@@ -41,6 +41,24 @@ pub fn python(python: &Path) -> Option<PathBuf> {
     or_skip(found, "no python3")
 }
 
+/// The real SmolLM2-135M-Instruct that `scripts/real-model.sh` converts, named by
+/// `RLVR_REAL_MODEL` (its `model.safetensors` must be there), else [`or_skip`]'s skip.
+pub fn real_model_dir() -> Option<PathBuf> {
+    let dir = std::env::var("RLVR_REAL_MODEL")
+        .map_err(|_| {
+            "RLVR_REAL_MODEL is not set (scripts/real-model.sh prints the directory)".to_string()
+        })
+        .map(PathBuf::from)
+        .and_then(|d| {
+            if d.join("model.safetensors").is_file() {
+                Ok(d)
+            } else {
+                Err(format!("{}/model.safetensors does not exist", d.display()))
+            }
+        });
+    or_skip(dir, "the real model (SmolLM2-135M-Instruct)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

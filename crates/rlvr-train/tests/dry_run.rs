@@ -94,22 +94,6 @@ fn bad_config_key_is_named_in_dry_run() {
     );
 }
 
-/// The real SmolLM2-135M-Instruct of `scripts/real-model.sh` (`RLVR_REAL_MODEL`; skipped
-/// without it, a failure under `CI=true`).
-fn real_model() -> Option<PathBuf> {
-    let dir = std::env::var("RLVR_REAL_MODEL")
-        .map_err(|_| "RLVR_REAL_MODEL is not set (scripts/real-model.sh prints it)".to_string())
-        .map(PathBuf::from)
-        .and_then(|d| {
-            if d.join("config.json").is_file() {
-                Ok(d)
-            } else {
-                Err(format!("{}/config.json does not exist", d.display()))
-            }
-        });
-    rlvr_test_support::or_skip(dir, "the real model (SmolLM2-135M-Instruct)")
-}
-
 /// GiB on the plan line that starts with `label` (`  peak: training (checkpointing off)   6.77 GiB`).
 fn plan_gib(text: &str, label: &str) -> f64 {
     let line = text
@@ -123,7 +107,9 @@ fn plan_gib(text: &str, label: &str) -> f64 {
 
 #[test]
 fn real_model_configs_pass_dry_run() {
-    let Some(model) = real_model() else { return };
+    let Some(model) = rlvr_test_support::real_model_dir() else {
+        return;
+    };
     // (file, train data line, eval data line, a prompt's question, most GiB a training
     // micro-batch may plan with checkpointing off)
     let cases = [

@@ -8,18 +8,7 @@ use rlvr_model::{ChatMessage, LoadedModel, TokenBatch};
 /// The model directory named by `RLVR_REAL_MODEL` (skipped without it, a failure under
 /// `CI=true`).
 pub fn model_dir() -> Option<String> {
-    let dir = std::env::var("RLVR_REAL_MODEL")
-        .map_err(|_| {
-            "RLVR_REAL_MODEL is not set (scripts/real-model.sh prints the directory)".to_string()
-        })
-        .and_then(|d| {
-            if std::path::Path::new(&d).join("model.safetensors").is_file() {
-                Ok(d)
-            } else {
-                Err(format!("{d}/model.safetensors does not exist"))
-            }
-        });
-    rlvr_test_support::or_skip(dir, "the real model (SmolLM2-135M-Instruct)")
+    rlvr_test_support::real_model_dir().map(|d| d.display().to_string())
 }
 
 /// Prompts in the model's chat template with responses it could give, the conversations of
