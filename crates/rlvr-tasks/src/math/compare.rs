@@ -316,6 +316,7 @@ fn has_word(e: &Expr) -> bool {
 /// Words of arithmetic: between two numbers they are an operation, not a unit.
 const OPERATION_WORDS: &[&str] = &[
     "times",
+    "into",
     "plus",
     "minus",
     "over",

@@ -546,6 +546,7 @@ fn a_computation_written_out_is_not_its_value() {
     wrong("544", "34 plus 16");
     wrong("50", "34 plus 16");
     wrong("9", "27 over 3");
+    wrong("2052", "76 into 27");
     // a unit after the value stays a unit
     ok("2052", "2052 apples");
     ok("2052", "$2052 \\text{ apples}$");
