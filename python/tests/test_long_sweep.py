@@ -6,6 +6,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -145,3 +146,43 @@ def test_eval_samples_are_kept_when_a_run_has_them_and_must_agree(sweep):
     (d / "token-mean-s1/eval-samples.jsonl").write_text(samples.replace("true", "false"))
     r = _run("save", keep)
     assert r.returncode != 0 and "disagrees" in r.stderr, r.stdout + r.stderr
+
+
+def test_watch_saves_runs_as_they_finish_and_stops_when_none_trains(sweep):
+    """`watch` keeps finished runs (and frees their checkpoints) while a run of the sweep trains,
+    saves the run that finishes last, and stops once no cell's run.lock names a live process."""
+    d, keep = sweep
+    running = d / "seq-mean-token-mean-s1"
+    trainer = subprocess.Popen(["sleep", "60"])
+    try:
+        (running / "run.lock").write_text(str(trainer.pid))
+        # a finished run's lock names a process long gone
+        (d / "token-mean-s1/run.lock").write_text("999999999")
+        watch = subprocess.Popen([str(SCRIPT), "watch", str(keep), "1"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 30
+        while not (keep / "balanced-s1/sweep.done").exists() and time.time() < deadline:
+            time.sleep(0.2)
+        assert (keep / "token-mean-s1/sweep.done").exists()
+        assert not (d / "token-mean-s1/checkpoint").exists()
+        time.sleep(2)
+        assert watch.poll() is None, "watch stopped while a run trains"
+        # the last run finishes: its files and sweep.done, then its process ends
+        for f in ("config.toml", "host.jsonl", "train.log", "sweep.done"):
+            (running / f).write_text("x\n")
+        trainer.kill()
+        trainer.wait()
+        out, err = watch.communicate(timeout=30)
+    finally:
+        trainer.kill()
+    assert watch.returncode == 0, err
+    assert "stopped watching" in out, out
+    assert (keep / "seq-mean-token-mean-s1/sweep.done").exists(), out
+    assert not (running / "checkpoint").exists()
+
+
+@pytest.mark.parametrize("seconds", ["0", "-5", "1m", "3; rm -rf /"])
+def test_watch_refuses_a_bad_interval(sweep, seconds):
+    _, keep = sweep
+    r = _run("watch", keep, seconds)
+    assert r.returncode != 0 and "is not a positive whole number" in r.stderr, r.stderr

@@ -7,6 +7,8 @@
 #   scripts/train/long-sweep.sh restore KEEP           # before: finished runs back into runs/
 #   scripts/train/long-sweep.sh binary KEEP            # prints the pinned build's rlvr (builds it once)
 #   scripts/train/long-sweep.sh save KEEP              # after: finished runs into KEEP
+#   scripts/train/long-sweep.sh watch KEEP [SECONDS]   # during: `save` every SECONDS (300)
+#                                                      # while a run of the sweep trains
 #
 # KEEP is a directory under results/ holding:
 #   sweep.toml        `dir` (the sweep directory, relative to the repository root), `commit`
@@ -23,12 +25,18 @@
 # directory is absent or has no run in it, and refuses to overwrite a half-finished run with
 # another machine's files. Runs still training are not kept: a stopped run restarts from
 # nothing on the next machine, so keep a sweep's machine until its running cells finish.
+# `watch` runs `save` as runs finish, so a disk that holds two runs' checkpoints holds the whole
+# sweep: it saves every SECONDS while any cell's run.lock names a live process, and once more
+# when none does (checked twice, 5 s apart: the sweep starts its next cell in between).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 die() { echo "long-sweep: $*" >&2; exit 1; }
-[ $# -eq 2 ] || die "usage: $0 restore|binary|save KEEP"
-action=$1
+action=${1:-}
+case "$action:$#" in
+    restore:2 | binary:2 | save:2 | watch:2 | watch:3) ;;
+    *) die "usage: $0 restore|binary|save KEEP, or $0 watch KEEP [SECONDS]" ;;
+esac
 keep=${2%/}
 [ -f "$keep/sweep.toml" ] || die "$keep/sweep.toml: missing (it names the sweep directory and the pinned commit)"
 field() { # key: a `key = "value"` line of sweep.toml
@@ -120,37 +128,51 @@ PY
     done
 }
 
+save_now() {
+    [ -d "$dir" ] || die "$dir: no such sweep directory"
+    for f in "${pinned_files[@]}"; do
+        if [ -f "$keep/$f" ]; then
+            cmp -s "$dir/$f" "$keep/$f" || die "$dir/$f differs from $keep/$f: another sweep"
+        else
+            cp "$dir/$f" "$keep/$f"
+        fi
+    done
+    n=0
+    freed=0
+    while read -r cell; do
+        [ -n "$cell" ] || continue
+        if [ -f "$keep/$cell/sweep.done" ]; then
+            same_files "$dir/$cell" "$keep/$cell" \
+                || die "$cell: finished here with other results than the kept run ($keep/$cell): the same run computed twice disagrees"
+        else
+            keep_cell "$dir/$cell" "$keep/$cell"
+            echo "long-sweep: kept $cell"
+            n=$((n + 1))
+        fi
+        # a finished and kept run needs no checkpoint: a real model's are gigabytes each, and
+        # a sweep's finished runs otherwise fill the disk under the ones still training
+        for c in "$dir/$cell"/checkpoint "$dir/$cell"/checkpoint-step*; do
+            [ -e "$c" ] || continue
+            rm -rf "$c"
+            freed=$((freed + 1))
+        done
+    done < <(finished_cells "$dir")
+    echo "long-sweep: $n new finished run(s) kept in $keep ($(finished_cells "$keep" | wc -l) in all); $freed checkpoint(s) of kept runs removed"
+}
+
+# Whether a process named by a cell's run.lock under the sweep directory is alive.
+training() {
+    local lock pid
+    while read -r lock; do
+        pid=$(head -c 32 "$lock" 2>/dev/null | tr -dc 0-9)
+        [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && return 0
+    done < <(find "$dir" -name run.lock -type f 2>/dev/null)
+    return 1
+}
+
 case $action in
     save)
-        [ -d "$dir" ] || die "$dir: no such sweep directory"
-        for f in "${pinned_files[@]}"; do
-            if [ -f "$keep/$f" ]; then
-                cmp -s "$dir/$f" "$keep/$f" || die "$dir/$f differs from $keep/$f: another sweep"
-            else
-                cp "$dir/$f" "$keep/$f"
-            fi
-        done
-        n=0
-        freed=0
-        while read -r cell; do
-            [ -n "$cell" ] || continue
-            if [ -f "$keep/$cell/sweep.done" ]; then
-                same_files "$dir/$cell" "$keep/$cell" \
-                    || die "$cell: finished here with other results than the kept run ($keep/$cell): the same run computed twice disagrees"
-            else
-                keep_cell "$dir/$cell" "$keep/$cell"
-                echo "long-sweep: kept $cell"
-                n=$((n + 1))
-            fi
-            # a finished and kept run needs no checkpoint: a real model's are gigabytes each, and
-            # a sweep's finished runs otherwise fill the disk under the ones still training
-            for c in "$dir/$cell"/checkpoint "$dir/$cell"/checkpoint-step*; do
-                [ -e "$c" ] || continue
-                rm -rf "$c"
-                freed=$((freed + 1))
-            done
-        done < <(finished_cells "$dir")
-        echo "long-sweep: $n new finished run(s) kept in $keep ($(finished_cells "$keep" | wc -l) in all); $freed checkpoint(s) of kept runs removed"
+        save_now
         ;;
     restore)
         mkdir -p "$dir"
@@ -188,5 +210,19 @@ case $action in
         fi
         echo "$bin"
         ;;
-    *) die "unknown action '$action' (restore, binary or save)" ;;
+    watch)
+        interval=${3:-300}
+        [[ "$interval" =~ ^[1-9][0-9]*$ ]] || die "watch: SECONDS = \"$interval\" is not a positive whole number"
+        [ -d "$dir" ] || die "$dir: no such sweep directory"
+        while true; do
+            save_now
+            if ! training; then
+                sleep 5
+                training || { save_now; break; }
+            fi
+            sleep "$interval"
+        done
+        echo "long-sweep: no run of $dir is training; stopped watching"
+        ;;
+    *) die "unknown action '$action' (restore, binary, save or watch)" ;;
 esac
