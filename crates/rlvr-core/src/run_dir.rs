@@ -94,11 +94,20 @@ impl RunDir {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct SavedConfig {
+    pub model: SavedModel,
     pub algorithm: SavedAlgorithm,
     pub trainer: SavedTrainer,
     pub data: SavedData,
     pub testbed: SavedTestbed,
     pub optim: SavedOptim,
+}
+
+/// `[model]` as [`SavedConfig`] reads it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct SavedModel {
+    /// The model the run started from (a directory or a hub id; unset for the testbed's).
+    pub path: Option<String>,
 }
 
 /// `[algorithm]` as [`SavedConfig`] reads it.

@@ -69,6 +69,7 @@ mod tests {
             regime: regime.into(),
             lr: None,
             warm_start_steps: None,
+            model: None,
             machines: machines.iter().map(|m| m.to_string()).collect(),
             planned_steps: None,
             train: Vec::new(),

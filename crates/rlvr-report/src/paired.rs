@@ -185,6 +185,7 @@ mod tests {
             regime: "r".into(),
             lr: None,
             warm_start_steps: None,
+            model: None,
             machines: Vec::new(),
             planned_steps: None,
             train: Vec::new(),

@@ -177,7 +177,9 @@ struct Section {
 }
 
 /// Names each run's condition: its regime, then every setting the runs differ in among the
-/// learning rate (`lr=`) and the warm-start length (`warm-start=`, in steps).
+/// learning rate (`lr=`), the warm-start length (`warm-start=`, in steps) and the model the
+/// run started from (`model=`): runs from different starting points are no seeds of one
+/// condition.
 fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
     let differ = |f: &dyn Fn(&Run) -> String| {
         runs.iter()
@@ -190,7 +192,9 @@ fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
         r.warm_start_steps
             .map_or_else(|| "?".into(), |n| n.to_string())
     };
+    let model = |r: &Run| r.model.clone().unwrap_or_else(|| "?".into());
     let (lr_differs, warm_differs) = (differ(&|r| fmt_lr(r.lr)), differ(&warm));
+    let model_differs = differ(&model);
     move |r: &Run| {
         let mut name = r.regime.clone();
         if lr_differs {
@@ -198,6 +202,9 @@ fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
         }
         if warm_differs {
             name += &format!(" warm-start={}", warm(r));
+        }
+        if model_differs {
+            name += &format!(" model={}", model(r));
         }
         name
     }
@@ -807,6 +814,39 @@ mod tests {
         let same = condition_namer(&runs[1..]);
         assert_eq!(same(&runs[1]), "gap");
         let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    /// A second stage from a trained checkpoint and the same config from the base model are
+    /// two conditions, not two seeds of one.
+    #[test]
+    fn runs_from_different_models_are_separate_conditions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut runs = Vec::new();
+        for (i, model) in [
+            "runs/stage-1/checkpoint",
+            "HuggingFaceTB/SmolLM2-135M-Instruct",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let d = tmp.path().join(format!("r{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(
+                d.join("config.toml"),
+                format!("[model]\npath = {model:?}\n[data]\ntrain_files = \"arith\"\n"),
+            )
+            .unwrap();
+            std::fs::write(d.join("metrics.jsonl"), "").unwrap();
+            runs.push(crate::runs::load_run(&d).unwrap());
+        }
+        let name = condition_namer(&runs);
+        assert_eq!(name(&runs[0]), "arith model=runs/stage-1/checkpoint");
+        assert_eq!(
+            name(&runs[1]),
+            "arith model=HuggingFaceTB/SmolLM2-135M-Instruct"
+        );
+        // one model throughout: not named
+        assert_eq!(condition_namer(&runs[..1])(&runs[0]), "arith");
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub struct Run {
     /// Supervised warm-start steps (`testbed.warm_start_steps`, before `[testbed]`
     /// `trainer.warm_start_steps`), when the config gives them.
     pub warm_start_steps: Option<u64>,
+    /// The model the run started from (`model.path`), when the config gives one.
+    pub model: Option<String>,
     /// `"kind":"train"` lines, in step order.
     pub train: Vec<TrainLine>,
     /// Evaluation points, in step order: (step, dataset, mean@k).
@@ -124,6 +126,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         regime,
         lr,
         warm_start_steps,
+        model,
         planned_steps,
     } = labels(&run.config(), &name)?;
     Ok(Run {
@@ -133,6 +136,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         regime,
         lr,
         warm_start_steps,
+        model,
         train,
         eval,
         machines: machines(&run.host())?,
@@ -232,6 +236,7 @@ struct Labels {
     regime: String,
     lr: Option<f64>,
     warm_start_steps: Option<u64>,
+    model: Option<String>,
     planned_steps: Option<u64>,
 }
 
@@ -243,6 +248,7 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
             regime: "default".into(),
             lr: None,
             warm_start_steps: None,
+            model: None,
             planned_steps: None,
         });
     }
@@ -263,6 +269,7 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
         regime: saved.condition(),
         lr: saved.optim.lr,
         warm_start_steps: saved.warm_start_steps(),
+        model: saved.model.path.filter(|p| !p.is_empty()),
         planned_steps: saved.trainer.total_training_steps,
     })
 }

@@ -452,6 +452,7 @@ fn a_saved_config_reads_back_through_the_report_s_schema() {
     .unwrap();
     let saved: SavedConfig = toml::from_str(&data.to_toml()).unwrap();
     assert_eq!(saved.condition(), "gsm8k");
+    assert_eq!(saved.model.path.as_deref(), Some("Qwen/Qwen2.5-0.5B"));
     assert_eq!(saved.algorithm.loss_agg_mode.as_deref(), Some("balanced"));
 }
 
