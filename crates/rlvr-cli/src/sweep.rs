@@ -9,6 +9,8 @@
 //! output) and `sweep.done` once the run finished. Running the same sweep again skips finished runs, resumes half-finished
 //! ones from their last checkpoint (`rlvr train --resume`), and restarts runs that never reached
 //! a checkpoint. At the end it writes the report of every finished run to `<out>/report/`.
+//! `--drop-checkpoints` removes each run's checkpoints as it finishes (a real model's are
+//! gigabytes each; the report reads only the run's files).
 //!
 //! The grid is pinned: the first invocation copies the config file and the `--set` overrides
 //! to `<out>/sweep-config.toml` and `<out>/sweep-overrides.txt`, and every cell, now or on a
@@ -71,6 +73,11 @@ pub struct Args {
     /// Data directory, passed on to every run.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Remove a run's checkpoints as soon as it finishes (its metrics, config, samples and log
+    /// stay, and the report needs nothing else): a real model's are gigabytes each, and a
+    /// sweep's finished runs would otherwise fill the disk. Runs finished before are left.
+    #[arg(long)]
+    pub drop_checkpoints: bool,
 }
 
 /// One cell of the grid.
@@ -317,6 +324,9 @@ pub fn run(args: Args) -> Result<()> {
                         cell.label(),
                         started.elapsed().as_secs_f64()
                     )?;
+                    if args.drop_checkpoints {
+                        rlvr_train::checkpoint::discard_all(&cell.dir)?;
+                    }
                 }
                 Some(status) => {
                     outln!(

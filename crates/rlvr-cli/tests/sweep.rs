@@ -119,7 +119,11 @@ fn two_rule_sweep_runs_resumes_and_reports() {
     )
     .unwrap();
     std::fs::remove_dir_all(out.join("balanced-s1")).unwrap();
-    let split = rlvr(&args, tmp.path());
+    // ... and runs it again dropping its checkpoints once it finishes
+    assert!(out.join("token-mean-s1/checkpoint/state.json").exists());
+    let mut dropping = args.clone();
+    dropping.push("--drop-checkpoints");
+    let split = rlvr(&dropping, tmp.path());
     assert!(split.status.success(), "{}", log(&split));
     let stdout = String::from_utf8_lossy(&split.stdout);
     assert!(
@@ -132,6 +136,16 @@ fn two_rule_sweep_runs_resumes_and_reports() {
         md.contains("seed 1 (M1, M2)") || md.contains("seed 1 (M2, M1)"),
         "{md}"
     );
+    // the run finished here has its files and no checkpoint; the one finished before is left
+    let b = out.join("balanced-s1");
+    assert!(b.join("sweep.done").exists() && b.join("metrics.jsonl").exists());
+    let left: Vec<String> = std::fs::read_dir(&b)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("checkpoint"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(out.join("token-mean-s1/checkpoint/state.json").exists());
 
     // The grid is pinned: other overrides on the same sweep directory are refused.
     let mut changed = args.clone();
