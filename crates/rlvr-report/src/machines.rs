@@ -70,6 +70,7 @@ mod tests {
             lr: None,
             warm_start_steps: None,
             model: None,
+            settings: Default::default(),
             machines: machines.iter().map(|m| m.to_string()).collect(),
             planned_steps: None,
             train: Vec::new(),

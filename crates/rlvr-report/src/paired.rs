@@ -186,6 +186,7 @@ mod tests {
             lr: None,
             warm_start_steps: None,
             model: None,
+            settings: Default::default(),
             machines: Vec::new(),
             planned_steps: None,
             train: Vec::new(),

@@ -176,10 +176,34 @@ struct Section {
     plots: Vec<(String, String)>, // (title, file name)
 }
 
-/// Names each run's condition: its regime, then every setting the runs differ in among the
-/// learning rate (`lr=`), the warm-start length (`warm-start=`, in steps) and the model the
-/// run started from (`model=`): runs from different starting points are no seeds of one
-/// condition.
+/// Config keys that never tell conditions apart: what varies within a condition by design
+/// (the rule, the seed), where a run writes, and its display; and the keys the condition's name
+/// already gives (the data or regime, the learning rate, the warm start, the model).
+const NOT_A_CONDITION: &[&str] = &[
+    "algorithm.loss_agg_mode",
+    "trainer.seed",
+    "trainer.run_name",
+    "trainer.runs_dir",
+    "data.train_files",
+    "testbed.regime",
+    "data.testbed_regime",
+    "optim.lr",
+    "testbed.warm_start_steps",
+    "trainer.warm_start_steps",
+    "model.path",
+];
+
+/// Whether config key `key` can tell conditions apart ([`NOT_A_CONDITION`]; `logging.*` and
+/// `testbed.cache_dir` are where and how a run reports, not what it trains).
+fn names_a_condition(key: &str) -> bool {
+    !NOT_A_CONDITION.contains(&key) && !key.starts_with("logging.") && key != "testbed.cache_dir"
+}
+
+/// Names each run's condition: its regime, then every setting the runs differ in: the learning
+/// rate (`lr=`), the warm-start length (`warm-start=`, in steps), the model the run started
+/// from (`model=`: runs from different starting points are no seeds of one condition), and any
+/// other config key (`section.key=value`, e.g. a `rlvr sweep --grid` axis). A key some runs'
+/// configs lack (written by a build before it) tells nothing apart.
 fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
     let differ = |f: &dyn Fn(&Run) -> String| {
         runs.iter()
@@ -195,7 +219,7 @@ fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
     let model = |r: &Run| r.model.clone().unwrap_or_else(|| "?".into());
     let (lr_differs, warm_differs) = (differ(&|r| fmt_lr(r.lr)), differ(&warm));
     let model_differs = differ(&model);
-    move |r: &Run| {
+    let named = move |r: &Run| {
         let mut name = r.regime.clone();
         if lr_differs {
             name += &format!(" lr={}", fmt_lr(r.lr));
@@ -205,6 +229,31 @@ fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
         }
         if model_differs {
             name += &format!(" model={}", model(r));
+        }
+        name
+    };
+    // any other key that differs between runs the name so far puts together (a regime that
+    // sets its own response length is not split by it)
+    let mut values: std::collections::BTreeMap<(String, &str), std::collections::BTreeSet<&str>> =
+        Default::default();
+    for r in runs {
+        for (k, v) in &r.settings {
+            values.entry((named(r), k)).or_default().insert(v);
+        }
+    }
+    let other: Vec<String> = runs
+        .first()
+        .map(|r| r.settings.keys().cloned().collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|k| names_a_condition(k))
+        .filter(|k| runs.iter().all(|r| r.settings.contains_key(k)))
+        .filter(|k| values.iter().any(|((_, key), vs)| key == k && vs.len() > 1))
+        .collect();
+    move |r: &Run| {
+        let mut name = named(r);
+        for k in &other {
+            name += &format!(" {k}={}", r.settings[k]);
         }
         name
     }
@@ -847,6 +896,57 @@ mod tests {
         );
         // one model throughout: not named
         assert_eq!(condition_namer(&runs[..1])(&runs[0]), "arith");
+    }
+
+    /// Any other config key the runs differ in (a `--grid` axis) names the condition; where and
+    /// how a run reports, and a key an older run's config lacks, do not.
+    #[test]
+    fn runs_that_differ_in_any_setting_are_separate_conditions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut runs = Vec::new();
+        for (i, extra) in [
+            "[rollout]\ntemperature = 0.7\n[logging]\nprogress = true\n[eval]\nk = 4\n",
+            "[rollout]\ntemperature = 1.0\n[logging]\nprogress = false\n",
+            "[rollout]\ntemperature = 1.0\n[trainer]\nrun_name = \"x\"\nseed = 3\n",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let d = tmp.path().join(format!("r{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(
+                d.join("config.toml"),
+                format!("[data]\ntrain_files = \"arith\"\n{extra}"),
+            )
+            .unwrap();
+            std::fs::write(d.join("metrics.jsonl"), "").unwrap();
+            runs.push(crate::runs::load_run(&d).unwrap());
+        }
+        let name = condition_namer(&runs);
+        assert_eq!(name(&runs[0]), "arith rollout.temperature=0.7");
+        assert_eq!(name(&runs[1]), "arith rollout.temperature=1.0");
+        assert_eq!(
+            name(&runs[2]),
+            name(&runs[1]),
+            "seed and run name are no condition"
+        );
+        assert_eq!(condition_namer(&runs[1..])(&runs[1]), "arith");
+        // a setting that comes with the data (each regime its own length) splits nothing
+        let d = tmp.path().join("other-data");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("config.toml"),
+            "[data]\ntrain_files = \"gsm8k\"\n[rollout]\ntemperature = 0.7\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("metrics.jsonl"), "").unwrap();
+        let other = crate::runs::load_run(&d).unwrap();
+        let pair = [runs[1].clone(), other];
+        let name = condition_namer(&pair);
+        assert_eq!(
+            (name(&pair[0]), name(&pair[1])),
+            ("arith".into(), "gsm8k".into())
+        );
     }
 
     #[test]

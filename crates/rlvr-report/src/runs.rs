@@ -27,6 +27,10 @@ pub struct Run {
     pub warm_start_steps: Option<u64>,
     /// The model the run started from (`model.path`), when the config gives one.
     pub model: Option<String>,
+    /// Every key of the saved config (`section.key`, nested tables joined by `.`) with its
+    /// value as the config writes it (strings bare): what tells conditions apart beyond the
+    /// named fields. Empty when the run has no config.
+    pub settings: std::collections::BTreeMap<String, String>,
     /// `"kind":"train"` lines, in step order.
     pub train: Vec<TrainLine>,
     /// Evaluation points, in step order: (step, dataset, mean@k).
@@ -127,6 +131,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         lr,
         warm_start_steps,
         model,
+        settings,
         planned_steps,
     } = labels(&run.config(), &name)?;
     Ok(Run {
@@ -137,6 +142,7 @@ pub fn load_run(dir: &Path) -> Result<Run, ReportError> {
         lr,
         warm_start_steps,
         model,
+        settings,
         train,
         eval,
         machines: machines(&run.host())?,
@@ -237,6 +243,7 @@ struct Labels {
     lr: Option<f64>,
     warm_start_steps: Option<u64>,
     model: Option<String>,
+    settings: std::collections::BTreeMap<String, String>,
     planned_steps: Option<u64>,
 }
 
@@ -249,6 +256,7 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
             lr: None,
             warm_start_steps: None,
             model: None,
+            settings: Default::default(),
             planned_steps: None,
         });
     }
@@ -259,7 +267,16 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
             line: 0,
             reason: e.to_string(),
         })?;
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e: toml::de::Error| ReportError::BadLine {
+            path: config.to_path_buf(),
+            line: 0,
+            reason: e.to_string(),
+        })?;
+    let mut settings = std::collections::BTreeMap::new();
+    flatten("", &table, &mut settings);
     Ok(Labels {
+        settings,
         rule: saved
             .algorithm
             .loss_agg_mode
@@ -272,6 +289,31 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
         model: saved.model.path.filter(|p| !p.is_empty()),
         planned_steps: saved.trainer.total_training_steps,
     })
+}
+
+/// `table`'s keys as `prefix.key` (nested tables joined by `.`), each value as TOML writes it,
+/// a string without its quotes.
+fn flatten(
+    prefix: &str,
+    table: &toml::Table,
+    out: &mut std::collections::BTreeMap<String, String>,
+) {
+    for (k, v) in table {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(t) => flatten(&key, t, out),
+            toml::Value::String(s) => {
+                out.insert(key, s.clone());
+            }
+            v => {
+                out.insert(key, v.to_string());
+            }
+        }
+    }
 }
 
 #[cfg(test)]
