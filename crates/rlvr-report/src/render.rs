@@ -865,29 +865,31 @@ mod tests {
         let _ = std::fs::remove_dir_all(&tmp);
     }
 
+    /// A run with this `config.toml` and no metrics yet, in `root/name`.
+    fn run_with_config(root: &Path, name: &str, config: &str) -> Run {
+        let d = root.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("config.toml"), config).unwrap();
+        std::fs::write(d.join("metrics.jsonl"), "").unwrap();
+        crate::runs::load_run(&d).unwrap()
+    }
+
     /// A second stage from a trained checkpoint and the same config from the base model are
     /// two conditions, not two seeds of one.
     #[test]
     fn runs_from_different_models_are_separate_conditions() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut runs = Vec::new();
-        for (i, model) in [
+        let runs: Vec<Run> = [
             "runs/stage-1/checkpoint",
             "HuggingFaceTB/SmolLM2-135M-Instruct",
         ]
         .iter()
         .enumerate()
-        {
-            let d = tmp.path().join(format!("r{i}"));
-            std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(
-                d.join("config.toml"),
-                format!("[model]\npath = {model:?}\n[data]\ntrain_files = \"arith\"\n"),
-            )
-            .unwrap();
-            std::fs::write(d.join("metrics.jsonl"), "").unwrap();
-            runs.push(crate::runs::load_run(&d).unwrap());
-        }
+        .map(|(i, model)| {
+            let config = format!("[model]\npath = {model:?}\n[data]\ntrain_files = \"arith\"\n");
+            run_with_config(tmp.path(), &format!("r{i}"), &config)
+        })
+        .collect();
         let name = condition_namer(&runs);
         assert_eq!(name(&runs[0]), "arith model=runs/stage-1/checkpoint");
         assert_eq!(
@@ -903,25 +905,18 @@ mod tests {
     #[test]
     fn runs_that_differ_in_any_setting_are_separate_conditions() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut runs = Vec::new();
-        for (i, extra) in [
+        let runs: Vec<Run> = [
             "[rollout]\ntemperature = 0.7\n[logging]\nprogress = true\n[eval]\nk = 4\n",
             "[rollout]\ntemperature = 1.0\n[logging]\nprogress = false\n",
             "[rollout]\ntemperature = 1.0\n[trainer]\nrun_name = \"x\"\nseed = 3\n",
         ]
         .iter()
         .enumerate()
-        {
-            let d = tmp.path().join(format!("r{i}"));
-            std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(
-                d.join("config.toml"),
-                format!("[data]\ntrain_files = \"arith\"\n{extra}"),
-            )
-            .unwrap();
-            std::fs::write(d.join("metrics.jsonl"), "").unwrap();
-            runs.push(crate::runs::load_run(&d).unwrap());
-        }
+        .map(|(i, extra)| {
+            let config = format!("[data]\ntrain_files = \"arith\"\n{extra}");
+            run_with_config(tmp.path(), &format!("r{i}"), &config)
+        })
+        .collect();
         let name = condition_namer(&runs);
         assert_eq!(name(&runs[0]), "arith rollout.temperature=0.7");
         assert_eq!(name(&runs[1]), "arith rollout.temperature=1.0");
@@ -932,15 +927,11 @@ mod tests {
         );
         assert_eq!(condition_namer(&runs[1..])(&runs[1]), "arith");
         // a setting that comes with the data (each regime its own length) splits nothing
-        let d = tmp.path().join("other-data");
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
-            d.join("config.toml"),
+        let other = run_with_config(
+            tmp.path(),
+            "other-data",
             "[data]\ntrain_files = \"gsm8k\"\n[rollout]\ntemperature = 0.7\n",
-        )
-        .unwrap();
-        std::fs::write(d.join("metrics.jsonl"), "").unwrap();
-        let other = crate::runs::load_run(&d).unwrap();
+        );
         let pair = [runs[1].clone(), other];
         let name = condition_namer(&pair);
         assert_eq!(
