@@ -233,23 +233,19 @@ fn condition_namer(runs: &[Run]) -> impl Fn(&Run) -> String {
         name
     };
     // any other key that differs between runs the name so far puts together (a regime that
-    // sets its own response length is not split by it)
-    let mut values: std::collections::BTreeMap<(String, &str), std::collections::BTreeSet<&str>> =
-        Default::default();
+    // sets its own response length is not split by it), among the keys every run's config has
+    let mut first_value: std::collections::BTreeMap<(String, &str), &str> = Default::default();
+    let mut other: std::collections::BTreeSet<String> = Default::default();
     for r in runs {
+        let name = named(r);
         for (k, v) in &r.settings {
-            values.entry((named(r), k)).or_default().insert(v);
+            let seen = *first_value.entry((name.clone(), k)).or_insert(v);
+            if seen != v && names_a_condition(k) {
+                other.insert(k.clone());
+            }
         }
     }
-    let other: Vec<String> = runs
-        .first()
-        .map(|r| r.settings.keys().cloned().collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|k| names_a_condition(k))
-        .filter(|k| runs.iter().all(|r| r.settings.contains_key(k)))
-        .filter(|k| values.iter().any(|((_, key), vs)| key == k && vs.len() > 1))
-        .collect();
+    other.retain(|k| runs.iter().all(|r| r.settings.contains_key(k)));
     move |r: &Run| {
         let mut name = named(r);
         for k in &other {

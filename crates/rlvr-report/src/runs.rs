@@ -261,18 +261,14 @@ fn labels(config: &Path, name: &str) -> Result<Labels, ReportError> {
         });
     }
     let text = read_run_file(config)?;
-    let saved: SavedConfig =
-        toml::from_str(&text).map_err(|e: toml::de::Error| ReportError::BadLine {
-            path: config.to_path_buf(),
-            line: 0,
-            reason: e.to_string(),
-        })?;
-    let table: toml::Table =
-        toml::from_str(&text).map_err(|e: toml::de::Error| ReportError::BadLine {
-            path: config.to_path_buf(),
-            line: 0,
-            reason: e.to_string(),
-        })?;
+    let bad = |e: toml::de::Error| ReportError::BadLine {
+        path: config.to_path_buf(),
+        line: 0,
+        reason: e.to_string(),
+    };
+    // parsed once: the named fields through the schema, every key for the settings
+    let table: toml::Table = toml::from_str(&text).map_err(bad)?;
+    let saved: SavedConfig = toml::Value::Table(table.clone()).try_into().map_err(bad)?;
     let mut settings = std::collections::BTreeMap::new();
     flatten("", &table, &mut settings);
     Ok(Labels {

@@ -344,13 +344,14 @@ fn strip_units(e: &Expr) -> Expr {
             if kept.is_empty() || kept.len() == xs.len() || kept.iter().any(has_word) {
                 return e.clone();
             }
-            let first = xs.iter().position(|x| !wordish(x));
-            let last = xs.iter().rposition(|x| !wordish(x));
-            if let (Some(a), Some(b)) = (first, last) {
-                let operation = |x: &Expr| matches!(x, Expr::Word(w) if OPERATION_WORDS.contains(&w.to_lowercase().as_str()));
-                if xs[a..=b].iter().any(operation) {
-                    return e.clone();
-                }
+            // between the first and the last factor that is no word (kept is not empty)
+            let span = xs
+                .iter()
+                .position(|x| !wordish(x))
+                .zip(xs.iter().rposition(|x| !wordish(x)));
+            let operation = |x: &Expr| matches!(x, Expr::Word(w) if OPERATION_WORDS.iter().any(|o| w.eq_ignore_ascii_case(o)));
+            if span.is_some_and(|(a, b)| xs[a..=b].iter().any(operation)) {
+                return e.clone();
             }
             if kept.len() == 1 {
                 kept.into_iter().next().expect("one")
